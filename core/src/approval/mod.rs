@@ -1,0 +1,1 @@
+//! Approval requests and stores. (Being built: issue 4.)

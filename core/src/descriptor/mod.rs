@@ -1,0 +1,116 @@
+//! Portable descriptors (DESIGN §7): everything a remote process needs to
+//! present a capability as a tool without the registry's code. JSON here;
+//! the CBOR form with `std:` keys lives in `act::tool_meta`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::meta::{AgentMeta, Discovery, Risk, SideEffect};
+use crate::registry::Capability;
+
+/// Tool names per adapter.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolNames {
+    pub ai_sdk: String,
+    pub mcp: String,
+}
+
+/// The approval gate as a descriptor states it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DescriptorApproval {
+    pub required: bool,
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub expires_in_ms: u64,
+}
+
+/// One capability, portable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Descriptor {
+    pub id: String,
+    pub tool_names: ToolNames,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    pub side_effect: SideEffect,
+    pub risk: Risk,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    pub idempotent: bool,
+    pub timeout_ms: u64,
+    pub approval: DescriptorApproval,
+    pub discovery: Discovery,
+    /// MCP tool annotations: derived hints, then `adapters.mcp.annotations`.
+    #[serde(default)]
+    pub annotations: Map<String, Value>,
+}
+
+impl Descriptor {
+    /// The descriptor of a registered capability.
+    pub fn of(c: &Capability) -> Descriptor {
+        let m = &c.meta;
+        let approval = m.approval.clone().unwrap_or_default();
+        Descriptor {
+            id: c.id.clone(),
+            tool_names: ToolNames {
+                ai_sdk: c.ai_sdk_tool_name.clone(),
+                mcp: c.mcp_tool_name.clone(),
+            },
+            description: m.description.clone(),
+            input_schema: c.input_schema.clone(),
+            output_schema: c.output_schema.clone(),
+            side_effect: m.side_effect,
+            risk: m.risk,
+            tags: m.tags.clone(),
+            idempotent: m.idempotent.unwrap_or(false),
+            timeout_ms: c.timeout_ms,
+            approval: DescriptorApproval {
+                required: approval.required,
+                kind: approval.kind,
+                expires_in_ms: c.approval_expires_in_ms,
+            },
+            discovery: m.discovery,
+            annotations: mcp_annotations(m),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// Parses a descriptor received from a gateway.
+    pub fn from_json(text: &str) -> Result<Descriptor, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+/// MCP annotations from metadata: `readOnlyHint` for none/read,
+/// `destructiveHint` for destructive (stated `false` otherwise, since MCP's
+/// default is `true`), `idempotentHint` for `idempotent: true` or read-only,
+/// `openWorldHint` for external; then the declared overrides on top.
+pub fn mcp_annotations(m: &AgentMeta) -> Map<String, Value> {
+    let mut out = Map::new();
+    let read_only = m.side_effect.is_read_only();
+    out.insert("readOnlyHint".into(), read_only.into());
+    out.insert(
+        "destructiveHint".into(),
+        (m.side_effect == SideEffect::Destructive).into(),
+    );
+    out.insert(
+        "idempotentHint".into(),
+        (read_only || m.idempotent == Some(true)).into(),
+    );
+    out.insert(
+        "openWorldHint".into(),
+        (m.side_effect == SideEffect::External).into(),
+    );
+    for (k, v) in &m.adapters.mcp_annotations {
+        out.insert(k.clone(), v.clone());
+    }
+    out
+}

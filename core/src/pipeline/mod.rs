@@ -1,0 +1,1 @@
+//! The governed invocation pipeline: a sans-I/O state machine. (Being built: issue 4.)

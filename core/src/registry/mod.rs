@@ -1,0 +1,341 @@
+//! `CapabilityRegistry`: every capability validated at build (SI-4), ids and
+//! tool names resolved to small integers once, defaults applied.
+
+mod inspect;
+pub mod names;
+
+pub use inspect::{CapabilityReport, InspectReport, inspect_declarations};
+pub use names::{Adapter, derive_tool_name};
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::meta::parse::read_agent_meta;
+use crate::meta::problem::{ProblemCode, Problems};
+use crate::meta::read::ObjReader;
+use crate::meta::{AgentMeta, Defaults, Problem, RegistryError, Surface};
+use crate::policy::{PolicySpec, parse_policy_list};
+
+/// One capability as a host declares it: its id, its `AgentMeta` as JSON
+/// (host hooks as declared-present markers), and the JSON Schemas of its
+/// input and output when the host has them (for descriptors).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapabilityDecl {
+    pub id: String,
+    pub meta: Value,
+    pub input_schema: Option<Value>,
+    pub output_schema: Option<Value>,
+}
+
+impl CapabilityDecl {
+    pub fn new(id: impl Into<String>, meta: Value) -> Self {
+        CapabilityDecl {
+            id: id.into(),
+            meta,
+            input_schema: None,
+            output_schema: None,
+        }
+    }
+}
+
+/// Runtime-level options: `{defaults, policies, approverMustDiffer}`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RegistryOptions {
+    pub defaults: Defaults,
+    /// Runtime-level policies, evaluated before capability policies (SI-6).
+    pub policies: Vec<PolicySpec>,
+    /// An approver may not approve their own request.
+    pub approver_must_differ: bool,
+}
+
+impl RegistryOptions {
+    /// Reads options from JSON, recording problems with capability `None`.
+    pub(crate) fn read(v: &Value, list: &mut Vec<Problem>) -> RegistryOptions {
+        let mut p = Problems {
+            capability: None,
+            list,
+        };
+        let mut out = RegistryOptions::default();
+        let Some(mut r) = ObjReader::new(v, "", &mut p) else {
+            return out;
+        };
+        if let Some(d) = r.get("defaults") {
+            out.defaults = crate::meta::parse::read_defaults(d, &mut p);
+        }
+        if let Some(pol) = r.get("policies") {
+            out.policies = parse_policy_list(pol, "policies", &mut p);
+        }
+        out.approver_must_differ = r.bool_opt("approverMustDiffer", &mut p).unwrap_or(false);
+        r.finish(&mut p);
+        out
+    }
+
+    /// Parses options from JSON; `Err` lists every problem.
+    pub fn from_json(v: &Value) -> Result<RegistryOptions, RegistryError> {
+        let mut problems = Vec::new();
+        let o = RegistryOptions::read(v, &mut problems);
+        if problems.is_empty() {
+            Ok(o)
+        } else {
+            Err(RegistryError { problems })
+        }
+    }
+}
+
+/// A validated capability with everything resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capability {
+    /// Position in the registry; bindings key host hooks by it.
+    pub index: u32,
+    pub id: String,
+    pub meta: AgentMeta,
+    pub input_schema: Option<Value>,
+    pub output_schema: Option<Value>,
+    pub ai_sdk_tool_name: String,
+    pub mcp_tool_name: String,
+    /// `timeoutMs`, else `defaults.timeoutMs`.
+    pub timeout_ms: u64,
+    /// `retry.backoffMs`, else `defaults.backoffMs`.
+    pub backoff_ms: u64,
+    /// `approval.expiresInMs`, else `defaults.approvalExpiresInMs`.
+    pub approval_expires_in_ms: u64,
+    /// SI-11 eligibility, decided once here.
+    pub retry_eligible: bool,
+}
+
+impl Capability {
+    pub fn tool_name(&self, adapter: Adapter) -> &str {
+        match adapter {
+            Adapter::AiSdk => &self.ai_sdk_tool_name,
+            Adapter::Mcp => &self.mcp_tool_name,
+        }
+    }
+
+    /// Exposed on `surface`? Only a literal `true` exposes (SI-1).
+    pub fn exposed_on(&self, surface: Surface) -> bool {
+        self.meta.expose.contains(surface)
+    }
+}
+
+/// The registry: immutable once built.
+#[derive(Debug)]
+pub struct CapabilityRegistry {
+    capabilities: Vec<Capability>,
+    /// Every id and tool name → capability index. Build guarantees one name
+    /// names one capability across all namespaces, so lookup is one probe.
+    names: HashMap<String, u32>,
+    options: RegistryOptions,
+}
+
+impl CapabilityRegistry {
+    /// Validates every declaration and the options; on any problem returns
+    /// ONE error listing all of them (SI-4).
+    pub fn build(
+        decls: Vec<CapabilityDecl>,
+        options: RegistryOptions,
+    ) -> Result<CapabilityRegistry, RegistryError> {
+        let analysis = analyse(decls, options);
+        if !analysis.problems.is_empty() {
+            return Err(RegistryError {
+                problems: analysis.problems,
+            });
+        }
+        let mut names = HashMap::with_capacity(analysis.capabilities.len() * 2);
+        for c in &analysis.capabilities {
+            names.insert(c.id.clone(), c.index);
+            names.insert(c.ai_sdk_tool_name.clone(), c.index);
+            names.insert(c.mcp_tool_name.clone(), c.index);
+        }
+        Ok(CapabilityRegistry {
+            capabilities: analysis.capabilities,
+            names,
+            options: analysis.options,
+        })
+    }
+
+    /// Builds from JSON options (`{defaults, policies, approverMustDiffer}`).
+    pub fn build_with_json_options(
+        decls: Vec<CapabilityDecl>,
+        options: &Value,
+    ) -> Result<CapabilityRegistry, RegistryError> {
+        let mut problems = Vec::new();
+        let opts = RegistryOptions::read(options, &mut problems);
+        match CapabilityRegistry::build(decls, opts) {
+            Ok(r) if problems.is_empty() => Ok(r),
+            Ok(_) => Err(RegistryError { problems }),
+            Err(mut e) => {
+                problems.append(&mut e.problems);
+                Err(RegistryError { problems })
+            }
+        }
+    }
+
+    pub fn options(&self) -> &RegistryOptions {
+        &self.options
+    }
+
+    pub fn capabilities(&self) -> &[Capability] {
+        &self.capabilities
+    }
+
+    pub fn get(&self, index: u32) -> Option<&Capability> {
+        self.capabilities.get(index as usize)
+    }
+
+    /// Stage 1: a capability id or any adapter tool name → capability.
+    pub fn resolve(&self, id_or_tool_name: &str) -> Option<&Capability> {
+        self.names
+            .get(id_or_tool_name)
+            .and_then(|i| self.get(*i))
+    }
+
+    /// Stages 1–2 together: resolved *and* exposed on `surface`, else
+    /// `None` — an unexposed capability is indistinguishable from a missing
+    /// one (SI-8).
+    pub fn resolve_exposed(&self, id_or_tool_name: &str, surface: Surface) -> Option<&Capability> {
+        self.resolve(id_or_tool_name)
+            .filter(|c| c.exposed_on(surface))
+    }
+
+    /// The inspect() report of this (valid) registry.
+    pub fn inspect(&self) -> InspectReport {
+        inspect::report(&self.capabilities, &self.options, Vec::new())
+    }
+
+    /// Portable descriptors of the capabilities exposed on `surface`.
+    pub fn descriptors(&self, surface: Surface) -> Vec<crate::descriptor::Descriptor> {
+        self.capabilities
+            .iter()
+            .filter(|c| c.exposed_on(surface))
+            .map(crate::descriptor::Descriptor::of)
+            .collect()
+    }
+}
+
+/// The result of reading declarations: what parsed, and every problem.
+pub(crate) struct Analysis {
+    pub capabilities: Vec<Capability>,
+    pub problems: Vec<Problem>,
+    pub options: RegistryOptions,
+}
+
+pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> Analysis {
+    let mut problems = Vec::new();
+    let mut capabilities = Vec::with_capacity(decls.len());
+    let mut ids: HashMap<String, ()> = HashMap::with_capacity(decls.len());
+    // name → (owner id) across ids and both adapters' tool names.
+    let mut claimed: HashMap<String, String> = HashMap::with_capacity(decls.len() * 2);
+
+    for decl in &decls {
+        let mut p = Problems {
+            capability: Some(&decl.id),
+            list: &mut problems,
+        };
+        if let Some(reason) = names::id_reject_reason(&decl.id) {
+            p.push("", ProblemCode::InvalidId, reason);
+            continue;
+        }
+        if ids.insert(decl.id.clone(), ()).is_some() {
+            p.push(
+                "",
+                ProblemCode::DuplicateId,
+                format!("capability `{}` is declared more than once", decl.id),
+            );
+            continue;
+        }
+        claimed.insert(decl.id.clone(), decl.id.clone());
+    }
+
+    for decl in decls {
+        if names::id_reject_reason(&decl.id).is_some() {
+            continue;
+        }
+        let mut p = Problems {
+            capability: Some(&decl.id),
+            list: &mut problems,
+        };
+        let meta = read_agent_meta(&decl.meta, &mut p);
+        let ai = tool_name_for(&decl, Adapter::AiSdk, &mut p, &mut claimed);
+        let mcp = tool_name_for(&decl, Adapter::Mcp, &mut p, &mut claimed);
+        let (Some(meta), Some(ai), Some(mcp)) = (meta, ai, mcp) else {
+            continue;
+        };
+        let d = &options.defaults;
+        let index = u32::try_from(capabilities.len()).unwrap_or(u32::MAX);
+        capabilities.push(Capability {
+            index,
+            timeout_ms: meta.timeout_ms.unwrap_or(d.timeout_ms),
+            backoff_ms: meta
+                .retry
+                .as_ref()
+                .and_then(|r| r.backoff_ms)
+                .unwrap_or(d.backoff_ms),
+            approval_expires_in_ms: meta
+                .approval
+                .as_ref()
+                .and_then(|a| a.expires_in_ms)
+                .unwrap_or(d.approval_expires_in_ms),
+            retry_eligible: meta.retry_eligible(),
+            id: decl.id,
+            meta,
+            input_schema: decl.input_schema,
+            output_schema: decl.output_schema,
+            ai_sdk_tool_name: ai,
+            mcp_tool_name: mcp,
+        });
+    }
+    Analysis {
+        capabilities,
+        problems,
+        options,
+    }
+}
+
+/// Resolves (override or derived), checks against the protocol, and claims
+/// one adapter's tool name, recording problems.
+fn tool_name_for(
+    decl: &CapabilityDecl,
+    adapter: Adapter,
+    p: &mut Problems,
+    claimed: &mut HashMap<String, String>,
+) -> Option<String> {
+    let path = format!("adapters.{}.toolName", adapter.as_str());
+    let override_name = decl
+        .meta
+        .get("adapters")
+        .and_then(|a| a.get(adapter.as_str()))
+        .and_then(|a| a.get("toolName"))
+        .and_then(Value::as_str);
+    let name = match override_name {
+        Some(n) => n.to_owned(),
+        None => derive_tool_name(&decl.id),
+    };
+    if let Some(reason) = adapter.reject_reason(&name) {
+        let message = if override_name.is_some() {
+            reason
+        } else {
+            format!("derived tool name: {reason}; set {path}")
+        };
+        p.push(path, ProblemCode::ToolNameInvalid, message);
+        return None;
+    }
+    match claimed.get(&name) {
+        Some(owner) if *owner != decl.id => {
+            p.push(
+                path,
+                ProblemCode::ToolNameCollision,
+                format!(
+                    "{} tool name `{name}` is already taken by capability `{owner}`",
+                    adapter.as_str()
+                ),
+            );
+            None
+        }
+        Some(_) => Some(name),
+        None => {
+            claimed.insert(name.clone(), decl.id.clone());
+            Some(name)
+        }
+    }
+}
