@@ -15,6 +15,7 @@ pub mod approval;
 pub mod declaration;
 pub mod descriptor;
 pub mod error;
+pub mod frame;
 pub mod meta;
 pub mod pipeline;
 pub mod policy;
@@ -22,6 +23,7 @@ pub mod registry;
 
 pub use declaration::{DeclarationError, Declarations, Format};
 pub use descriptor::Descriptor;
+pub use frame::{Actor, Frame, TraceContext};
 pub use error::{CapabilityError, ErrorCode, ErrorKind, all_error_codes};
 pub use meta::{
     AgentMeta, Defaults, Discovery, Exposure, Problem, ProblemCode, RegistryError, Risk,

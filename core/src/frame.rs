@@ -1,0 +1,68 @@
+//! The frame: who is calling, from where, under which trace. Built by the
+//! adapter from the authenticated transport — never from model input (SI-2,
+//! SI-3) — and frozen before input validation (stage 3).
+//!
+//! The application context is opaque to the core: a binding keeps it next
+//! to the invocation and hands it back to hooks; the core never sees it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::meta::Surface;
+
+/// The caller. `id` is what audit records and approvals name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Actor {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub roles: Vec<String>,
+    #[serde(default)]
+    pub attributes: Map<String, Value>,
+}
+
+/// W3C trace context carried by the call.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceContext {
+    pub traceparent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracestate: Option<String>,
+}
+
+/// Everything about an invocation that is not its input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Frame {
+    pub surface: Surface,
+    #[serde(default)]
+    pub actor: Actor,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceContext>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+impl Frame {
+    /// A frame on `surface` with an anonymous actor and nothing else.
+    pub fn new(surface: Surface) -> Frame {
+        Frame {
+            surface,
+            actor: Actor::default(),
+            trace: None,
+            request_id: None,
+            agent_id: None,
+            session_id: None,
+        }
+    }
+
+    pub fn with_actor(mut self, actor: Actor) -> Frame {
+        self.actor = actor;
+        self
+    }
+}
