@@ -106,6 +106,8 @@ impl Declarations {
                 CapabilityDecl {
                     id,
                     meta,
+                    validate_input: input_schema.is_some(),
+                    validate_output: output_schema.is_some(),
                     input_schema,
                     output_schema,
                 }

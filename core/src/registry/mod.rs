@@ -26,15 +26,23 @@ pub struct CapabilityDecl {
     pub meta: Value,
     pub input_schema: Option<Value>,
     pub output_schema: Option<Value>,
+    /// The host validates input at stage 4 (it has a schema or validator).
+    /// When false the pipeline skips the step and the raw input is used.
+    pub validate_input: bool,
+    /// The host validates output at stage 12.
+    pub validate_output: bool,
 }
 
 impl CapabilityDecl {
+    /// A declaration whose host validates both input and output.
     pub fn new(id: impl Into<String>, meta: Value) -> Self {
         CapabilityDecl {
             id: id.into(),
             meta,
             input_schema: None,
             output_schema: None,
+            validate_input: true,
+            validate_output: true,
         }
     }
 }
@@ -92,6 +100,10 @@ pub struct Capability {
     pub meta: AgentMeta,
     pub input_schema: Option<Value>,
     pub output_schema: Option<Value>,
+    /// See [`CapabilityDecl::validate_input`].
+    pub validate_input: bool,
+    /// See [`CapabilityDecl::validate_output`].
+    pub validate_output: bool,
     pub ai_sdk_tool_name: String,
     pub mcp_tool_name: String,
     /// `timeoutMs`, else `defaults.timeoutMs`.
@@ -281,6 +293,8 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
             meta,
             input_schema: decl.input_schema,
             output_schema: decl.output_schema,
+            validate_input: decl.validate_input,
+            validate_output: decl.validate_output,
             ai_sdk_tool_name: ai,
             mcp_tool_name: mcp,
         });
