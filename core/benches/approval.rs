@@ -1,0 +1,2 @@
+//! Approval store throughput (being written).
+fn main() {}
