@@ -1,1 +1,11 @@
-//! `std:` metadata keys (spec/004): key table, CBOR codec, positions, manifests, wasm sections, input hash. (Being built: issue 3.)
+//! `std:` metadata keys of spec/004 (DESIGN §8) and the approval input hash
+//! of DESIGN §5.
+//!
+//! * [`deterministic`]: RFC 8949 §4.2.1 deterministic CBOR and [`input_hash`].
+
+pub mod deterministic;
+
+pub use deterministic::{
+    EncodeError, HashError, encode_deterministic, hash_cbor_input, hash_preimage,
+    hash_preimage_cbor, input_hash,
+};
