@@ -75,9 +75,17 @@ impl Declarations {
             return Err(whole_file("the top level must be an object"));
         };
         let caps = match root.remove("capabilities") {
-            None => return Err(whole_file("missing `capabilities`: expected `{\"capabilities\": {\"<id>\": {…}}}`")),
+            None => {
+                return Err(whole_file(
+                    "missing `capabilities`: expected `{\"capabilities\": {\"<id>\": {…}}}`",
+                ));
+            }
             Some(Value::Object(c)) => c,
-            Some(_) => return Err(whole_file("`capabilities` must be an object keyed by capability id")),
+            Some(_) => {
+                return Err(whole_file(
+                    "`capabilities` must be an object keyed by capability id",
+                ));
+            }
         };
         let mut options = Map::new();
         for key in ["defaults", "policies", "approverMustDiffer"] {
@@ -203,7 +211,9 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         if self.depth >= MAX_DEPTH {
-            return Err(de::Error::custom(format!("nesting deeper than {MAX_DEPTH}")));
+            return Err(de::Error::custom(format!(
+                "nesting deeper than {MAX_DEPTH}"
+            )));
         }
         let mut out = Vec::new();
         while let Some(v) = seq.next_element_seed(StrictSeed {
@@ -215,7 +225,9 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         if self.depth >= MAX_DEPTH {
-            return Err(de::Error::custom(format!("nesting deeper than {MAX_DEPTH}")));
+            return Err(de::Error::custom(format!(
+                "nesting deeper than {MAX_DEPTH}"
+            )));
         }
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
@@ -251,11 +263,7 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
-    let col = before
-        .rsplit('\n')
-        .next()
-        .map_or(0, |l| l.chars().count())
-        + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, col)
 }
 
@@ -268,7 +276,9 @@ pub fn toml_to_json(v: toml::Value) -> Value {
         toml::Value::Boolean(b) => Value::Bool(b),
         toml::Value::Datetime(d) => Value::String(d.to_string()),
         toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
-        toml::Value::Table(t) => Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect()),
+        toml::Value::Table(t) => {
+            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
+        }
     }
 }
 
@@ -282,7 +292,9 @@ mod tests {
         let e = e.unwrap_or_else(|| unreachable!());
         assert!(e.message.contains("duplicate key `a`"), "{e}");
         assert_eq!(e.line, Some(2));
-        let e = parse_json_strict("{\"a\": }").err().unwrap_or_else(|| unreachable!());
+        let e = parse_json_strict("{\"a\": }")
+            .err()
+            .unwrap_or_else(|| unreachable!());
         assert_eq!((e.line, e.column), (Some(1), Some(7)));
         let deep = "[".repeat(100) + &"]".repeat(100);
         assert!(parse_json_strict(&deep).is_err());
@@ -298,7 +310,12 @@ mod tests {
 
     #[test]
     fn structure_errors() {
-        for text in ["[]", "{}", "{\"capabilities\": []}", "{\"capabilities\": {}, \"x\": 1}"] {
+        for text in [
+            "[]",
+            "{}",
+            "{\"capabilities\": []}",
+            "{\"capabilities\": {}, \"x\": 1}",
+        ] {
             assert!(Declarations::parse(text, Format::Json).is_err(), "{text}");
         }
         let d = Declarations::parse(

@@ -266,7 +266,10 @@ mod tests {
     #[test]
     fn every_kind_is_reachable_from_some_code() {
         for k in ErrorKind::ALL {
-            assert!(ErrorCode::ALL.iter().any(|c| c.kind() == k), "{k} unreachable");
+            assert!(
+                ErrorCode::ALL.iter().any(|c| c.kind() == k),
+                "{k} unreachable"
+            );
             assert_eq!(ErrorKind::parse(k.as_str()), Some(k));
         }
     }

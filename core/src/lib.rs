@@ -5,10 +5,7 @@
 //! sans-I/O state machine the bindings drive), policies, approvals, redaction
 //! order, audit, and the `std:` CBOR metadata keys. Bindings (Node, Python,
 //! Swift) only convert values and run host code when the core asks.
-#![cfg_attr(
-    test,
-    allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)
-)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod act;
 pub mod approval;
@@ -23,8 +20,8 @@ pub mod registry;
 
 pub use declaration::{DeclarationError, Declarations, Format};
 pub use descriptor::Descriptor;
-pub use frame::{Actor, Frame, TraceContext};
 pub use error::{CapabilityError, ErrorCode, ErrorKind, all_error_codes};
+pub use frame::{Actor, Frame, TraceContext};
 pub use meta::{
     AgentMeta, Defaults, Discovery, Exposure, Problem, ProblemCode, RegistryError, Risk,
     SideEffect, Surface, Warning, WarningCode,

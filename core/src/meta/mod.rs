@@ -104,10 +104,12 @@ impl Exposure {
     }
 
     pub fn surfaces(self) -> impl Iterator<Item = Surface> {
-        Surface::ALL.iter().copied().filter(move |s| self.contains(*s))
+        Surface::ALL
+            .iter()
+            .copied()
+            .filter(move |s| self.contains(*s))
     }
 }
-
 
 wire_enum! {
     /// What a capability does to the world. Never inferred.

@@ -20,7 +20,13 @@ pub(crate) fn read_agent_meta(v: &Value, p: &mut Problems) -> Option<AgentMeta> 
     let expose = r
         .required_value("expose", p)
         .and_then(|v| read_expose(v, p));
-    let side_effect = read_enum(&mut r, "sideEffect", p, SideEffect::parse, SideEffect::expected);
+    let side_effect = read_enum(
+        &mut r,
+        "sideEffect",
+        p,
+        SideEffect::parse,
+        SideEffect::expected,
+    );
     let risk = read_enum(&mut r, "risk", p, Risk::parse, Risk::expected);
     let tags = r
         .get("tags")
@@ -87,10 +93,7 @@ pub(crate) fn read_agent_meta(v: &Value, p: &mut Problems) -> Option<AgentMeta> 
 
 /// Parses one capability's metadata from JSON; `Err` holds every problem,
 /// each attributed to `capability_id`.
-pub fn parse_agent_meta(
-    capability_id: &str,
-    v: &Value,
-) -> Result<AgentMeta, Vec<super::Problem>> {
+pub fn parse_agent_meta(capability_id: &str, v: &Value) -> Result<AgentMeta, Vec<super::Problem>> {
     let mut list = Vec::new();
     let mut p = Problems {
         capability: Some(capability_id),
@@ -154,7 +157,10 @@ fn read_expose(v: &Value, p: &mut Problems) -> Option<Exposure> {
         p.push(
             "expose",
             ProblemCode::WrongType,
-            format!("expected an object of surface → boolean, got {}", type_name(v)),
+            format!(
+                "expected an object of surface → boolean, got {}",
+                type_name(v)
+            ),
         );
         return None;
     };
@@ -201,13 +207,9 @@ fn read_retry(v: &Value, p: &mut Problems) -> Option<RetryConfig> {
             );
             None
         }
-        Some(v) => super::read::integer_in(
-            v,
-            "retry.maxAttempts",
-            0,
-            limits::MAX_RETRY_ATTEMPTS,
-            p,
-        ),
+        Some(v) => {
+            super::read::integer_in(v, "retry.maxAttempts", 0, limits::MAX_RETRY_ATTEMPTS, p)
+        }
     };
     let backoff_ms = r.int_opt("backoffMs", 0, limits::MAX_BACKOFF_MS, p);
     let retry_on = r.bool_opt("retryOn", p).unwrap_or(false);

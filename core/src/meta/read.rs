@@ -178,7 +178,13 @@ pub(crate) fn string_list(v: &Value, path: &str, p: &mut Problems) -> Option<Vec
 /// An integer in `[min, max]`. Distinguishes "not a number", "not an
 /// integer", "not positive" and "too large" because authors fix each
 /// differently.
-pub(crate) fn integer_in(v: &Value, path: &str, min: u64, max: u64, p: &mut Problems) -> Option<u64> {
+pub(crate) fn integer_in(
+    v: &Value,
+    path: &str,
+    min: u64,
+    max: u64,
+    p: &mut Problems,
+) -> Option<u64> {
     let Value::Number(n) = v else {
         p.push(
             path,

@@ -52,6 +52,8 @@ pub struct PolicySpec {
     pub rule: PolicyRule,
 }
 
+// Policies are built once per registry; the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum PolicyRule {
     /// A host callback; the binding holds it.
@@ -267,11 +269,7 @@ fn parse_matcher(v: &Value, path: &str, p: &mut Problems) -> Option<Matcher> {
             for (i, src) in list.iter().enumerate() {
                 match Predicate::parse(src) {
                     Ok(pr) => m.input.push(pr),
-                    Err(msg) => p.push(
-                        format!("{ipath}[{i}]"),
-                        ProblemCode::InvalidPredicate,
-                        msg,
-                    ),
+                    Err(msg) => p.push(format!("{ipath}[{i}]"), ProblemCode::InvalidPredicate, msg),
                 }
             }
         }

@@ -53,9 +53,7 @@ impl Predicate {
     /// Parses `<pointer> <op> [<json>]`; the error says what is wrong.
     pub fn parse(src: &str) -> Result<Predicate, String> {
         if src.len() > MAX_PREDICATE_LEN {
-            return Err(format!(
-                "predicate longer than {MAX_PREDICATE_LEN} bytes"
-            ));
+            return Err(format!("predicate longer than {MAX_PREDICATE_LEN} bytes"));
         }
         let s = src.trim();
         let (pointer, rest) = s.split_once(char::is_whitespace).ok_or_else(|| {

@@ -197,9 +197,7 @@ impl CapabilityRegistry {
 
     /// Stage 1: a capability id or any adapter tool name → capability.
     pub fn resolve(&self, id_or_tool_name: &str) -> Option<&Capability> {
-        self.names
-            .get(id_or_tool_name)
-            .and_then(|i| self.get(*i))
+        self.names.get(id_or_tool_name).and_then(|i| self.get(*i))
     }
 
     /// Stages 1–2 together: resolved *and* exposed on `surface`, else
