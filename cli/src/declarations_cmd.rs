@@ -37,7 +37,11 @@ fn print_problems(path: &str, problems: &[Problem]) {
     }
 }
 
-fn one_file(args: &[String], command: &str, extra_flags: &[&str]) -> Result<(String, Vec<String>), u8> {
+fn one_file(
+    args: &[String],
+    command: &str,
+    extra_flags: &[&str],
+) -> Result<(String, Vec<String>), u8> {
     let mut file = None;
     let mut flags = Vec::new();
     for a in args {
@@ -178,9 +182,15 @@ fn table(report: &InspectReport) -> String {
         .capabilities
         .iter()
         .flat_map(|c| {
-            c.warnings
-                .iter()
-                .map(move |w| format!("  {}: {}: {} [{}]", c.id, w.path, w.message, w.code.as_str()))
+            c.warnings.iter().map(move |w| {
+                format!(
+                    "  {}: {}: {} [{}]",
+                    c.id,
+                    w.path,
+                    w.message,
+                    w.code.as_str()
+                )
+            })
         })
         .collect();
     if !warnings.is_empty() {

@@ -9,7 +9,9 @@ use orpc_agent_core::{CapabilityDecl, CapabilityRegistry, Surface};
 use serde_json::Value;
 
 fn vector_files(suite: &str) -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors").join(suite);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/vectors")
+        .join(suite);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -71,7 +73,10 @@ fn decls(case: &Value) -> Vec<CapabilityDecl> {
 }
 
 fn run_case(case: &Value) -> Result<(), String> {
-    let options = case.get("options").cloned().unwrap_or(Value::Object(Default::default()));
+    let options = case
+        .get("options")
+        .cloned()
+        .unwrap_or(Value::Object(Default::default()));
     let expect = &case["expect"];
     let built = CapabilityRegistry::build_with_json_options(decls(case), &options);
     if expect["valid"] == false {
@@ -82,11 +87,19 @@ fn run_case(case: &Value) -> Result<(), String> {
         let actual: BTreeSet<Key> = err
             .problems
             .iter()
-            .map(|p| (p.capability.clone(), p.path.clone(), p.code.as_str().to_owned()))
+            .map(|p| {
+                (
+                    p.capability.clone(),
+                    p.path.clone(),
+                    p.code.as_str().to_owned(),
+                )
+            })
             .collect();
         let expected = keys(&expect["problems"]);
         if actual != expected {
-            return Err(format!("problems differ:\n  expected {expected:?}\n  actual   {actual:?}"));
+            return Err(format!(
+                "problems differ:\n  expected {expected:?}\n  actual   {actual:?}"
+            ));
         }
         if err.problems.len() != actual.len() {
             return Err(format!("duplicate problems reported: {:?}", err.problems));
@@ -99,14 +112,20 @@ fn run_case(case: &Value) -> Result<(), String> {
         .capabilities
         .iter()
         .flat_map(|c| {
-            c.warnings
-                .iter()
-                .map(|w| (Some(c.id.clone()), w.path.clone(), w.code.as_str().to_owned()))
+            c.warnings.iter().map(|w| {
+                (
+                    Some(c.id.clone()),
+                    w.path.clone(),
+                    w.code.as_str().to_owned(),
+                )
+            })
         })
         .collect();
     let expected = keys(&expect["warnings"]);
     if actual != expected {
-        return Err(format!("warnings differ:\n  expected {expected:?}\n  actual   {actual:?}"));
+        return Err(format!(
+            "warnings differ:\n  expected {expected:?}\n  actual   {actual:?}"
+        ));
     }
     if let Some(resolved) = expect.get("resolved").and_then(Value::as_object) {
         for (id, exp) in resolved {
@@ -120,7 +139,9 @@ fn run_case(case: &Value) -> Result<(), String> {
     }
     if let Some(names) = expect.get("toolNames").and_then(Value::as_object) {
         for (id, exp) in names {
-            let c = reg.resolve(id).ok_or_else(|| format!("no capability {id}"))?;
+            let c = reg
+                .resolve(id)
+                .ok_or_else(|| format!("no capability {id}"))?;
             let actual = serde_json::json!({"aiSdk": c.ai_sdk_tool_name, "mcp": c.mcp_tool_name});
             subset(exp, &actual, id)?;
             // Every name resolves to the same capability (stage 1).
@@ -142,7 +163,9 @@ fn run_case(case: &Value) -> Result<(), String> {
                 .map(|v| v.as_str().unwrap().to_owned())
                 .collect();
             if actual != expected {
-                return Err(format!("exposed on {surface}: expected {expected:?}, got {actual:?}"));
+                return Err(format!(
+                    "exposed on {surface}: expected {expected:?}, got {actual:?}"
+                ));
             }
         }
     }
@@ -167,6 +190,11 @@ fn registry_vectors() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {count} cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(count >= 70, "only {count} registry cases");
 }
