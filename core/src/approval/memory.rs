@@ -1,0 +1,163 @@
+//! The in-memory store: for tests, examples and single-process hosts that
+//! accept losing pending approvals on restart. One mutex makes every
+//! operation atomic; nothing awaits while it is held.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use super::{
+    ApprovalRequest, ApprovalStatus, ApprovalStore, BoxFuture, ConsumeRefusal, Decision,
+    ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError, apply_decision, check_consume,
+    check_new,
+};
+
+/// Approval requests in a `HashMap` behind a mutex.
+#[derive(Debug)]
+pub struct MemoryApprovalStore {
+    requests: Mutex<HashMap<String, ApprovalRequest>>,
+    max_pending_per_actor: usize,
+}
+
+impl Default for MemoryApprovalStore {
+    fn default() -> Self {
+        MemoryApprovalStore::new()
+    }
+}
+
+impl MemoryApprovalStore {
+    /// An empty store with the default [`MAX_PENDING_PER_ACTOR`].
+    pub fn new() -> MemoryApprovalStore {
+        MemoryApprovalStore {
+            requests: Mutex::new(HashMap::new()),
+            max_pending_per_actor: MAX_PENDING_PER_ACTOR,
+        }
+    }
+
+    /// Changes the per-actor pending limit (tests use a small one).
+    pub fn with_max_pending_per_actor(mut self, limit: usize) -> MemoryApprovalStore {
+        self.max_pending_per_actor = limit;
+        self
+    }
+
+    /// Every operation leaves the map consistent before it could panic, so
+    /// a poisoned lock still guards valid data: take it rather than fail.
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, ApprovalRequest>> {
+        self.requests.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn create_now(&self, req: &ApprovalRequest) -> Result<(), StoreError> {
+        check_new(req)?;
+        let mut map = self.lock();
+        if map.contains_key(&req.id) {
+            return Err(StoreError::Duplicate(req.id.clone()));
+        }
+        let now = req.created_at_ms;
+        let pending = map
+            .values()
+            .filter(|r| {
+                r.status == ApprovalStatus::Pending
+                    && !r.is_expired(now)
+                    && r.actor_id() == req.actor_id()
+            })
+            .count();
+        if pending >= self.max_pending_per_actor {
+            return Err(StoreError::LimitExceeded {
+                limit: self.max_pending_per_actor,
+            });
+        }
+        map.insert(req.id.clone(), req.clone());
+        Ok(())
+    }
+
+    fn list_now(&self, filter: &ListFilter) -> Result<Vec<ApprovalRequest>, StoreError> {
+        let map = self.lock();
+        let after = match ListStart::of(filter)? {
+            ListStart::Beginning => None,
+            ListStart::After(at, id) => Some((at, id)),
+            ListStart::AfterId(id) => match map.get(&id) {
+                Some(r) => Some((r.created_at_ms, id)),
+                None => return Err(StoreError::Invalid(format!("unknown cursor `{id}`"))),
+            },
+        };
+        let mut page: Vec<&ApprovalRequest> = map
+            .values()
+            .filter(|r| filter.matches(r))
+            .filter(|r| {
+                after
+                    .as_ref()
+                    .is_none_or(|(at, id)| (r.created_at_ms, r.id.as_str()) > (*at, id.as_str()))
+            })
+            .collect();
+        page.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+        let limit = usize::try_from(filter.effective_limit()).unwrap_or(usize::MAX);
+        Ok(page.into_iter().take(limit).cloned().collect())
+    }
+}
+
+impl ApprovalStore for MemoryApprovalStore {
+    fn create<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { self.create_now(request) })
+    }
+
+    fn get<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, StoreError>> {
+        Box::pin(async move { Ok(self.lock().get(id).cloned()) })
+    }
+
+    fn list<'a>(
+        &'a self,
+        filter: &'a ListFilter,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRequest>, StoreError>> {
+        Box::pin(async move { self.list_now(filter) })
+    }
+
+    fn decide<'a>(
+        &'a self,
+        id: &'a str,
+        decision: Decision,
+        approver: Option<&'a str>,
+        reason: Option<&'a str>,
+        now_ms: u64,
+        approver_must_differ: bool,
+    ) -> BoxFuture<'a, Result<ApprovalRequest, StoreError>> {
+        Box::pin(async move {
+            let mut map = self.lock();
+            let Some(slot) = map.get_mut(id) else {
+                return Err(StoreError::NotFound(id.to_owned()));
+            };
+            let decided = apply_decision(
+                slot,
+                decision,
+                approver,
+                reason,
+                now_ms,
+                approver_must_differ,
+            )?;
+            *slot = decided.clone();
+            Ok(decided)
+        })
+    }
+
+    fn consume<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Result<ApprovalRequest, ConsumeRefusal>, StoreError>> {
+        Box::pin(async move {
+            let mut map = self.lock();
+            let slot = map.get_mut(id);
+            if let Err(refusal) = check_consume(slot.as_deref(), now_ms) {
+                return Ok(Err(refusal));
+            }
+            match slot {
+                Some(req) => {
+                    req.status = ApprovalStatus::Consumed;
+                    Ok(Ok(req.clone()))
+                }
+                None => Ok(Err(ConsumeRefusal::NotFound)),
+            }
+        })
+    }
+}

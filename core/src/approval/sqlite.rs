@@ -1,0 +1,519 @@
+//! The SQLite store: the embedded default. Requests survive a restart and
+//! several processes may share one file.
+//!
+//! Each operation is one short statement on one connection behind a mutex;
+//! the futures do this blocking work when polled, which is acceptable for a
+//! local file and keeps the store usable from any executor. The two state
+//! changes are single conditional statements, so they are atomic across
+//! connections and processes, not only across threads:
+//!
+//! - consume: `UPDATE … SET status = 'consumed' WHERE id = ? AND status =
+//!   'approved' AND expires_at_ms > ? RETURNING …`; only when it matches no
+//!   row is the row read, to say why.
+//! - decide: the rules run on a read copy ([`apply_decision`]), then
+//!   `UPDATE … WHERE id = ? AND status = 'pending' AND expires_at_ms > ?`
+//!   writes the decision; a concurrent decision makes it match nothing, and
+//!   a re-read reports what won.
+//! - create: `INSERT … SELECT … WHERE (pending count for the actor) < limit`,
+//!   so the per-actor limit cannot be overrun by concurrent creators.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, ErrorCode as SqliteCode, OptionalExtension, Row, TransactionBehavior};
+
+use super::{
+    ApprovalRequest, ApprovalStatus, ApprovalStore, BackendErrorKind, BoxFuture,
+    ConsumeRefusal, Decision, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError,
+    apply_decision, check_consume, check_decision, check_new,
+};
+use crate::frame::Actor;
+use crate::meta::Surface;
+
+/// The schema version this library writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Migrations by version: entry `k` takes the schema from version `k` to
+/// `k + 1`. Never edit a shipped entry; append a new one.
+const MIGRATIONS: &[&str] = &[
+    // 1: the approvals table. `actor` is the recorded actor as JSON;
+    // `actor_id` repeats its id for filters and the pending limit.
+    // `consumed_at_ms` is kept for operators (who used what, when).
+    "CREATE TABLE approvals (
+        id              TEXT PRIMARY KEY NOT NULL,
+        capability_id   TEXT NOT NULL,
+        input_hash      TEXT NOT NULL,
+        input           TEXT NOT NULL,
+        surface         TEXT NOT NULL,
+        actor           TEXT NOT NULL,
+        actor_id        TEXT,
+        approval_type   TEXT,
+        reason          TEXT,
+        created_at_ms   INTEGER NOT NULL,
+        expires_at_ms   INTEGER NOT NULL,
+        status          TEXT NOT NULL
+            CHECK (status IN ('pending', 'approved', 'rejected', 'consumed')),
+        decided_by      TEXT,
+        decided_at_ms   INTEGER,
+        decision_reason TEXT,
+        consumed_at_ms  INTEGER
+    ) STRICT;
+    CREATE INDEX approvals_by_created ON approvals (created_at_ms, id);
+    CREATE INDEX approvals_by_actor_pending ON approvals (actor_id, status, expires_at_ms);",
+];
+
+const COLUMNS: &str = "id, capability_id, input_hash, input, surface, actor, approval_type, \
+     reason, created_at_ms, expires_at_ms, status, decided_by, decided_at_ms, decision_reason";
+
+/// Settings of [`SqliteApprovalStore::open_with`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// How long a statement waits for another connection's lock before
+    /// failing with [`BackendErrorKind::Busy`].
+    pub busy_timeout: Duration,
+    /// See [`MAX_PENDING_PER_ACTOR`].
+    pub max_pending_per_actor: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            busy_timeout: Duration::from_secs(5),
+            max_pending_per_actor: MAX_PENDING_PER_ACTOR,
+        }
+    }
+}
+
+/// Approval requests in one SQLite file (WAL mode).
+#[derive(Debug)]
+pub struct SqliteApprovalStore {
+    conn: Mutex<Connection>,
+    max_pending_per_actor: usize,
+}
+
+impl SqliteApprovalStore {
+    /// Opens (creating if needed) the store at `path` with default options.
+    /// `path` may also be a `file:` URI, e.g. `file:approvals.db?mode=ro`
+    /// for a read-only view.
+    pub fn open(path: impl AsRef<Path>) -> Result<SqliteApprovalStore, StoreError> {
+        SqliteApprovalStore::open_with(path, SqliteOptions::default())
+    }
+
+    /// Opens the store, sets WAL mode, the busy timeout and full
+    /// synchronisation (a consumed approval must stay consumed after a power
+    /// loss, or its handler could run twice), and applies migrations.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        options: SqliteOptions,
+    ) -> Result<SqliteApprovalStore, StoreError> {
+        let mut conn = Connection::open(path).map_err(backend)?;
+        conn.busy_timeout(options.busy_timeout).map_err(backend)?;
+        // A read-only connection cannot switch the journal mode; it still
+        // works on a database already in WAL mode, so keep going.
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+        {
+            Ok(_) => {}
+            Err(e) if e.sqlite_error_code() == Some(SqliteCode::ReadOnly) => {}
+            Err(e) => return Err(backend(e)),
+        }
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(backend)?;
+        migrate(&mut conn)?;
+        Ok(SqliteApprovalStore {
+            conn: Mutex::new(conn),
+            max_pending_per_actor: options.max_pending_per_actor,
+        })
+    }
+
+    /// A connection left mid-statement by a panic is still a valid SQLite
+    /// connection (the statement rolled back), so a poisoned lock is taken.
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn get_now(conn: &Connection, id: &str) -> Result<Option<ApprovalRequest>, StoreError> {
+        let raw = conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM approvals WHERE id = ?1"))
+            .and_then(|mut st| st.query_row([id], RawRow::read).optional())
+            .map_err(backend)?;
+        raw.map(RawRow::into_request).transpose()
+    }
+
+    fn create_now(&self, req: &ApprovalRequest) -> Result<(), StoreError> {
+        check_new(req)?;
+        let input = json_text(&req.input)?;
+        let actor = serde_json::to_string(&req.actor)
+            .map_err(|e| StoreError::Invalid(format!("actor: {e}")))?;
+        let limit = i64::try_from(self.max_pending_per_actor).unwrap_or(i64::MAX);
+        let conn = self.lock();
+        let inserted = conn
+            .prepare_cached(
+                "INSERT INTO approvals (id, capability_id, input_hash, input, surface, actor, \
+                 actor_id, approval_type, reason, created_at_ms, expires_at_ms, status) \
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending' \
+                 WHERE (SELECT COUNT(*) FROM approvals WHERE actor_id IS ?7 \
+                        AND status = 'pending' AND expires_at_ms > ?10) < ?12",
+            )
+            .and_then(|mut st| {
+                st.execute(rusqlite::params![
+                    req.id,
+                    req.capability_id,
+                    req.input_hash,
+                    input,
+                    req.surface.as_str(),
+                    actor,
+                    req.actor_id(),
+                    req.approval_type,
+                    req.reason,
+                    ms(req.created_at_ms),
+                    ms(req.expires_at_ms),
+                    limit,
+                ])
+            });
+        match inserted {
+            Ok(0) => Err(StoreError::LimitExceeded {
+                limit: self.max_pending_per_actor,
+            }),
+            Ok(_) => Ok(()),
+            Err(e) if is_unique_violation(&e) => Err(StoreError::Duplicate(req.id.clone())),
+            Err(e) => Err(backend(e)),
+        }
+    }
+
+    fn list_now(&self, filter: &ListFilter) -> Result<Vec<ApprovalRequest>, StoreError> {
+        let conn = self.lock();
+        let after = match ListStart::of(filter)? {
+            ListStart::Beginning => None,
+            ListStart::After(at, id) => Some((ms(at), id)),
+            ListStart::AfterId(id) => match Self::get_now(&conn, &id)? {
+                Some(r) => Some((ms(r.created_at_ms), id)),
+                None => return Err(StoreError::Invalid(format!("unknown cursor `{id}`"))),
+            },
+        };
+        let mut sql = format!("SELECT {COLUMNS} FROM approvals WHERE 1 = 1");
+        let mut params: Vec<SqlValue> = Vec::new();
+        let mut bind = |sql: &mut String, clause: &str, v: SqlValue| {
+            params.push(v);
+            sql.push_str(&clause.replace('?', &format!("?{}", params.len())));
+        };
+        if let Some(c) = &filter.capability_id {
+            bind(&mut sql, " AND capability_id = ?", SqlValue::Text(c.clone()));
+        }
+        if let Some(a) = &filter.actor_id {
+            bind(&mut sql, " AND actor_id = ?", SqlValue::Text(a.clone()));
+        }
+        if let Some(s) = filter.status {
+            bind(&mut sql, " AND status = ?", SqlValue::Text(s.as_str().into()));
+        }
+        if let Some((at, id)) = after {
+            bind(&mut sql, " AND (created_at_ms > ?", SqlValue::Integer(at));
+            bind(&mut sql, " OR (created_at_ms = ?", SqlValue::Integer(at));
+            bind(&mut sql, " AND id > ?))", SqlValue::Text(id));
+        }
+        bind(
+            &mut sql,
+            " ORDER BY created_at_ms, id LIMIT ?",
+            SqlValue::Integer(i64::from(filter.effective_limit())),
+        );
+        let raws = conn
+            .prepare_cached(&sql)
+            .and_then(|mut st| {
+                st.query_map(rusqlite::params_from_iter(params), RawRow::read)?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(backend)?;
+        raws.into_iter().map(RawRow::into_request).collect()
+    }
+
+    fn decide_now(
+        &self,
+        id: &str,
+        decision: Decision,
+        approver: Option<&str>,
+        reason: Option<&str>,
+        now_ms: u64,
+        approver_must_differ: bool,
+    ) -> Result<ApprovalRequest, StoreError> {
+        let conn = self.lock();
+        let current = Self::get_now(&conn, id)?.ok_or_else(|| StoreError::NotFound(id.into()))?;
+        let decided = apply_decision(
+            &current,
+            decision,
+            approver,
+            reason,
+            now_ms,
+            approver_must_differ,
+        )?;
+        let changed = conn
+            .prepare_cached(
+                "UPDATE approvals SET status = ?2, decided_by = ?3, decided_at_ms = ?4, \
+                 decision_reason = ?5 \
+                 WHERE id = ?1 AND status = 'pending' AND expires_at_ms > ?4",
+            )
+            .and_then(|mut st| {
+                st.execute(rusqlite::params![
+                    id,
+                    decided.status.as_str(),
+                    decided.decided_by,
+                    ms(now_ms),
+                    decided.decision_reason,
+                ])
+            })
+            .map_err(backend)?;
+        if changed == 1 {
+            return Ok(decided);
+        }
+        // Another connection decided (or the row vanished) between the read
+        // and the update: report the state that won.
+        let now = Self::get_now(&conn, id)?.ok_or_else(|| StoreError::NotFound(id.into()))?;
+        check_decision(&now, approver, now_ms, approver_must_differ)?;
+        Err(StoreError::Backend {
+            kind: BackendErrorKind::Other,
+            message: "the decision was not written and the request is still pending".into(),
+        })
+    }
+
+    fn consume_now(
+        &self,
+        id: &str,
+        now_ms: u64,
+    ) -> Result<Result<ApprovalRequest, ConsumeRefusal>, StoreError> {
+        let conn = self.lock();
+        let raw = conn
+            .prepare_cached(&format!(
+                "UPDATE approvals SET status = 'consumed', consumed_at_ms = ?2 \
+                 WHERE id = ?1 AND status = 'approved' AND expires_at_ms > ?2 \
+                 RETURNING {COLUMNS}"
+            ))
+            .and_then(|mut st| {
+                st.query_row(rusqlite::params![id, ms(now_ms)], RawRow::read)
+                    .optional()
+            })
+            .map_err(backend)?;
+        if let Some(raw) = raw {
+            return raw.into_request().map(Ok);
+        }
+        let current = Self::get_now(&conn, id)?;
+        match check_consume(current.as_ref(), now_ms) {
+            Err(refusal) => Ok(Err(refusal)),
+            // Approved now but not when the UPDATE ran: it was still pending
+            // then (approval is the only way into `approved`).
+            Ok(()) => Ok(Err(ConsumeRefusal::Pending)),
+        }
+    }
+}
+
+impl ApprovalStore for SqliteApprovalStore {
+    fn create<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { self.create_now(request) })
+    }
+
+    fn get<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, StoreError>> {
+        Box::pin(async move { Self::get_now(&self.lock(), id) })
+    }
+
+    fn list<'a>(
+        &'a self,
+        filter: &'a ListFilter,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRequest>, StoreError>> {
+        Box::pin(async move { self.list_now(filter) })
+    }
+
+    fn decide<'a>(
+        &'a self,
+        id: &'a str,
+        decision: Decision,
+        approver: Option<&'a str>,
+        reason: Option<&'a str>,
+        now_ms: u64,
+        approver_must_differ: bool,
+    ) -> BoxFuture<'a, Result<ApprovalRequest, StoreError>> {
+        Box::pin(async move {
+            self.decide_now(
+                id,
+                decision,
+                approver,
+                reason,
+                now_ms,
+                approver_must_differ,
+            )
+        })
+    }
+
+    fn consume<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Result<ApprovalRequest, ConsumeRefusal>, StoreError>> {
+        Box::pin(async move { self.consume_now(id, now_ms) })
+    }
+}
+
+/// Brings the schema to [`SCHEMA_VERSION`]. The version is read first
+/// without a write lock so an up-to-date (or read-only) database is never
+/// written; otherwise the migrations run in one `IMMEDIATE` transaction that
+/// re-reads the version, so two processes opening a new file at once
+/// migrate it once.
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let version = user_version(conn)?;
+    if version == SCHEMA_VERSION {
+        return Ok(());
+    }
+    check_version(version)?;
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    let version = user_version(&tx)?;
+    check_version(version)?;
+    for sql in MIGRATIONS
+        .iter()
+        .skip(usize::try_from(version).unwrap_or(usize::MAX))
+    {
+        tx.execute_batch(sql).map_err(backend)?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(backend)?;
+    tx.commit().map_err(backend)
+}
+
+fn user_version(conn: &Connection) -> Result<i64, StoreError> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(backend)
+}
+
+fn check_version(version: i64) -> Result<(), StoreError> {
+    if (0..=SCHEMA_VERSION).contains(&version) {
+        Ok(())
+    } else {
+        Err(StoreError::Backend {
+            kind: BackendErrorKind::Schema,
+            message: format!(
+                "approval database schema version {version}; this library knows up to {SCHEMA_VERSION}"
+            ),
+        })
+    }
+}
+
+/// Unix ms as SQLite's signed integer. Times past `i64::MAX` ms (292
+/// million years) are clamped, which keeps their order.
+fn ms(t: u64) -> i64 {
+    i64::try_from(t).unwrap_or(i64::MAX)
+}
+
+fn json_text(v: &serde_json::Value) -> Result<String, StoreError> {
+    serde_json::to_string(v).map_err(|e| StoreError::Invalid(format!("input: {e}")))
+}
+
+fn is_unique_violation(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+    )
+}
+
+/// Maps a SQLite error to the store's backend error kinds.
+fn backend(e: rusqlite::Error) -> StoreError {
+    let kind = match e.sqlite_error_code() {
+        Some(SqliteCode::DatabaseBusy | SqliteCode::DatabaseLocked) => BackendErrorKind::Busy,
+        Some(SqliteCode::ReadOnly) => BackendErrorKind::ReadOnly,
+        Some(SqliteCode::CannotOpen | SqliteCode::PermissionDenied) => {
+            BackendErrorKind::CannotOpen
+        }
+        Some(SqliteCode::SystemIoFailure | SqliteCode::DiskFull) => BackendErrorKind::Io,
+        Some(SqliteCode::NotADatabase | SqliteCode::DatabaseCorrupt) => BackendErrorKind::Corrupt,
+        _ => BackendErrorKind::Other,
+    };
+    StoreError::Backend {
+        kind,
+        message: e.to_string(),
+    }
+}
+
+/// A row as SQLite returned it, before it is trusted: every field that can
+/// be malformed is checked in [`RawRow::into_request`].
+struct RawRow {
+    id: String,
+    capability_id: String,
+    input_hash: String,
+    input: String,
+    surface: String,
+    actor: String,
+    approval_type: Option<String>,
+    reason: Option<String>,
+    created_at_ms: i64,
+    expires_at_ms: i64,
+    status: String,
+    decided_by: Option<String>,
+    decided_at_ms: Option<i64>,
+    decision_reason: Option<String>,
+}
+
+impl RawRow {
+    /// Reads the columns of [`COLUMNS`], in order.
+    fn read(row: &Row<'_>) -> rusqlite::Result<RawRow> {
+        Ok(RawRow {
+            id: row.get(0)?,
+            capability_id: row.get(1)?,
+            input_hash: row.get(2)?,
+            input: row.get(3)?,
+            surface: row.get(4)?,
+            actor: row.get(5)?,
+            approval_type: row.get(6)?,
+            reason: row.get(7)?,
+            created_at_ms: row.get(8)?,
+            expires_at_ms: row.get(9)?,
+            status: row.get(10)?,
+            decided_by: row.get(11)?,
+            decided_at_ms: row.get(12)?,
+            decision_reason: row.get(13)?,
+        })
+    }
+
+    fn into_request(self) -> Result<ApprovalRequest, StoreError> {
+        let id = self.id;
+        let corrupt = |reason: String| StoreError::Corrupt {
+            id: id.clone(),
+            reason,
+        };
+        let time = |v: i64, what: &str| {
+            u64::try_from(v).map_err(|_| corrupt(format!("{what} is negative")))
+        };
+        let input = serde_json::from_str(&self.input)
+            .map_err(|e| corrupt(format!("input is not JSON: {e}")))?;
+        let actor: Actor = serde_json::from_str(&self.actor)
+            .map_err(|e| corrupt(format!("actor is not an actor: {e}")))?;
+        let surface = Surface::parse(&self.surface)
+            .ok_or_else(|| corrupt(format!("unknown surface `{}`", self.surface)))?;
+        let status = ApprovalStatus::parse(&self.status)
+            .ok_or_else(|| corrupt(format!("unknown status `{}`", self.status)))?;
+        let created_at_ms = time(self.created_at_ms, "created_at_ms")?;
+        let expires_at_ms = time(self.expires_at_ms, "expires_at_ms")?;
+        let decided_at_ms = self
+            .decided_at_ms
+            .map(|t| time(t, "decided_at_ms"))
+            .transpose()?;
+        Ok(ApprovalRequest {
+            id,
+            capability_id: self.capability_id,
+            input_hash: self.input_hash,
+            input,
+            surface,
+            actor,
+            approval_type: self.approval_type,
+            reason: self.reason,
+            created_at_ms,
+            expires_at_ms,
+            status,
+            decided_by: self.decided_by,
+            decided_at_ms,
+            decision_reason: self.decision_reason,
+        })
+    }
+}
