@@ -1,0 +1,129 @@
+//! Stages 7–8: the approval grant check (resume) and the approval gate.
+//!
+//! Both routes to an approval — the static `approval.required` and an
+//! enforced policy `requireApproval` — build their request through
+//! [`approval_request_for`], so they are identical for the same call:
+//! type, reason and expiry come from the first enforced `requireApproval`
+//! decision field by field, else from the static `approval` config, else
+//! the defaults (no type; the reason "This call needs approval before it
+//! runs."; expiry `approval.expiresInMs` or the runtime default).
+
+use serde_json::Value;
+
+use super::step::Decision;
+use crate::approval::ApprovalRequest;
+use crate::error::{CapabilityError, ErrorCode};
+use crate::frame::Actor;
+use crate::meta::Surface;
+use crate::registry::{Capability, CapabilityRegistry};
+
+/// The default reason of an approval request with none configured.
+pub const DEFAULT_APPROVAL_REASON: &str = "This call needs approval before it runs.";
+
+/// The requireApproval fields a policy decided (`None` when the gate is
+/// static only).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ApprovalDraft {
+    pub approval_type: Option<String>,
+    pub reason: Option<String>,
+    pub expires_in_ms: Option<u64>,
+}
+
+impl ApprovalDraft {
+    /// The draft of a `RequireApproval` decision.
+    pub fn from_decision(d: &Decision) -> Option<ApprovalDraft> {
+        match d {
+            Decision::RequireApproval {
+                approval_type,
+                reason,
+                expires_in_ms,
+            } => Some(ApprovalDraft {
+                approval_type: approval_type.clone(),
+                reason: reason.clone(),
+                expires_in_ms: *expires_in_ms,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The one constructor of stage-8 approval requests (DESIGN §5).
+pub fn approval_request_for(
+    cap: &Capability,
+    input: Value,
+    input_hash: String,
+    surface: Surface,
+    actor: Actor,
+    draft: Option<&ApprovalDraft>,
+    now_ms: u64,
+) -> ApprovalRequest {
+    let statics = cap.meta.approval.as_ref();
+    let approval_type = draft
+        .and_then(|d| d.approval_type.clone())
+        .or_else(|| statics.and_then(|s| s.kind.clone()));
+    let reason = draft
+        .and_then(|d| d.reason.clone())
+        .unwrap_or_else(|| DEFAULT_APPROVAL_REASON.to_owned());
+    let expires_in_ms = draft
+        .and_then(|d| d.expires_in_ms)
+        .unwrap_or(cap.approval_expires_in_ms);
+    ApprovalRequest::new(
+        cap.id.clone(),
+        input,
+        input_hash,
+        surface,
+        actor,
+        approval_type,
+        Some(reason),
+        now_ms,
+        expires_in_ms,
+    )
+}
+
+/// The message of NOT_FOUND: the same whether the capability is missing or
+/// not exposed on this surface (SI-8).
+pub(crate) fn not_found(name: &str) -> CapabilityError {
+    let shown: String = name.chars().take(128).collect();
+    CapabilityError::new(
+        ErrorCode::NotFound,
+        format!("No capability named \"{shown}\" is available."),
+    )
+}
+
+fn invalid(message: &str) -> CapabilityError {
+    CapabilityError::new(ErrorCode::ApprovalInvalid, message)
+}
+
+/// Stage 7 after the store consumed `request` for resume id `id`: checks
+/// that it is the request asked for, that its capability still exists and
+/// is exposed on the *recorded* surface (else NOT_FOUND, as for any call),
+/// that it has not expired at `now_ms`, and that the stored input still
+/// hashes to the recorded hash (SI-7). Returns the capability to run.
+pub fn verify_grant<'r>(
+    registry: &'r CapabilityRegistry,
+    id: &str,
+    request: &ApprovalRequest,
+    now_ms: u64,
+) -> Result<&'r Capability, CapabilityError> {
+    if request.id != id {
+        return Err(invalid(
+            "The approval store returned a different request than the one asked for.",
+        ));
+    }
+    let cap = registry
+        .resolve(&request.capability_id)
+        .filter(|c| c.id == request.capability_id && c.exposed_on(request.surface))
+        .ok_or_else(|| not_found(&request.capability_id))?;
+    if request.is_expired(now_ms) {
+        return Err(CapabilityError::new(
+            ErrorCode::ApprovalExpired,
+            "The approval request expired before it was used.",
+        ));
+    }
+    match crate::act::input_hash(&cap.id, &request.input) {
+        Ok(h) if h == request.input_hash => Ok(cap),
+        _ => Err(invalid(
+            "The approved input does not match the approval request; ask for a new approval.",
+        )),
+    }
+}

@@ -1,0 +1,849 @@
+//! [`Invocation`]: the state machine that runs stages 1–14.
+//!
+//! Internally the machine alternates between running native stages (resolve,
+//! exposure, declarative policies, the gate, deadlines, retry decisions)
+//! until it needs the host, and parking in a [`State`] that is the step the
+//! host must answer. Data a step shows lives inside its state, so a step can
+//! never refer to something missing.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::audit::{AuditEvent, AuditRecord, PolicyRecord};
+use super::gate::{ApprovalDraft, approval_request_for, not_found, verify_grant};
+use super::policies::{self, PolicyScope};
+use super::redaction::RedactionInfo;
+use super::retry;
+use super::stage::Stage;
+use super::step::{Answer, Decision, Step, StepKind};
+use super::trace::freeze_trace;
+use super::{InvokeOptions, Outcome, Payload};
+use crate::approval::ApprovalRequest;
+use crate::error::{CapabilityError, ErrorCode};
+use crate::frame::Frame;
+use crate::policy::{MatchContext, PolicyMode, PolicyRule, PolicySpec};
+use crate::registry::{Capability, CapabilityRegistry};
+
+static NULL: Value = Value::Null;
+
+/// What `step()` shows after the outcome was taken or while an answer is
+/// being applied (never observable: `answer` always sets a state).
+static NO_OUTCOME: Outcome = Outcome::Error(CapabilityError {
+    code: ErrorCode::Internal,
+    message: String::new(),
+    retryable: false,
+    details: None,
+});
+
+/// Where to continue once the host exported the input.
+#[derive(Clone, Copy, Debug)]
+enum AfterExport {
+    Policies { scope: PolicyScope, index: u32 },
+    Gate,
+}
+
+/// What follows an audit record's delivery.
+#[derive(Debug)]
+enum AfterAudit {
+    Execute,
+    Finish(Outcome),
+}
+
+/// The step the host must answer, with the data it shows.
+#[derive(Debug)]
+enum State {
+    ValidateInput,
+    EvaluatePolicy {
+        scope: PolicyScope,
+        index: u32,
+    },
+    ExportInput(AfterExport),
+    PersistApproval(Box<ApprovalRequest>),
+    ConsumeApproval,
+    RunHandler,
+    AskRetryOn(CapabilityError),
+    Sleep {
+        ms: u64,
+    },
+    ValidateOutput(Payload),
+    RedactOutput(Payload),
+    ExportOutput(Payload),
+    Audit {
+        record: Box<AuditRecord>,
+        then: AfterAudit,
+    },
+    Done(Outcome),
+    /// Between taking the old state and setting the new one in `answer`,
+    /// and after `take_outcome`.
+    Vacant,
+}
+
+impl State {
+    fn kind(&self) -> StepKind {
+        match self {
+            State::ValidateInput => StepKind::ValidateInput,
+            State::EvaluatePolicy { .. } => StepKind::EvaluatePolicy,
+            State::ExportInput(_) => StepKind::ExportInput,
+            State::PersistApproval(_) => StepKind::PersistApproval,
+            State::ConsumeApproval => StepKind::ConsumeApproval,
+            State::RunHandler => StepKind::RunHandler,
+            State::AskRetryOn(_) => StepKind::AskRetryOn,
+            State::Sleep { .. } => StepKind::Sleep,
+            State::ValidateOutput(_) => StepKind::ValidateOutput,
+            State::RedactOutput(_) => StepKind::RedactOutput,
+            State::ExportOutput(_) => StepKind::ExportOutput,
+            State::Audit { .. } => StepKind::Audit,
+            State::Done(_) | State::Vacant => StepKind::Done,
+        }
+    }
+}
+
+/// Whether policy evaluation goes on after one decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Stop,
+}
+
+/// One governed invocation. See the [module docs](super) for the host loop.
+#[derive(Debug)]
+pub struct Invocation {
+    registry: Arc<CapabilityRegistry>,
+    capability: Option<u32>,
+    /// The name asked for, kept only for the audit record.
+    requested: Option<String>,
+    /// Frozen at construction: no `&mut` access leaves this type. On resume,
+    /// surface and actor are replaced by the recorded ones (SI-3).
+    frame: Frame,
+    opts: InvokeOptions,
+    /// The latest host clock reading.
+    now_ms: u64,
+    resume_id: Option<String>,
+    /// The input as the host gave it, replaced by the validated one.
+    input: Payload,
+    /// The validated input as JSON, when the host exported it.
+    input_json: Option<Value>,
+    input_hash: Option<String>,
+    policy_records: Vec<PolicyRecord>,
+    draft: Option<ApprovalDraft>,
+    approval_id: Option<String>,
+    attempts: u32,
+    deadline_at_ms: u64,
+    output_json: Option<Value>,
+    stage: Stage,
+    state: State,
+}
+
+impl Invocation {
+    fn blank(
+        registry: Arc<CapabilityRegistry>,
+        mut frame: Frame,
+        input: Payload,
+        opts: InvokeOptions,
+        stage: Stage,
+    ) -> Invocation {
+        // Stage 3's trace rule applies to every record, even early failures.
+        frame.trace = freeze_trace(frame.trace.take());
+        Invocation {
+            registry,
+            capability: None,
+            requested: None,
+            frame,
+            opts,
+            now_ms: opts.now_ms,
+            resume_id: None,
+            input,
+            input_json: None,
+            input_hash: None,
+            policy_records: Vec::new(),
+            draft: None,
+            approval_id: None,
+            attempts: 0,
+            deadline_at_ms: 0,
+            output_json: None,
+            stage,
+            state: State::Vacant,
+        }
+    }
+
+    /// Starts an invocation of `id_or_tool_name` (a capability id or any of
+    /// its adapter tool names) with the raw `input` and the authenticated
+    /// `frame`. Stages 1–3 run at once; read [`Self::step`] next.
+    pub fn start(
+        registry: Arc<CapabilityRegistry>,
+        id_or_tool_name: &str,
+        input: Payload,
+        frame: Frame,
+        opts: InvokeOptions,
+    ) -> Invocation {
+        let mut inv = Invocation::blank(registry, frame, input, opts, Stage::Resolve);
+        if opts.audit {
+            inv.requested = Some(id_or_tool_name.to_owned());
+        }
+        // Stage 1.
+        let Some(cap) = inv.registry.resolve(id_or_tool_name) else {
+            inv.fail(not_found(id_or_tool_name));
+            return inv;
+        };
+        inv.capability = Some(cap.index);
+        // Stage 2: unexposed fails exactly like missing (SI-1, SI-8).
+        inv.stage = Stage::Exposure;
+        if !cap.exposed_on(inv.frame.surface) {
+            inv.fail(not_found(id_or_tool_name));
+            return inv;
+        }
+        // Stage 3: the frame is owned and never handed out mutably.
+        inv.stage = Stage::FreezeFrame;
+        inv.enter_input_validation();
+        inv
+    }
+
+    /// Resumes an approved request: stage 7 (consume atomically, verify),
+    /// then stages 9–14 with the surface and actor recorded in the request
+    /// (SI-3). `frame` contributes only its trace, request, agent and
+    /// session ids; its surface and actor are ignored.
+    pub fn resume(
+        registry: Arc<CapabilityRegistry>,
+        approval_id: &str,
+        frame: Frame,
+        opts: InvokeOptions,
+    ) -> Invocation {
+        let mut inv = Invocation::blank(registry, frame, Payload::Host, opts, Stage::GrantCheck);
+        inv.resume_id = Some(approval_id.to_owned());
+        inv.approval_id = Some(approval_id.to_owned());
+        inv.state = State::ConsumeApproval;
+        inv
+    }
+
+    // ----- what the host reads ------------------------------------------
+
+    /// What the host must do next.
+    pub fn step(&self) -> Step<'_> {
+        match &self.state {
+            State::ValidateInput => Step::ValidateInput { input: &self.input },
+            State::EvaluatePolicy { scope, index } => Step::EvaluatePolicy {
+                scope: *scope,
+                index: *index,
+                timeout_ms: self.policy_timeout_ms(),
+                input: &self.input,
+            },
+            State::ExportInput(_) => Step::ExportInput,
+            State::PersistApproval(r) => Step::PersistApproval(r),
+            State::ConsumeApproval => Step::ConsumeApproval {
+                id: self.resume_id.as_deref().unwrap_or(""),
+            },
+            State::RunHandler => Step::RunHandler {
+                attempt: self.attempts,
+                deadline_at_ms: self.deadline_at_ms,
+                input: &self.input,
+            },
+            State::AskRetryOn(e) => Step::AskRetryOn { error: e },
+            State::Sleep { ms } => Step::Sleep { ms: *ms },
+            State::ValidateOutput(p) => Step::ValidateOutput { output: p },
+            State::RedactOutput(p) => Step::RedactOutput {
+                output: p,
+                info: self.redaction_info(),
+            },
+            State::ExportOutput(_) => Step::ExportOutput,
+            State::Audit { record, .. } => Step::Audit(record),
+            State::Done(o) => Step::Done(o),
+            State::Vacant => Step::Done(&NO_OUTCOME),
+        }
+    }
+
+    /// The current step's kind as a small integer (FFI hot path).
+    pub fn step_kind(&self) -> StepKind {
+        self.state.kind()
+    }
+
+    /// `RunHandler`: the attempt number (1-based); otherwise attempts made.
+    pub fn attempt(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The deadline (unix ms), once stage 9 ran; 0 before.
+    pub fn deadline_at_ms(&self) -> u64 {
+        self.deadline_at_ms
+    }
+
+    /// `Sleep`: how long; otherwise 0.
+    pub fn sleep_ms(&self) -> u64 {
+        match self.state {
+            State::Sleep { ms } => ms,
+            _ => 0,
+        }
+    }
+
+    /// `EvaluatePolicy`: which list and position.
+    pub fn policy_at(&self) -> Option<(PolicyScope, u32)> {
+        match self.state {
+            State::EvaluatePolicy { scope, index } => Some((scope, index)),
+            _ => None,
+        }
+    }
+
+    /// The resolved capability (after stage 1, or after stage 7 on resume).
+    pub fn capability(&self) -> Option<&Capability> {
+        self.capability.and_then(|i| self.registry.get(i))
+    }
+
+    /// The frozen frame: read-only (SI-2, SI-3).
+    pub fn frame(&self) -> &Frame {
+        &self.frame
+    }
+
+    /// The stage reached.
+    pub fn stage(&self) -> Stage {
+        self.stage
+    }
+
+    /// The approval input hash, once computed.
+    pub fn input_hash(&self) -> Option<&str> {
+        self.input_hash.as_deref()
+    }
+
+    /// The approval id created (stage 8) or consumed (stage 7).
+    pub fn approval_id(&self) -> Option<&str> {
+        self.approval_id.as_deref()
+    }
+
+    /// True once the step is `Done`.
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, State::Done(_) | State::Vacant)
+    }
+
+    /// The outcome, once done; `None` before, and after it was taken.
+    pub fn take_outcome(&mut self) -> Option<Outcome> {
+        match std::mem::replace(&mut self.state, State::Vacant) {
+            State::Done(o) => Some(o),
+            other => {
+                self.state = other;
+                None
+            }
+        }
+    }
+
+    /// What a redactor is told: surface, capability id, actor (DESIGN §6).
+    pub fn redaction_info(&self) -> RedactionInfo<'_> {
+        RedactionInfo {
+            surface: self.frame.surface,
+            capability_id: self.capability().map_or("", |c| c.id.as_str()),
+            actor: &self.frame.actor,
+        }
+    }
+
+    /// A host policy gets the capability's timeout; running past it fails
+    /// the policy, which denies.
+    fn policy_timeout_ms(&self) -> u64 {
+        self.capability().map_or(0, |c| c.timeout_ms)
+    }
+
+    // ----- answers ------------------------------------------------------
+
+    /// Feeds the host's answer to the current step. An answer that does not
+    /// fit the step ends the invocation with INTERNAL (and returns it).
+    pub fn answer(&mut self, answer: Answer) -> Result<(), CapabilityError> {
+        let state = std::mem::replace(&mut self.state, State::Vacant);
+        match (state, answer) {
+            (State::ValidateInput, Answer::InputValid(p)) => {
+                // The raw input is gone: everything after sees only the
+                // validated one (SI-5).
+                self.input = p;
+                self.input_json = None;
+                self.enter_policies();
+            }
+            (State::ValidateInput, Answer::InputInvalid(msg)) => {
+                self.fail(CapabilityError::new(ErrorCode::InvalidInput, msg));
+            }
+            (State::EvaluatePolicy { scope, index }, Answer::PolicyDecision(d)) => {
+                self.host_policy_answered(scope, index, d, false);
+            }
+            (State::EvaluatePolicy { scope, index }, Answer::PolicyFailed(_)) => {
+                self.host_policy_answered(scope, index, Decision::Deny { reason: None }, true);
+            }
+            (State::ExportInput(then), Answer::InputExported(v)) => {
+                self.input_json = Some(v);
+                match then {
+                    AfterExport::Policies { scope, index } => self.run_policies(scope, index),
+                    AfterExport::Gate => self.gate(),
+                }
+            }
+            (State::PersistApproval(req), Answer::Persisted) => {
+                self.finish(Outcome::ApprovalRequired(req));
+            }
+            (State::PersistApproval(_), Answer::StoreFailed(e)) => self.fail(e),
+            (State::ConsumeApproval, Answer::Consumed(result)) => self.grant_checked(result),
+            (State::RunHandler, Answer::HandlerOk { output, now_ms }) => {
+                self.clock(now_ms);
+                self.enter_output_validation(output);
+            }
+            (
+                State::RunHandler,
+                Answer::HandlerError {
+                    code,
+                    message,
+                    retryable,
+                    now_ms,
+                },
+            ) => {
+                self.clock(now_ms);
+                let error = match code {
+                    Some(code) => CapabilityError::new(code, message).with_retryable(retryable),
+                    // A plain throw: its message may quote data (SI-10).
+                    None => CapabilityError::new(
+                        ErrorCode::ExecutionFailed,
+                        "The capability failed while running.",
+                    )
+                    .with_retryable(retryable),
+                };
+                self.attempt_failed(error);
+            }
+            (State::RunHandler, Answer::HandlerTimedOut { now_ms }) => {
+                self.clock(now_ms);
+                // The deadline is spent: no retry can run in time.
+                let e = self.timeout_error();
+                self.fail(e);
+            }
+            (State::RunHandler | State::Sleep { .. }, Answer::Cancelled { now_ms }) => {
+                self.clock(now_ms);
+                self.fail(CapabilityError::new(
+                    ErrorCode::Cancelled,
+                    "The call was cancelled by the caller.",
+                ));
+            }
+            (State::AskRetryOn(error), Answer::RetryOn(yes)) => {
+                if yes {
+                    self.back_off(error);
+                } else {
+                    self.fail(error);
+                }
+            }
+            (State::Sleep { .. }, Answer::Slept { now_ms }) => {
+                self.clock(now_ms);
+                if self.now_ms >= self.deadline_at_ms {
+                    let e = self.timeout_error();
+                    self.fail(e);
+                } else {
+                    self.next_attempt();
+                }
+            }
+            (State::ValidateOutput(_), Answer::OutputValid(p)) => self.enter_redaction(p),
+            (State::ValidateOutput(_), Answer::OutputInvalid(_)) => {
+                // The validator's message may quote the unredacted output.
+                self.fail(CapabilityError::new(
+                    ErrorCode::OutputInvalid,
+                    "The capability returned output that does not match its declared schema.",
+                ));
+            }
+            (State::RedactOutput(_), Answer::Redacted(p)) => self.finish_ok(p),
+            (State::RedactOutput(_), Answer::RedactorFailed) => {
+                // The unredacted output was in the state just taken and is
+                // dropped here: it reaches no result, error or record.
+                self.fail(CapabilityError::new(
+                    ErrorCode::ExecutionFailed,
+                    "The capability's output could not be prepared for return.",
+                ));
+            }
+            (State::ExportOutput(p), Answer::OutputExported(v)) => {
+                self.output_json = Some(v);
+                self.finish(Outcome::Ok(p));
+            }
+            (State::Audit { then, .. }, Answer::Audited) => match then {
+                AfterAudit::Execute => self.next_attempt(),
+                AfterAudit::Finish(o) => self.state = State::Done(o),
+            },
+            (state, answer) => {
+                let e = CapabilityError::new(
+                    ErrorCode::Internal,
+                    format!(
+                        "host answered {} to step {:?}; the invocation is aborted",
+                        answer.name(),
+                        state.kind()
+                    ),
+                );
+                self.state = State::Done(Outcome::Error(e.clone()));
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn clock(&mut self, now_ms: u64) {
+        // A clock that goes backwards does not move time back.
+        self.now_ms = self.now_ms.max(now_ms);
+    }
+
+    fn internal(&mut self, what: &str) {
+        self.fail(CapabilityError::new(ErrorCode::Internal, what));
+    }
+
+    // ----- stages 4–6 ---------------------------------------------------
+
+    fn enter_input_validation(&mut self) {
+        self.stage = Stage::ValidateInput;
+        match self.capability() {
+            Some(c) if c.validate_input => self.state = State::ValidateInput,
+            Some(_) => self.enter_policies(),
+            None => self.internal("capability missing at stage 4"),
+        }
+    }
+
+    fn enter_policies(&mut self) {
+        self.stage = Stage::RuntimePolicies;
+        let none = self.registry.options().policies.is_empty()
+            && self
+                .capability()
+                .is_some_and(|c| c.meta.policies.is_empty());
+        if none {
+            self.stage = Stage::CapabilityPolicies;
+            self.gate();
+        } else {
+            self.run_policies(PolicyScope::Runtime, 0);
+        }
+    }
+
+    fn input_value(&self) -> Option<&Value> {
+        self.input_json.as_ref().or(self.input.as_json())
+    }
+
+    /// Evaluates policies from (`scope`, `index`) on, natively, until a host
+    /// policy, an input export, a deny, or the end of the lists.
+    fn run_policies(&mut self, mut scope: PolicyScope, mut index: u32) {
+        let registry = Arc::clone(&self.registry);
+        loop {
+            self.stage = match scope {
+                PolicyScope::Runtime => Stage::RuntimePolicies,
+                PolicyScope::Capability => Stage::CapabilityPolicies,
+            };
+            let Some(spec) = policy_at(&registry, self.capability, scope, index) else {
+                match scope {
+                    PolicyScope::Runtime => {
+                        scope = PolicyScope::Capability;
+                        index = 0;
+                        continue;
+                    }
+                    PolicyScope::Capability => return self.gate(),
+                }
+            };
+            if matches!(spec.rule, PolicyRule::Host) {
+                self.state = State::EvaluatePolicy { scope, index };
+                return;
+            }
+            if policies::needs_input(spec) && self.input_value().is_none() {
+                self.state = State::ExportInput(AfterExport::Policies { scope, index });
+                return;
+            }
+            let Some(cap) = self.capability() else {
+                return self.internal("capability missing at stage 5");
+            };
+            let cx = MatchContext {
+                tags: &cap.meta.tags,
+                risk: cap.meta.risk,
+                side_effect: cap.meta.side_effect,
+                surface: self.frame.surface,
+                actor_roles: &self.frame.actor.roles,
+                input: self.input_value().unwrap_or(&NULL),
+            };
+            let decision = policies::evaluate_declarative(spec, &cx).unwrap_or(Decision::Abstain);
+            if self.apply_decision(spec, scope, index, decision, false) == Flow::Stop {
+                return;
+            }
+            index += 1;
+        }
+    }
+
+    fn host_policy_answered(&mut self, scope: PolicyScope, index: u32, d: Decision, failed: bool) {
+        let registry = Arc::clone(&self.registry);
+        let Some(spec) = policy_at(&registry, self.capability, scope, index) else {
+            return self.internal("policy missing");
+        };
+        if self.apply_decision(spec, scope, index, d, failed) == Flow::Continue {
+            self.run_policies(scope, index + 1);
+        }
+    }
+
+    /// Records one decision and enforces it (see [`policies`]).
+    fn apply_decision(
+        &mut self,
+        spec: &PolicySpec,
+        scope: PolicyScope,
+        index: u32,
+        decision: Decision,
+        failed: bool,
+    ) -> Flow {
+        if self.opts.audit {
+            let (reason, approval_type) = match &decision {
+                Decision::Deny { reason } => (reason.clone(), None),
+                Decision::RequireApproval {
+                    approval_type,
+                    reason,
+                    ..
+                } => (reason.clone(), approval_type.clone()),
+                _ => (None, None),
+            };
+            self.policy_records.push(PolicyRecord {
+                scope,
+                index,
+                name: spec.name.clone(),
+                mode: spec.mode,
+                host: matches!(spec.rule, PolicyRule::Host),
+                decision: decision.as_str(),
+                reason,
+                approval_type,
+                failed,
+            });
+        }
+        if spec.mode == PolicyMode::Shadow {
+            return Flow::Continue;
+        }
+        match &decision {
+            Decision::Deny { reason } => {
+                let name = spec.name.as_deref();
+                let e = if failed {
+                    policies::failed(name, scope, index)
+                } else {
+                    policies::denied(name, reason.as_deref(), scope, index)
+                };
+                self.fail(e);
+                Flow::Stop
+            }
+            Decision::RequireApproval { .. } => {
+                if self.draft.is_none() {
+                    self.draft = ApprovalDraft::from_decision(&decision);
+                }
+                Flow::Continue
+            }
+            Decision::Allow | Decision::Abstain => Flow::Continue,
+        }
+    }
+
+    // ----- stages 7–8 ---------------------------------------------------
+
+    fn gate(&mut self) {
+        self.stage = Stage::ApprovalGate;
+        let Some(cap) = self.capability() else {
+            return self.internal("capability missing at stage 8");
+        };
+        let required = cap.meta.approval.as_ref().is_some_and(|a| a.required);
+        if !required && self.draft.is_none() {
+            return self.enter_execution();
+        }
+        let Some(input) = self.input_value() else {
+            self.state = State::ExportInput(AfterExport::Gate);
+            return;
+        };
+        let hash = match crate::act::input_hash(&cap.id, input) {
+            Ok(h) => h,
+            Err(e) => {
+                let e = CapabilityError::new(
+                    ErrorCode::InvalidInput,
+                    format!("The input cannot be bound to an approval: {e}"),
+                );
+                return self.fail(e);
+            }
+        };
+        let request = approval_request_for(
+            cap,
+            input.clone(),
+            hash.clone(),
+            self.frame.surface,
+            self.frame.actor.clone(),
+            self.draft.as_ref(),
+            self.now_ms,
+        );
+        self.input_hash = Some(hash);
+        self.approval_id = Some(request.id.clone());
+        self.state = State::PersistApproval(Box::new(request));
+    }
+
+    fn grant_checked(&mut self, consumed: Result<Box<ApprovalRequest>, CapabilityError>) {
+        let request = match consumed {
+            Ok(r) => *r,
+            Err(e) => return self.fail(e),
+        };
+        let id = self.resume_id.as_deref().unwrap_or("");
+        let registry = Arc::clone(&self.registry);
+        match verify_grant(&registry, id, &request, self.now_ms) {
+            Ok(cap) => {
+                let ApprovalRequest {
+                    input,
+                    input_hash,
+                    surface,
+                    actor,
+                    ..
+                } = request;
+                self.capability = Some(cap.index);
+                self.frame.surface = surface;
+                self.frame.actor = actor;
+                self.input = Payload::Json(input);
+                self.input_hash = Some(input_hash);
+                self.enter_execution();
+            }
+            Err(e) => {
+                self.capability = registry
+                    .resolve(&request.capability_id)
+                    .filter(|c| c.id == request.capability_id)
+                    .map(|c| c.index);
+                self.frame.surface = request.surface;
+                self.frame.actor = request.actor;
+                self.fail(e);
+            }
+        }
+    }
+
+    // ----- stages 9–11 --------------------------------------------------
+
+    fn enter_execution(&mut self) {
+        self.stage = Stage::Deadline;
+        let Some(timeout) = self.capability().map(|c| c.timeout_ms) else {
+            return self.internal("capability missing at stage 9");
+        };
+        self.deadline_at_ms = self.opts.now_ms.saturating_add(timeout);
+        self.stage = Stage::AuditStarted;
+        if self.opts.audit {
+            let record = self.record(AuditEvent::Started, None);
+            self.state = State::Audit {
+                record: Box::new(record),
+                then: AfterAudit::Execute,
+            };
+        } else {
+            self.next_attempt();
+        }
+    }
+
+    fn next_attempt(&mut self) {
+        self.stage = Stage::Handler;
+        self.attempts += 1;
+        self.state = State::RunHandler;
+    }
+
+    fn timeout_error(&self) -> CapabilityError {
+        let ms = self.capability().map_or(0, |c| c.timeout_ms);
+        CapabilityError::new(
+            ErrorCode::Timeout,
+            format!("The capability did not finish within its {ms} ms deadline."),
+        )
+    }
+
+    /// SI-11: retry only an eligible capability, only a retryable error,
+    /// within `maxAttempts`, asking `retryOn` only then.
+    fn attempt_failed(&mut self, error: CapabilityError) {
+        let Some(cap) = self.capability() else {
+            return self.internal("capability missing at stage 11");
+        };
+        if !retry::may_retry(cap, self.attempts, error.retryable) {
+            return self.fail(error);
+        }
+        if retry::has_retry_on(cap) {
+            self.state = State::AskRetryOn(error);
+        } else {
+            self.back_off(error);
+        }
+    }
+
+    fn back_off(&mut self, error: CapabilityError) {
+        let Some(cap) = self.capability() else {
+            return self.internal("capability missing at stage 11");
+        };
+        match retry::next_delay(cap, self.attempts, self.now_ms, self.deadline_at_ms) {
+            None => self.fail(error),
+            Some(0) => self.next_attempt(),
+            Some(ms) => self.state = State::Sleep { ms },
+        }
+    }
+
+    // ----- stages 12–14 -------------------------------------------------
+
+    fn enter_output_validation(&mut self, output: Payload) {
+        self.stage = Stage::ValidateOutput;
+        if self.capability().is_some_and(|c| c.validate_output) {
+            self.state = State::ValidateOutput(output);
+        } else {
+            self.enter_redaction(output);
+        }
+    }
+
+    fn enter_redaction(&mut self, output: Payload) {
+        self.stage = Stage::RedactOutput;
+        if self.capability().is_some_and(|c| c.meta.redact.output) {
+            self.state = State::RedactOutput(output);
+        } else {
+            self.finish_ok(output);
+        }
+    }
+
+    /// `output` is redacted (or the capability has no redactor).
+    fn finish_ok(&mut self, output: Payload) {
+        self.stage = Stage::Finished;
+        if self.opts.audit && self.opts.audit_payloads {
+            match &output {
+                Payload::Json(v) => self.output_json = Some(v.clone()),
+                Payload::Host => {
+                    self.state = State::ExportOutput(output);
+                    return;
+                }
+            }
+        }
+        self.finish(Outcome::Ok(output));
+    }
+
+    fn fail(&mut self, error: CapabilityError) {
+        self.finish(Outcome::Error(error));
+    }
+
+    fn finish(&mut self, outcome: Outcome) {
+        if self.opts.audit {
+            let record = self.record(AuditEvent::Finished, Some(outcome.code()));
+            self.state = State::Audit {
+                record: Box::new(record),
+                then: AfterAudit::Finish(outcome),
+            };
+        } else {
+            self.state = State::Done(outcome);
+        }
+    }
+
+    fn record(&mut self, event: AuditEvent, outcome: Option<&'static str>) -> AuditRecord {
+        let policies = match event {
+            AuditEvent::Started => self.policy_records.clone(),
+            AuditEvent::Finished => std::mem::take(&mut self.policy_records),
+        };
+        let trace = self.frame.trace.as_ref();
+        AuditRecord {
+            event,
+            capability_id: self.capability().map(|c| c.id.clone()),
+            requested: self.requested.clone(),
+            surface: self.frame.surface,
+            actor_id: self.frame.actor.id.clone(),
+            resumed: self.resume_id.is_some(),
+            policies,
+            approval_id: self.approval_id.clone(),
+            input_hash: self.input_hash.clone(),
+            attempts: self.attempts,
+            started_at: self.opts.now_ms,
+            duration_ms: self.now_ms.saturating_sub(self.opts.now_ms),
+            outcome,
+            stage: self.stage,
+            traceparent: trace.map(|t| t.traceparent.clone()),
+            tracestate: trace.and_then(|t| t.tracestate.clone()),
+            request_id: self.frame.request_id.clone(),
+            agent_id: self.frame.agent_id.clone(),
+            session_id: self.frame.session_id.clone(),
+            output: self.output_json.take(),
+        }
+    }
+}
+
+fn policy_at(
+    registry: &CapabilityRegistry,
+    capability: Option<u32>,
+    scope: PolicyScope,
+    index: u32,
+) -> Option<&PolicySpec> {
+    let list = match scope {
+        PolicyScope::Runtime => &registry.options().policies,
+        PolicyScope::Capability => &registry.get(capability?)?.meta.policies,
+    };
+    list.get(usize::try_from(index).ok()?)
+}

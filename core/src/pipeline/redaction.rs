@@ -1,0 +1,75 @@
+//! `RedactionInfo` (DESIGN §6): what a redactor is told about the call.
+//!
+//! The core's part is surface, capability id and actor — all from the
+//! frozen frame, or on a resumed approval from the request as recorded
+//! (SI-3). The application context is opaque to the core: the host adds
+//! its own when it calls the redactor.
+
+use serde::Serialize;
+
+use crate::approval::ApprovalRequest;
+use crate::frame::Actor;
+use crate::meta::Surface;
+use crate::registry::CapabilityRegistry;
+
+/// A read-only view handed to `redact.output` and `redact.approvalInput`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RedactionInfo<'a> {
+    pub surface: Surface,
+    pub capability_id: &'a str,
+    pub actor: &'a Actor,
+}
+
+impl<'a> RedactionInfo<'a> {
+    /// The info for an approval request: its *recorded* surface and actor,
+    /// never the ones of whoever is looking at it.
+    pub fn for_request(request: &'a ApprovalRequest) -> RedactionInfo<'a> {
+        RedactionInfo {
+            surface: request.surface,
+            capability_id: &request.capability_id,
+            actor: &request.actor,
+        }
+    }
+}
+
+/// `redactApprovalInput` support: `Some(info)` when the request's capability
+/// declares a `redact.approvalInput` hook (the host calls it with the
+/// request's input and this info), `None` when the input is shown as stored.
+/// A request for a capability the registry no longer has also gives `Some`
+/// with the capability's index unknown — callers must then show nothing;
+/// see [`ApprovalInputView`].
+pub fn approval_input_redaction<'a>(
+    registry: &CapabilityRegistry,
+    request: &'a ApprovalRequest,
+) -> ApprovalInputView<'a> {
+    match registry.resolve(&request.capability_id) {
+        Some(cap) if cap.id == request.capability_id => {
+            if cap.meta.redact.approval_input {
+                ApprovalInputView::Redact {
+                    capability_index: cap.index,
+                    info: RedactionInfo::for_request(request),
+                }
+            } else {
+                ApprovalInputView::AsStored
+            }
+        }
+        _ => ApprovalInputView::Withhold,
+    }
+}
+
+/// How an approval UI may show a request's input.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ApprovalInputView<'a> {
+    /// Call the capability's `redact.approvalInput` hook with this info and
+    /// show its result; if it throws, show nothing.
+    Redact {
+        capability_index: u32,
+        info: RedactionInfo<'a>,
+    },
+    /// The capability declares no approval-input redactor.
+    AsStored,
+    /// The registry has no such capability (any more): the core cannot know
+    /// what is safe to show, so nothing is.
+    Withhold,
+}

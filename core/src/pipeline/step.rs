@@ -1,0 +1,242 @@
+//! What the machine asks of the host ([`Step`]) and what the host may
+//! answer ([`Answer`]). Each step accepts only the answers listed on it;
+//! any other answer is an `INTERNAL` error that ends the invocation.
+
+use serde_json::Value;
+
+use super::audit::AuditRecord;
+use super::policies::PolicyScope;
+use super::redaction::RedactionInfo;
+use super::{Outcome, Payload};
+use crate::approval::ApprovalRequest;
+use crate::error::{CapabilityError, ErrorCode};
+
+/// A policy's decision: what a host policy answers, and what a declarative
+/// policy evaluates to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    /// Stops the call (when enforced). The reason is shown to the caller,
+    /// so write it for a model: what was refused and what to do instead.
+    Deny {
+        reason: Option<String>,
+    },
+    /// Gates the call at stage 8 (when enforced and no deny follows).
+    RequireApproval {
+        approval_type: Option<String>,
+        reason: Option<String>,
+        expires_in_ms: Option<u64>,
+    },
+    /// The policy has no opinion.
+    Abstain,
+}
+
+impl Decision {
+    /// The wire spelling used in audit records.
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Deny { .. } => "deny",
+            Decision::RequireApproval { .. } => "requireApproval",
+            Decision::Abstain => "abstain",
+        }
+    }
+}
+
+/// What the host must do next. Borrowed from the invocation: reading a step
+/// clones nothing.
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// Stage 4: validate (and apply defaults to) the input. Answer
+    /// [`Answer::InputValid`] with the validated input, or
+    /// [`Answer::InputInvalid`] with a message for the model.
+    ValidateInput { input: &'a Payload },
+    /// Stages 5–6: evaluate host policy `index` of `scope` (the position in
+    /// the registry's runtime `policies`, or in the capability's
+    /// `policies`). Answer [`Answer::PolicyDecision`], or
+    /// [`Answer::PolicyFailed`] if it threw or ran past `timeout_ms` — a
+    /// failed policy denies.
+    EvaluatePolicy {
+        scope: PolicyScope,
+        index: u32,
+        timeout_ms: u64,
+        input: &'a Payload,
+    },
+    /// The core needs the validated input as JSON (declarative input
+    /// predicates, the approval hash). Answer [`Answer::InputExported`].
+    ExportInput,
+    /// Stage 8: store this request. Answer [`Answer::Persisted`] or
+    /// [`Answer::StoreFailed`].
+    PersistApproval(&'a ApprovalRequest),
+    /// Stage 7 (resume): consume this approval atomically in the store.
+    /// Answer [`Answer::Consumed`].
+    ConsumeApproval { id: &'a str },
+    /// Stage 11: run the handler. Arm a timer for `deadline_at_ms` and
+    /// give the handler an abort signal that fires at it; answer
+    /// [`Answer::HandlerOk`], [`Answer::HandlerError`],
+    /// [`Answer::HandlerTimedOut`] or [`Answer::Cancelled`]. A result that
+    /// arrives after the timer fired is discarded by the host.
+    RunHandler {
+        /// 1 for the first attempt.
+        attempt: u32,
+        deadline_at_ms: u64,
+        input: &'a Payload,
+    },
+    /// Stage 11: a retryable error happened and the capability declares a
+    /// host `retryOn` predicate. Answer [`Answer::RetryOn`].
+    AskRetryOn { error: &'a CapabilityError },
+    /// Stage 11: wait `ms` before the next attempt. Answer
+    /// [`Answer::Slept`], or [`Answer::Cancelled`] if the caller cancelled.
+    Sleep { ms: u64 },
+    /// Stage 12: validate the handler's output. Answer
+    /// [`Answer::OutputValid`] or [`Answer::OutputInvalid`].
+    ValidateOutput { output: &'a Payload },
+    /// Stage 13: apply the capability's output redactor. Answer
+    /// [`Answer::Redacted`] or [`Answer::RedactorFailed`].
+    RedactOutput {
+        output: &'a Payload,
+        info: RedactionInfo<'a>,
+    },
+    /// Stage 14: the core needs the (redacted) output as JSON for an
+    /// opted-in audit payload. Answer [`Answer::OutputExported`].
+    ExportOutput,
+    /// Stages 10 and 14: deliver this record to the audit subscriber.
+    /// Answer [`Answer::Audited`].
+    Audit(&'a AuditRecord),
+    /// The invocation is over. Take the outcome with
+    /// [`super::Invocation::take_outcome`].
+    Done(&'a Outcome),
+}
+
+/// The kind of a [`Step`] as a small integer, for FFI hosts: reading an
+/// integer across Node-API costs ~0.05 µs, an object ~0.6 µs (DESIGN §4).
+/// Details are read with the invocation's accessors (`attempt()`,
+/// `deadline_at_ms()`, `sleep_ms()`, `policy_scope()`, `policy_index()`…).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum StepKind {
+    ValidateInput = 1,
+    EvaluatePolicy = 2,
+    ExportInput = 3,
+    PersistApproval = 4,
+    ConsumeApproval = 5,
+    RunHandler = 6,
+    AskRetryOn = 7,
+    Sleep = 8,
+    ValidateOutput = 9,
+    RedactOutput = 10,
+    ExportOutput = 11,
+    Audit = 12,
+    Done = 13,
+}
+
+impl StepKind {
+    pub const fn as_u8(self) -> u8 {
+        self as u8
+    }
+}
+
+impl Step<'_> {
+    pub fn kind(&self) -> StepKind {
+        match self {
+            Step::ValidateInput { .. } => StepKind::ValidateInput,
+            Step::EvaluatePolicy { .. } => StepKind::EvaluatePolicy,
+            Step::ExportInput => StepKind::ExportInput,
+            Step::PersistApproval(_) => StepKind::PersistApproval,
+            Step::ConsumeApproval { .. } => StepKind::ConsumeApproval,
+            Step::RunHandler { .. } => StepKind::RunHandler,
+            Step::AskRetryOn { .. } => StepKind::AskRetryOn,
+            Step::Sleep { .. } => StepKind::Sleep,
+            Step::ValidateOutput { .. } => StepKind::ValidateOutput,
+            Step::RedactOutput { .. } => StepKind::RedactOutput,
+            Step::ExportOutput => StepKind::ExportOutput,
+            Step::Audit(_) => StepKind::Audit,
+            Step::Done(_) => StepKind::Done,
+        }
+    }
+}
+
+/// The host's answer to the current step.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// To `ValidateInput`: the validated input (defaults applied).
+    InputValid(Payload),
+    /// To `ValidateInput`: why the input is invalid, written for the model.
+    InputInvalid(String),
+    /// To `EvaluatePolicy`.
+    PolicyDecision(Decision),
+    /// To `EvaluatePolicy`: the policy threw or timed out. The message is
+    /// not shown to the caller nor recorded (it may quote the input).
+    PolicyFailed(String),
+    /// To `ExportInput`.
+    InputExported(Value),
+    /// To `PersistApproval`.
+    Persisted,
+    /// To `PersistApproval`: the store refused or failed.
+    StoreFailed(CapabilityError),
+    /// To `ConsumeApproval`: the consumed request, or why it cannot be used
+    /// (`APPROVAL_NOT_FOUND`, `_PENDING`, `_REJECTED`, `_EXPIRED`,
+    /// `_CONSUMED`, or a store failure).
+    Consumed(Result<Box<ApprovalRequest>, CapabilityError>),
+    /// To `RunHandler`: the handler returned.
+    HandlerOk { output: Payload, now_ms: u64 },
+    /// To `RunHandler`: the handler failed. `code: None` is a plain thrown
+    /// error: it becomes `EXECUTION_FAILED` with a generic message (its own
+    /// message may quote data and never reaches the caller). A handler's
+    /// own `CapabilityError` keeps its code and message.
+    HandlerError {
+        code: Option<ErrorCode>,
+        message: String,
+        retryable: bool,
+        now_ms: u64,
+    },
+    /// To `RunHandler`: the deadline timer fired first.
+    HandlerTimedOut { now_ms: u64 },
+    /// To `RunHandler` or `Sleep`: the caller cancelled.
+    Cancelled { now_ms: u64 },
+    /// To `AskRetryOn`: whether the host's `retryOn` wants a retry.
+    RetryOn(bool),
+    /// To `Sleep`: the wait is over.
+    Slept { now_ms: u64 },
+    /// To `ValidateOutput`: the validated output.
+    OutputValid(Payload),
+    /// To `ValidateOutput`: the output is invalid. The message is dropped:
+    /// it may quote the unredacted output (SI-10).
+    OutputInvalid(String),
+    /// To `RedactOutput`.
+    Redacted(Payload),
+    /// To `RedactOutput`: the redactor threw. The output is dropped.
+    RedactorFailed,
+    /// To `ExportOutput`.
+    OutputExported(Value),
+    /// To `Audit`.
+    Audited,
+}
+
+impl Answer {
+    /// A short name for error messages (never the payload).
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Answer::InputValid(_) => "InputValid",
+            Answer::InputInvalid(_) => "InputInvalid",
+            Answer::PolicyDecision(_) => "PolicyDecision",
+            Answer::PolicyFailed(_) => "PolicyFailed",
+            Answer::InputExported(_) => "InputExported",
+            Answer::Persisted => "Persisted",
+            Answer::StoreFailed(_) => "StoreFailed",
+            Answer::Consumed(_) => "Consumed",
+            Answer::HandlerOk { .. } => "HandlerOk",
+            Answer::HandlerError { .. } => "HandlerError",
+            Answer::HandlerTimedOut { .. } => "HandlerTimedOut",
+            Answer::Cancelled { .. } => "Cancelled",
+            Answer::RetryOn(_) => "RetryOn",
+            Answer::Slept { .. } => "Slept",
+            Answer::OutputValid(_) => "OutputValid",
+            Answer::OutputInvalid(_) => "OutputInvalid",
+            Answer::Redacted(_) => "Redacted",
+            Answer::RedactorFailed => "RedactorFailed",
+            Answer::OutputExported(_) => "OutputExported",
+            Answer::Audited => "Audited",
+        }
+    }
+}
