@@ -473,7 +473,10 @@ pub enum StoreError {
 impl StoreError {
     /// True when the backend failed, as opposed to a refusal about the request.
     pub fn is_backend(&self) -> bool {
-        matches!(self, StoreError::Backend { .. } | StoreError::Corrupt { .. })
+        matches!(
+            self,
+            StoreError::Backend { .. } | StoreError::Corrupt { .. }
+        )
     }
 
     pub fn code(&self) -> ErrorCode {

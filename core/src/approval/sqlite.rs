@@ -25,9 +25,9 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, ErrorCode as SqliteCode, OptionalExtension, Row, TransactionBehavior};
 
 use super::{
-    ApprovalRequest, ApprovalStatus, ApprovalStore, BackendErrorKind, BoxFuture,
-    ConsumeRefusal, Decision, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError,
-    apply_decision, check_consume, check_decision, check_new,
+    ApprovalRequest, ApprovalStatus, ApprovalStore, BackendErrorKind, BoxFuture, ConsumeRefusal,
+    Decision, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError, apply_decision,
+    check_consume, check_decision, check_new,
 };
 use crate::frame::Actor;
 use crate::meta::Surface;
@@ -112,8 +112,7 @@ impl SqliteApprovalStore {
         conn.busy_timeout(options.busy_timeout).map_err(backend)?;
         // A read-only connection cannot switch the journal mode; it still
         // works on a database already in WAL mode, so keep going.
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
-        {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
             Ok(_) => {}
             Err(e) if e.sqlite_error_code() == Some(SqliteCode::ReadOnly) => {}
             Err(e) => return Err(backend(e)),
@@ -199,13 +198,21 @@ impl SqliteApprovalStore {
             sql.push_str(&clause.replace('?', &format!("?{}", params.len())));
         };
         if let Some(c) = &filter.capability_id {
-            bind(&mut sql, " AND capability_id = ?", SqlValue::Text(c.clone()));
+            bind(
+                &mut sql,
+                " AND capability_id = ?",
+                SqlValue::Text(c.clone()),
+            );
         }
         if let Some(a) = &filter.actor_id {
             bind(&mut sql, " AND actor_id = ?", SqlValue::Text(a.clone()));
         }
         if let Some(s) = filter.status {
-            bind(&mut sql, " AND status = ?", SqlValue::Text(s.as_str().into()));
+            bind(
+                &mut sql,
+                " AND status = ?",
+                SqlValue::Text(s.as_str().into()),
+            );
         }
         if let Some((at, id)) = after {
             bind(&mut sql, " AND (created_at_ms > ?", SqlValue::Integer(at));
@@ -334,14 +341,7 @@ impl ApprovalStore for SqliteApprovalStore {
         approver_must_differ: bool,
     ) -> BoxFuture<'a, Result<ApprovalRequest, StoreError>> {
         Box::pin(async move {
-            self.decide_now(
-                id,
-                decision,
-                approver,
-                reason,
-                now_ms,
-                approver_must_differ,
-            )
+            self.decide_now(id, decision, approver, reason, now_ms, approver_must_differ)
         })
     }
 
@@ -423,9 +423,7 @@ fn backend(e: rusqlite::Error) -> StoreError {
     let kind = match e.sqlite_error_code() {
         Some(SqliteCode::DatabaseBusy | SqliteCode::DatabaseLocked) => BackendErrorKind::Busy,
         Some(SqliteCode::ReadOnly) => BackendErrorKind::ReadOnly,
-        Some(SqliteCode::CannotOpen | SqliteCode::PermissionDenied) => {
-            BackendErrorKind::CannotOpen
-        }
+        Some(SqliteCode::CannotOpen | SqliteCode::PermissionDenied) => BackendErrorKind::CannotOpen,
         Some(SqliteCode::SystemIoFailure | SqliteCode::DiskFull) => BackendErrorKind::Io,
         Some(SqliteCode::NotADatabase | SqliteCode::DatabaseCorrupt) => BackendErrorKind::Corrupt,
         _ => BackendErrorKind::Other,

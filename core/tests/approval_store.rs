@@ -1,0 +1,1195 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! One behaviour suite for every `ApprovalStore` (written against
+//! `&dyn ApprovalStore`), run on the memory and the SQLite store, plus what
+//! only SQLite has: reopening a file, several connections and processes on
+//! one file, and a broken or locked database.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use orpc_agent_core::approval::{
+    ApprovalRequest, ApprovalStatus, ApprovalStore, BackendErrorKind, ConsumeRefusal, Decision,
+    EffectiveStatus, ListFilter, MAX_PENDING_PER_ACTOR, MemoryApprovalStore, SCHEMA_VERSION,
+    SqliteApprovalStore, SqliteOptions, StoreError, is_valid_approval_id,
+};
+use orpc_agent_core::error::{CapabilityError, ErrorCode};
+use orpc_agent_core::frame::Actor;
+use orpc_agent_core::meta::Surface;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+// ---------------------------------------------------------------- helpers
+
+const T0: u64 = 1_700_000_000_000;
+const HOUR: u64 = 3_600_000;
+
+fn actor(id: Option<&str>) -> Actor {
+    Actor {
+        id: id.map(str::to_owned),
+        roles: vec!["support".into()],
+        attributes: serde_json::Map::from_iter([("tenant".to_owned(), json!("acme"))]),
+    }
+}
+
+/// A stand-in for `act::input_hash`: stores never compute hashes, they only
+/// keep a 64-hex value, so any distinct SHA-256 serves here.
+fn fake_hash(cap: &str, input: &serde_json::Value) -> String {
+    let digest = Sha256::digest(format!("{cap}\n{input}").as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn request_at(cap: &str, actor_id: Option<&str>, now: u64, expires_in: u64) -> ApprovalRequest {
+    let input = json!({"orderId": 42, "amount": 1500.5, "note": "refund ✓"});
+    let hash = fake_hash(cap, &input);
+    ApprovalRequest::new(
+        cap,
+        input,
+        hash,
+        Surface::Mcp,
+        actor(actor_id),
+        Some("manager".into()),
+        Some("amount over 1000".into()),
+        now,
+        expires_in,
+    )
+}
+
+fn request(actor_id: Option<&str>) -> ApprovalRequest {
+    request_at("orders.refund", actor_id, T0, HOUR)
+}
+
+async fn created(store: &dyn ApprovalStore, req: ApprovalRequest) -> ApprovalRequest {
+    store.create(&req).await.unwrap();
+    req
+}
+
+async fn approved(store: &dyn ApprovalStore, actor_id: Option<&str>) -> ApprovalRequest {
+    let req = created(store, request(actor_id)).await;
+    store
+        .decide(
+            &req.id,
+            Decision::Approve,
+            Some("manager-1"),
+            None,
+            T0 + 1,
+            false,
+        )
+        .await
+        .unwrap()
+}
+
+fn code(e: &StoreError) -> ErrorCode {
+    CapabilityError::from(e.clone()).code
+}
+
+/// A directory removed on drop, so SQLite files do not pile up in /tmp.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir = std::env::temp_dir().join(format!(
+            "orpc-approval-test-{}-{}-{nanos}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn db(&self) -> PathBuf {
+        self.0.join("approvals.db")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `$check(&dyn ApprovalStore)` once on a fresh memory store and once
+/// on a fresh SQLite file, as two tests.
+macro_rules! on_both_stores {
+    ($($check:ident),+ $(,)?) => {$(
+        mod $check {
+            #[tokio::test]
+            async fn memory() {
+                super::$check(&orpc_agent_core::approval::MemoryApprovalStore::new()).await;
+            }
+            #[tokio::test]
+            async fn sqlite() {
+                let dir = super::TempDir::new();
+                let store = orpc_agent_core::approval::SqliteApprovalStore::open(dir.db()).unwrap();
+                super::$check(&store).await;
+            }
+        }
+    )+};
+}
+
+on_both_stores!(
+    create_then_get_returns_the_same_request,
+    create_refuses_malformed_and_duplicate_requests,
+    list_filters_orders_and_pages,
+    decide_approves_and_rejects,
+    decide_twice_is_refused,
+    approver_must_differ_from_actor,
+    expiry_boundary_is_exclusive,
+    consume_exactly_once,
+    consume_refusals_have_distinct_codes,
+    pending_limit_per_actor_default,
+);
+
+// ------------------------------------------------------- the shared suite
+
+async fn create_then_get_returns_the_same_request(store: &dyn ApprovalStore) {
+    let req = created(store, request(Some("alice"))).await;
+    let got = store.get(&req.id).await.unwrap().unwrap();
+    assert_eq!(got, req);
+    assert_eq!(got.status, ApprovalStatus::Pending);
+    assert_eq!(got.actor, actor(Some("alice")));
+    assert_eq!(got.surface, Surface::Mcp);
+    assert_eq!(got.input["note"], "refund ✓");
+    assert_eq!(got.expires_at_ms, T0 + HOUR);
+
+    let anon = created(store, request(None)).await;
+    assert_eq!(store.get(&anon.id).await.unwrap().unwrap(), anon);
+
+    assert_eq!(
+        store
+            .get("apr_00000000000000000000000000000000")
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.get("not an id").await.unwrap(), None);
+}
+
+async fn create_refuses_malformed_and_duplicate_requests(store: &dyn ApprovalStore) {
+    let req = created(store, request(Some("alice"))).await;
+    let dup = store.create(&req).await.unwrap_err();
+    assert_eq!(dup, StoreError::Duplicate(req.id.clone()));
+
+    let mut bad_id = request(Some("alice"));
+    bad_id.id = "apr_XYZ".into();
+    assert!(matches!(
+        store.create(&bad_id).await,
+        Err(StoreError::Invalid(_))
+    ));
+
+    let mut bad_hash = request(Some("alice"));
+    bad_hash.input_hash = "ABC".into();
+    assert!(matches!(
+        store.create(&bad_hash).await,
+        Err(StoreError::Invalid(_))
+    ));
+
+    let mut pre_approved = request(Some("alice"));
+    pre_approved.status = ApprovalStatus::Approved;
+    assert!(matches!(
+        store.create(&pre_approved).await,
+        Err(StoreError::Invalid(_))
+    ));
+    assert_eq!(store.get(&pre_approved.id).await.unwrap(), None);
+
+    // Nothing refused was stored.
+    let all = store.list(&ListFilter::default()).await.unwrap();
+    assert_eq!(all, vec![req]);
+}
+
+async fn list_filters_orders_and_pages(store: &dyn ApprovalStore) {
+    // Eight requests; two share a creation time so the id breaks the tie.
+    let specs = [
+        ("orders.refund", Some("alice"), T0 + 5),
+        ("orders.refund", Some("bob"), T0 + 1),
+        ("users.delete", Some("alice"), T0 + 3),
+        ("orders.refund", None, T0 + 3),
+        ("users.delete", Some("bob"), T0 + 2),
+        ("orders.refund", Some("alice"), T0 + 4),
+        ("users.delete", Some("carol"), T0 + 6),
+        ("orders.refund", Some("alice"), T0 + 7),
+    ];
+    let mut all = Vec::new();
+    for (cap, who, at) in specs {
+        all.push(created(store, request_at(cap, who, at, HOUR)).await);
+    }
+    // Decide two so the status filter has something to tell apart.
+    let a = &all[0].id.clone();
+    store
+        .decide(a, Decision::Approve, Some("m"), None, T0 + 10, false)
+        .await
+        .unwrap();
+    let r = &all[4].id.clone();
+    store
+        .decide(r, Decision::Reject, Some("m"), None, T0 + 10, false)
+        .await
+        .unwrap();
+    for x in all.iter_mut() {
+        *x = store.get(&x.id).await.unwrap().unwrap();
+    }
+    all.sort_by(|x, y| (x.created_at_ms, &x.id).cmp(&(y.created_at_ms, &y.id)));
+    let ids = |v: &[ApprovalRequest]| v.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+
+    let everything = store.list(&ListFilter::default()).await.unwrap();
+    assert_eq!(everything, all, "default filter: all, by (created_at, id)");
+
+    let f = ListFilter {
+        capability_id: Some("users.delete".into()),
+        ..ListFilter::default()
+    };
+    let want: Vec<_> = all
+        .iter()
+        .filter(|r| r.capability_id == "users.delete")
+        .cloned()
+        .collect();
+    assert_eq!(want.len(), 3);
+    assert_eq!(store.list(&f).await.unwrap(), want);
+
+    let f = ListFilter {
+        actor_id: Some("alice".into()),
+        ..ListFilter::default()
+    };
+    let want: Vec<_> = all
+        .iter()
+        .filter(|r| r.actor_id() == Some("alice"))
+        .cloned()
+        .collect();
+    assert_eq!(want.len(), 4);
+    assert_eq!(store.list(&f).await.unwrap(), want);
+
+    let f = ListFilter {
+        status: Some(ApprovalStatus::Pending),
+        ..ListFilter::default()
+    };
+    assert_eq!(store.list(&f).await.unwrap().len(), 6);
+    let f = ListFilter {
+        status: Some(ApprovalStatus::Rejected),
+        ..ListFilter::default()
+    };
+    assert_eq!(ids(&store.list(&f).await.unwrap()), vec![r.clone()]);
+
+    let f = ListFilter {
+        capability_id: Some("orders.refund".into()),
+        actor_id: Some("alice".into()),
+        status: Some(ApprovalStatus::Pending),
+        ..ListFilter::default()
+    };
+    let got = store.list(&f).await.unwrap();
+    assert_eq!(
+        got.len(),
+        2,
+        "alice's pending refunds, the approved one excluded"
+    );
+    assert!(got.iter().all(|x| x.id != *a));
+
+    // Paging by id and by cursor both walk the whole list exactly once.
+    for by_cursor in [false, true] {
+        let mut pages = Vec::new();
+        let mut after = None;
+        loop {
+            let page = store
+                .list(&ListFilter {
+                    limit: 3,
+                    after_id_or_cursor: after.clone(),
+                    ..ListFilter::default()
+                })
+                .await
+                .unwrap();
+            assert!(page.len() <= 3);
+            let Some(last) = page.last() else { break };
+            after = Some(if by_cursor {
+                last.cursor()
+            } else {
+                last.id.clone()
+            });
+            pages.push(page);
+        }
+        assert_eq!(pages.len(), 3, "8 items in pages of 3");
+        assert_eq!(pages.concat(), all);
+    }
+
+    // A filtered page continues after the cursor, still filtered.
+    let f = ListFilter {
+        actor_id: Some("alice".into()),
+        limit: 2,
+        after_id_or_cursor: Some(all[2].id.clone()),
+        ..ListFilter::default()
+    };
+    let want: Vec<_> = all[3..]
+        .iter()
+        .filter(|r| r.actor_id() == Some("alice"))
+        .take(2)
+        .cloned()
+        .collect();
+    assert_eq!(store.list(&f).await.unwrap(), want);
+
+    for bad in [
+        "apr_00000000000000000000000000000000",
+        "garbage",
+        "12:apr_nothex",
+    ] {
+        let f = ListFilter {
+            after_id_or_cursor: Some(bad.into()),
+            ..ListFilter::default()
+        };
+        let err = store.list(&f).await.unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{bad}: {err:?}");
+    }
+}
+
+async fn decide_approves_and_rejects(store: &dyn ApprovalStore) {
+    let a = created(store, request(Some("alice"))).await;
+    let got = store
+        .decide(
+            &a.id,
+            Decision::Approve,
+            Some("manager-1"),
+            Some("looks fine"),
+            T0 + 10,
+            false,
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.status, ApprovalStatus::Approved);
+    assert_eq!(got.decided_by.as_deref(), Some("manager-1"));
+    assert_eq!(got.decided_at_ms, Some(T0 + 10));
+    assert_eq!(got.decision_reason.as_deref(), Some("looks fine"));
+    assert_eq!(store.get(&a.id).await.unwrap().unwrap(), got);
+    // Nothing but the decision changed.
+    let mut undecided = got.clone();
+    undecided.status = ApprovalStatus::Pending;
+    undecided.decided_by = None;
+    undecided.decided_at_ms = None;
+    undecided.decision_reason = None;
+    assert_eq!(undecided, a);
+
+    let r = created(store, request(Some("alice"))).await;
+    let got = store
+        .decide(&r.id, Decision::Reject, None, None, T0 + 20, false)
+        .await
+        .unwrap();
+    assert_eq!(got.status, ApprovalStatus::Rejected);
+    assert_eq!(got.decided_by, None);
+    assert_eq!(got.decided_at_ms, Some(T0 + 20));
+    assert_eq!(store.get(&r.id).await.unwrap().unwrap(), got);
+
+    let err = store
+        .decide(
+            "apr_00000000000000000000000000000000",
+            Decision::Approve,
+            Some("m"),
+            None,
+            T0,
+            false,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound(_)));
+    assert!(!err.is_backend());
+    assert_eq!(code(&err), ErrorCode::ApprovalNotFound);
+}
+
+async fn decide_twice_is_refused(store: &dyn ApprovalStore) {
+    let a = created(store, request(Some("alice"))).await;
+    let first = store
+        .decide(&a.id, Decision::Approve, Some("m1"), None, T0 + 1, false)
+        .await
+        .unwrap();
+    for d in [Decision::Approve, Decision::Reject] {
+        let err = store
+            .decide(&a.id, d, Some("m2"), None, T0 + 2, false)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            StoreError::AlreadyDecided {
+                id: a.id.clone(),
+                status: ApprovalStatus::Approved
+            }
+        );
+        assert_eq!(code(&err), ErrorCode::ApprovalInvalid);
+    }
+    assert_eq!(
+        store.get(&a.id).await.unwrap().unwrap(),
+        first,
+        "first decision stands"
+    );
+
+    let r = created(store, request(Some("alice"))).await;
+    store
+        .decide(&r.id, Decision::Reject, Some("m1"), None, T0 + 1, false)
+        .await
+        .unwrap();
+    let err = store
+        .decide(&r.id, Decision::Approve, Some("m2"), None, T0 + 2, false)
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), ErrorCode::ApprovalRejected);
+    assert_eq!(
+        store.get(&r.id).await.unwrap().unwrap().status,
+        ApprovalStatus::Rejected
+    );
+
+    store.consume(&a.id, T0 + 3).await.unwrap().unwrap();
+    let err = store
+        .decide(&a.id, Decision::Reject, Some("m2"), None, T0 + 4, false)
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), ErrorCode::ApprovalConsumed);
+}
+
+async fn approver_must_differ_from_actor(store: &dyn ApprovalStore) {
+    let req = created(store, request(Some("alice"))).await;
+    let err = store
+        .decide(
+            &req.id,
+            Decision::Approve,
+            Some("alice"),
+            None,
+            T0 + 1,
+            true,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, StoreError::ApproverIsActor { id: req.id.clone() });
+    assert_eq!(code(&err), ErrorCode::PolicyDenied);
+    let err = store
+        .decide(&req.id, Decision::Approve, None, None, T0 + 1, true)
+        .await
+        .unwrap_err();
+    assert_eq!(err, StoreError::ApproverRequired { id: req.id.clone() });
+    assert_eq!(
+        store.get(&req.id).await.unwrap().unwrap().status,
+        ApprovalStatus::Pending,
+        "a refused decision changes nothing"
+    );
+    // Rejecting one's own request is refused the same way: the rule is
+    // about who decides, not which way.
+    let err = store
+        .decide(&req.id, Decision::Reject, Some("alice"), None, T0 + 1, true)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::ApproverIsActor { .. }));
+
+    let ok = store
+        .decide(&req.id, Decision::Approve, Some("bob"), None, T0 + 2, true)
+        .await
+        .unwrap();
+    assert_eq!(ok.decided_by.as_deref(), Some("bob"));
+
+    // Without the rule, self-approval is allowed.
+    let own = created(store, request(Some("alice"))).await;
+    store
+        .decide(
+            &own.id,
+            Decision::Approve,
+            Some("alice"),
+            None,
+            T0 + 2,
+            false,
+        )
+        .await
+        .unwrap();
+
+    // An anonymous actor cannot be the named approver.
+    let anon = created(store, request(None)).await;
+    store
+        .decide(&anon.id, Decision::Approve, Some("bob"), None, T0 + 2, true)
+        .await
+        .unwrap();
+}
+
+async fn expiry_boundary_is_exclusive(store: &dyn ApprovalStore) {
+    // expires_at = T0 + 500: usable at T0 + 499, expired at T0 + 500.
+    let req = created(store, request_at("orders.refund", Some("alice"), T0, 500)).await;
+    assert_eq!(req.expires_at_ms, T0 + 500);
+    assert_eq!(req.effective_status(T0 + 499), EffectiveStatus::Pending);
+    assert_eq!(req.effective_status(T0 + 500), EffectiveStatus::Expired);
+
+    let err = store
+        .decide(&req.id, Decision::Approve, Some("m"), None, T0 + 500, false)
+        .await
+        .unwrap_err();
+    assert_eq!(err, StoreError::Expired { id: req.id.clone() });
+    assert_eq!(code(&err), ErrorCode::ApprovalExpired);
+    let ok = store
+        .decide(&req.id, Decision::Approve, Some("m"), None, T0 + 499, false)
+        .await
+        .unwrap();
+    assert_eq!(ok.effective_status(T0 + 499), EffectiveStatus::Approved);
+    assert_eq!(ok.effective_status(T0 + 500), EffectiveStatus::Expired);
+
+    assert_eq!(
+        store.consume(&req.id, T0 + 500).await.unwrap(),
+        Err(ConsumeRefusal::Expired)
+    );
+    assert_eq!(
+        store.get(&req.id).await.unwrap().unwrap().status,
+        ApprovalStatus::Approved,
+        "a refused consume changes nothing"
+    );
+    let used = store.consume(&req.id, T0 + 499).await.unwrap().unwrap();
+    assert_eq!(used.status, ApprovalStatus::Consumed);
+    // Once consumed, expiry does not hide how it ended.
+    assert_eq!(
+        used.effective_status(T0 + 10_000),
+        EffectiveStatus::Consumed
+    );
+}
+
+async fn consume_exactly_once(store: &dyn ApprovalStore) {
+    let req = approved(store, Some("alice")).await;
+    let used = store.consume(&req.id, T0 + 2).await.unwrap().unwrap();
+    let mut want = req.clone();
+    want.status = ApprovalStatus::Consumed;
+    assert_eq!(
+        used, want,
+        "consume returns the request with its recorded actor and surface"
+    );
+    assert_eq!(used.actor, actor(Some("alice")));
+    assert_eq!(used.surface, Surface::Mcp);
+    assert_eq!(store.get(&req.id).await.unwrap().unwrap(), want);
+    for t in [T0 + 3, T0 + 4] {
+        assert_eq!(
+            store.consume(&req.id, t).await.unwrap(),
+            Err(ConsumeRefusal::AlreadyConsumed)
+        );
+    }
+    // Still consumed (not expired) long after expiry.
+    assert_eq!(
+        store.consume(&req.id, T0 + 10 * HOUR).await.unwrap(),
+        Err(ConsumeRefusal::AlreadyConsumed)
+    );
+}
+
+async fn consume_refusals_have_distinct_codes(store: &dyn ApprovalStore) {
+    let pending = created(store, request(Some("alice"))).await;
+    let rejected = created(store, request(Some("alice"))).await;
+    store
+        .decide(
+            &rejected.id,
+            Decision::Reject,
+            Some("m"),
+            None,
+            T0 + 1,
+            false,
+        )
+        .await
+        .unwrap();
+    let expired_approved = approved(store, Some("alice")).await;
+    let used = approved(store, Some("alice")).await;
+    store.consume(&used.id, T0 + 2).await.unwrap().unwrap();
+
+    let late = T0 + HOUR;
+    let cases = [
+        (
+            pending.id.as_str(),
+            T0 + 2,
+            ConsumeRefusal::Pending,
+            ErrorCode::ApprovalPending,
+        ),
+        (
+            pending.id.as_str(),
+            late,
+            ConsumeRefusal::Expired,
+            ErrorCode::ApprovalExpired,
+        ),
+        (
+            rejected.id.as_str(),
+            T0 + 2,
+            ConsumeRefusal::Rejected,
+            ErrorCode::ApprovalRejected,
+        ),
+        (
+            rejected.id.as_str(),
+            late,
+            ConsumeRefusal::Rejected,
+            ErrorCode::ApprovalRejected,
+        ),
+        (
+            expired_approved.id.as_str(),
+            late,
+            ConsumeRefusal::Expired,
+            ErrorCode::ApprovalExpired,
+        ),
+        (
+            used.id.as_str(),
+            T0 + 3,
+            ConsumeRefusal::AlreadyConsumed,
+            ErrorCode::ApprovalConsumed,
+        ),
+        (
+            "apr_ffffffffffffffffffffffffffffffff",
+            T0,
+            ConsumeRefusal::NotFound,
+            ErrorCode::ApprovalNotFound,
+        ),
+        (
+            "",
+            T0,
+            ConsumeRefusal::NotFound,
+            ErrorCode::ApprovalNotFound,
+        ),
+    ];
+    for (id, now, refusal, want_code) in cases {
+        assert_eq!(
+            store.consume(id, now).await.unwrap(),
+            Err(refusal),
+            "{id} at {now}"
+        );
+        let e = CapabilityError::from(refusal);
+        assert_eq!(e.code, want_code);
+        assert_eq!(e.retryable, refusal == ConsumeRefusal::Pending);
+    }
+    // None of the refusals changed a stored status.
+    assert_eq!(
+        store.get(&pending.id).await.unwrap().unwrap().status,
+        ApprovalStatus::Pending
+    );
+    assert_eq!(
+        store
+            .get(&expired_approved.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        ApprovalStatus::Approved
+    );
+}
+
+async fn pending_limit_per_actor_default(store: &dyn ApprovalStore) {
+    // The documented default applies to both stores out of the box.
+    for _ in 0..MAX_PENDING_PER_ACTOR {
+        store.create(&request(Some("flood"))).await.unwrap();
+    }
+    let err = store.create(&request(Some("flood"))).await.unwrap_err();
+    assert_eq!(
+        err,
+        StoreError::LimitExceeded {
+            limit: MAX_PENDING_PER_ACTOR
+        }
+    );
+    assert_eq!(code(&err), ErrorCode::LimitExceeded);
+    store.create(&request(Some("someone-else"))).await.unwrap();
+}
+
+/// The limit counts pending, unexpired requests of one actor (anonymous
+/// actors share one bucket); decided and expired ones free a slot.
+async fn pending_limit_counts_only_live_pending(store: &dyn ApprovalStore, limit: usize) {
+    let mut alice = Vec::new();
+    for _ in 0..limit {
+        alice.push(created(store, request(Some("alice"))).await);
+    }
+    let err = store.create(&request(Some("alice"))).await.unwrap_err();
+    assert_eq!(err, StoreError::LimitExceeded { limit });
+    created(store, request(Some("bob"))).await;
+
+    store
+        .decide(
+            &alice[0].id,
+            Decision::Reject,
+            Some("m"),
+            None,
+            T0 + 1,
+            false,
+        )
+        .await
+        .unwrap();
+    created(store, request(Some("alice"))).await;
+    assert!(store.create(&request(Some("alice"))).await.is_err());
+
+    // After they expire, none of alice's pending requests count.
+    let later = request_at("orders.refund", Some("alice"), T0 + HOUR, HOUR);
+    store.create(&later).await.unwrap();
+
+    for _ in 0..limit {
+        created(store, request(None)).await;
+    }
+    let err = store.create(&request(None)).await.unwrap_err();
+    assert!(matches!(err, StoreError::LimitExceeded { .. }));
+}
+
+#[tokio::test]
+async fn pending_limit_memory() {
+    let store = MemoryApprovalStore::new().with_max_pending_per_actor(3);
+    pending_limit_counts_only_live_pending(&store, 3).await;
+}
+
+#[tokio::test]
+async fn pending_limit_sqlite() {
+    let dir = TempDir::new();
+    let opts = SqliteOptions {
+        max_pending_per_actor: 3,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteApprovalStore::open_with(dir.db(), opts).unwrap();
+    pending_limit_counts_only_live_pending(&store, 3).await;
+}
+
+// ------------------------------------------------------------ the request
+
+#[test]
+fn ids_are_128_random_bits_in_lowercase_hex() {
+    let a = request(None);
+    let b = request(None);
+    assert_ne!(a.id, b.id);
+    for id in [&a.id, &b.id] {
+        assert!(id.starts_with("apr_"), "{id}");
+        assert_eq!(id.len(), 4 + 32);
+        assert!(
+            id[4..]
+                .bytes()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+        );
+        assert!(is_valid_approval_id(id));
+    }
+    assert!(!is_valid_approval_id(
+        "apr_0123456789ABCDEF0123456789abcdef"
+    ));
+    assert!(!is_valid_approval_id("apr_0123"));
+    assert!(!is_valid_approval_id("0123456789abcdef0123456789abcdef"));
+}
+
+#[test]
+fn request_json_uses_camel_case_and_design_names() {
+    let mut req = request(Some("alice"));
+    req.id = "apr_0123456789abcdef0123456789abcdef".into();
+    let v = serde_json::to_value(&req).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "capabilityId",
+            "inputHash",
+            "input",
+            "surface",
+            "actor",
+            "type",
+            "reason",
+            "createdAt",
+            "expiresAt",
+            "status"
+        ]
+    );
+    assert_eq!(v["surface"], "mcp");
+    assert_eq!(v["status"], "pending");
+    assert_eq!(v["createdAt"], T0);
+    assert_eq!(v["actor"]["id"], "alice");
+    let back: ApprovalRequest = serde_json::from_value(v).unwrap();
+    assert_eq!(back, req);
+
+    let decided = ApprovalRequest {
+        status: ApprovalStatus::Consumed,
+        decided_by: Some("m".into()),
+        decided_at_ms: Some(T0 + 1),
+        decision_reason: Some("ok".into()),
+        ..req
+    };
+    let v = serde_json::to_value(&decided).unwrap();
+    assert_eq!(v["status"], "consumed");
+    assert_eq!(v["decidedBy"], "m");
+    assert_eq!(v["decidedAt"], T0 + 1);
+    assert_eq!(v["decisionReason"], "ok");
+    assert_eq!(
+        serde_json::from_value::<ApprovalRequest>(v).unwrap(),
+        decided
+    );
+}
+
+#[test]
+fn huge_expiry_saturates_instead_of_wrapping() {
+    let req = request_at("c", None, T0, u64::MAX);
+    assert_eq!(req.expires_at_ms, u64::MAX);
+    assert_eq!(req.effective_status(T0 + HOUR), EffectiveStatus::Pending);
+}
+
+// ------------------------------------------------------------ concurrency
+
+/// `n` threads released together, each consuming `id` once through the
+/// store given by `pick(thread index)`. Returns (successes, already-consumed).
+fn race(
+    n: usize,
+    id: &str,
+    pick: &(dyn Fn(usize) -> Arc<dyn ApprovalStore> + Sync),
+) -> (usize, usize) {
+    let start = Barrier::new(n);
+    let results: Vec<Result<ApprovalRequest, ConsumeRefusal>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let store = pick(i);
+                let start = &start;
+                s.spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .unwrap();
+                    start.wait();
+                    rt.block_on(store.consume(id, T0 + 2)).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let ok = results.iter().filter(|r| r.is_ok()).count();
+    let consumed = results
+        .iter()
+        .filter(|r| **r == Err(ConsumeRefusal::AlreadyConsumed))
+        .count();
+    (ok, consumed)
+}
+
+#[test]
+fn fifty_threads_consume_once_memory() {
+    let store: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovalStore::new());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let req = rt.block_on(approved(store.as_ref(), Some("alice")));
+    assert_eq!(race(50, &req.id, &|_| store.clone()), (1, 49));
+}
+
+#[test]
+fn fifty_threads_on_five_connections_consume_once_sqlite() {
+    // Five stores = five SQLite connections on one file: the atomicity under
+    // test is the UPDATE's, not the store's mutex.
+    let dir = TempDir::new();
+    let stores: Vec<Arc<dyn ApprovalStore>> = (0..5)
+        .map(|_| Arc::new(SqliteApprovalStore::open(dir.db()).unwrap()) as Arc<dyn ApprovalStore>)
+        .collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    for round in 0..3 {
+        let req = rt.block_on(approved(stores[0].as_ref(), Some("alice")));
+        assert_eq!(
+            race(50, &req.id, &|i| stores[i % 5].clone()),
+            (1, 49),
+            "round {round}"
+        );
+    }
+}
+
+#[test]
+fn concurrent_decisions_one_wins_sqlite() {
+    let dir = TempDir::new();
+    let stores: Vec<Arc<dyn ApprovalStore>> = (0..4)
+        .map(|_| Arc::new(SqliteApprovalStore::open(dir.db()).unwrap()) as Arc<dyn ApprovalStore>)
+        .collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let req = rt.block_on(created(stores[0].as_ref(), request(Some("alice"))));
+    let start = Barrier::new(20);
+    let results: Vec<Result<ApprovalRequest, StoreError>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..20)
+            .map(|i| {
+                let store = stores[i % 4].clone();
+                let (start, id) = (&start, req.id.as_str());
+                s.spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .unwrap();
+                    let d = if i % 2 == 0 {
+                        Decision::Approve
+                    } else {
+                        Decision::Reject
+                    };
+                    let who = format!("m{i}");
+                    start.wait();
+                    rt.block_on(store.decide(id, d, Some(&who), None, T0 + 1, false))
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(winners.len(), 1);
+    let stored = rt.block_on(stores[1].get(&req.id)).unwrap().unwrap();
+    assert_eq!(
+        &stored, winners[0],
+        "the stored decision is the one reported as won"
+    );
+    for r in &results {
+        if let Err(e) = r {
+            assert_eq!(
+                *e,
+                StoreError::AlreadyDecided {
+                    id: req.id.clone(),
+                    status: stored.status
+                }
+            );
+        }
+    }
+}
+
+const CHILD_ENV: &str = "ORPC_APPROVAL_RACE_CHILD";
+
+/// Five processes × ten threads consume one approved request in one
+/// SQLite file: exactly one succeeds, 49 are told it was already consumed.
+/// The test re-runs its own executable as the children.
+#[test]
+fn sqlite_cross_process_race() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        return race_child(&spec);
+    }
+    let dir = TempDir::new();
+    let store = SqliteApprovalStore::open(dir.db()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let req = rt.block_on(approved(&store, Some("alice")));
+    drop(store);
+    let go = dir.0.join("go");
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..5)
+        .map(|_| {
+            std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "sqlite_cross_process_race",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env(
+                    CHILD_ENV,
+                    format!("{}|{}|{}", dir.db().display(), req.id, go.display()),
+                )
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Let every child open its store and wait at the line.
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(&go, b"go").unwrap();
+    let (mut ok, mut consumed) = (0, 0);
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "child failed: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = stdout
+            .lines()
+            .find_map(|l| l.split_once("RACE ").map(|(_, rest)| rest.trim()))
+            .unwrap_or_else(|| panic!("no RACE line in child output: {stdout}"));
+        let (o, c) = line.split_once(' ').unwrap();
+        ok += o.parse::<usize>().unwrap();
+        consumed += c.parse::<usize>().unwrap();
+    }
+    assert_eq!((ok, consumed), (1, 49));
+    let store = SqliteApprovalStore::open(dir.db()).unwrap();
+    let stored = rt.block_on(store.get(&req.id)).unwrap().unwrap();
+    assert_eq!(stored.status, ApprovalStatus::Consumed);
+}
+
+fn race_child(spec: &str) {
+    let mut parts = spec.split('|');
+    let (db, id, go) = (
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+    );
+    let store: Arc<dyn ApprovalStore> = Arc::new(SqliteApprovalStore::open(db).unwrap());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !Path::new(go).exists() {
+        assert!(std::time::Instant::now() < deadline, "no go signal");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let (ok, consumed) = race(10, id, &|_| store.clone());
+    assert_eq!(ok + consumed, 10, "every refusal is AlreadyConsumed");
+    println!("RACE {ok} {consumed}");
+}
+
+// ------------------------------------------------------ SQLite specifics
+
+#[tokio::test]
+async fn sqlite_requests_survive_reopen() {
+    let dir = TempDir::new();
+    let (pending, approved_req, used) = {
+        let store = SqliteApprovalStore::open(dir.db()).unwrap();
+        let pending = created(&store, request(Some("alice"))).await;
+        let approved_req = approved(&store, Some("bob")).await;
+        let used = approved(&store, None).await;
+        let used = store.consume(&used.id, T0 + 2).await.unwrap().unwrap();
+        (pending, approved_req, used)
+    };
+    let store = SqliteApprovalStore::open(dir.db()).unwrap();
+    assert_eq!(store.get(&pending.id).await.unwrap().unwrap(), pending);
+    assert_eq!(
+        store.get(&approved_req.id).await.unwrap().unwrap(),
+        approved_req
+    );
+    assert_eq!(store.get(&used.id).await.unwrap().unwrap(), used);
+    assert_eq!(store.list(&ListFilter::default()).await.unwrap().len(), 3);
+    // Single use holds across the restart, and the approved one still works.
+    assert_eq!(
+        store.consume(&used.id, T0 + 3).await.unwrap(),
+        Err(ConsumeRefusal::AlreadyConsumed)
+    );
+    assert!(
+        store
+            .consume(&approved_req.id, T0 + 3)
+            .await
+            .unwrap()
+            .is_ok()
+    );
+    drop(store);
+
+    let raw = rusqlite::Connection::open(dir.db()).unwrap();
+    let version: i64 = raw
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    let mode: String = raw
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let consumed_at: Option<i64> = raw
+        .query_row(
+            "SELECT consumed_at_ms FROM approvals WHERE id = ?1",
+            [&used.id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(consumed_at, Some(i64::try_from(T0 + 2).unwrap()));
+}
+
+fn backend_kind(e: &StoreError) -> BackendErrorKind {
+    match e {
+        StoreError::Backend { kind, .. } => *kind,
+        other => panic!("expected a backend error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn sqlite_locked_database_is_a_typed_retryable_error() {
+    let dir = TempDir::new();
+    let opts = SqliteOptions {
+        busy_timeout: Duration::from_millis(50),
+        ..SqliteOptions::default()
+    };
+    let store = SqliteApprovalStore::open_with(dir.db(), opts).unwrap();
+    let req = approved(&store, Some("alice")).await;
+
+    let locker = rusqlite::Connection::open(dir.db()).unwrap();
+    locker.execute_batch("BEGIN IMMEDIATE").unwrap();
+
+    let err = store.create(&request(Some("alice"))).await.unwrap_err();
+    assert_eq!(backend_kind(&err), BackendErrorKind::Busy);
+    assert!(err.is_backend());
+    let e = CapabilityError::from(err);
+    assert_eq!(e.code, ErrorCode::Internal);
+    assert!(e.retryable);
+    assert_eq!(e.details.unwrap()["store"], "busy");
+    assert!(
+        !e.message.contains("approvals.db"),
+        "no file paths reach the caller"
+    );
+
+    let err = store.consume(&req.id, T0 + 2).await.unwrap_err();
+    assert_eq!(backend_kind(&err), BackendErrorKind::Busy);
+    let err = store
+        .decide(&req.id, Decision::Reject, Some("m"), None, T0 + 2, false)
+        .await
+        .unwrap_err();
+    // The read sees the approved row (WAL readers are not blocked), so the
+    // rules refuse before any write is attempted.
+    assert!(matches!(err, StoreError::AlreadyDecided { .. }));
+    // Reads still work under a writer's lock in WAL mode.
+    assert!(store.get(&req.id).await.unwrap().is_some());
+
+    locker.execute_batch("ROLLBACK").unwrap();
+    assert!(
+        store.consume(&req.id, T0 + 2).await.unwrap().is_ok(),
+        "usable once released"
+    );
+}
+
+#[tokio::test]
+async fn sqlite_read_only_database_is_a_typed_error() {
+    let dir = TempDir::new();
+    let req = {
+        let store = SqliteApprovalStore::open(dir.db()).unwrap();
+        approved(&store, Some("alice")).await
+    };
+    let uri = format!("file:{}?mode=ro", dir.db().display());
+    let store = SqliteApprovalStore::open(&uri).unwrap();
+    assert_eq!(
+        store.get(&req.id).await.unwrap().unwrap(),
+        req,
+        "reads work"
+    );
+    let err = store.create(&request(Some("alice"))).await.unwrap_err();
+    assert_eq!(backend_kind(&err), BackendErrorKind::ReadOnly);
+    let err = store.consume(&req.id, T0 + 2).await.unwrap_err();
+    assert_eq!(backend_kind(&err), BackendErrorKind::ReadOnly);
+    assert!(!CapabilityError::from(err).retryable);
+}
+
+#[test]
+fn sqlite_unopenable_paths_are_typed_errors() {
+    let dir = TempDir::new();
+    let missing = dir.0.join("no-such-dir").join("approvals.db");
+    let err = SqliteApprovalStore::open(&missing).unwrap_err();
+    assert_eq!(backend_kind(&err), BackendErrorKind::CannotOpen);
+
+    let garbage = dir.0.join("garbage.db");
+    std::fs::write(&garbage, vec![0x5a; 8192]).unwrap();
+    let err = SqliteApprovalStore::open(&garbage).unwrap_err();
+    assert_eq!(backend_kind(&err), BackendErrorKind::Corrupt);
+
+    let newer = dir.0.join("newer.db");
+    let raw = rusqlite::Connection::open(&newer).unwrap();
+    raw.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    drop(raw);
+    let err = SqliteApprovalStore::open(&newer).unwrap_err();
+    assert_eq!(backend_kind(&err), BackendErrorKind::Schema);
+}
+
+#[tokio::test]
+async fn sqlite_unreadable_row_is_a_typed_error() {
+    let dir = TempDir::new();
+    let store = SqliteApprovalStore::open(dir.db()).unwrap();
+    let good = created(&store, request(Some("alice"))).await;
+    let raw = rusqlite::Connection::open(dir.db()).unwrap();
+    raw.execute(
+        "INSERT INTO approvals (id, capability_id, input_hash, input, surface, actor, \
+         created_at_ms, expires_at_ms, status) \
+         VALUES ('apr_badbadbadbadbadbadbadbadbadbadba', 'c', 'h', '{not json', 'mcp', '{}', 1, 2, 'pending')",
+        [],
+    )
+    .unwrap();
+    raw.execute(
+        "INSERT INTO approvals (id, capability_id, input_hash, input, surface, actor, \
+         created_at_ms, expires_at_ms, status) \
+         VALUES ('apr_badbadbadbadbadbadbadbadbadbad2', 'c', 'h', '{}', 'carrier-pigeon', '{}', 1, 2, 'pending')",
+        [],
+    )
+    .unwrap();
+    for id in [
+        "apr_badbadbadbadbadbadbadbadbadbadba",
+        "apr_badbadbadbadbadbadbadbadbadbad2",
+    ] {
+        let err = store.get(id).await.unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+        assert!(err.is_backend());
+        assert_eq!(code(&err), ErrorCode::Internal);
+    }
+    assert!(matches!(
+        store.list(&ListFilter::default()).await,
+        Err(StoreError::Corrupt { .. })
+    ));
+    // Rows that read fine still do.
+    assert_eq!(store.get(&good.id).await.unwrap().unwrap(), good);
+}
