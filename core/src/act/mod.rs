@@ -4,10 +4,20 @@
 //! * [`deterministic`]: RFC 8949 §4.2.1 deterministic CBOR and [`input_hash`].
 //! * [`decode`]: the bounded decoder every untrusted byte goes through.
 //! * [`diag`]: diagnostic notation for any well-formed item.
+//! * [`keys`]: the normative key table, positions and error kinds.
+//! * [`meta_map`]: metadata maps, typed getters, validation per position.
+//! * [`localized`]: localized strings and language fallback.
+//! * [`trace`]: W3C trace context validation and propagation.
+//! * [`capabilities`]: capability declarations, grants and decisions.
 
+pub mod capabilities;
 pub mod decode;
 pub mod deterministic;
 pub mod diag;
+pub mod keys;
+pub mod localized;
+pub mod meta_map;
+pub mod trace;
 
 pub use decode::{DecodeError, DecodeOptions, MAX_DEPTH, decode};
 pub use deterministic::{
@@ -15,3 +25,7 @@ pub use deterministic::{
     hash_preimage_cbor, input_hash,
 };
 pub use diag::diagnostic;
+pub use keys::{KEYS, Position};
+pub use localized::Localized;
+pub use meta_map::{MetaMap, Problem, ProblemCode, Severity, ValidateOptions};
+pub use trace::{validate_traceparent, validate_tracestate};

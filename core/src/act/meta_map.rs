@@ -1,0 +1,593 @@
+//! A metadata map: text keys → `ciborium` values, decoded from and encoded
+//! to CBOR, with typed getters and validation per [`Position`].
+//!
+//! Validation reports *every* problem, each naming its key, with a stable
+//! code. `std:` keys are checked against the key table; keys of other
+//! namespaces (`acme:priority`) pass through untouched — they are kept,
+//! re-encoded as they came, and never looked at.
+
+use ciborium::Value as Cbor;
+
+use super::decode::{
+    Arg, DecodeError, DecodeOptions, Reader, decode, decode_item, end, find_duplicate, read_text,
+};
+use super::deterministic::{EncodeError, write_deterministic, write_head};
+use super::keys::{self, CborType, KeySpec, Position};
+use super::localized::{Localized, is_language_tag};
+use super::trace;
+
+/// The `std:` namespace prefix.
+pub const STD: &str = "std:";
+
+/// A decoded metadata map. Keys are unique; order is as received (the
+/// encoder sorts, so order never changes bytes).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MetaMap {
+    entries: Vec<(String, Cbor)>,
+}
+
+/// A typed getter found a value of the wrong type.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("metadata key {key} should be {expected}")]
+pub struct WrongType {
+    pub key: String,
+    pub expected: &'static str,
+}
+
+impl MetaMap {
+    pub fn new() -> MetaMap {
+        MetaMap::default()
+    }
+
+    /// A map from entries; a repeated key keeps its last value.
+    pub fn from_entries<I: IntoIterator<Item = (String, Cbor)>>(entries: I) -> MetaMap {
+        let mut m = MetaMap::new();
+        for (k, v) in entries {
+            m.insert(k, v);
+        }
+        m
+    }
+
+    /// Decodes a metadata map: a definite-length CBOR map with text keys,
+    /// no duplicates, nesting within [`super::decode::MAX_DEPTH`].
+    pub fn decode(bytes: &[u8]) -> Result<MetaMap, DecodeError> {
+        let opts = DecodeOptions::default();
+        let mut r = Reader::new(bytes);
+        let h = r.head()?;
+        let n = match (h.major, h.arg) {
+            (5, Arg::Value(n)) => n,
+            (5, Arg::Indefinite) => return Err(DecodeError::Indefinite { offset: h.offset }),
+            (m, _) => {
+                return Err(DecodeError::NotAMap {
+                    offset: h.offset,
+                    found: major_name(m),
+                });
+            }
+        };
+        r.check_items(h.offset, n, 2)?;
+        let mut entries = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let kh = r.head()?;
+            if kh.major != 3 {
+                return Err(DecodeError::NonTextKey { offset: kh.offset });
+            }
+            let k = read_text(&mut r, kh, opts)?;
+            let v = decode_item(&mut r, opts, 1)?;
+            entries.push((k, v));
+        }
+        end(&r)?;
+        if let Some(k) = find_duplicate(&entries, |e| &e.0) {
+            return Err(DecodeError::DuplicateKey {
+                offset: h.offset,
+                key: format!("{k:?}"),
+            });
+        }
+        Ok(MetaMap { entries })
+    }
+
+    /// Reads a map value (e.g. `std:forward`, an example) as a metadata map.
+    pub fn from_value(v: &Cbor) -> Result<MetaMap, DecodeError> {
+        let Cbor::Map(entries) = v else {
+            return Err(DecodeError::NotAMap {
+                offset: 0,
+                found: value_kind(v),
+            });
+        };
+        let mut out = Vec::with_capacity(entries.len());
+        for (k, v) in entries {
+            let Cbor::Text(k) = k else {
+                return Err(DecodeError::NonTextKey { offset: 0 });
+            };
+            out.push((k.clone(), v.clone()));
+        }
+        if let Some(k) = find_duplicate(&out, |e| &e.0) {
+            return Err(DecodeError::DuplicateKey {
+                offset: 0,
+                key: format!("{k:?}"),
+            });
+        }
+        Ok(MetaMap { entries: out })
+    }
+
+    /// Deterministic CBOR (RFC 8949 §4.2.1).
+    pub fn encode(&self) -> Result<Vec<u8>, EncodeError> {
+        let mut sorted: Vec<&(String, Cbor)> = self.entries.iter().collect();
+        sorted.sort_unstable_by(|a, b| a.0.len().cmp(&b.0.len()).then_with(|| a.0.cmp(&b.0)));
+        let mut buf = Vec::with_capacity(64);
+        write_head(&mut buf, 5, sorted.len() as u64);
+        for (k, v) in sorted {
+            write_head(&mut buf, 3, k.len() as u64);
+            buf.extend_from_slice(k.as_bytes());
+            write_deterministic(&mut buf, v, 1)?;
+        }
+        Ok(buf)
+    }
+
+    pub fn to_value(&self) -> Cbor {
+        Cbor::Map(
+            self.entries
+                .iter()
+                .map(|(k, v)| (Cbor::Text(k.clone()), v.clone()))
+                .collect(),
+        )
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Cbor)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Cbor> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Sets `key`, replacing an earlier value; returns the old one.
+    pub fn insert(&mut self, key: impl Into<String>, value: Cbor) -> Option<Cbor> {
+        let key = key.into();
+        match self.entries.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => Some(std::mem::replace(&mut slot.1, value)),
+            None => {
+                self.entries.push((key, value));
+                None
+            }
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Cbor> {
+        let i = self.entries.iter().position(|(k, _)| k == key)?;
+        Some(self.entries.remove(i).1)
+    }
+
+    fn typed<'a, T>(
+        &'a self,
+        key: &str,
+        expected: &'static str,
+        f: impl FnOnce(&'a Cbor) -> Option<T>,
+    ) -> Result<Option<T>, WrongType> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => f(v).map(Some).ok_or_else(|| WrongType {
+                key: key.to_owned(),
+                expected,
+            }),
+        }
+    }
+
+    pub fn get_bool(&self, key: &str) -> Result<Option<bool>, WrongType> {
+        self.typed(key, "bool", Cbor::as_bool)
+    }
+
+    pub fn get_uint(&self, key: &str) -> Result<Option<u64>, WrongType> {
+        self.typed(key, "uint", |v| {
+            v.as_integer().and_then(|i| u64::try_from(i).ok())
+        })
+    }
+
+    pub fn get_text(&self, key: &str) -> Result<Option<&str>, WrongType> {
+        self.typed(key, "string", |v| v.as_text())
+    }
+
+    pub fn get_text_array(&self, key: &str) -> Result<Option<Vec<&str>>, WrongType> {
+        self.typed(key, "array of string", |v| {
+            v.as_array()?.iter().map(Cbor::as_text).collect()
+        })
+    }
+
+    pub fn get_localized(&self, key: &str) -> Result<Option<Localized>, WrongType> {
+        self.typed(key, "localized-string", |v| Localized::from_cbor(v).ok())
+    }
+
+    /// `std:examples`: each byte string decoded as a CBOR argument map.
+    pub fn get_examples(&self, key: &str) -> Result<Option<Vec<MetaMap>>, WrongType> {
+        self.typed(key, "array of bstr, each a CBOR map", |v| {
+            v.as_array()?
+                .iter()
+                .map(|b| MetaMap::decode(b.as_bytes()?).ok())
+                .collect()
+        })
+    }
+
+    /// Checks the map for `position`; see [`Problem`] for what is reported.
+    pub fn validate(&self, position: Position, opts: ValidateOptions) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        if position == Position::CredentialMaterial {
+            return problems;
+        }
+        for (key, value) in &self.entries {
+            check_key(key, value, position, opts, &mut problems);
+        }
+        for spec in keys::KEYS
+            .iter()
+            .filter(|k| k.required && k.positions.contains(position))
+        {
+            if self.get(spec.key).is_none() {
+                problems.push(Problem::error(
+                    spec.key,
+                    ProblemCode::MissingKey,
+                    format!("{} is required", spec.key),
+                ));
+            }
+        }
+        problems
+    }
+}
+
+/// Validation switches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ValidateOptions {
+    /// Credential keys in per-call metadata become errors, not warnings.
+    pub strict: bool,
+}
+
+/// How bad a problem is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// What is wrong with one key. Stable codes for vectors and bindings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProblemCode {
+    /// The value has the wrong CBOR type for the key.
+    WrongType,
+    /// A known `std:` key in a position where it does not belong.
+    NotAllowedHere,
+    /// A `std:` key the table does not have (or an unknown component key).
+    UnknownStdKey,
+    /// The type is right but the value is not (bad traceparent, SemVer…).
+    InvalidValue,
+    /// A credential key outside open-session args.
+    CredentialInMetadata,
+    /// A required key is absent.
+    MissingKey,
+}
+
+impl ProblemCode {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ProblemCode::WrongType => "WRONG_TYPE",
+            ProblemCode::NotAllowedHere => "NOT_ALLOWED_HERE",
+            ProblemCode::UnknownStdKey => "UNKNOWN_STD_KEY",
+            ProblemCode::InvalidValue => "INVALID_VALUE",
+            ProblemCode::CredentialInMetadata => "CREDENTIAL_IN_METADATA",
+            ProblemCode::MissingKey => "MISSING_KEY",
+        }
+    }
+}
+
+/// One finding of [`MetaMap::validate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub key: String,
+    pub code: ProblemCode,
+    pub severity: Severity,
+    pub message: String,
+}
+
+impl Problem {
+    fn error(key: &str, code: ProblemCode, message: String) -> Problem {
+        Problem {
+            key: key.to_owned(),
+            code,
+            severity: Severity::Error,
+            message,
+        }
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sev = if self.is_error() { "error" } else { "warning" };
+        write!(
+            f,
+            "{sev} {} [{}]: {}",
+            self.key,
+            self.code.as_str(),
+            self.message
+        )
+    }
+}
+
+/// True for keys in a namespace other than `std:` (`acme:priority`).
+fn is_foreign(key: &str) -> bool {
+    !key.starts_with(STD) && key.contains(':')
+}
+
+fn check_key(
+    key: &str,
+    value: &Cbor,
+    position: Position,
+    opts: ValidateOptions,
+    out: &mut Vec<Problem>,
+) {
+    let is_std = key.starts_with(STD);
+    if position == Position::Component {
+        // The [std] table is the std namespace: its keys are bare.
+        if is_foreign(key) {
+            return;
+        }
+    } else if !is_std {
+        // Foreign namespaces, and plain argument names in open-session args.
+        return;
+    }
+    let Some(spec) = keys::lookup(key) else {
+        out.push(Problem::error(
+            key,
+            ProblemCode::UnknownStdKey,
+            format!("{key} is not a key of spec/004"),
+        ));
+        return;
+    };
+    if !spec.positions.contains(position) {
+        if spec.credential
+            && matches!(
+                position,
+                Position::ToolCall
+                    | Position::ListTools
+                    | Position::ContentPart
+                    | Position::OpenSession
+            )
+        {
+            let msg = format!(
+                "{key} is a credential; pass it in open-session args, not per-call metadata, where it reaches the agent's context on every call"
+            );
+            let severity = if opts.strict {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            out.push(Problem {
+                key: key.to_owned(),
+                code: ProblemCode::CredentialInMetadata,
+                severity,
+                message: msg,
+            });
+        } else {
+            let allowed: Vec<&str> = spec.positions.iter().map(Position::as_str).collect();
+            out.push(Problem::error(
+                key,
+                ProblemCode::NotAllowedHere,
+                format!(
+                    "{key} may not appear in {position} metadata (allowed: {})",
+                    allowed.join(", ")
+                ),
+            ));
+            return;
+        }
+    }
+    check_value(spec, value, out);
+}
+
+fn check_value(spec: &KeySpec, value: &Cbor, out: &mut Vec<Problem>) {
+    let key = spec.key;
+    let type_ok = match spec.ty {
+        CborType::Bool => value.is_bool(),
+        CborType::Uint => value.as_integer().is_some_and(|i| u64::try_from(i).is_ok()),
+        CborType::Text => value.is_text(),
+        CborType::LocalizedString => value.is_text() || value.is_map(),
+        CborType::ArrayOfBstr => value
+            .as_array()
+            .is_some_and(|a| a.iter().all(Cbor::is_bytes)),
+        CborType::ArrayOfText => value
+            .as_array()
+            .is_some_and(|a| a.iter().all(Cbor::is_text)),
+        CborType::Map => value.is_map(),
+        CborType::Any => true,
+    };
+    if !type_ok {
+        out.push(Problem::error(
+            key,
+            ProblemCode::WrongType,
+            format!(
+                "{key} must be {}, found {}",
+                spec.ty.as_str(),
+                value_kind(value)
+            ),
+        ));
+        return;
+    }
+    if let Err(why) = check_semantics(key, value) {
+        out.push(Problem::error(
+            key,
+            ProblemCode::InvalidValue,
+            format!("{key}: {why}"),
+        ));
+    }
+}
+
+/// Value rules beyond the CBOR type.
+fn check_semantics(key: &str, value: &Cbor) -> Result<(), String> {
+    match key {
+        "description" | "std:usage-hints" | "std:anti-usage-hints" => Localized::from_cbor(value)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        "std:session-op" => match value.as_text() {
+            Some("open" | "close") => Ok(()),
+            other => Err(format!("must be \"open\" or \"close\", found {other:?}")),
+        },
+        "std:traceparent" => value
+            .as_text()
+            .map_or(Ok(()), trace::validate_traceparent)
+            .map_err(|e| e.to_string()),
+        "std:tracestate" => value
+            .as_text()
+            .map_or(Ok(()), trace::validate_tracestate)
+            .map_err(|e| e.to_string()),
+        "std:examples" => {
+            for (i, b) in value.as_array().into_iter().flatten().enumerate() {
+                let bytes = b.as_bytes().map(Vec::as_slice).unwrap_or_default();
+                MetaMap::decode(bytes)
+                    .map_err(|e| format!("example {i} is not a CBOR argument map: {e}"))?;
+            }
+            Ok(())
+        }
+        "version" => match value.as_text() {
+            Some(v) => semver::Version::parse(v)
+                .map(|_| ())
+                .map_err(|e| format!("{v:?} is not SemVer: {e}")),
+            None => Ok(()),
+        },
+        "name" => match value.as_text() {
+            Some(n) if n.trim().is_empty() => Err("must not be empty".into()),
+            _ => Ok(()),
+        },
+        "default-language" => match value.as_text() {
+            Some(t) if !is_language_tag(t) => Err(format!("{t:?} is not a BCP 47 language tag")),
+            _ => Ok(()),
+        },
+        "capabilities" => super::capabilities::Declarations::from_cbor(value)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        _ => Ok(()),
+    }
+}
+
+fn major_name(major: u8) -> &'static str {
+    [
+        "unsigned integer",
+        "negative integer",
+        "byte string",
+        "text string",
+        "array",
+        "map",
+        "tag",
+        "simple/float",
+    ][usize::from(major & 7)]
+}
+
+/// A short name of a value's CBOR type, for messages.
+pub fn value_kind(v: &Cbor) -> &'static str {
+    match v {
+        Cbor::Integer(_) => "integer",
+        Cbor::Bytes(_) => "byte string",
+        Cbor::Float(_) => "float",
+        Cbor::Text(_) => "text string",
+        Cbor::Bool(_) => "bool",
+        Cbor::Null => "null",
+        Cbor::Tag(..) => "tag",
+        Cbor::Array(_) => "array",
+        Cbor::Map(_) => "map",
+        _ => "value",
+    }
+}
+
+/// Decodes bytes as any CBOR value under the metadata limits.
+pub fn decode_value(bytes: &[u8]) -> Result<Cbor, DecodeError> {
+    decode(bytes, DecodeOptions::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Cbor {
+        Cbor::Text(s.into())
+    }
+
+    fn codes(m: &MetaMap, p: Position, strict: bool) -> Vec<(String, &'static str, bool)> {
+        m.validate(p, ValidateOptions { strict })
+            .into_iter()
+            .map(|p| {
+                let e = p.is_error();
+                (p.key, p.code.as_str(), e)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn positions_matter() {
+        let mut m = MetaMap::new();
+        m.insert("std:read-only", Cbor::Bool(true));
+        m.insert("acme:priority", Cbor::Integer(3.into()));
+        m.insert("std:request-id", t("r1"));
+        assert!(codes(&m, Position::ToolDefinition, false).is_empty());
+        assert_eq!(
+            codes(&m, Position::ToolCall, false),
+            [("std:read-only".into(), "NOT_ALLOWED_HERE", true)]
+        );
+        m.insert("std:bogus", Cbor::Null);
+        m.insert("std:timeout-ms", Cbor::Integer((-1).into()));
+        m.insert("std:api-key", t("k"));
+        let got = codes(&m, Position::ToolDefinition, false);
+        assert!(got.contains(&("std:bogus".into(), "UNKNOWN_STD_KEY", true)));
+        assert!(got.contains(&("std:timeout-ms".into(), "WRONG_TYPE", true)));
+        assert!(got.contains(&("std:api-key".into(), "NOT_ALLOWED_HERE", true)));
+    }
+
+    #[test]
+    fn credentials_warn_per_call_and_fail_strict() {
+        let m = MetaMap::from_entries([("std:bearer-token".to_owned(), t("x"))]);
+        assert_eq!(
+            codes(&m, Position::ToolCall, false),
+            [("std:bearer-token".into(), "CREDENTIAL_IN_METADATA", false)]
+        );
+        assert_eq!(
+            codes(&m, Position::ToolCall, true),
+            [("std:bearer-token".into(), "CREDENTIAL_IN_METADATA", true)]
+        );
+        assert!(codes(&m, Position::OpenSessionArgs, true).is_empty());
+        // Inside stored credential material the same names mean nothing.
+        let m = MetaMap::from_entries([("std:username".to_owned(), Cbor::Integer(1.into()))]);
+        assert!(codes(&m, Position::CredentialMaterial, true).is_empty());
+    }
+
+    #[test]
+    fn decode_encode_and_getters() {
+        let m = MetaMap::from_entries([
+            ("std:tags".to_owned(), Cbor::Array(vec![t("a"), t("b")])),
+            ("std:timeout-ms".to_owned(), Cbor::Integer(5000.into())),
+            ("acme:x".to_owned(), Cbor::Tag(32, Box::new(t("http://x")))),
+        ]);
+        let bytes = m.encode().unwrap();
+        let back = MetaMap::decode(&bytes).unwrap();
+        assert_eq!(back.get_uint("std:timeout-ms").unwrap(), Some(5000));
+        assert_eq!(
+            back.get_text_array("std:tags").unwrap(),
+            Some(vec!["a", "b"])
+        );
+        assert_eq!(back.get("acme:x"), m.get("acme:x"));
+        assert_eq!(back.get_bool("std:tags").unwrap_err().key, "std:tags");
+        assert_eq!(back.encode().unwrap(), bytes);
+        assert_eq!(
+            MetaMap::decode(&[0xa1, 0x01, 0x02]).unwrap_err().code(),
+            "NON_TEXT_KEY"
+        );
+        assert_eq!(MetaMap::decode(&[0x80]).unwrap_err().code(), "NOT_A_MAP");
+        assert_eq!(
+            MetaMap::decode(&[0xbf, 0xff]).unwrap_err().code(),
+            "INDEFINITE_LENGTH"
+        );
+    }
+}

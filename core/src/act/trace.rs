@@ -1,0 +1,325 @@
+//! W3C Trace Context (https://www.w3.org/TR/trace-context/): validation of
+//! `traceparent` and `tracestate`, and carrying both between HTTP headers,
+//! MCP `_meta` and `std:` metadata (spec/004: transport adapters propagate
+//! `std:traceparent` / `std:tracestate` to and from those places).
+//!
+//! An invalid `traceparent` is an error the caller decides about (the W3C
+//! rule is to start a new trace); an invalid `tracestate` next to a valid
+//! `traceparent` is dropped, as the W3C recommendation says.
+
+use crate::frame::TraceContext;
+
+/// Most list members a `tracestate` may hold (W3C §3.3.1.1).
+pub const MAX_TRACESTATE_MEMBERS: usize = 32;
+
+/// Why a trace header is invalid. Codes are stable for the vectors.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    #[error(
+        "traceparent must be version-traceid-parentid-flags (55 characters for version 00), got {0} characters"
+    )]
+    Length(usize),
+    #[error("traceparent field {0} is not lowercase hex of the right length")]
+    Field(&'static str),
+    #[error("traceparent version ff is forbidden")]
+    Version,
+    #[error("traceparent {0} is all zeros")]
+    ZeroId(&'static str),
+    #[error("tracestate has {0} members; at most {MAX_TRACESTATE_MEMBERS} are allowed")]
+    TooManyMembers(usize),
+    #[error("tracestate member {0:?} is not key=value with a valid key and value")]
+    Member(String),
+    #[error("tracestate key {0:?} appears twice")]
+    DuplicateKey(String),
+}
+
+impl TraceError {
+    pub const fn code(&self) -> &'static str {
+        match self {
+            TraceError::Length(_) => "TRACEPARENT_LENGTH",
+            TraceError::Field(_) => "TRACEPARENT_FIELD",
+            TraceError::Version => "TRACEPARENT_VERSION",
+            TraceError::ZeroId(_) => "TRACEPARENT_ZERO_ID",
+            TraceError::TooManyMembers(_) => "TRACESTATE_TOO_MANY_MEMBERS",
+            TraceError::Member(_) => "TRACESTATE_MEMBER",
+            TraceError::DuplicateKey(_) => "TRACESTATE_DUPLICATE_KEY",
+        }
+    }
+}
+
+fn lower_hex(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Validates a `traceparent` header value: lowercase hex fields of 2, 32,
+/// 16 and 2 characters; version not `ff`; trace id and parent id not all
+/// zeros. A version above `00` may carry more fields after a `-` (W3C
+/// forward compatibility); version `00` is exactly 55 characters.
+pub fn validate_traceparent(s: &str) -> Result<(), TraceError> {
+    if s.len() < 55 || !s.is_ascii() {
+        return Err(TraceError::Length(s.len()));
+    }
+    let (version, trace_id, parent_id, flags) = (&s[0..2], &s[3..35], &s[36..52], &s[53..55]);
+    let dashes = [2, 35, 52].iter().all(|i| s.as_bytes()[*i] == b'-');
+    if !dashes {
+        return Err(TraceError::Length(s.len()));
+    }
+    if !lower_hex(version) {
+        return Err(TraceError::Field("version"));
+    }
+    if version == "ff" {
+        return Err(TraceError::Version);
+    }
+    if version == "00" && s.len() != 55 {
+        return Err(TraceError::Length(s.len()));
+    }
+    if s.len() > 55 && s.as_bytes()[55] != b'-' {
+        return Err(TraceError::Length(s.len()));
+    }
+    for (name, field) in [
+        ("trace-id", trace_id),
+        ("parent-id", parent_id),
+        ("trace-flags", flags),
+    ] {
+        if !lower_hex(field) {
+            return Err(TraceError::Field(name));
+        }
+    }
+    if trace_id.bytes().all(|b| b == b'0') {
+        return Err(TraceError::ZeroId("trace-id"));
+    }
+    if parent_id.bytes().all(|b| b == b'0') {
+        return Err(TraceError::ZeroId("parent-id"));
+    }
+    Ok(())
+}
+
+fn key_char(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'*' | b'/')
+}
+
+/// W3C §3.3.1.3.1: `simple-key` or `tenant-id@system-id`.
+fn valid_key(k: &str) -> bool {
+    let b = k.as_bytes();
+    match k.split_once('@') {
+        None => {
+            (1..=256).contains(&b.len())
+                && b[0].is_ascii_lowercase()
+                && b.iter().all(|c| key_char(*c))
+        }
+        Some((tenant, system)) => {
+            let (t, s) = (tenant.as_bytes(), system.as_bytes());
+            (1..=241).contains(&t.len())
+                && (t[0].is_ascii_lowercase() || t[0].is_ascii_digit())
+                && t.iter().all(|c| key_char(*c))
+                && (1..=14).contains(&s.len())
+                && s[0].is_ascii_lowercase()
+                && s.iter().all(|c| key_char(*c))
+        }
+    }
+}
+
+/// W3C §3.3.1.3.2: up to 256 printable ASCII characters except `,` and
+/// `=`, spaces allowed inside but not at the end.
+fn valid_value(v: &str) -> bool {
+    let b = v.as_bytes();
+    (1..=256).contains(&b.len())
+        && b.iter()
+            .all(|c| (0x20..=0x7e).contains(c) && *c != b',' && *c != b'=')
+        && b[b.len() - 1] != b' '
+}
+
+/// Validates a `tracestate` header value: at most 32 `key=value` members,
+/// comma-separated with optional spaces/tabs, keys unique. Empty members
+/// (`a=1,,b=2`) are allowed and ignored, as the W3C grammar permits.
+pub fn validate_tracestate(s: &str) -> Result<(), TraceError> {
+    let mut keys: Vec<&str> = Vec::new();
+    for raw in s.split(',') {
+        let m = raw.trim_matches([' ', '\t']);
+        if m.is_empty() {
+            continue;
+        }
+        let Some((k, v)) = m.split_once('=') else {
+            return Err(TraceError::Member(m.to_owned()));
+        };
+        if !valid_key(k) || !valid_value(v) {
+            return Err(TraceError::Member(m.to_owned()));
+        }
+        if keys.contains(&k) {
+            return Err(TraceError::DuplicateKey(k.to_owned()));
+        }
+        keys.push(k);
+        if keys.len() > MAX_TRACESTATE_MEMBERS {
+            return Err(TraceError::TooManyMembers(
+                s.split(',').filter(|m| !m.trim().is_empty()).count(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Validates a whole trace context: an error in `traceparent` is returned;
+/// so is one in `tracestate` (use [`sanitize`] to drop a bad tracestate).
+pub fn validate(tc: &TraceContext) -> Result<(), TraceError> {
+    validate_traceparent(&tc.traceparent)?;
+    if let Some(ts) = &tc.tracestate {
+        validate_tracestate(ts)?;
+    }
+    Ok(())
+}
+
+/// Builds a context from raw values: `None` if there is no traceparent, an
+/// error if it is invalid; an invalid or empty tracestate is dropped.
+pub fn sanitize(
+    traceparent: Option<&str>,
+    tracestate: Option<&str>,
+) -> Result<Option<TraceContext>, TraceError> {
+    let Some(tp) = traceparent else {
+        return Ok(None);
+    };
+    let tp = tp.trim_matches([' ', '\t']);
+    validate_traceparent(tp)?;
+    let tracestate = tracestate
+        .map(|s| s.trim_matches([' ', '\t']))
+        .filter(|s| !s.is_empty() && validate_tracestate(s).is_ok())
+        .map(str::to_owned);
+    Ok(Some(TraceContext {
+        traceparent: tp.to_owned(),
+        tracestate,
+    }))
+}
+
+/// HTTP header names (lowercase, as HTTP/2 and HTTP/3 require).
+pub const TRACEPARENT_HEADER: &str = "traceparent";
+pub const TRACESTATE_HEADER: &str = "tracestate";
+
+/// The headers to send for `tc`.
+pub fn to_http_headers(tc: &TraceContext) -> Vec<(&'static str, String)> {
+    let mut out = vec![(TRACEPARENT_HEADER, tc.traceparent.clone())];
+    if let Some(ts) = &tc.tracestate {
+        out.push((TRACESTATE_HEADER, ts.clone()));
+    }
+    out
+}
+
+/// Reads the context from request headers (names case-insensitive).
+/// Several `tracestate` headers are joined with `,` (RFC 9110 §5.3); two
+/// `traceparent` headers make the context invalid, as W3C requires.
+pub fn from_http_headers<'a, I>(headers: I) -> Result<Option<TraceContext>, TraceError>
+where
+    I: IntoIterator<Item = (&'a str, &'a str)>,
+{
+    let mut parents: Vec<&str> = Vec::new();
+    let mut states: Vec<&str> = Vec::new();
+    for (name, value) in headers {
+        if name.eq_ignore_ascii_case(TRACEPARENT_HEADER) {
+            parents.push(value);
+        } else if name.eq_ignore_ascii_case(TRACESTATE_HEADER) {
+            states.push(value);
+        }
+    }
+    if parents.len() > 1 {
+        return Err(TraceError::Length(parents.iter().map(|p| p.len()).sum()));
+    }
+    let joined = states.join(",");
+    sanitize(
+        parents.first().copied(),
+        (!states.is_empty()).then_some(joined.as_str()),
+    )
+}
+
+/// Writes `tc` into an MCP request's `params._meta` object.
+pub fn to_mcp_meta(tc: &TraceContext, meta: &mut serde_json::Map<String, serde_json::Value>) {
+    meta.insert(TRACEPARENT_HEADER.into(), tc.traceparent.clone().into());
+    if let Some(ts) = &tc.tracestate {
+        meta.insert(TRACESTATE_HEADER.into(), ts.clone().into());
+    }
+}
+
+/// Reads the context from an MCP `_meta` object.
+pub fn from_mcp_meta(
+    meta: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Option<TraceContext>, TraceError> {
+    let get = |k: &str| meta.get(k).and_then(|v| v.as_str());
+    sanitize(get(TRACEPARENT_HEADER), get(TRACESTATE_HEADER))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TP: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    #[test]
+    fn traceparent_rules() {
+        assert!(validate_traceparent(TP).is_ok());
+        let code = |s: &str| validate_traceparent(s).unwrap_err().code();
+        assert_eq!(code(&TP.replace("00-4b", "ff-4b")), "TRACEPARENT_VERSION");
+        assert_eq!(code(&TP.to_uppercase()), "TRACEPARENT_FIELD");
+        assert_eq!(
+            code("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
+            "TRACEPARENT_ZERO_ID"
+        );
+        assert_eq!(
+            code("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01"),
+            "TRACEPARENT_ZERO_ID"
+        );
+        assert_eq!(code(&TP[..54]), "TRACEPARENT_LENGTH");
+        assert_eq!(code(&format!("{TP}-x")), "TRACEPARENT_LENGTH");
+        assert_eq!(
+            code("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g"),
+            "TRACEPARENT_FIELD"
+        );
+        // A future version may append fields.
+        assert!(validate_traceparent(&format!("{}-what-ever", TP.replacen("00", "01", 1))).is_ok());
+    }
+
+    #[test]
+    fn tracestate_rules() {
+        assert!(validate_tracestate("congo=t61rcWkgMzE, rojo=00f067aa0ba902b7").is_ok());
+        assert!(validate_tracestate("tenant@vendor=x,,a=1 ").is_ok());
+        let code = |s: &str| validate_tracestate(s).unwrap_err().code();
+        assert_eq!(code("Upper=1"), "TRACESTATE_MEMBER");
+        assert_eq!(code("a=1,a=2"), "TRACESTATE_DUPLICATE_KEY");
+        assert_eq!(code("a=b=c"), "TRACESTATE_MEMBER");
+        let many: Vec<String> = (0..33).map(|i| format!("k{i}=v")).collect();
+        assert_eq!(code(&many.join(",")), "TRACESTATE_TOO_MANY_MEMBERS");
+        assert!(validate_tracestate(&many[..32].join(",")).is_ok());
+    }
+
+    #[test]
+    fn carried_through_headers_and_mcp_meta() {
+        let tc = TraceContext {
+            traceparent: TP.into(),
+            tracestate: Some("a=1".into()),
+        };
+        let headers = to_http_headers(&tc);
+        let back = from_http_headers(headers.iter().map(|(k, v)| (*k, v.as_str()))).unwrap();
+        assert_eq!(back, Some(tc.clone()));
+        let split = [
+            ("TraceParent", TP),
+            ("tracestate", "a=1"),
+            ("TRACESTATE", "b=2"),
+        ];
+        assert_eq!(
+            from_http_headers(split)
+                .unwrap()
+                .unwrap()
+                .tracestate
+                .as_deref(),
+            Some("a=1,b=2")
+        );
+        let bad_state = [("traceparent", TP), ("tracestate", "A=1")];
+        assert_eq!(
+            from_http_headers(bad_state).unwrap().unwrap().tracestate,
+            None
+        );
+        assert_eq!(from_http_headers([("x", "y")]).unwrap(), None);
+        assert!(from_http_headers([("traceparent", TP), ("traceparent", TP)]).is_err());
+        let mut meta = serde_json::Map::new();
+        to_mcp_meta(&tc, &mut meta);
+        assert_eq!(meta["traceparent"], TP);
+        assert_eq!(from_mcp_meta(&meta).unwrap(), Some(tc));
+    }
+}
