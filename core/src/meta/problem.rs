@@ -196,21 +196,28 @@ pub(crate) struct Problems<'a> {
 }
 
 impl Problems<'_> {
-    pub fn push(&mut self, path: impl Into<String>, code: ProblemCode, message: impl Into<String>) {
+    /// Records a problem. `path` is only rendered here, on the error path,
+    /// so reading a valid declaration allocates no path strings.
+    pub fn push(&mut self, path: impl fmt::Display, code: ProblemCode, message: impl Into<String>) {
         self.list.push(Problem {
             capability: self.capability.map(str::to_owned),
-            path: path.into(),
+            path: path.to_string(),
             code,
             message: message.into(),
         });
     }
 }
 
-/// Joins a path prefix and a field name.
-pub(crate) fn join(prefix: &str, field: &str) -> String {
-    if prefix.is_empty() {
-        field.to_owned()
-    } else {
-        format!("{prefix}.{field}")
+/// A field path rendered lazily: `prefix.field`, or `field` at the top.
+#[derive(Clone, Copy)]
+pub(crate) struct FieldPath<'a>(pub &'a str, pub &'a str);
+
+impl fmt::Display for FieldPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            f.write_str(self.1)
+        } else {
+            write!(f, "{}.{}", self.0, self.1)
+        }
     }
 }

@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::problem::{ProblemCode, Problems, join};
+use std::fmt::Display;
+
+use super::problem::{FieldPath, ProblemCode, Problems};
 
 /// JSON type name for messages.
 pub(crate) fn type_name(v: &Value) -> &'static str {
@@ -22,7 +24,9 @@ pub(crate) fn type_name(v: &Value) -> &'static str {
 pub(crate) struct ObjReader<'v> {
     pub obj: &'v Map<String, Value>,
     pub path: String,
-    seen: Vec<&'static str>,
+    /// Keys read so far; no object we read has more than 16 known keys.
+    seen: [&'static str; 16],
+    seen_len: usize,
 }
 
 impl<'v> ObjReader<'v> {
@@ -33,7 +37,8 @@ impl<'v> ObjReader<'v> {
             Value::Object(obj) => Some(ObjReader {
                 obj,
                 path: path.to_owned(),
-                seen: Vec::new(),
+                seen: [""; 16],
+                seen_len: 0,
             }),
             other => {
                 p.push(
@@ -46,13 +51,16 @@ impl<'v> ObjReader<'v> {
         }
     }
 
-    pub fn field_path(&self, key: &str) -> String {
-        join(&self.path, key)
+    pub fn field_path<'k>(&'k self, key: &'k str) -> FieldPath<'k> {
+        FieldPath(&self.path, key)
     }
 
     /// The raw value of `key`, marking it known. JSON `null` counts as absent.
     pub fn get(&mut self, key: &'static str) -> Option<&'v Value> {
-        self.seen.push(key);
+        if let Some(slot) = self.seen.get_mut(self.seen_len) {
+            *slot = key;
+            self.seen_len += 1;
+        }
         match self.obj.get(key) {
             None | Some(Value::Null) => None,
             Some(v) => Some(v),
@@ -73,13 +81,13 @@ impl<'v> ObjReader<'v> {
 
     pub fn str_opt(&mut self, key: &'static str, p: &mut Problems) -> Option<&'v str> {
         let v = self.get(key)?;
-        as_str(v, &self.field_path(key), p)
+        as_str(v, self.field_path(key), p)
     }
 
     /// A required, non-empty string.
     pub fn str_req(&mut self, key: &'static str, p: &mut Problems) -> Option<&'v str> {
         let v = self.required(key, p)?;
-        let s = as_str(v, &self.field_path(key), p)?;
+        let s = as_str(v, self.field_path(key), p)?;
         if s.trim().is_empty() {
             p.push(
                 self.field_path(key),
@@ -109,7 +117,7 @@ impl<'v> ObjReader<'v> {
     /// An optional integer that must be > 0 and ≤ `max`.
     pub fn positive_opt(&mut self, key: &'static str, max: u64, p: &mut Problems) -> Option<u64> {
         let v = self.get(key)?;
-        integer_in(v, &self.field_path(key), 1, max, p)
+        integer_in(v, self.field_path(key), 1, max, p)
     }
 
     /// An optional integer in `[min, max]`.
@@ -121,7 +129,7 @@ impl<'v> ObjReader<'v> {
         p: &mut Problems,
     ) -> Option<u64> {
         let v = self.get(key)?;
-        integer_in(v, &self.field_path(key), min, max, p)
+        integer_in(v, self.field_path(key), min, max, p)
     }
 
     pub fn required_value(&mut self, key: &'static str, p: &mut Problems) -> Option<&'v Value> {
@@ -130,10 +138,11 @@ impl<'v> ObjReader<'v> {
 
     /// Reports every key not read through this reader as UNKNOWN_FIELD.
     pub fn finish(self, p: &mut Problems) {
+        let seen = &self.seen[..self.seen_len];
         for key in self.obj.keys() {
-            if !self.seen.contains(&key.as_str()) {
+            if !seen.contains(&key.as_str()) {
                 p.push(
-                    join(&self.path, key),
+                    FieldPath(&self.path, key),
                     ProblemCode::UnknownField,
                     format!("unknown field `{key}`"),
                 );
@@ -142,7 +151,7 @@ impl<'v> ObjReader<'v> {
     }
 }
 
-pub(crate) fn as_str<'v>(v: &'v Value, path: &str, p: &mut Problems) -> Option<&'v str> {
+pub(crate) fn as_str<'v>(v: &'v Value, path: impl Display, p: &mut Problems) -> Option<&'v str> {
     match v {
         Value::String(s) => Some(s),
         other => {
@@ -180,7 +189,7 @@ pub(crate) fn string_list(v: &Value, path: &str, p: &mut Problems) -> Option<Vec
 /// differently.
 pub(crate) fn integer_in(
     v: &Value,
-    path: &str,
+    path: impl Display,
     min: u64,
     max: u64,
     p: &mut Problems,

@@ -155,9 +155,11 @@ impl CapabilityRegistry {
         }
         let mut names = HashMap::with_capacity(analysis.capabilities.len() * 2);
         for c in &analysis.capabilities {
-            names.insert(c.id.clone(), c.index);
-            names.insert(c.ai_sdk_tool_name.clone(), c.index);
-            names.insert(c.mcp_tool_name.clone(), c.index);
+            for name in [&c.id, &c.ai_sdk_tool_name, &c.mcp_tool_name] {
+                if !names.contains_key(name.as_str()) {
+                    names.insert(name.clone(), c.index);
+                }
+            }
         }
         Ok(CapabilityRegistry {
             capabilities: analysis.capabilities,
@@ -232,46 +234,90 @@ pub(crate) struct Analysis {
 
 pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> Analysis {
     let mut problems = Vec::new();
-    let mut capabilities = Vec::with_capacity(decls.len());
-    let mut ids: HashMap<String, ()> = HashMap::with_capacity(decls.len());
-    // name → (owner id) across ids and both adapters' tool names.
-    let mut claimed: HashMap<String, String> = HashMap::with_capacity(decls.len() * 2);
 
-    for decl in &decls {
+    // 1. Ids: well-formed and unique. `usable[i]` says whether decl i goes on.
+    let mut usable = vec![false; decls.len()];
+    let mut claimed: HashMap<&str, usize> = HashMap::with_capacity(decls.len() * 2);
+    for (i, decl) in decls.iter().enumerate() {
         let mut p = Problems {
             capability: Some(&decl.id),
             list: &mut problems,
         };
         if let Some(reason) = names::id_reject_reason(&decl.id) {
             p.push("", ProblemCode::InvalidId, reason);
-            continue;
-        }
-        if ids.insert(decl.id.clone(), ()).is_some() {
+        } else if claimed.contains_key(decl.id.as_str()) {
             p.push(
                 "",
                 ProblemCode::DuplicateId,
                 format!("capability `{}` is declared more than once", decl.id),
             );
-            continue;
+        } else {
+            claimed.insert(&decl.id, i);
+            usable[i] = true;
         }
-        claimed.insert(decl.id.clone(), decl.id.clone());
     }
 
-    for decl in decls {
-        if names::id_reject_reason(&decl.id).is_some() {
+    // 2. Metadata and tool names, every problem recorded. Names are kept
+    //    even when the metadata has problems, so collisions are still found.
+    let mut metas: Vec<Option<AgentMeta>> = Vec::with_capacity(decls.len());
+    let mut tool_names: Vec<Option<[String; 2]>> = Vec::with_capacity(decls.len());
+    for (i, decl) in decls.iter().enumerate() {
+        if !usable[i] {
+            metas.push(None);
+            tool_names.push(None);
             continue;
         }
         let mut p = Problems {
             capability: Some(&decl.id),
             list: &mut problems,
         };
-        let meta = read_agent_meta(&decl.meta, &mut p);
-        let ai = tool_name_for(&decl, Adapter::AiSdk, &mut p, &mut claimed);
-        let mcp = tool_name_for(&decl, Adapter::Mcp, &mut p, &mut claimed);
-        let (Some(meta), Some(ai), Some(mcp)) = (meta, ai, mcp) else {
+        metas.push(read_agent_meta(&decl.meta, &mut p));
+        let ai = tool_name_for(decl, Adapter::AiSdk, &mut p);
+        let mcp = tool_name_for(decl, Adapter::Mcp, &mut p);
+        tool_names.push(ai.zip(mcp).map(|(a, b)| [a, b]));
+    }
+
+    // 3. Collisions across ids and both adapters' names, in declaration order.
+    let mut collided = vec![false; decls.len()];
+    for (i, names) in tool_names.iter().enumerate() {
+        let Some(names) = names else {
             continue;
         };
-        let d = &options.defaults;
+        for (adapter, name) in Adapter::ALL.into_iter().zip(names.iter()) {
+            match claimed.get(name.as_str()) {
+                Some(&owner) if owner != i => {
+                    Problems {
+                        capability: Some(&decls[i].id),
+                        list: &mut problems,
+                    }
+                    .push(
+                        tool_name_path(adapter),
+                        ProblemCode::ToolNameCollision,
+                        format!(
+                            "{} tool name `{name}` is already taken by capability `{}`",
+                            adapter.as_str(),
+                            decls[owner].id
+                        ),
+                    );
+                    collided[i] = true;
+                }
+                Some(_) => {}
+                None => {
+                    claimed.insert(name, i);
+                }
+            }
+        }
+    }
+    drop(claimed);
+
+    // 4. Resolve defaults and move everything into place.
+    let d = options.defaults;
+    let mut capabilities = Vec::with_capacity(decls.len());
+    let entries = decls.into_iter().zip(metas).zip(tool_names).zip(collided);
+    for (((decl, meta), names), collided) in entries {
+        let (Some(meta), Some([ai, mcp]), false) = (meta, names, collided) else {
+            continue;
+        };
         let index = u32::try_from(capabilities.len()).unwrap_or(u32::MAX);
         capabilities.push(Capability {
             index,
@@ -304,15 +350,16 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
     }
 }
 
-/// Resolves (override or derived), checks against the protocol, and claims
-/// one adapter's tool name, recording problems.
-fn tool_name_for(
-    decl: &CapabilityDecl,
-    adapter: Adapter,
-    p: &mut Problems,
-    claimed: &mut HashMap<String, String>,
-) -> Option<String> {
-    let path = format!("adapters.{}.toolName", adapter.as_str());
+const fn tool_name_path(adapter: Adapter) -> &'static str {
+    match adapter {
+        Adapter::AiSdk => "adapters.aiSdk.toolName",
+        Adapter::Mcp => "adapters.mcp.toolName",
+    }
+}
+
+/// Resolves one adapter's tool name (override or derived) and checks it
+/// against the protocol, recording a problem if it would be rejected.
+fn tool_name_for(decl: &CapabilityDecl, adapter: Adapter, p: &mut Problems) -> Option<String> {
     let override_name = decl
         .meta
         .get("adapters")
@@ -327,27 +374,17 @@ fn tool_name_for(
         let message = if override_name.is_some() {
             reason
         } else {
-            format!("derived tool name: {reason}; set {path}")
+            format!(
+                "derived tool name: {reason}; set {}",
+                tool_name_path(adapter)
+            )
         };
-        p.push(path, ProblemCode::ToolNameInvalid, message);
+        p.push(
+            tool_name_path(adapter),
+            ProblemCode::ToolNameInvalid,
+            message,
+        );
         return None;
     }
-    match claimed.get(&name) {
-        Some(owner) if *owner != decl.id => {
-            p.push(
-                path,
-                ProblemCode::ToolNameCollision,
-                format!(
-                    "{} tool name `{name}` is already taken by capability `{owner}`",
-                    adapter.as_str()
-                ),
-            );
-            None
-        }
-        Some(_) => Some(name),
-        None => {
-            claimed.insert(name.clone(), decl.id.clone());
-            Some(name)
-        }
-    }
+    Some(name)
 }
