@@ -21,9 +21,20 @@ pub const STD: &str = "std:";
 
 /// A decoded metadata map. Keys are unique; order is as received (the
 /// encoder sorts, so order never changes bytes).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct MetaMap {
     entries: Vec<(String, Cbor)>,
+}
+
+/// Two maps are equal when they mean the same: same deterministic encoding,
+/// whatever order their entries (and nested maps' entries) arrived in.
+impl PartialEq for MetaMap {
+    fn eq(&self, other: &MetaMap) -> bool {
+        match (self.encode(), other.encode()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => self.entries == other.entries,
+        }
+    }
 }
 
 /// A typed getter found a value of the wrong type.

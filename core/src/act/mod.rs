@@ -9,14 +9,21 @@
 //! * [`localized`]: localized strings and language fallback.
 //! * [`trace`]: W3C trace context validation and propagation.
 //! * [`capabilities`]: capability declarations, grants and decisions.
+//! * [`tool_meta`]: AgentMeta/descriptors ↔ tool-definition metadata, MCP
+//!   hints, reserved session tools.
+//! * [`forward`]: `std:forward` layers.
+//! * [`json_view`]: CBOR ↔ JSON for people and JSON hosts.
 
 pub mod capabilities;
 pub mod decode;
 pub mod deterministic;
 pub mod diag;
+pub mod forward;
+pub mod json_view;
 pub mod keys;
 pub mod localized;
 pub mod meta_map;
+pub mod tool_meta;
 pub mod trace;
 
 pub use decode::{DecodeError, DecodeOptions, MAX_DEPTH, decode};
