@@ -12,9 +12,11 @@
 //! * [`tool_meta`]: AgentMeta/descriptors ↔ tool-definition metadata, MCP
 //!   hints, reserved session tools.
 //! * [`forward`]: `std:forward` layers.
+//! * [`component`], [`wasm`]: manifests ↔ CBOR ↔ the `act:component` section.
 //! * [`json_view`]: CBOR ↔ JSON for people and JSON hosts.
 
 pub mod capabilities;
+pub mod component;
 pub mod decode;
 pub mod deterministic;
 pub mod diag;
@@ -25,6 +27,7 @@ pub mod localized;
 pub mod meta_map;
 pub mod tool_meta;
 pub mod trace;
+pub mod wasm;
 
 pub use decode::{DecodeError, DecodeOptions, MAX_DEPTH, decode};
 pub use deterministic::{
