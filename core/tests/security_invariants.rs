@@ -300,7 +300,7 @@ async fn si_06_runtime_policies_first_first_deny_wins_failing_denies() {
         json!({"policies": [{"name": "cap", "host": true}]}),
     );
     let reg = registry(json!([{"id": "x.y", "meta": m}]), opts);
-    let run = |rt_gate: Result<Decision, String>, delay: u64| {
+    let run = |rt_gate: Result<Decision, String>, delay: u64, cap: Decision| {
         let order = Arc::new(Mutex::new(Vec::new()));
         let p = |name: &str, answer: Result<Decision, String>, delay_ms: u64| {
             Arc::new(orpc_agent_core_fixed(name, answer, delay_ms, &order))
@@ -309,23 +309,16 @@ async fn si_06_runtime_policies_first_first_deny_wins_failing_denies() {
             .handler("x.y", Fixture::new(Behaviour::Echo))
             .runtime_policy(0, p("rt-allow", Ok(Decision::Allow), 0))
             .runtime_policy(1, p("rt-gate", rt_gate, delay))
-            .policy(
-                "x.y",
-                0,
-                p(
-                    "cap",
-                    Ok(Decision::Deny {
-                        reason: Some("cap says no".into()),
-                    }),
-                    0,
-                ),
-            )
+            .policy("x.y", 0, p("cap", Ok(cap), 0))
             .build()
             .unwrap();
         (d, order)
     };
     // Runtime allow then capability deny: deny wins, runtime ran first.
-    let (d, order) = run(Ok(Decision::Abstain), 0);
+    let cap_deny = Decision::Deny {
+        reason: Some("cap says no".into()),
+    };
+    let (d, order) = run(Ok(Decision::Abstain), 0, cap_deny.clone());
     let o = d.invoke("x.y", json!({}), call(Surface::Mcp)).await;
     let e = error_of(&o);
     assert_eq!(e.code, ErrorCode::PolicyDenied);
@@ -338,23 +331,28 @@ async fn si_06_runtime_policies_first_first_deny_wins_failing_denies() {
         .collect();
     assert_eq!(names, ["rt-allow", "rt-gate", "cap"]);
     // A runtime deny stops evaluation: the capability policy never runs.
-    let (d, order) = run(
-        Ok(Decision::Deny {
-            reason: Some("runtime no".into()),
-        }),
-        0,
-    );
+    let runtime_no = Decision::Deny {
+        reason: Some("runtime no".into()),
+    };
+    let (d, order) = run(Ok(runtime_no), 0, cap_deny);
     let o = d.invoke("x.y", json!({}), call(Surface::Mcp)).await;
     assert!(error_of(&o).message.contains("runtime no"));
     assert_eq!(order.lock().unwrap().len(), 2);
-    // A throwing policy denies, and so does one past its timeout (30 s).
-    let (d, _) = run(Err("boom".into()), 0);
+    // A throwing policy denies, and so does one past its timeout (30 s),
+    // even when every other policy allows.
+    let (d, _) = run(Err("boom".into()), 0, Decision::Allow);
     let o = d.invoke("x.y", json!({}), call(Surface::Mcp)).await;
     assert_eq!(error_of(&o).code, ErrorCode::PolicyDenied);
     assert!(!error_of(&o).message.contains("boom"));
-    let (d, _) = run(Ok(Decision::Allow), 60_000);
+    let (d, _) = run(Ok(Decision::Allow), 60_000, Decision::Allow);
     let o = d.invoke("x.y", json!({}), call(Surface::Mcp)).await;
     assert_eq!(error_of(&o).code, ErrorCode::PolicyDenied);
+    // ...while the same policies answering in time let the call through.
+    let (d, _) = run(Ok(Decision::Allow), 10, Decision::Allow);
+    assert!(matches!(
+        d.invoke("x.y", json!({}), call(Surface::Mcp)).await,
+        Outcome::Ok(_)
+    ));
 }
 
 fn orpc_agent_core_fixed(
