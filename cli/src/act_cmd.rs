@@ -1,7 +1,307 @@
-//! `orpc-agent meta|component|manifest|hash` (issue 3). Being built.
+//! `orpc-agent meta|component|manifest|hash`: std: metadata, component
+//! sections and input hashes from the command line.
+//!
+//! ```text
+//! meta decode FILE [--hex] [--diag]    CBOR → JSON (byte strings {"$bytes": hex}, tags {"$tag": n, "value": …})
+//! meta encode FILE.json [-o OUT] [--hex]
+//!                                      JSON view → deterministic CBOR; raw bytes to OUT,
+//!                                      or to stdout when it is not a terminal; --hex prints hex
+//! meta check --position P FILE [--strict] [--hex]
+//!                                      every problem, one per line; exit 1 on any error
+//! component inspect FILE.wasm          the act:component metadata as JSON
+//! component embed --manifest act.toml IN.wasm -o OUT.wasm
+//! manifest check act.toml
+//! hash --capability ID INPUT.json      lowercase hex approval input hash
+//! ```
+//!
+//! `--hex` on input means FILE holds hex text instead of raw CBOR.
+//! Exit codes: 0 ok; 1 the input was read and has problems; 2 usage errors
+//! and input that cannot be read or parsed, always naming the file.
+
+use std::io::{IsTerminal, Write};
+
+use orpc_agent_core::act::component::{ComponentError, ComponentMeta};
+use orpc_agent_core::act::keys::Position;
+use orpc_agent_core::act::{self, DecodeOptions, MetaMap, ValidateOptions, json_view};
+
+/// Parsed arguments: flags with values, boolean switches, positionals.
+struct Args {
+    values: Vec<(String, String)>,
+    switches: Vec<String>,
+    positional: Vec<String>,
+}
+
+impl Args {
+    fn value(&self, flag: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(f, _)| f == flag)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn switch(&self, flag: &str) -> bool {
+        self.switches.iter().any(|s| s == flag)
+    }
+}
+
+/// Splits `args` given which flags take a value and which are switches.
+fn parse(args: &[String], with_value: &[&str], switches: &[&str]) -> Result<Args, String> {
+    let mut out = Args {
+        values: Vec::new(),
+        switches: Vec::new(),
+        positional: Vec::new(),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if with_value.contains(&a.as_str()) {
+            let v = it.next().ok_or_else(|| format!("{a} needs a value"))?;
+            out.values.push((a.clone(), v.clone()));
+        } else if switches.contains(&a.as_str()) {
+            out.switches.push(a.clone());
+        } else if a.starts_with('-') && a.len() > 1 {
+            return Err(format!("unknown option {a}"));
+        } else {
+            out.positional.push(a.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// A failure: exit code and message.
+struct Fail(u8, String);
+
+fn usage(msg: impl Into<String>) -> Fail {
+    Fail(2, msg.into())
+}
 
 /// Runs one of the std:-metadata subcommands; returns the exit code.
-pub fn run(command: &str, _args: &[String]) -> u8 {
-    eprintln!("orpc-agent {command}: not available in this build yet");
-    2
+pub fn run(command: &str, args: &[String]) -> u8 {
+    let result = match (command, args.split_first()) {
+        ("meta", Some((sub, rest))) if sub == "decode" => meta_decode(rest),
+        ("meta", Some((sub, rest))) if sub == "encode" => meta_encode(rest),
+        ("meta", Some((sub, rest))) if sub == "check" => meta_check(rest),
+        ("component", Some((sub, rest))) if sub == "inspect" => component_inspect(rest),
+        ("component", Some((sub, rest))) if sub == "embed" => component_embed(rest),
+        ("manifest", Some((sub, rest))) if sub == "check" => manifest_check(rest),
+        ("hash", _) => hash(args),
+        _ => Err(usage(format!(
+            "expected one of: meta decode|encode|check, component inspect|embed, manifest check, hash"
+        ))),
+    };
+    match result {
+        Ok(code) => code,
+        Err(Fail(code, msg)) => {
+            eprintln!("orpc-agent {command}: {msg}");
+            code
+        }
+    }
+}
+
+fn one_file(a: &Args, what: &str) -> Result<String, Fail> {
+    match a.positional.as_slice() {
+        [f] => Ok(f.clone()),
+        [] => Err(usage(format!("missing {what}"))),
+        more => Err(usage(format!("expected one {what}, got {}", more.len()))),
+    }
+}
+
+fn read(file: &str) -> Result<Vec<u8>, Fail> {
+    std::fs::read(file).map_err(|e| usage(format!("{file}: cannot read: {e}")))
+}
+
+fn read_text(file: &str) -> Result<String, Fail> {
+    String::from_utf8(read(file)?).map_err(|_| usage(format!("{file}: not UTF-8 text")))
+}
+
+/// The CBOR bytes of `file`: raw, or hex text with `--hex`.
+fn read_cbor(file: &str, hex_input: bool) -> Result<Vec<u8>, Fail> {
+    if !hex_input {
+        return read(file);
+    }
+    let text = read_text(file)?;
+    let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    hex_decode(&clean).ok_or_else(|| usage(format!("{file}: not hex text")))
+}
+
+fn hex_decode(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 || !s.is_ascii() {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok())
+        .collect()
+}
+
+fn hex_encode(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn print_json(v: &serde_json::Value) -> Result<u8, Fail> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| Fail(2, e.to_string()))?;
+    println!("{text}");
+    Ok(0)
+}
+
+fn meta_decode(args: &[String]) -> Result<u8, Fail> {
+    let a = parse(args, &[], &["--hex", "--diag"]).map_err(usage)?;
+    let file = one_file(&a, "CBOR file")?;
+    let bytes = read_cbor(&file, a.switch("--hex"))?;
+    if a.switch("--diag") {
+        let d = act::diagnostic(&bytes).map_err(|e| usage(format!("{file}: {e}")))?;
+        println!("{d}");
+        return Ok(0);
+    }
+    let v =
+        act::decode(&bytes, DecodeOptions::LENIENT).map_err(|e| usage(format!("{file}: {e}")))?;
+    print_json(&json_view::to_json(&v))
+}
+
+fn meta_encode(args: &[String]) -> Result<u8, Fail> {
+    let a = parse(args, &["-o"], &["--hex"]).map_err(usage)?;
+    let file = one_file(&a, "JSON file")?;
+    let json: serde_json::Value = serde_json::from_str(&read_text(&file)?)
+        .map_err(|e| usage(format!("{file}: not JSON: {e}")))?;
+    let v = json_view::from_json(&json).map_err(|e| usage(format!("{file}: {e}")))?;
+    let bytes = act::encode_deterministic(&v).map_err(|e| Fail(1, format!("{file}: {e}")))?;
+    if a.switch("--hex") {
+        println!("{}", hex_encode(&bytes));
+    } else if let Some(out) = a.value("-o") {
+        std::fs::write(out, &bytes).map_err(|e| usage(format!("{out}: cannot write: {e}")))?;
+    } else if std::io::stdout().is_terminal() {
+        return Err(usage(
+            "refusing to write binary CBOR to a terminal; use -o FILE or --hex",
+        ));
+    } else {
+        std::io::stdout()
+            .write_all(&bytes)
+            .map_err(|e| usage(format!("stdout: {e}")))?;
+    }
+    Ok(0)
+}
+
+fn meta_check(args: &[String]) -> Result<u8, Fail> {
+    let a = parse(args, &["--position"], &["--strict", "--hex"]).map_err(usage)?;
+    let file = one_file(&a, "CBOR file")?;
+    let names: Vec<&str> = Position::ALL.iter().map(|p| p.as_str()).collect();
+    let position = a
+        .value("--position")
+        .ok_or_else(|| usage(format!("missing --position (one of {})", names.join(", "))))?;
+    let position = Position::parse(position).ok_or_else(|| {
+        usage(format!(
+            "unknown position {position:?}; expected one of {}",
+            names.join(", ")
+        ))
+    })?;
+    let bytes = read_cbor(&file, a.switch("--hex"))?;
+    let map = MetaMap::decode(&bytes).map_err(|e| usage(format!("{file}: {e}")))?;
+    let problems = map.validate(
+        position,
+        ValidateOptions {
+            strict: a.switch("--strict"),
+        },
+    );
+    for p in &problems {
+        println!("{file}: {p}");
+    }
+    if problems.iter().any(|p| p.is_error()) {
+        return Ok(1);
+    }
+    println!("{file}: ok ({} keys, position {position})", map.len());
+    Ok(0)
+}
+
+/// Manifest/section errors: what the user can fix in the input is 1,
+/// unreadable input is 2.
+fn component_fail(file: &str, e: ComponentError) -> Fail {
+    match e {
+        ComponentError::Invalid(problems) => {
+            let lines: Vec<String> = problems.iter().map(|p| format!("{file}: {p}")).collect();
+            Fail(
+                1,
+                format!("invalid component metadata\n{}", lines.join("\n")),
+            )
+        }
+        ComponentError::NoSection => Fail(1, format!("{file}: no act:component section")),
+        other => usage(format!("{file}: {other}")),
+    }
+}
+
+fn component_json(c: &ComponentMeta) -> serde_json::Value {
+    let caps: Vec<serde_json::Value> = c
+        .capabilities
+        .classes
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "id": d.id,
+                "description": d.description.as_ref().map(|l| json_view::to_json(&l.to_cbor())),
+                "allow": d.allow.iter().map(|c| {
+                    c.iter().map(|(k, v)| (k.clone(), json_view::to_json(v))).collect::<serde_json::Map<_, _>>()
+                }).collect::<Vec<_>>(),
+                "mountRoot": d.mount_root,
+                "mounts": d.mounts,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "name": c.name,
+        "version": c.version.to_string(),
+        "description": c.description.as_ref().map(|l| json_view::to_json(&l.to_cbor())),
+        "defaultLanguage": c.default_language,
+        "capabilities": caps,
+        "metadata": json_view::to_json(&c.map.to_value()),
+    })
+}
+
+fn component_inspect(args: &[String]) -> Result<u8, Fail> {
+    let a = parse(args, &[], &[]).map_err(usage)?;
+    let file = one_file(&a, "wasm file")?;
+    let c = ComponentMeta::from_wasm(&read(&file)?).map_err(|e| component_fail(&file, e))?;
+    print_json(&component_json(&c))
+}
+
+fn component_embed(args: &[String]) -> Result<u8, Fail> {
+    let a = parse(args, &["--manifest", "-o"], &[]).map_err(usage)?;
+    let manifest = a
+        .value("--manifest")
+        .ok_or_else(|| usage("missing --manifest act.toml"))?;
+    let out = a.value("-o").ok_or_else(|| usage("missing -o OUT.wasm"))?;
+    let input = one_file(&a, "input wasm file")?;
+    let c = ComponentMeta::from_manifest(&read_text(manifest)?, manifest)
+        .map_err(|e| component_fail(manifest, e))?;
+    let bytes = c
+        .embed(&read(&input)?)
+        .map_err(|e| component_fail(&input, e))?;
+    std::fs::write(out, bytes).map_err(|e| usage(format!("{out}: cannot write: {e}")))?;
+    println!("{out}: embedded act:component for {} {}", c.name, c.version);
+    Ok(0)
+}
+
+fn manifest_check(args: &[String]) -> Result<u8, Fail> {
+    let a = parse(args, &[], &[]).map_err(usage)?;
+    let file = one_file(&a, "manifest")?;
+    let c = ComponentMeta::from_manifest(&read_text(&file)?, &file)
+        .map_err(|e| component_fail(&file, e))?;
+    println!(
+        "{file}: ok ({} {}, {} capabilities)",
+        c.name,
+        c.version,
+        c.capabilities.classes.len()
+    );
+    Ok(0)
+}
+
+fn hash(args: &[String]) -> Result<u8, Fail> {
+    let a = parse(args, &["--capability"], &[]).map_err(usage)?;
+    let id = a
+        .value("--capability")
+        .ok_or_else(|| usage("missing --capability ID"))?;
+    let file = one_file(&a, "input JSON file")?;
+    let input: serde_json::Value = serde_json::from_str(&read_text(&file)?)
+        .map_err(|e| usage(format!("{file}: not JSON: {e}")))?;
+    let h =
+        act::input_hash(id, &input).map_err(|e| Fail(1, format!("{file}: {e} ({})", e.code())))?;
+    println!("{h}");
+    Ok(0)
 }
