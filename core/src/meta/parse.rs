@@ -118,7 +118,7 @@ fn read_enum<T>(
 
 fn enum_value<T>(
     v: &Value,
-    path: &str,
+    path: impl std::fmt::Display,
     p: &mut Problems,
     parse: fn(&str) -> Option<T>,
     expected: fn() -> String,
@@ -144,7 +144,7 @@ fn enum_value<T>(
 
 pub(crate) fn parse_enum_at<T>(
     v: &Value,
-    path: &str,
+    path: impl std::fmt::Display,
     p: &mut Problems,
     parse: fn(&str) -> Option<T>,
     expected: fn() -> String,

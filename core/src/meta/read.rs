@@ -166,7 +166,7 @@ pub(crate) fn as_str<'v>(v: &'v Value, path: impl Display, p: &mut Problems) -> 
 }
 
 /// An array of strings; wrong items are reported one by one.
-pub(crate) fn string_list(v: &Value, path: &str, p: &mut Problems) -> Option<Vec<String>> {
+pub(crate) fn string_list(v: &Value, path: impl Display, p: &mut Problems) -> Option<Vec<String>> {
     let Value::Array(items) = v else {
         p.push(
             path,
@@ -177,7 +177,7 @@ pub(crate) fn string_list(v: &Value, path: &str, p: &mut Problems) -> Option<Vec
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        if let Some(s) = as_str(item, &format!("{path}[{i}]"), p) {
+        if let Some(s) = as_str(item, format_args!("{path}[{i}]"), p) {
             out.push(s.to_owned());
         }
     }

@@ -167,7 +167,7 @@ fn parse_policy(v: &Value, path: &str, p: &mut Problems) -> Option<PolicySpec> {
         None => Some(PolicyMode::Enforce),
         Some(m) => crate::meta::parse::parse_enum_at(
             m,
-            &r.field_path("mode").to_string(),
+            r.field_path("mode"),
             p,
             PolicyMode::parse,
             PolicyMode::expected,
@@ -209,7 +209,7 @@ fn parse_policy(v: &Value, path: &str, p: &mut Problems) -> Option<PolicySpec> {
             }
             Some(d) => crate::meta::parse::parse_enum_at(
                 d,
-                &r.field_path("decision").to_string(),
+                r.field_path("decision"),
                 p,
                 DecisionKind::parse,
                 DecisionKind::expected,
@@ -241,38 +241,27 @@ fn parse_matcher(v: &Value, path: &str, p: &mut Problems) -> Option<Matcher> {
     let mut r = ObjReader::new(v, path, p)?;
     let mut m = Matcher::default();
     if let Some(t) = r.get("tags") {
-        m.tags = string_list(t, &r.field_path("tags").to_string(), p).unwrap_or_default();
+        m.tags = string_list(t, r.field_path("tags"), p).unwrap_or_default();
     }
     if let Some(x) = r.get("risk") {
-        m.risk = enum_list(
-            x,
-            &r.field_path("risk").to_string(),
-            p,
-            Risk::parse,
-            Risk::expected,
-        );
+        m.risk = enum_list(x, r.field_path("risk"), p, Risk::parse, Risk::expected);
     }
     if let Some(x) = r.get("sideEffect") {
         m.side_effect = enum_list(
             x,
-            &r.field_path("sideEffect").to_string(),
+            r.field_path("sideEffect"),
             p,
             SideEffect::parse,
             SideEffect::expected,
         );
     }
     if let Some(x) = r.get("surface") {
-        m.surface = enum_list(
-            x,
-            &r.field_path("surface").to_string(),
-            p,
-            Surface::parse,
-            || "direct, aiSdk, mcp, workflow, test".to_owned(),
-        );
+        m.surface = enum_list(x, r.field_path("surface"), p, Surface::parse, || {
+            "direct, aiSdk, mcp, workflow, test".to_owned()
+        });
     }
     if let Some(x) = r.get("actorRole") {
-        m.actor_role =
-            string_list(x, &r.field_path("actorRole").to_string(), p).unwrap_or_default();
+        m.actor_role = string_list(x, r.field_path("actorRole"), p).unwrap_or_default();
     }
     if let Some(x) = r.get("input") {
         let ipath = r.field_path("input").to_string();
@@ -291,7 +280,7 @@ fn parse_matcher(v: &Value, path: &str, p: &mut Problems) -> Option<Matcher> {
 
 fn enum_list<T>(
     v: &Value,
-    path: &str,
+    path: impl std::fmt::Display + Copy,
     p: &mut Problems,
     parse: fn(&str) -> Option<T>,
     expected: fn() -> String,

@@ -98,6 +98,10 @@ pub struct Capability {
     pub index: u32,
     pub id: String,
     pub meta: AgentMeta,
+    /// The metadata exactly as declared (JSON). Kept rather than dropped:
+    /// it is what inspect() and descriptors echo back, and freeing thousands
+    /// of JSON trees would dominate the cost of a build.
+    pub declared: Value,
     pub input_schema: Option<Value>,
     pub output_schema: Option<Value>,
     /// See [`CapabilityDecl::validate_input`].
@@ -335,6 +339,7 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
             retry_eligible: meta.retry_eligible(),
             id: decl.id,
             meta,
+            declared: decl.meta,
             input_schema: decl.input_schema,
             output_schema: decl.output_schema,
             validate_input: decl.validate_input,
