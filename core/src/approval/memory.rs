@@ -2,7 +2,7 @@
 //! accept losing pending approvals on restart. One mutex makes every
 //! operation atomic; nothing awaits while it is held.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
@@ -14,8 +14,30 @@ use super::{
 /// Approval requests in a `HashMap` behind a mutex.
 #[derive(Debug)]
 pub struct MemoryApprovalStore {
-    requests: Mutex<HashMap<String, ApprovalRequest>>,
+    state: Mutex<State>,
     max_pending_per_actor: usize,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    requests: HashMap<String, ApprovalRequest>,
+    /// Pending requests per actor id (`None` = anonymous), ordered by
+    /// `(expires_at_ms, id)`, so the pending limit counts only the unexpired
+    /// ones without scanning every request: `create` stays cheap however
+    /// many decided requests the store holds.
+    pending: HashMap<Option<String>, BTreeSet<(u64, String)>>,
+}
+
+impl State {
+    fn unpend(&mut self, req: &ApprovalRequest) {
+        let actor = req.actor.id.clone();
+        if let Some(set) = self.pending.get_mut(&actor) {
+            set.remove(&(req.expires_at_ms, req.id.clone()));
+            if set.is_empty() {
+                self.pending.remove(&actor);
+            }
+        }
+    }
 }
 
 impl Default for MemoryApprovalStore {
@@ -28,7 +50,7 @@ impl MemoryApprovalStore {
     /// An empty store with the default [`MAX_PENDING_PER_ACTOR`].
     pub fn new() -> MemoryApprovalStore {
         MemoryApprovalStore {
-            requests: Mutex::new(HashMap::new()),
+            state: Mutex::new(State::default()),
             max_pending_per_actor: MAX_PENDING_PER_ACTOR,
         }
     }
@@ -41,36 +63,40 @@ impl MemoryApprovalStore {
 
     /// Every operation leaves the map consistent before it could panic, so
     /// a poisoned lock still guards valid data: take it rather than fail.
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, ApprovalRequest>> {
-        self.requests.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn create_now(&self, req: &ApprovalRequest) -> Result<(), StoreError> {
         check_new(req)?;
-        let mut map = self.lock();
-        if map.contains_key(&req.id) {
+        let mut state = self.lock();
+        if state.requests.contains_key(&req.id) {
             return Err(StoreError::Duplicate(req.id.clone()));
         }
-        let now = req.created_at_ms;
-        let pending = map
-            .values()
-            .filter(|r| {
-                r.status == ApprovalStatus::Pending
-                    && !r.is_expired(now)
-                    && r.actor_id() == req.actor_id()
-            })
-            .count();
-        if pending >= self.max_pending_per_actor {
+        let actor = req.actor.id.clone();
+        // Unexpired at creation time: expires_at_ms > created_at_ms.
+        let live = state.pending.get(&actor).map_or(0, |set| {
+            set.range((req.created_at_ms.saturating_add(1), String::new())..)
+                .take(self.max_pending_per_actor)
+                .count()
+        });
+        if live >= self.max_pending_per_actor {
             return Err(StoreError::LimitExceeded {
                 limit: self.max_pending_per_actor,
             });
         }
-        map.insert(req.id.clone(), req.clone());
+        state
+            .pending
+            .entry(actor)
+            .or_default()
+            .insert((req.expires_at_ms, req.id.clone()));
+        state.requests.insert(req.id.clone(), req.clone());
         Ok(())
     }
 
     fn list_now(&self, filter: &ListFilter) -> Result<Vec<ApprovalRequest>, StoreError> {
-        let map = self.lock();
+        let state = self.lock();
+        let map = &state.requests;
         let after = match ListStart::of(filter)? {
             ListStart::Beginning => None,
             ListStart::After(at, id) => Some((at, id)),
@@ -103,7 +129,7 @@ impl ApprovalStore for MemoryApprovalStore {
         &'a self,
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<ApprovalRequest>, StoreError>> {
-        Box::pin(async move { Ok(self.lock().get(id).cloned()) })
+        Box::pin(async move { Ok(self.lock().requests.get(id).cloned()) })
     }
 
     fn list<'a>(
@@ -123,8 +149,8 @@ impl ApprovalStore for MemoryApprovalStore {
         approver_must_differ: bool,
     ) -> BoxFuture<'a, Result<ApprovalRequest, StoreError>> {
         Box::pin(async move {
-            let mut map = self.lock();
-            let Some(slot) = map.get_mut(id) else {
+            let mut state = self.lock();
+            let Some(slot) = state.requests.get_mut(id) else {
                 return Err(StoreError::NotFound(id.to_owned()));
             };
             let decided = apply_decision(
@@ -136,6 +162,7 @@ impl ApprovalStore for MemoryApprovalStore {
                 approver_must_differ,
             )?;
             *slot = decided.clone();
+            state.unpend(&decided);
             Ok(decided)
         })
     }
@@ -146,8 +173,8 @@ impl ApprovalStore for MemoryApprovalStore {
         now_ms: u64,
     ) -> BoxFuture<'a, Result<Result<ApprovalRequest, ConsumeRefusal>, StoreError>> {
         Box::pin(async move {
-            let mut map = self.lock();
-            let slot = map.get_mut(id);
+            let mut state = self.lock();
+            let slot = state.requests.get_mut(id);
             if let Err(refusal) = check_consume(slot.as_deref(), now_ms) {
                 return Ok(Err(refusal));
             }
