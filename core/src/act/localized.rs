@@ -50,6 +50,19 @@ pub fn is_language_tag(tag: &str) -> bool {
     first_ok && rest_ok && (count > 0 || first.len() >= 2)
 }
 
+impl LocalizedError {
+    /// Stable code for vectors.
+    pub const fn code(&self) -> &'static str {
+        match self {
+            LocalizedError::WrongType => "WRONG_TYPE",
+            LocalizedError::BadTag(_) => "BAD_TAG",
+            LocalizedError::NotText(_) => "NOT_TEXT",
+            LocalizedError::DuplicateTag(_) => "DUPLICATE_TAG",
+            LocalizedError::Empty => "EMPTY",
+        }
+    }
+}
+
 impl Localized {
     /// Reads and checks a CBOR value.
     pub fn from_cbor(v: &Cbor) -> Result<Localized, LocalizedError> {

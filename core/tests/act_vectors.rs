@@ -1,0 +1,161 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! tests/vectors/act/*.json: metadata validation per position, hostile
+//! CBOR, trace context and localized strings. CBOR made by cbor2,
+//! expectations written from spec/004 (tests/cross/gen_act_vectors.py).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use orpc_agent_core::act::localized::Localized;
+use orpc_agent_core::act::trace::{TraceError, validate_traceparent, validate_tracestate};
+use orpc_agent_core::act::{DecodeOptions, MetaMap, Position, Severity, ValidateOptions, decode};
+use serde_json::Value;
+
+fn load(name: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/vectors/act")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn hex(s: &Value) -> Vec<u8> {
+    hex::decode(s.as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn metadata_problems_per_position() {
+    let doc = load("metadata.json");
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 25);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let position = Position::parse(case["position"].as_str().unwrap()).unwrap();
+        let map = MetaMap::decode(&hex(&case["cbor"])).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let strict = case["strict"].as_bool().unwrap();
+        let got: BTreeSet<(String, String, String)> = map
+            .validate(position, ValidateOptions { strict })
+            .into_iter()
+            .map(|p| {
+                let sev = if p.severity == Severity::Error {
+                    "error"
+                } else {
+                    "warning"
+                };
+                (p.key, p.code.as_str().to_owned(), sev.to_owned())
+            })
+            .collect();
+        let want: BTreeSet<(String, String, String)> = case["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let f = |k: &str| p[k].as_str().unwrap().to_owned();
+                (f("key"), f("code"), f("severity"))
+            })
+            .collect();
+        assert_eq!(got, want, "{name}");
+        // Foreign keys survive a decode/encode round trip byte for byte.
+        assert_eq!(
+            MetaMap::decode(&map.encode().unwrap()).unwrap(),
+            map,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn hostile_metadata_gets_typed_errors() {
+    let doc = load("metadata.json");
+    for case in doc["decode_errors"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let e = MetaMap::decode(&hex(&case["cbor"])).expect_err(name);
+        assert_eq!(e.code(), case["error"].as_str().unwrap(), "{name}: {e}");
+    }
+}
+
+#[test]
+fn no_allocation_from_absent_lengths() {
+    // Declared lengths of 2^64-1 items/bytes in a handful of bytes: each
+    // must fail before anything is sized by the declaration.
+    for h in [
+        "9bffffffffffffffff",
+        "bbffffffffffffffff",
+        "5bffffffffffffffff",
+        "7bffffffffffffffff",
+    ] {
+        let e = decode(&hex::decode(h).unwrap(), DecodeOptions::LENIENT).unwrap_err();
+        assert_eq!(e.code(), "LENGTH_BEYOND_INPUT", "{h}");
+    }
+    // Deep nesting fails at the limit without exhausting the stack.
+    let deep = vec![0x81u8; 100_000];
+    assert_eq!(
+        decode(&deep, DecodeOptions::LENIENT).unwrap_err().code(),
+        "TOO_DEEP"
+    );
+    let deep_maps: Vec<u8> = std::iter::repeat_n([0xa1u8, 0x60], 100_000)
+        .flatten()
+        .collect();
+    assert_eq!(MetaMap::decode(&deep_maps).unwrap_err().code(), "TOO_DEEP");
+}
+
+#[test]
+fn every_truncation_of_a_valid_map_is_an_error_not_a_panic() {
+    let doc = load("metadata.json");
+    let full = hex(&doc["cases"][0]["cbor"]);
+    for cut in 0..full.len() {
+        assert!(
+            MetaMap::decode(&full[..cut]).is_err(),
+            "prefix of {cut} bytes decoded"
+        );
+    }
+    assert!(MetaMap::decode(&full).is_ok());
+}
+
+#[test]
+fn trace_context_vectors() {
+    let doc = load("trace.json");
+    for (field, validate) in [
+        (
+            "traceparent",
+            validate_traceparent as fn(&str) -> Result<(), TraceError>,
+        ),
+        (
+            "tracestate",
+            validate_tracestate as fn(&str) -> Result<(), TraceError>,
+        ),
+    ] {
+        let cases = doc[field].as_array().unwrap();
+        assert!(cases.len() >= 10);
+        for case in cases {
+            let value = case["value"].as_str().unwrap();
+            let got = validate(value).err().map(|e| e.code().to_owned());
+            assert_eq!(got.as_deref(), case["error"].as_str(), "{field} {value:?}");
+        }
+    }
+}
+
+#[test]
+fn localized_vectors() {
+    let doc = load("localized.json");
+    for case in doc["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let v = decode(&hex(&case["cbor"]), DecodeOptions::default()).unwrap();
+        let l = Localized::from_cbor(&v).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let r = l.resolve(
+            case["requested"].as_str(),
+            case["default_language"].as_str(),
+        );
+        assert_eq!(r.text, case["text"].as_str().unwrap(), "{name}");
+        assert_eq!(r.language, case["language"].as_str(), "{name}");
+    }
+    for case in doc["invalid"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let v = decode(&hex(&case["cbor"]), DecodeOptions::default()).unwrap();
+        assert_eq!(
+            Localized::from_cbor(&v).unwrap_err().code(),
+            case["error"].as_str().unwrap(),
+            "{name}"
+        );
+    }
+}
