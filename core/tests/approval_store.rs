@@ -1193,3 +1193,48 @@ async fn sqlite_unreadable_row_is_a_typed_error() {
     // Rows that read fine still do.
     assert_eq!(store.get(&good.id).await.unwrap().unwrap(), good);
 }
+
+#[test]
+fn list_limit_defaults_and_clamps() {
+    use orpc_agent_core::approval::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
+    let with = |limit| ListFilter {
+        limit,
+        ..ListFilter::default()
+    };
+    assert_eq!(with(0).effective_limit(), DEFAULT_LIST_LIMIT);
+    assert_eq!(with(7).effective_limit(), 7);
+    assert_eq!(with(MAX_LIST_LIMIT + 1).effective_limit(), MAX_LIST_LIMIT);
+    assert_eq!(with(u32::MAX).effective_limit(), MAX_LIST_LIMIT);
+}
+
+#[tokio::test]
+async fn list_pages_are_clamped_on_both_stores() {
+    use orpc_agent_core::approval::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
+    let dir = TempDir::new();
+    let sqlite = SqliteApprovalStore::open(dir.db()).unwrap();
+    let memory = MemoryApprovalStore::new();
+    let stores: [&dyn ApprovalStore; 2] = [&memory, &sqlite];
+    let n = usize::try_from(MAX_LIST_LIMIT).unwrap() + 5;
+    for store in stores {
+        for i in 0..n {
+            let who = format!("actor-{}", i % 3);
+            let at = T0 + u64::try_from(i).unwrap();
+            store
+                .create(&request_at("c.x", Some(&who), at, HOUR))
+                .await
+                .unwrap();
+        }
+        let page = |limit| ListFilter {
+            limit,
+            ..ListFilter::default()
+        };
+        let default_page = store.list(&page(0)).await.unwrap();
+        assert_eq!(
+            default_page.len(),
+            usize::try_from(DEFAULT_LIST_LIMIT).unwrap()
+        );
+        let big = store.list(&page(u32::MAX)).await.unwrap();
+        assert_eq!(big.len(), usize::try_from(MAX_LIST_LIMIT).unwrap());
+        assert_eq!(big[..default_page.len()], default_page[..]);
+    }
+}
