@@ -170,25 +170,33 @@ def write(name, doc):
 
 def main():
     write("metadata.json", {
-        "description": "Metadata maps per position (spec/004) and the problems validation must report, compared as (key, code, severity) sets. Format: tests/vectors/README.md#act.",
+        "suite": "act",
+        "description": "Metadata maps per position (spec/004) and the problems validation must report, compared as (key, code, severity) sets. Format: tests/vectors/README.md, section act/.",
         "cases": [
             {"name": n, "position": p, "strict": s, "cbor": h, "problems": probs}
             for n, p, s, h, probs in METADATA
         ],
-        "decode_errors": [{"name": n, "cbor": h, "error": e} for n, h, e in DECODE_ERRORS],
+    })
+    write("decode.json", {
+        "suite": "act",
+        "description": "Bytes a metadata-map decoder must reject, with the error code.",
+        "cases": [{"name": n, "cbor": h, "error": e} for n, h, e in DECODE_ERRORS],
     })
     write("trace.json", {
-        "description": "W3C trace context values and the error code validation gives (null: valid).",
-        "traceparent": [{"value": v, "error": e} for v, e in TRACEPARENT],
-        "tracestate": [{"value": v, "error": e} for v, e in TRACESTATE],
+        "suite": "act",
+        "description": "W3C trace context header values and the error code validation gives (null: valid).",
+        "cases": [{"name": f"traceparent {i}", "header": "traceparent", "value": v, "error": e}
+                  for i, (v, e) in enumerate(TRACEPARENT)]
+        + [{"name": f"tracestate {i}", "header": "tracestate", "value": v, "error": e}
+           for i, (v, e) in enumerate(TRACESTATE)],
     })
     write("localized.json", {
-        "description": "Localized strings: value as CBOR hex, requested language, default-language, and the resolved text and language.",
+        "suite": "act",
+        "description": "Localized strings: value as CBOR hex, requested language, default-language, and the resolved text and language; or the error code of an invalid value.",
         "cases": [
             {"name": n, "cbor": c(v), "requested": r, "default_language": d, "text": t, "language": l}
             for n, v, r, d, t, l in LOCALIZED
-        ],
-        "invalid": [{"name": n, "cbor": c(v), "error": e} for n, v, e in LOCALIZED_INVALID],
+        ] + [{"name": n, "cbor": c(v), "error": e} for n, v, e in LOCALIZED_INVALID],
     })
     print(f"wrote vectors to {OUT}")
 
