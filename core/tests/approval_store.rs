@@ -18,7 +18,6 @@ use orpc_agent_core::error::{CapabilityError, ErrorCode};
 use orpc_agent_core::frame::Actor;
 use orpc_agent_core::meta::Surface;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 // ---------------------------------------------------------------- helpers
 
@@ -33,16 +32,14 @@ fn actor(id: Option<&str>) -> Actor {
     }
 }
 
-/// A stand-in for `act::input_hash`: stores never compute hashes, they only
-/// keep a 64-hex value, so any distinct SHA-256 serves here.
-fn fake_hash(cap: &str, input: &serde_json::Value) -> String {
-    let digest = Sha256::digest(format!("{cap}\n{input}").as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+/// The real approval input hash (DESIGN §5), as the pipeline computes it.
+fn hash_of(cap: &str, input: &serde_json::Value) -> String {
+    orpc_agent_core::act::input_hash(cap, input).unwrap()
 }
 
 fn request_at(cap: &str, actor_id: Option<&str>, now: u64, expires_in: u64) -> ApprovalRequest {
     let input = json!({"orderId": 42, "amount": 1500.5, "note": "refund ✓"});
-    let hash = fake_hash(cap, &input);
+    let hash = hash_of(cap, &input);
     ApprovalRequest::new(
         cap,
         input,
