@@ -336,7 +336,8 @@ async fn list_filters_orders_and_pages(store: &dyn ApprovalStore) {
             ..ListFilter::default()
         };
         let err = store.list(&f).await.unwrap_err();
-        assert!(matches!(err, StoreError::Invalid(_)), "{bad}: {err:?}");
+        assert!(matches!(err, StoreError::BadCursor(_)), "{bad}: {err:?}");
+        assert_eq!(code(&err), ErrorCode::InvalidInput);
     }
 }
 

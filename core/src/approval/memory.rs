@@ -102,7 +102,7 @@ impl MemoryApprovalStore {
             ListStart::After(at, id) => Some((at, id)),
             ListStart::AfterId(id) => match map.get(&id) {
                 Some(r) => Some((r.created_at_ms, id)),
-                None => return Err(StoreError::Invalid(format!("unknown cursor `{id}`"))),
+                None => return Err(StoreError::BadCursor(format!("no request `{id}`"))),
             },
         };
         let mut page: Vec<&ApprovalRequest> = map

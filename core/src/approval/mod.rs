@@ -344,8 +344,8 @@ impl ListStart {
                 return Ok(ListStart::After(at, id.to_owned()));
             }
         }
-        Err(StoreError::Invalid(
-            "`after` is neither an approval id nor a cursor".into(),
+        Err(StoreError::BadCursor(
+            "neither an approval id nor a cursor".into(),
         ))
     }
 }
@@ -456,9 +456,13 @@ pub enum StoreError {
     #[error("approval request `{0}` already exists")]
     Duplicate(String),
     /// The caller passed something no store accepts (malformed id, a new
-    /// request that is not pending, a bad cursor).
+    /// request that is not pending): a bug in the caller, not bad input.
     #[error("invalid approval store call: {0}")]
     Invalid(String),
+    /// A list cursor that is malformed or names no request: the approval
+    /// UI's input, so reported as `INVALID_INPUT`.
+    #[error("invalid list cursor: {0}")]
+    BadCursor(String),
     /// The backend failed; nothing about the request is known.
     #[error("approval store failure ({kind}): {message}")]
     Backend {
@@ -493,6 +497,7 @@ impl StoreError {
                 ErrorCode::PolicyDenied
             }
             StoreError::LimitExceeded { .. } => ErrorCode::LimitExceeded,
+            StoreError::BadCursor(_) => ErrorCode::InvalidInput,
             StoreError::Duplicate(_)
             | StoreError::Invalid(_)
             | StoreError::Backend { .. }

@@ -188,7 +188,7 @@ impl SqliteApprovalStore {
             ListStart::After(at, id) => Some((ms(at), id)),
             ListStart::AfterId(id) => match Self::get_now(&conn, &id)? {
                 Some(r) => Some((ms(r.created_at_ms), id)),
-                None => return Err(StoreError::Invalid(format!("unknown cursor `{id}`"))),
+                None => return Err(StoreError::BadCursor(format!("no request `{id}`"))),
             },
         };
         let mut sql = format!("SELECT {COLUMNS} FROM approvals WHERE 1 = 1");
