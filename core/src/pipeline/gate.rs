@@ -80,13 +80,14 @@ pub fn approval_request_for(
     )
 }
 
-/// The message of NOT_FOUND: the same whether the capability is missing or
-/// not exposed on this surface (SI-8).
-pub(crate) fn not_found(name: &str) -> CapabilityError {
-    let shown: String = name.chars().take(128).collect();
+/// NOT_FOUND: the same error, field for field, whether the capability is
+/// missing or not exposed on this surface, and whatever name was asked for
+/// (SI-8). The name is not echoed: the caller knows it, and a constant
+/// message cannot become an oracle or reflect attacker text.
+pub(crate) fn not_found(_name: &str) -> CapabilityError {
     CapabilityError::new(
         ErrorCode::NotFound,
-        format!("No capability named \"{shown}\" is available."),
+        "No such capability is available here. Use one of the tools you were given.",
     )
 }
 
