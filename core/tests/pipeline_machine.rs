@@ -877,3 +877,33 @@ fn the_hot_path_asks_only_for_the_handler() {
     assert_eq!(steps, [StepKind::RunHandler]);
     let _ = audited(0);
 }
+
+#[tokio::test]
+async fn driver_futures_are_send_so_hosts_can_spawn_them() {
+    fn assert_send<T: Send>(_: &T) {}
+    let reg = registry(json!([{"id": "f.x", "meta": meta(&["mcp"])}]), Value::Null);
+    let d = builder(&reg)
+        .handler("f.x", Fixture::new(Behaviour::Echo))
+        .build()
+        .unwrap();
+    let fut = d.invoke("f.x", json!({}), Call::new(Frame::new(Surface::Mcp)));
+    assert_send(&fut);
+    assert!(matches!(fut.await, Outcome::Ok(_)));
+    let fut = d.resume("apr_x", Call::new(Frame::new(Surface::Mcp)));
+    assert_send(&fut);
+    fut.await;
+}
+
+#[test]
+fn the_driver_refuses_missing_hooks_at_build() {
+    let m = with(
+        meta(&["mcp"]),
+        json!({"redact": {"output": true}, "policies": [{"host": true}]}),
+    );
+    let reg = registry(
+        json!([{"id": "f.x", "meta": m, "validateInput": true}]),
+        json!({"policies": [{"host": true}]}),
+    );
+    let problems = builder(&reg).build().err().unwrap();
+    assert_eq!(problems.len(), 5, "{problems:?}");
+}

@@ -345,9 +345,16 @@ impl Case<'_> {
                 let mut exp = exp.clone();
                 if let Some(h) = exp.as_object_mut().unwrap().remove("inputHash") {
                     let h = h.as_bool().unwrap();
-                    assert_eq!(record["inputHash"].is_string(), h, "{at}: inputHash presence");
+                    assert_eq!(
+                        record["inputHash"].is_string(),
+                        h,
+                        "{at}: inputHash presence"
+                    );
                 }
-                assert!(subset(&exp, &record), "{at}: audit expected {exp} got {record}");
+                assert!(
+                    subset(&exp, &record),
+                    "{at}: audit expected {exp} got {record}"
+                );
             }
             if let Some(calls) = op["handlerCalls"].as_object() {
                 for (id, n) in calls {

@@ -33,12 +33,11 @@ impl<'a> RedactionInfo<'a> {
     }
 }
 
-/// `redactApprovalInput` support: `Some(info)` when the request's capability
-/// declares a `redact.approvalInput` hook (the host calls it with the
-/// request's input and this info), `None` when the input is shown as stored.
-/// A request for a capability the registry no longer has also gives `Some`
-/// with the capability's index unknown — callers must then show nothing;
-/// see [`ApprovalInputView`].
+/// `redactApprovalInput` support: how an approval UI may show `request`'s
+/// input — through the capability's `redact.approvalInput` hook with the
+/// request's *recorded* surface and actor, as stored (no hook declared), or
+/// not at all (the registry no longer has the capability, so nothing is
+/// known to be safe). The hash still binds the full stored input.
 pub fn approval_input_redaction<'a>(
     registry: &CapabilityRegistry,
     request: &'a ApprovalRequest,
