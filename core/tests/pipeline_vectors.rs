@@ -271,7 +271,7 @@ impl Case<'_> {
                     continue;
                 }
                 "invoke" | "resume" => {
-                    let mut call = Call::new(frame());
+                    let call = Call::new(frame());
                     if let Some(ms) = op["cancelAfterMs"].as_u64() {
                         let token = call.cancel.clone();
                         tokio::spawn(async move {
