@@ -84,9 +84,9 @@ pub fn run(command: &str, args: &[String]) -> u8 {
         ("component", Some((sub, rest))) if sub == "embed" => component_embed(rest),
         ("manifest", Some((sub, rest))) if sub == "check" => manifest_check(rest),
         ("hash", _) => hash(args),
-        _ => Err(usage(format!(
-            "expected one of: meta decode|encode|check, component inspect|embed, manifest check, hash"
-        ))),
+        _ => Err(usage(
+            "expected one of: meta decode|encode|check, component inspect|embed, manifest check, hash",
+        )),
     };
     match result {
         Ok(code) => code,

@@ -4,8 +4,8 @@
 
 use ciborium::Value as Cbor;
 use orpc_agent_core::act::{
-    DecodeOptions, MetaMap, Position, ValidateOptions, decode, diagnostic, encode_deterministic,
-    input_hash,
+    DecodeOptions, MetaMap, MetaView, Position, ValidateOptions, decode, diagnostic,
+    encode_deterministic, input_hash,
 };
 use proptest::prelude::*;
 
@@ -75,15 +75,27 @@ proptest! {
         // Deterministic: re-encoding the decoded map gives the same bytes.
         prop_assert_eq!(back.encode().unwrap(), bytes.clone());
         // Validation never panics, in any position.
+        // Validation never panics, and both paths agree, in every position.
+        let view = MetaView::parse(&bytes).unwrap();
         for p in Position::ALL {
-            let _ = back.validate(p, ValidateOptions { strict: true });
+            let a = back.validate(p, ValidateOptions { strict: true });
+            let b = view.validate(p, ValidateOptions { strict: true });
+            let key = |v: Vec<orpc_agent_core::act::Problem>| {
+                let mut k: Vec<(String, &'static str)> = v.into_iter().map(|p| (p.key, p.code.as_str())).collect();
+                k.sort();
+                k
+            };
+            prop_assert_eq!(key(a), key(b));
         }
         prop_assert!(diagnostic(&bytes).is_ok());
     }
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
-        let _ = MetaMap::decode(&bytes);
+        // The borrowed view and the owning decoder agree on every input.
+        let owned = MetaMap::decode(&bytes).map(|m| m.len()).map_err(|e| e.code());
+        let view = MetaView::parse(&bytes).map(|v| v.len()).map_err(|e| e.code());
+        prop_assert_eq!(owned, view);
         let _ = decode(&bytes, DecodeOptions::LENIENT);
         let _ = diagnostic(&bytes);
         let _ = orpc_agent_core::act::wasm::sections(&bytes);

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 
 use orpc_agent_core::act::localized::Localized;
 use orpc_agent_core::act::trace::{validate_traceparent, validate_tracestate};
-use orpc_agent_core::act::{DecodeOptions, MetaMap, Position, Severity, ValidateOptions, decode};
+use orpc_agent_core::act::{
+    DecodeOptions, MetaMap, MetaView, Position, Severity, ValidateOptions, decode,
+};
 use serde_json::Value;
 
 fn load(name: &str) -> Value {
@@ -55,6 +57,22 @@ fn metadata_problems_per_position() {
             })
             .collect();
         assert_eq!(got, want, "{name}");
+        // The borrowed-bytes path reports exactly the same problems.
+        let bytes = hex(&case["cbor"]);
+        let view: BTreeSet<(String, String, String)> = MetaView::parse(&bytes)
+            .unwrap()
+            .validate(position, ValidateOptions { strict })
+            .into_iter()
+            .map(|p| {
+                let sev = if p.severity == Severity::Error {
+                    "error"
+                } else {
+                    "warning"
+                };
+                (p.key, p.code.as_str().to_owned(), sev.to_owned())
+            })
+            .collect();
+        assert_eq!(view, want, "{name} (MetaView)");
         // Foreign keys survive a decode/encode round trip byte for byte.
         assert_eq!(
             MetaMap::decode(&map.encode().unwrap()).unwrap(),
@@ -73,6 +91,12 @@ fn hostile_metadata_gets_typed_errors() {
         let name = case["name"].as_str().unwrap();
         let e = MetaMap::decode(&hex(&case["cbor"])).expect_err(name);
         assert_eq!(e.code(), case["error"].as_str().unwrap(), "{name}: {e}");
+        let e = MetaView::parse(&hex(&case["cbor"])).expect_err(name);
+        assert_eq!(
+            e.code(),
+            case["error"].as_str().unwrap(),
+            "{name} (MetaView): {e}"
+        );
     }
 }
 

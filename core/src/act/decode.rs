@@ -113,7 +113,7 @@ pub(crate) struct Head {
 
 /// A cursor over the input; every read is bounds-checked.
 pub(crate) struct Reader<'a> {
-    buf: &'a [u8],
+    pub(crate) buf: &'a [u8],
     pos: usize,
 }
 
@@ -348,7 +348,7 @@ fn decode_with_head(
         }
         (5, arg) => {
             let depth = nest(h, opts, depth)?;
-            let mut entries = match arg {
+            let entries = match arg {
                 Arg::Value(n) => {
                     r.check_items(h.offset, n, 2)?;
                     let mut entries = Vec::with_capacity(n as usize);
@@ -376,7 +376,6 @@ fn decode_with_head(
                     key: describe_key(k),
                 });
             }
-            entries.shrink_to_fit();
             Ok(Cbor::Map(entries))
         }
         (6, Arg::Value(tag)) => {
@@ -388,6 +387,150 @@ fn decode_with_head(
             offset: h.offset,
             reason: "invalid head",
         }),
+    }
+}
+
+/// Checks one item exactly as [`decode_item`] would — same limits, same
+/// errors — without building a value: nothing is allocated for maps of up
+/// to 16 text keys, which is what lets metadata validation run on borrowed
+/// bytes ([`super::validate::MetaView`]).
+pub(crate) fn skim_item(
+    r: &mut Reader<'_>,
+    opts: DecodeOptions,
+    depth: usize,
+) -> Result<(), DecodeError> {
+    let h = r.head()?;
+    match (h.major, h.arg) {
+        (0 | 1, _) => Ok(()),
+        (2, Arg::Value(n)) => r.take(n).map(|_| ()).map_err(|_| length_error(r, h, n)),
+        (3, Arg::Value(n)) => {
+            let bytes = r.take(n).map_err(|_| length_error(r, h, n))?;
+            std::str::from_utf8(bytes)
+                .map(|_| ())
+                .map_err(|_| DecodeError::InvalidUtf8 { offset: h.offset })
+        }
+        (2 | 3, Arg::Indefinite) => read_chunks(r, h, opts).map(|_| ()),
+        (4, arg) => {
+            let depth = nest(h, opts, depth)?;
+            match arg {
+                Arg::Value(n) => {
+                    r.check_items(h.offset, n, 1)?;
+                    for _ in 0..n {
+                        skim_item(r, opts, depth)?;
+                    }
+                }
+                Arg::Indefinite => {
+                    indefinite_allowed(h, opts)?;
+                    while !r.eat_break() {
+                        skim_item(r, opts, depth)?;
+                    }
+                }
+            }
+            Ok(())
+        }
+        (5, arg) => {
+            let depth = nest(h, opts, depth)?;
+            let n = match arg {
+                Arg::Value(n) => {
+                    r.check_items(h.offset, n, 2)?;
+                    Some(n)
+                }
+                Arg::Indefinite => {
+                    indefinite_allowed(h, opts)?;
+                    None
+                }
+            };
+            let mut keys = KeySet::default();
+            let mut i = 0u64;
+            loop {
+                match n {
+                    Some(n) if i == n => break,
+                    None if r.eat_break() => break,
+                    _ => {}
+                }
+                let start = r.pos();
+                skim_item(r, opts, depth)?;
+                let key = &r.buf[start..r.pos()];
+                if keys.insert(key)? {
+                    let k = decode(key, DecodeOptions::LENIENT)
+                        .map(|k| describe_key(&k))
+                        .unwrap_or_default();
+                    return Err(DecodeError::DuplicateKey {
+                        offset: h.offset,
+                        key: k,
+                    });
+                }
+                skim_item(r, opts, depth)?;
+                i += 1;
+            }
+            Ok(())
+        }
+        (6, Arg::Value(_)) => {
+            let depth = nest(h, opts, depth)?;
+            skim_item(r, opts, depth)
+        }
+        (7, arg) => decode_simple(r, h, arg).map(|_| ()),
+        _ => Err(DecodeError::Malformed {
+            offset: h.offset,
+            reason: "invalid head",
+        }),
+    }
+}
+
+/// The keys of one map seen so far, for duplicate detection without
+/// decoding: text keys compare by their text (so a non-shortest length head
+/// cannot hide a duplicate), other keys by their decoded value.
+#[derive(Default)]
+struct KeySet<'a> {
+    small: [Option<&'a [u8]>; 16],
+    len: usize,
+    more: Vec<&'a [u8]>,
+}
+
+impl<'a> KeySet<'a> {
+    /// Adds `key` (well-formed encoded bytes); true if it was already there.
+    fn insert(&mut self, key: &'a [u8]) -> Result<bool, DecodeError> {
+        let seen = self.small[..self.len.min(16)]
+            .iter()
+            .flatten()
+            .chain(self.more.iter());
+        for k in seen {
+            if same_key(k, key)? {
+                return Ok(true);
+            }
+        }
+        if self.len < 16 {
+            self.small[self.len] = Some(key);
+        } else {
+            self.more.push(key);
+        }
+        self.len += 1;
+        Ok(false)
+    }
+}
+
+/// The text of an encoded definite text string, if `b` is one.
+pub(crate) fn text_of(b: &[u8]) -> Option<&str> {
+    let mut r = Reader::new(b);
+    let h = r.head().ok()?;
+    match (h.major, h.arg) {
+        (3, Arg::Value(n)) => std::str::from_utf8(r.take(n).ok()?).ok(),
+        _ => None,
+    }
+}
+
+fn same_key(a: &[u8], b: &[u8]) -> Result<bool, DecodeError> {
+    if a == b {
+        return Ok(true);
+    }
+    match (text_of(a), text_of(b)) {
+        (Some(x), Some(y)) => Ok(x == y),
+        (Some(_), None) | (None, Some(_))
+            if a.first().map(|x| x >> 5) != b.first().map(|x| x >> 5) =>
+        {
+            Ok(false)
+        }
+        _ => Ok(decode(a, DecodeOptions::LENIENT)? == decode(b, DecodeOptions::LENIENT)?),
     }
 }
 

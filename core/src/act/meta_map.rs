@@ -12,12 +12,10 @@ use super::decode::{
     Arg, DecodeError, DecodeOptions, Reader, decode, decode_item, end, find_duplicate, read_text,
 };
 use super::deterministic::{EncodeError, write_deterministic, write_head};
-use super::keys::{self, CborType, KeySpec, Position};
-use super::localized::{Localized, is_language_tag};
-use super::trace;
-
-/// The `std:` namespace prefix.
-pub const STD: &str = "std:";
+use super::keys::Position;
+use super::localized::Localized;
+pub use super::validate::{Problem, ProblemCode, STD, Severity, ValidateOptions};
+use super::validate::{major_name, validate_entries};
 
 /// A decoded metadata map. Keys are unique; order is as received (the
 /// encoder sorts, so order never changes bytes).
@@ -225,277 +223,32 @@ impl MetaMap {
         })
     }
 
-    /// Checks the map for `position`; see [`Problem`] for what is reported.
+    /// Checks the map for `position` with the rules of [`super::validate`]
+    /// (run on each value's deterministic encoding). A value that cannot be
+    /// encoded (a nested duplicate key, nesting past the limit) is reported
+    /// as an invalid value of its key.
     pub fn validate(&self, position: Position, opts: ValidateOptions) -> Vec<Problem> {
-        let mut problems = Vec::new();
-        if position == Position::CredentialMaterial {
-            return problems;
-        }
-        for (key, value) in &self.entries {
-            check_key(key, value, position, opts, &mut problems);
-        }
-        for spec in keys::KEYS
-            .iter()
-            .filter(|k| k.required && k.positions.contains(position))
-        {
-            if self.get(spec.key).is_none() {
-                problems.push(Problem::error(
-                    spec.key,
-                    ProblemCode::MissingKey,
-                    format!("{} is required", spec.key),
-                ));
+        let mut out = Vec::new();
+        let mut encoded: Vec<(&str, Vec<u8>)> = Vec::with_capacity(self.entries.len());
+        for (k, v) in &self.entries {
+            let mut buf = Vec::new();
+            match write_deterministic(&mut buf, v, 1) {
+                Ok(()) => encoded.push((k, buf)),
+                Err(e) => out.push(Problem::error(
+                    k,
+                    ProblemCode::InvalidValue,
+                    format!("{k}: {e}"),
+                )),
             }
         }
-        problems
+        validate_entries(
+            encoded.iter().map(|(k, v)| (*k, v.as_slice())),
+            position,
+            opts,
+            &mut out,
+        );
+        out
     }
-}
-
-/// Validation switches.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ValidateOptions {
-    /// Credential keys in per-call metadata become errors, not warnings.
-    pub strict: bool,
-}
-
-/// How bad a problem is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-/// What is wrong with one key. Stable codes for vectors and bindings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProblemCode {
-    /// The value has the wrong CBOR type for the key.
-    WrongType,
-    /// A known `std:` key in a position where it does not belong.
-    NotAllowedHere,
-    /// A `std:` key the table does not have (or an unknown component key).
-    UnknownStdKey,
-    /// The type is right but the value is not (bad traceparent, SemVer…).
-    InvalidValue,
-    /// A credential key outside open-session args.
-    CredentialInMetadata,
-    /// A required key is absent.
-    MissingKey,
-}
-
-impl ProblemCode {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ProblemCode::WrongType => "WRONG_TYPE",
-            ProblemCode::NotAllowedHere => "NOT_ALLOWED_HERE",
-            ProblemCode::UnknownStdKey => "UNKNOWN_STD_KEY",
-            ProblemCode::InvalidValue => "INVALID_VALUE",
-            ProblemCode::CredentialInMetadata => "CREDENTIAL_IN_METADATA",
-            ProblemCode::MissingKey => "MISSING_KEY",
-        }
-    }
-}
-
-/// One finding of [`MetaMap::validate`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
-    pub key: String,
-    pub code: ProblemCode,
-    pub severity: Severity,
-    pub message: String,
-}
-
-impl Problem {
-    fn error(key: &str, code: ProblemCode, message: String) -> Problem {
-        Problem {
-            key: key.to_owned(),
-            code,
-            severity: Severity::Error,
-            message,
-        }
-    }
-
-    pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error
-    }
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let sev = if self.is_error() { "error" } else { "warning" };
-        write!(
-            f,
-            "{sev} {} [{}]: {}",
-            self.key,
-            self.code.as_str(),
-            self.message
-        )
-    }
-}
-
-/// True for keys in a namespace other than `std:` (`acme:priority`).
-fn is_foreign(key: &str) -> bool {
-    !key.starts_with(STD) && key.contains(':')
-}
-
-fn check_key(
-    key: &str,
-    value: &Cbor,
-    position: Position,
-    opts: ValidateOptions,
-    out: &mut Vec<Problem>,
-) {
-    let is_std = key.starts_with(STD);
-    if position == Position::Component {
-        // The [std] table is the std namespace: its keys are bare.
-        if is_foreign(key) {
-            return;
-        }
-    } else if !is_std {
-        // Foreign namespaces, and plain argument names in open-session args.
-        return;
-    }
-    let Some(spec) = keys::lookup(key) else {
-        out.push(Problem::error(
-            key,
-            ProblemCode::UnknownStdKey,
-            format!("{key} is not a key of spec/004"),
-        ));
-        return;
-    };
-    if !spec.positions.contains(position) {
-        if spec.credential
-            && matches!(
-                position,
-                Position::ToolCall
-                    | Position::ListTools
-                    | Position::ContentPart
-                    | Position::OpenSession
-            )
-        {
-            let msg = format!(
-                "{key} is a credential; pass it in open-session args, not per-call metadata, where it reaches the agent's context on every call"
-            );
-            let severity = if opts.strict {
-                Severity::Error
-            } else {
-                Severity::Warning
-            };
-            out.push(Problem {
-                key: key.to_owned(),
-                code: ProblemCode::CredentialInMetadata,
-                severity,
-                message: msg,
-            });
-        } else {
-            let allowed: Vec<&str> = spec.positions.iter().map(Position::as_str).collect();
-            out.push(Problem::error(
-                key,
-                ProblemCode::NotAllowedHere,
-                format!(
-                    "{key} may not appear in {position} metadata (allowed: {})",
-                    allowed.join(", ")
-                ),
-            ));
-            return;
-        }
-    }
-    check_value(spec, value, out);
-}
-
-fn check_value(spec: &KeySpec, value: &Cbor, out: &mut Vec<Problem>) {
-    let key = spec.key;
-    let type_ok = match spec.ty {
-        CborType::Bool => value.is_bool(),
-        CborType::Uint => value.as_integer().is_some_and(|i| u64::try_from(i).is_ok()),
-        CborType::Text => value.is_text(),
-        CborType::LocalizedString => value.is_text() || value.is_map(),
-        CborType::ArrayOfBstr => value
-            .as_array()
-            .is_some_and(|a| a.iter().all(Cbor::is_bytes)),
-        CborType::ArrayOfText => value
-            .as_array()
-            .is_some_and(|a| a.iter().all(Cbor::is_text)),
-        CborType::Map => value.is_map(),
-        CborType::Any => true,
-    };
-    if !type_ok {
-        out.push(Problem::error(
-            key,
-            ProblemCode::WrongType,
-            format!(
-                "{key} must be {}, found {}",
-                spec.ty.as_str(),
-                value_kind(value)
-            ),
-        ));
-        return;
-    }
-    if let Err(why) = check_semantics(key, value) {
-        out.push(Problem::error(
-            key,
-            ProblemCode::InvalidValue,
-            format!("{key}: {why}"),
-        ));
-    }
-}
-
-/// Value rules beyond the CBOR type.
-fn check_semantics(key: &str, value: &Cbor) -> Result<(), String> {
-    match key {
-        "description" | "std:usage-hints" | "std:anti-usage-hints" => Localized::from_cbor(value)
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
-        "std:session-op" => match value.as_text() {
-            Some("open" | "close") => Ok(()),
-            other => Err(format!("must be \"open\" or \"close\", found {other:?}")),
-        },
-        "std:traceparent" => value
-            .as_text()
-            .map_or(Ok(()), trace::validate_traceparent)
-            .map_err(|e| e.to_string()),
-        "std:tracestate" => value
-            .as_text()
-            .map_or(Ok(()), trace::validate_tracestate)
-            .map_err(|e| e.to_string()),
-        "std:examples" => {
-            for (i, b) in value.as_array().into_iter().flatten().enumerate() {
-                let bytes = b.as_bytes().map(Vec::as_slice).unwrap_or_default();
-                MetaMap::decode(bytes)
-                    .map_err(|e| format!("example {i} is not a CBOR argument map: {e}"))?;
-            }
-            Ok(())
-        }
-        "version" => match value.as_text() {
-            Some(v) => semver::Version::parse(v)
-                .map(|_| ())
-                .map_err(|e| format!("{v:?} is not SemVer: {e}")),
-            None => Ok(()),
-        },
-        "name" => match value.as_text() {
-            Some(n) if n.trim().is_empty() => Err("must not be empty".into()),
-            _ => Ok(()),
-        },
-        "default-language" => match value.as_text() {
-            Some(t) if !is_language_tag(t) => Err(format!("{t:?} is not a BCP 47 language tag")),
-            _ => Ok(()),
-        },
-        "capabilities" => super::capabilities::Declarations::from_cbor(value)
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
-        _ => Ok(()),
-    }
-}
-
-fn major_name(major: u8) -> &'static str {
-    [
-        "unsigned integer",
-        "negative integer",
-        "byte string",
-        "text string",
-        "array",
-        "map",
-        "tag",
-        "simple/float",
-    ][usize::from(major & 7)]
 }
 
 /// A short name of a value's CBOR type, for messages.

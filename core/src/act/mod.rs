@@ -5,7 +5,8 @@
 //! * [`decode`]: the bounded decoder every untrusted byte goes through.
 //! * [`diag`]: diagnostic notation for any well-formed item.
 //! * [`keys`]: the normative key table, positions and error kinds.
-//! * [`meta_map`]: metadata maps, typed getters, validation per position.
+//! * [`meta_map`]: metadata maps, typed getters; [`validate`]: the rules per
+//!   position, also on borrowed bytes ([`validate::MetaView`]).
 //! * [`localized`]: localized strings and language fallback.
 //! * [`trace`]: W3C trace context validation and propagation.
 //! * [`capabilities`]: capability declarations, grants and decisions.
@@ -27,6 +28,7 @@ pub mod localized;
 pub mod meta_map;
 pub mod tool_meta;
 pub mod trace;
+pub mod validate;
 pub mod wasm;
 
 pub use decode::{DecodeError, DecodeOptions, MAX_DEPTH, decode};
@@ -39,3 +41,4 @@ pub use keys::{KEYS, Position};
 pub use localized::Localized;
 pub use meta_map::{MetaMap, Problem, ProblemCode, Severity, ValidateOptions};
 pub use trace::{validate_traceparent, validate_tracestate};
+pub use validate::MetaView;

@@ -1,0 +1,523 @@
+//! Validation of metadata per position, on encoded bytes.
+//!
+//! The rules run on each entry's *encoded* value, so a host that only needs
+//! to check metadata it received ([`MetaView`]) never builds `ciborium`
+//! values — that is what keeps decode + validate of a 10-key map under a
+//! microsecond. [`super::MetaMap::validate`] encodes its values and runs the
+//! same rules, so there is one implementation.
+//!
+//! Reported: a wrong CBOR type, a known `std:` key in the wrong position, an
+//! unknown `std:` key, a value that breaks its key's rule (traceparent,
+//! SemVer, session-op, localized tags, examples), a credential outside
+//! open-session args (warning; error in strict mode), a missing required
+//! key. Keys of other namespaces pass untouched.
+
+use super::decode::{Arg, DecodeError, DecodeOptions, Reader, skim_item, text_of};
+use super::keys::{self, CborType, KeySpec, Position};
+use super::localized::is_language_tag;
+use super::trace;
+
+/// The `std:` namespace prefix.
+pub const STD: &str = "std:";
+
+/// Validation switches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ValidateOptions {
+    /// Credential keys in per-call metadata become errors, not warnings.
+    pub strict: bool,
+}
+
+/// How bad a problem is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// What is wrong with one key. Stable codes for vectors and bindings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProblemCode {
+    /// The value has the wrong CBOR type for the key.
+    WrongType,
+    /// A known `std:` key in a position where it does not belong.
+    NotAllowedHere,
+    /// A `std:` key the table does not have (or an unknown component key).
+    UnknownStdKey,
+    /// The type is right but the value is not (bad traceparent, SemVer…).
+    InvalidValue,
+    /// A credential key outside open-session args.
+    CredentialInMetadata,
+    /// A required key is absent.
+    MissingKey,
+}
+
+impl ProblemCode {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ProblemCode::WrongType => "WRONG_TYPE",
+            ProblemCode::NotAllowedHere => "NOT_ALLOWED_HERE",
+            ProblemCode::UnknownStdKey => "UNKNOWN_STD_KEY",
+            ProblemCode::InvalidValue => "INVALID_VALUE",
+            ProblemCode::CredentialInMetadata => "CREDENTIAL_IN_METADATA",
+            ProblemCode::MissingKey => "MISSING_KEY",
+        }
+    }
+}
+
+/// One finding of validation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub key: String,
+    pub code: ProblemCode,
+    pub severity: Severity,
+    pub message: String,
+}
+
+impl Problem {
+    pub(crate) fn error(key: &str, code: ProblemCode, message: String) -> Problem {
+        Problem {
+            key: key.to_owned(),
+            code,
+            severity: Severity::Error,
+            message,
+        }
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sev = if self.is_error() { "error" } else { "warning" };
+        write!(
+            f,
+            "{sev} {} [{}]: {}",
+            self.key,
+            self.code.as_str(),
+            self.message
+        )
+    }
+}
+
+/// A metadata map as borrowed slices of the bytes it came in: checked for
+/// well-formedness exactly as [`super::MetaMap::decode`] checks it, but
+/// nothing is copied.
+#[derive(Clone, Debug)]
+pub struct MetaView<'a> {
+    entries: Vec<(&'a str, &'a [u8])>,
+}
+
+impl<'a> MetaView<'a> {
+    /// Parses a definite-length map with text keys, unique, within limits.
+    pub fn parse(bytes: &'a [u8]) -> Result<MetaView<'a>, DecodeError> {
+        let opts = DecodeOptions::default();
+        let mut r = Reader::new(bytes);
+        let h = r.head()?;
+        let n = match (h.major, h.arg) {
+            (5, Arg::Value(n)) => n,
+            (5, Arg::Indefinite) => return Err(DecodeError::Indefinite { offset: h.offset }),
+            (m, _) => {
+                return Err(DecodeError::NotAMap {
+                    offset: h.offset,
+                    found: major_name(m),
+                });
+            }
+        };
+        r.check_items(h.offset, n, 2)?;
+        let mut entries: Vec<(&'a str, &'a [u8])> = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let kh = r.head()?;
+            let key = match (kh.major, kh.arg) {
+                (3, Arg::Value(len)) => {
+                    let available = r.remaining();
+                    let raw = r.take(len).map_err(|_| DecodeError::LengthBeyondInput {
+                        offset: kh.offset,
+                        declared: len,
+                        available,
+                    })?;
+                    std::str::from_utf8(raw)
+                        .map_err(|_| DecodeError::InvalidUtf8 { offset: kh.offset })?
+                }
+                (3, Arg::Indefinite) => return Err(DecodeError::Indefinite { offset: kh.offset }),
+                _ => return Err(DecodeError::NonTextKey { offset: kh.offset }),
+            };
+            let start = r.pos();
+            skim_item(&mut r, opts, 1)?;
+            if entries.iter().any(|(k, _)| *k == key) {
+                return Err(DecodeError::DuplicateKey {
+                    offset: h.offset,
+                    key: format!("{key:?}"),
+                });
+            }
+            entries.push((key, &bytes[start..r.pos()]));
+        }
+        super::decode::end(&r)?;
+        Ok(MetaView { entries })
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The encoded value of `key`.
+    pub fn get(&self, key: &str) -> Option<&'a [u8]> {
+        self.entries
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a [u8])> + '_ {
+        self.entries.iter().copied()
+    }
+
+    /// Every problem of this map in `position`.
+    pub fn validate(&self, position: Position, opts: ValidateOptions) -> Vec<Problem> {
+        let mut out = Vec::new();
+        validate_entries(self.entries.iter().copied(), position, opts, &mut out);
+        out
+    }
+}
+
+/// The rules over (key, encoded value) pairs with unique keys.
+pub(crate) fn validate_entries<'a, I>(
+    entries: I,
+    position: Position,
+    opts: ValidateOptions,
+    out: &mut Vec<Problem>,
+) where
+    I: Iterator<Item = (&'a str, &'a [u8])> + Clone,
+{
+    if position == Position::CredentialMaterial {
+        return;
+    }
+    for (key, value) in entries.clone() {
+        check_key(key, value, position, opts, out);
+    }
+    for spec in keys::KEYS
+        .iter()
+        .filter(|k| k.required && k.positions.contains(position))
+    {
+        if !entries.clone().any(|(k, _)| k == spec.key) {
+            out.push(Problem::error(
+                spec.key,
+                ProblemCode::MissingKey,
+                format!("{} is required", spec.key),
+            ));
+        }
+    }
+}
+
+/// True for keys in a namespace other than `std:` (`acme:priority`).
+fn is_foreign(key: &str) -> bool {
+    !key.starts_with(STD) && key.contains(':')
+}
+
+fn check_key(
+    key: &str,
+    value: &[u8],
+    position: Position,
+    opts: ValidateOptions,
+    out: &mut Vec<Problem>,
+) {
+    if position == Position::Component {
+        // The [std] table is the std namespace: its keys are bare.
+        if is_foreign(key) {
+            return;
+        }
+    } else if !key.starts_with(STD) {
+        // Foreign namespaces, and plain argument names in open-session args.
+        return;
+    }
+    let Some(spec) = keys::lookup(key) else {
+        out.push(Problem::error(
+            key,
+            ProblemCode::UnknownStdKey,
+            format!("{key} is not a key of spec/004"),
+        ));
+        return;
+    };
+    if !spec.positions.contains(position) {
+        let per_call = matches!(
+            position,
+            Position::ToolCall
+                | Position::ListTools
+                | Position::ContentPart
+                | Position::OpenSession
+        );
+        if spec.credential && per_call {
+            let message = format!(
+                "{key} is a credential; pass it in open-session args, not per-call metadata, where it reaches the agent's context on every call"
+            );
+            let severity = if opts.strict {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            out.push(Problem {
+                key: key.to_owned(),
+                code: ProblemCode::CredentialInMetadata,
+                severity,
+                message,
+            });
+        } else {
+            let allowed: Vec<&str> = spec.positions.iter().map(Position::as_str).collect();
+            out.push(Problem::error(
+                key,
+                ProblemCode::NotAllowedHere,
+                format!(
+                    "{key} may not appear in {position} metadata (allowed: {})",
+                    allowed.join(", ")
+                ),
+            ));
+            return;
+        }
+    }
+    check_value(spec, value, out);
+}
+
+/// A read-only cursor over one encoded value.
+fn head(v: &[u8]) -> Option<(u8, Arg, Reader<'_>)> {
+    let mut r = Reader::new(v);
+    let h = r.head().ok()?;
+    Some((h.major, h.arg, r))
+}
+
+/// The encoded items of a definite array, or `None` if `v` is not one.
+fn array_items(v: &[u8]) -> Option<Vec<&[u8]>> {
+    let (4, Arg::Value(n), mut r) = head(v)? else {
+        return None;
+    };
+    r.check_items(0, n, 1).ok()?;
+    let mut items = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let start = r.pos();
+        skim_item(&mut r, DecodeOptions::LENIENT, 0).ok()?;
+        items.push(&v[start..r.pos()]);
+    }
+    Some(items)
+}
+
+/// The (key, value) encodings of a definite map.
+fn map_entries(v: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let (5, Arg::Value(n), mut r) = head(v)? else {
+        return None;
+    };
+    r.check_items(0, n, 2).ok()?;
+    let mut out = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let k = r.pos();
+        skim_item(&mut r, DecodeOptions::LENIENT, 0).ok()?;
+        let m = r.pos();
+        skim_item(&mut r, DecodeOptions::LENIENT, 0).ok()?;
+        out.push((&v[k..m], &v[m..r.pos()]));
+    }
+    Some(out)
+}
+
+fn major(v: &[u8]) -> Option<u8> {
+    v.first().map(|b| b >> 5)
+}
+
+/// A short name of an encoded value's type, for messages.
+fn kind(v: &[u8]) -> &'static str {
+    match v.first() {
+        Some(0xf4 | 0xf5) => "bool",
+        Some(0xf6) => "null",
+        Some(0xf9..=0xfb) => "float",
+        Some(b) => major_name(b >> 5),
+        None => "nothing",
+    }
+}
+
+pub(crate) fn major_name(major: u8) -> &'static str {
+    [
+        "unsigned integer",
+        "negative integer",
+        "byte string",
+        "text string",
+        "array",
+        "map",
+        "tag",
+        "simple value",
+    ][usize::from(major & 7)]
+}
+
+fn check_value(spec: &KeySpec, value: &[u8], out: &mut Vec<Problem>) {
+    let key = spec.key;
+    let type_ok = match spec.ty {
+        CborType::Bool => matches!(value, [0xf4] | [0xf5]),
+        CborType::Uint => major(value) == Some(0),
+        CborType::Text => major(value) == Some(3),
+        CborType::LocalizedString => matches!(major(value), Some(3 | 5)),
+        CborType::ArrayOfBstr => {
+            array_items(value).is_some_and(|a| a.iter().all(|i| major(i) == Some(2)))
+        }
+        CborType::ArrayOfText => {
+            array_items(value).is_some_and(|a| a.iter().all(|i| major(i) == Some(3)))
+        }
+        CborType::Map => major(value) == Some(5),
+        CborType::Any => true,
+    };
+    if !type_ok {
+        out.push(Problem::error(
+            key,
+            ProblemCode::WrongType,
+            format!("{key} must be {}, found {}", spec.ty.as_str(), kind(value)),
+        ));
+        return;
+    }
+    if let Err(why) = check_semantics(key, value) {
+        out.push(Problem::error(
+            key,
+            ProblemCode::InvalidValue,
+            format!("{key}: {why}"),
+        ));
+    }
+}
+
+/// A localized string, checked on its bytes: text, or a non-empty map of
+/// well-formed BCP 47 tags (unique, case-insensitively) to text.
+pub(crate) fn check_localized(value: &[u8]) -> Result<(), String> {
+    if major(value) == Some(3) {
+        return Ok(());
+    }
+    let entries = map_entries(value).ok_or("expected text or a map of language tag to text")?;
+    if entries.is_empty() {
+        return Err("a localized map needs at least one language".into());
+    }
+    let mut tags: Vec<&str> = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        let tag = text_of(k).ok_or("language tags are text")?;
+        if !is_language_tag(tag) {
+            return Err(format!(
+                "language tag {tag:?} is not a well-formed BCP 47 tag"
+            ));
+        }
+        if text_of(v).is_none() {
+            return Err(format!("the text for language {tag:?} is not a string"));
+        }
+        if tags.iter().any(|t| t.eq_ignore_ascii_case(tag)) {
+            return Err(format!("language tag {tag:?} appears twice"));
+        }
+        tags.push(tag);
+    }
+    Ok(())
+}
+
+/// Value rules beyond the CBOR type.
+fn check_semantics(key: &str, value: &[u8]) -> Result<(), String> {
+    let text = || text_of(value);
+    match key {
+        "description" | "std:usage-hints" | "std:anti-usage-hints" => check_localized(value),
+        "std:session-op" => match text() {
+            Some("open" | "close") => Ok(()),
+            other => Err(format!("must be \"open\" or \"close\", found {other:?}")),
+        },
+        "std:traceparent" => text()
+            .map_or(Ok(()), trace::validate_traceparent)
+            .map_err(|e| e.to_string()),
+        "std:tracestate" => text()
+            .map_or(Ok(()), trace::validate_tracestate)
+            .map_err(|e| e.to_string()),
+        "std:examples" => {
+            for (i, item) in array_items(value)
+                .unwrap_or_default()
+                .into_iter()
+                .enumerate()
+            {
+                let (2, Arg::Value(n), mut r) = head(item).ok_or("not a byte string")? else {
+                    return Err(format!("example {i} is not a definite byte string"));
+                };
+                let bytes = r.take(n).map_err(|e| e.to_string())?;
+                MetaView::parse(bytes)
+                    .map_err(|e| format!("example {i} is not a CBOR argument map: {e}"))?;
+            }
+            Ok(())
+        }
+        "version" => match text() {
+            Some(v) => semver::Version::parse(v)
+                .map(|_| ())
+                .map_err(|e| format!("{v:?} is not SemVer: {e}")),
+            None => Ok(()),
+        },
+        "name" => match text() {
+            Some(n) if n.trim().is_empty() => Err("must not be empty".into()),
+            _ => Ok(()),
+        },
+        "default-language" => match text() {
+            Some(t) if !is_language_tag(t) => Err(format!("{t:?} is not a BCP 47 language tag")),
+            _ => Ok(()),
+        },
+        "capabilities" => {
+            let v = super::decode::decode(value, DecodeOptions::default())
+                .map_err(|e| e.to_string())?;
+            super::capabilities::Declarations::from_cbor(&v)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_matches_decoder_on_errors() {
+        for hex in [
+            "a2616101616102",
+            "a10102",
+            "bf6161f5ff",
+            "a1616181",
+            "83010203",
+            "a0a0",
+            "a16161f7",
+        ] {
+            let b: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            let a = MetaView::parse(&b).unwrap_err().code();
+            let m = super::super::MetaMap::decode(&b).unwrap_err().code();
+            assert_eq!(a, m, "{hex}");
+        }
+    }
+
+    #[test]
+    fn nested_duplicates_are_found_without_decoding() {
+        // {"a": {"k": 1, "k": 2}} and the same with a non-shortest second "k".
+        for hex in [
+            "a16161a2616b01616b02",
+            "a16161a2616b01786b6b02",
+            "a16161a2786b6b01616b02",
+        ] {
+            let b: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            let b = if hex.contains("786b6b") {
+                // 0x78 0x01 0x6b: "k" with a one-byte length head.
+                let fixed = hex.replace("786b6b", "78016b");
+                (0..fixed.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&fixed[i..i + 2], 16).unwrap())
+                    .collect()
+            } else {
+                b
+            };
+            assert_eq!(
+                MetaView::parse(&b).unwrap_err().code(),
+                "DUPLICATE_KEY",
+                "{hex}"
+            );
+        }
+    }
+}
