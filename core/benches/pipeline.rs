@@ -9,6 +9,7 @@
 //!   policy with an input predicate over a JSON input, and audit on (two
 //!   records built and handed out).
 //! * `driver/echo`: the tokio driver with a trivial async handler.
+//! * `driver/approval-round-trip-sqlite`: gate + decide + resume on SQLite.
 // A bench must stop, not report a figure, when what it measures fails.
 #![allow(clippy::panic, clippy::unwrap_used)]
 
@@ -17,10 +18,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use orpc_agent_core::approval::{BoxFuture, MemoryApprovalStore};
+use orpc_agent_core::approval::{
+    BoxFuture, Decision as ApprovalDecision, MemoryApprovalStore, SqliteApprovalStore,
+};
 use orpc_agent_core::pipeline::driver::{Call, Driver, Handler, HandlerContext, HandlerError};
 use orpc_agent_core::pipeline::{Answer, Invocation, InvokeOptions, Outcome, Payload, Step};
-use orpc_agent_core::{CapabilityDecl, CapabilityRegistry, Frame, RegistryOptions, Surface};
+use orpc_agent_core::{Actor, CapabilityDecl, CapabilityRegistry, Frame, RegistryOptions, Surface};
 use serde_json::{Value, json};
 
 fn registry(meta: Value, validate: bool, options: Value) -> Arc<CapabilityRegistry> {
@@ -145,5 +148,63 @@ fn driver(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, machine, driver);
+/// One approval round trip through the driver on a SQLite file: invoke
+/// (gate, `create`), `decide`, resume (`consume`, handler). Every write is
+/// an fsync (`synchronous = FULL`), so this measures the disk as much as
+/// the code.
+fn approval_round_trip(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("orpc-agent-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = SqliteApprovalStore::open(dir.join("approvals.db")).unwrap();
+    let mut meta = plain_meta();
+    meta["approval"] = json!({"required": true});
+    let reg = registry(meta, false, json!({}));
+    let d = rt.block_on(async {
+        Driver::builder(reg, Arc::new(store))
+            .handler("orders.search", Arc::new(Echo))
+            .build()
+            .unwrap()
+    });
+    let input = json!({"query": "alice@example.com", "limit": 10});
+    let mut n = 0u64;
+    c.benchmark_group("driver")
+        .sample_size(20)
+        .bench_function("approval-round-trip-sqlite", |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        // A distinct actor per round keeps the per-actor
+                        // pending limit out of the measurement.
+                        n += 1;
+                        let frame = Frame::new(Surface::Mcp).with_actor(Actor {
+                            id: Some(format!("agent-{n}")),
+                            ..Actor::default()
+                        });
+                        let Outcome::ApprovalRequired(req) = d
+                            .invoke("orders.search", input.clone(), Call::new(frame.clone()))
+                            .await
+                        else {
+                            panic!("expected a gate");
+                        };
+                        d.decide(&req.id, ApprovalDecision::Approve, Some("mia"), None)
+                            .await
+                            .unwrap();
+                        match d.resume(&req.id, Call::new(frame)).await {
+                            Outcome::Ok(_) => {}
+                            other => panic!("{other:?}"),
+                        }
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(benches, machine, driver, approval_round_trip);
 criterion_main!(benches);

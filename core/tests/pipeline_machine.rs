@@ -907,3 +907,25 @@ fn the_driver_refuses_missing_hooks_at_build() {
     let problems = builder(&reg).build().err().unwrap();
     assert_eq!(problems.len(), 5, "{problems:?}");
 }
+
+#[test]
+fn start_by_index_applies_the_same_exposure_rule() {
+    let reg = registry(
+        json!([{"id": "i.a", "meta": meta(&["mcp"])}, {"id": "i.b", "meta": meta(&["direct"])}]),
+        Value::Null,
+    );
+    let run = |index: u32| {
+        let mut inv = Invocation::start_index(
+            Arc::clone(&reg),
+            index,
+            Payload::Host,
+            Frame::new(Surface::Mcp),
+            InvokeOptions::at(0),
+        );
+        drive_sync(&mut inv, permissive).0
+    };
+    assert_eq!(run(0), Outcome::Ok(Payload::Host));
+    let unexposed = run(1);
+    assert_eq!(error_of(&unexposed).code, ErrorCode::NotFound);
+    assert_eq!(unexposed, run(7), "unexposed and unknown index look alike");
+}

@@ -147,6 +147,13 @@ pub struct CapabilityHooks {
     pub retry_on: Option<RetryOnFn>,
 }
 
+/// What the host loop keeps of a [`Call`] once the frame moved into the
+/// invocation.
+struct Host {
+    context: Option<AppContext>,
+    cancel: CancellationToken,
+}
+
 /// Per-call arguments besides the input.
 #[derive(Clone)]
 pub struct Call {
@@ -414,26 +421,36 @@ impl Driver {
 
     /// Invokes a capability by id or adapter tool name.
     pub async fn invoke(&self, id_or_tool_name: &str, input: Value, call: Call) -> Outcome {
+        let Call {
+            frame,
+            context,
+            cancel,
+        } = call;
         let inv = Invocation::start(
             Arc::clone(&self.registry),
             id_or_tool_name,
             Payload::Json(input),
-            call.frame.clone(),
+            frame,
             self.options(),
         );
-        self.drive(inv, &call).await
+        self.drive(inv, &Host { context, cancel }).await
     }
 
     /// Resumes an approved request. Only the frame's trace and ids are
     /// used; the surface and actor are the recorded ones (SI-3).
     pub async fn resume(&self, approval_id: &str, call: Call) -> Outcome {
+        let Call {
+            frame,
+            context,
+            cancel,
+        } = call;
         let inv = Invocation::resume(
             Arc::clone(&self.registry),
             approval_id,
-            call.frame.clone(),
+            frame,
             self.options(),
         );
-        self.drive(inv, &call).await
+        self.drive(inv, &Host { context, cancel }).await
     }
 
     /// Approves or rejects a pending request, with the registry's
@@ -497,7 +514,7 @@ impl Driver {
     }
 
     /// The host loop.
-    async fn drive(&self, mut inv: Invocation, call: &Call) -> Outcome {
+    async fn drive(&self, mut inv: Invocation, call: &Host) -> Outcome {
         loop {
             let answer = match inv.step() {
                 Step::Done(_) => break,
@@ -516,7 +533,7 @@ impl Driver {
             .unwrap_or_else(|| Outcome::Error(internal("no outcome")))
     }
 
-    async fn perform(&self, inv: &Invocation, step: Step<'_>, call: &Call) -> Option<Answer> {
+    async fn perform(&self, inv: &Invocation, step: Step<'_>, call: &Host) -> Option<Answer> {
         let cx = call.context.as_ref();
         let hooks = self.hooks_of(inv);
         Some(match step {
@@ -648,7 +665,7 @@ impl Driver {
         inv: &Invocation,
         attempt: u32,
         deadline_at_ms: u64,
-        call: &Call,
+        call: &Host,
     ) -> Answer {
         let token = call.cancel.child_token();
         let remaining = deadline_at_ms.saturating_sub(self.clock.now_ms());

@@ -167,6 +167,35 @@ impl Invocation {
         }
     }
 
+    /// Like [`Self::start`] for a capability the host already resolved to
+    /// its registry index (bindings resolve ids to integers once). An index
+    /// the registry does not have is NOT_FOUND, like an unknown name.
+    pub fn start_index(
+        registry: Arc<CapabilityRegistry>,
+        capability_index: u32,
+        input: Payload,
+        frame: Frame,
+        opts: InvokeOptions,
+    ) -> Invocation {
+        let mut inv = Invocation::blank(registry, frame, input, opts, Stage::Resolve);
+        let Some(cap) = inv.registry.get(capability_index) else {
+            inv.fail(not_found(""));
+            return inv;
+        };
+        if opts.audit {
+            inv.requested = Some(cap.id.clone());
+        }
+        inv.capability = Some(cap.index);
+        inv.stage = Stage::Exposure;
+        if !cap.exposed_on(inv.frame.surface) {
+            inv.fail(not_found(""));
+            return inv;
+        }
+        inv.stage = Stage::FreezeFrame;
+        inv.enter_input_validation();
+        inv
+    }
+
     /// Starts an invocation of `id_or_tool_name` (a capability id or any of
     /// its adapter tool names) with the raw `input` and the authenticated
     /// `frame`. Stages 1–3 run at once; read [`Self::step`] next.
