@@ -26,9 +26,7 @@ pub use meta::{
     AgentMeta, Defaults, Discovery, Exposure, Problem, ProblemCode, RegistryError, Risk,
     SideEffect, Surface, Warning, WarningCode,
 };
-pub use pipeline::{
-    Answer, Invocation, InvokeOptions, Outcome, Payload, Stage, Step, StepKind,
-};
+pub use pipeline::{Answer, Invocation, InvokeOptions, Outcome, Payload, Stage, Step, StepKind};
 pub use registry::{
     Adapter, Capability, CapabilityDecl, CapabilityRegistry, InspectReport, RegistryOptions,
 };
