@@ -226,7 +226,18 @@ impl Path<'_> {
     }
 }
 
-fn write_json(buf: &mut Vec<u8>, v: &Json, path: &Path<'_>, depth: usize) -> Result<(), HashError> {
+/// Object entries being written, as one stack shared by every level: each
+/// object pushes its entries, sorts that tail and pops it when done, so a
+/// whole input costs one allocation instead of one per object.
+type Scratch<'a> = Vec<(&'a str, &'a Json)>;
+
+fn write_json<'a>(
+    buf: &mut Vec<u8>,
+    v: &'a Json,
+    path: &Path<'_>,
+    depth: usize,
+    scratch: &mut Scratch<'a>,
+) -> Result<(), HashError> {
     match v {
         Json::Null => buf.push(0xf6),
         Json::Bool(false) => buf.push(0xf4),
@@ -250,18 +261,21 @@ fn write_json(buf: &mut Vec<u8>, v: &Json, path: &Path<'_>, depth: usize) -> Res
             check_depth(depth, path)?;
             write_head(buf, 4, items.len() as u64);
             for (i, item) in items.iter().enumerate() {
-                write_json(buf, item, &Path::Index(path, i), depth + 1)?;
+                write_json(buf, item, &Path::Index(path, i), depth + 1, scratch)?;
             }
         }
         Json::Object(map) => {
             check_depth(depth, path)?;
             write_head(buf, 5, map.len() as u64);
-            let mut entries: Vec<(&String, &Json)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| text_key_order(a.0, b.0));
-            for (k, item) in entries {
+            let start = scratch.len();
+            scratch.extend(map.iter().map(|(k, v)| (k.as_str(), v)));
+            scratch[start..].sort_unstable_by(|a, b| text_key_order(a.0, b.0));
+            for i in start..start + map.len() {
+                let (k, item) = scratch[i];
                 write_text(buf, k);
-                write_json(buf, item, &Path::Key(path, k), depth + 1)?;
+                write_json(buf, item, &Path::Key(path, k), depth + 1, scratch)?;
             }
+            scratch.truncate(start);
         }
     }
     Ok(())
@@ -296,7 +310,7 @@ where
 pub fn hash_preimage(capability_id: &str, input: &Json) -> Result<Vec<u8>, HashError> {
     let mut buf = Vec::with_capacity(256);
     write_envelope(&mut buf, capability_id, |b| {
-        write_json(b, input, &Path::Root, 0)
+        write_json(b, input, &Path::Root, 0, &mut Vec::new())
     })?;
     Ok(buf)
 }
@@ -356,7 +370,11 @@ where
 /// RFC 8949 §4.2.1 deterministic CBOR of `{"capability": id, "input":
 /// input}`, numbers normalised so every host hashes the same input alike.
 pub fn input_hash(capability_id: &str, input: &Json) -> Result<String, HashError> {
-    with_buffer(|buf| write_envelope(buf, capability_id, |b| write_json(b, input, &Path::Root, 0)))
+    with_buffer(|buf| {
+        write_envelope(buf, capability_id, |b| {
+            write_json(b, input, &Path::Root, 0, &mut Vec::with_capacity(32))
+        })
+    })
 }
 
 /// [`input_hash`] for an input given as a CBOR value.

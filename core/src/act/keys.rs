@@ -419,9 +419,42 @@ pub const KEYS: &[KeySpec] = &[
     ),
 ];
 
-/// The row for `key`, if the table has one.
+/// The row for `key`, if the table has one. A `match` (compiled to a
+/// length switch and a comparison) rather than a scan: it runs once per key
+/// of every map validated. `lookup_matches_table` keeps it in step.
 pub fn lookup(key: &str) -> Option<&'static KeySpec> {
-    KEYS.iter().find(|k| k.key == key)
+    let i = match key {
+        "name" => 0,
+        "version" => 1,
+        "description" => 2,
+        "default-language" => 3,
+        "capabilities" => 4,
+        "std:read-only" => 5,
+        "std:idempotent" => 6,
+        "std:destructive" => 7,
+        "std:timeout-ms" => 8,
+        "std:usage-hints" => 9,
+        "std:anti-usage-hints" => 10,
+        "std:examples" => 11,
+        "std:tags" => 12,
+        "std:session-op" => 13,
+        "std:session-id" => 14,
+        "std:traceparent" => 15,
+        "std:tracestate" => 16,
+        "std:request-id" => 17,
+        "std:progress-token" => 18,
+        "std:agent-id" => 19,
+        "std:on-behalf-of" => 20,
+        "std:progress" => 21,
+        "std:progress-total" => 22,
+        "std:api-key" => 23,
+        "std:bearer-token" => 24,
+        "std:username" => 25,
+        "std:password" => 26,
+        "std:forward" => 27,
+        _ => return None,
+    };
+    KEYS.get(i)
 }
 
 /// One `std:` error kind with its meaning (spec/004, "Error kinds").
@@ -540,6 +573,13 @@ mod tests {
                 .contains(Position::ToolCall)
         );
         assert!(lookup("std:nope").is_none());
+    }
+
+    #[test]
+    fn lookup_matches_table() {
+        for k in KEYS {
+            assert_eq!(lookup(k.key).map(|f| f.key), Some(k.key));
+        }
     }
 
     #[test]

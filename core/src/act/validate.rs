@@ -289,36 +289,22 @@ fn head(v: &[u8]) -> Option<(u8, Arg, Reader<'_>)> {
     Some((h.major, h.arg, r))
 }
 
-/// The encoded items of a definite array, or `None` if `v` is not one.
-fn array_items(v: &[u8]) -> Option<Vec<&[u8]>> {
-    let (4, Arg::Value(n), mut r) = head(v)? else {
-        return None;
+/// Whether `v` is a definite array whose items all satisfy `pred`; walks
+/// the items in place (no allocation).
+fn all_items(v: &[u8], mut pred: impl FnMut(&[u8]) -> bool) -> bool {
+    let Some((4, Arg::Value(n), mut r)) = head(v) else {
+        return false;
     };
-    r.check_items(0, n, 1).ok()?;
-    let mut items = Vec::with_capacity(n as usize);
+    if r.check_items(0, n, 1).is_err() {
+        return false;
+    }
     for _ in 0..n {
         let start = r.pos();
-        skim_item(&mut r, DecodeOptions::LENIENT, 0).ok()?;
-        items.push(&v[start..r.pos()]);
+        if skim_item(&mut r, DecodeOptions::LENIENT, 0).is_err() || !pred(&v[start..r.pos()]) {
+            return false;
+        }
     }
-    Some(items)
-}
-
-/// The (key, value) encodings of a definite map.
-fn map_entries(v: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
-    let (5, Arg::Value(n), mut r) = head(v)? else {
-        return None;
-    };
-    r.check_items(0, n, 2).ok()?;
-    let mut out = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        let k = r.pos();
-        skim_item(&mut r, DecodeOptions::LENIENT, 0).ok()?;
-        let m = r.pos();
-        skim_item(&mut r, DecodeOptions::LENIENT, 0).ok()?;
-        out.push((&v[k..m], &v[m..r.pos()]));
-    }
-    Some(out)
+    true
 }
 
 fn major(v: &[u8]) -> Option<u8> {
@@ -356,12 +342,8 @@ fn check_value(spec: &KeySpec, value: &[u8], out: &mut Vec<Problem>) {
         CborType::Uint => major(value) == Some(0),
         CborType::Text => major(value) == Some(3),
         CborType::LocalizedString => matches!(major(value), Some(3 | 5)),
-        CborType::ArrayOfBstr => {
-            array_items(value).is_some_and(|a| a.iter().all(|i| major(i) == Some(2)))
-        }
-        CborType::ArrayOfText => {
-            array_items(value).is_some_and(|a| a.iter().all(|i| major(i) == Some(3)))
-        }
+        CborType::ArrayOfBstr => all_items(value, |i| major(i) == Some(2)),
+        CborType::ArrayOfText => all_items(value, |i| major(i) == Some(3)),
         CborType::Map => major(value) == Some(5),
         CborType::Any => true,
     };
@@ -388,25 +370,72 @@ pub(crate) fn check_localized(value: &[u8]) -> Result<(), String> {
     if major(value) == Some(3) {
         return Ok(());
     }
-    let entries = map_entries(value).ok_or("expected text or a map of language tag to text")?;
-    if entries.is_empty() {
+    let Some((5, Arg::Value(n), mut r)) = head(value) else {
+        return Err("expected text or a map of language tag to text".into());
+    };
+    if n == 0 {
         return Err("a localized map needs at least one language".into());
     }
-    let mut tags: Vec<&str> = Vec::with_capacity(entries.len());
-    for (k, v) in entries {
-        let tag = text_of(k).ok_or("language tags are text")?;
+    // Tags seen so far; a localized map with more than 32 languages is
+    // checked for duplicates among its first 32 only (the decoder already
+    // rejected exact duplicates).
+    let mut seen: [&str; 32] = [""; 32];
+    for i in 0..n {
+        let k = r.pos();
+        skim_item(&mut r, DecodeOptions::LENIENT, 0).map_err(|e| e.to_string())?;
+        let m = r.pos();
+        skim_item(&mut r, DecodeOptions::LENIENT, 0).map_err(|e| e.to_string())?;
+        let tag = text_of(&value[k..m]).ok_or("language tags are text")?;
         if !is_language_tag(tag) {
             return Err(format!(
                 "language tag {tag:?} is not a well-formed BCP 47 tag"
             ));
         }
-        if text_of(v).is_none() {
+        if text_of(&value[m..r.pos()]).is_none() {
             return Err(format!("the text for language {tag:?} is not a string"));
         }
-        if tags.iter().any(|t| t.eq_ignore_ascii_case(tag)) {
+        let upto = (i as usize).min(seen.len());
+        if seen[..upto].iter().any(|t| t.eq_ignore_ascii_case(tag)) {
             return Err(format!("language tag {tag:?} appears twice"));
         }
-        tags.push(tag);
+        if let Some(slot) = seen.get_mut(i as usize) {
+            *slot = tag;
+        }
+    }
+    Ok(())
+}
+
+/// An example argument map: one definite map with text keys, unique,
+/// within the limits — checked in place.
+fn check_arg_map(bytes: &[u8]) -> Result<(), DecodeError> {
+    let mut r = Reader::new(bytes);
+    let h = r.head()?;
+    match (h.major, h.arg) {
+        (5, Arg::Value(_)) => {}
+        (5, Arg::Indefinite) => return Err(DecodeError::Indefinite { offset: h.offset }),
+        (m, _) => {
+            return Err(DecodeError::NotAMap {
+                offset: h.offset,
+                found: major_name(m),
+            });
+        }
+    }
+    // Whole-item check first (lengths, UTF-8, nesting, duplicates)…
+    let mut all = Reader::new(bytes);
+    skim_item(&mut all, DecodeOptions::default(), 0)?;
+    super::decode::end(&all)?;
+    // …then that every key is text.
+    let Arg::Value(n) = h.arg else { return Ok(()) };
+    for _ in 0..n {
+        let k = r.head()?;
+        if k.major != 3 {
+            return Err(DecodeError::NonTextKey { offset: k.offset });
+        }
+        let Arg::Value(len) = k.arg else {
+            return Err(DecodeError::Indefinite { offset: k.offset });
+        };
+        r.take(len)?;
+        skim_item(&mut r, DecodeOptions::default(), 1)?;
     }
     Ok(())
 }
@@ -427,19 +456,23 @@ fn check_semantics(key: &str, value: &[u8]) -> Result<(), String> {
             .map_or(Ok(()), trace::validate_tracestate)
             .map_err(|e| e.to_string()),
         "std:examples" => {
-            for (i, item) in array_items(value)
-                .unwrap_or_default()
-                .into_iter()
-                .enumerate()
-            {
-                let (2, Arg::Value(n), mut r) = head(item).ok_or("not a byte string")? else {
-                    return Err(format!("example {i} is not a definite byte string"));
+            let mut i = 0;
+            let mut problem = None;
+            all_items(value, |item| {
+                let checked = match head(item) {
+                    Some((2, Arg::Value(n), mut r)) => r
+                        .take(n)
+                        .map_err(|e| e.to_string())
+                        .and_then(|b| check_arg_map(b).map_err(|e| e.to_string())),
+                    _ => Err("not a definite byte string".into()),
                 };
-                let bytes = r.take(n).map_err(|e| e.to_string())?;
-                MetaView::parse(bytes)
-                    .map_err(|e| format!("example {i} is not a CBOR argument map: {e}"))?;
-            }
-            Ok(())
+                if let Err(e) = checked {
+                    problem.get_or_insert(format!("example {i} is not a CBOR argument map: {e}"));
+                }
+                i += 1;
+                true
+            });
+            problem.map_or(Ok(()), Err)
         }
         "version" => match text() {
             Some(v) => semver::Version::parse(v)
