@@ -362,9 +362,9 @@ impl Invocation {
         }
     }
 
-    /// A host policy gets the capability's timeout; running past it fails
-    /// the policy, which denies.
-    fn policy_timeout_ms(&self) -> u64 {
+    /// `EvaluatePolicy`: how long the host policy may run. It gets the
+    /// capability's timeout; running past it fails the policy, which denies.
+    pub fn policy_timeout_ms(&self) -> u64 {
         self.capability().map_or(0, |c| c.timeout_ms)
     }
 
