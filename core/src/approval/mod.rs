@@ -15,9 +15,15 @@
 //! embedded ones.
 
 mod memory;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod sqlite;
 
 pub use memory::MemoryApprovalStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{
+    PG_SCHEMA_VERSION, PgClock, PostgresApprovalStore, PostgresOptions, PostgresTls,
+};
 pub use sqlite::{SCHEMA_VERSION, SqliteApprovalStore, SqliteOptions};
 
 use std::fmt;

@@ -22,6 +22,8 @@
 //! [`audit`] (records), [`redaction`] (`RedactionInfo`), [`trace`] (stage 3).
 
 pub mod audit;
+#[cfg(feature = "postgres")]
+pub mod audit_postgres;
 #[cfg(feature = "tokio-driver")]
 pub mod driver;
 pub mod gate;

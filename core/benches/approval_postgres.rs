@@ -1,0 +1,2 @@
+//! PostgreSQL approval store benchmark (written below).
+fn main() {}
