@@ -47,9 +47,9 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use serde_json::Value;
+use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::Json;
-use tokio_postgres::Row;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
@@ -570,10 +570,7 @@ impl PostgresApprovalStore {
             ));
         }
         params.push(&limit);
-        sql.push_str(&format!(
-            " ORDER BY created_at, id LIMIT ${}",
-            params.len()
-        ));
+        sql.push_str(&format!(" ORDER BY created_at, id LIMIT ${}", params.len()));
         let st = client.prepare_cached(&sql).await.map_err(Failure::db)?;
         let rows = client.query(&st, &params).await.map_err(Failure::db)?;
         rows.iter()

@@ -137,13 +137,12 @@ async fn writer(pool: Pool, mut rx: mpsc::Receiver<Msg>, counters: Arc<Counters>
 /// One statement for the whole batch: the records travel as one JSON array
 /// and PostgreSQL extracts the queried columns from each.
 async fn write_batch(pool: &Pool, batch: &Value) -> Result<(), Failure> {
-    let client = pool
-        .get()
-        .await
-        .map_err(|e| Failure::Transient(StoreError::Backend {
+    let client = pool.get().await.map_err(|e| {
+        Failure::Transient(StoreError::Backend {
             kind: crate::approval::BackendErrorKind::CannotOpen,
             message: e.to_string(),
-        }))?;
+        })
+    })?;
     let st = client
         .prepare_cached(
             "INSERT INTO orpc_audit (event, capability_id, requested, surface, actor_id, \

@@ -1,0 +1,648 @@
+//! The behaviour suite every `ApprovalStore` must pass, written against
+//! `&dyn ApprovalStore`, and its helpers. Included (`#[path]`) by
+//! `approval_store.rs` (memory, SQLite) and `approval_postgres.rs`
+//! (PostgreSQL), so all stores are held to the same assertions.
+//!
+//! Times are fixed (`T0`), so a store on a database clock runs this suite
+//! with the caller's clock (`PgClock::Caller`).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use orpc_agent_core::approval::{
+    ApprovalRequest, ApprovalStatus, ApprovalStore, ConsumeRefusal, Decision, EffectiveStatus,
+    ListFilter, MAX_PENDING_PER_ACTOR, StoreError,
+};
+use orpc_agent_core::error::{CapabilityError, ErrorCode};
+use orpc_agent_core::frame::Actor;
+use orpc_agent_core::meta::Surface;
+use serde_json::json;
+// ---------------------------------------------------------------- helpers
+
+pub const T0: u64 = 1_700_000_000_000;
+pub const HOUR: u64 = 3_600_000;
+
+pub fn actor(id: Option<&str>) -> Actor {
+    Actor {
+        id: id.map(str::to_owned),
+        roles: vec!["support".into()],
+        attributes: serde_json::Map::from_iter([("tenant".to_owned(), json!("acme"))]),
+    }
+}
+
+/// The real approval input hash (DESIGN §5), as the pipeline computes it.
+pub fn hash_of(cap: &str, input: &serde_json::Value) -> String {
+    orpc_agent_core::act::input_hash(cap, input).unwrap()
+}
+
+pub fn request_at(cap: &str, actor_id: Option<&str>, now: u64, expires_in: u64) -> ApprovalRequest {
+    let input = json!({"orderId": 42, "amount": 1500.5, "note": "refund ✓"});
+    let hash = hash_of(cap, &input);
+    ApprovalRequest::new(
+        cap,
+        input,
+        hash,
+        Surface::Mcp,
+        actor(actor_id),
+        Some("manager".into()),
+        Some("amount over 1000".into()),
+        now,
+        expires_in,
+    )
+}
+
+pub fn request(actor_id: Option<&str>) -> ApprovalRequest {
+    request_at("orders.refund", actor_id, T0, HOUR)
+}
+
+pub async fn created(store: &dyn ApprovalStore, req: ApprovalRequest) -> ApprovalRequest {
+    store.create(&req).await.unwrap();
+    req
+}
+
+pub async fn approved(store: &dyn ApprovalStore, actor_id: Option<&str>) -> ApprovalRequest {
+    let req = created(store, request(actor_id)).await;
+    store
+        .decide(
+            &req.id,
+            Decision::Approve,
+            Some("manager-1"),
+            None,
+            T0 + 1,
+            false,
+        )
+        .await
+        .unwrap()
+}
+
+pub fn code(e: &StoreError) -> ErrorCode {
+    CapabilityError::from(e.clone()).code
+}
+
+// ------------------------------------------------------- the shared suite
+
+pub async fn create_then_get_returns_the_same_request(store: &dyn ApprovalStore) {
+    let req = created(store, request(Some("alice"))).await;
+    let got = store.get(&req.id).await.unwrap().unwrap();
+    assert_eq!(got, req);
+    assert_eq!(got.status, ApprovalStatus::Pending);
+    assert_eq!(got.actor, actor(Some("alice")));
+    assert_eq!(got.surface, Surface::Mcp);
+    assert_eq!(got.input["note"], "refund ✓");
+    assert_eq!(got.expires_at_ms, T0 + HOUR);
+
+    let anon = created(store, request(None)).await;
+    assert_eq!(store.get(&anon.id).await.unwrap().unwrap(), anon);
+
+    assert_eq!(
+        store
+            .get("apr_00000000000000000000000000000000")
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.get("not an id").await.unwrap(), None);
+}
+
+pub async fn create_refuses_malformed_and_duplicate_requests(store: &dyn ApprovalStore) {
+    let req = created(store, request(Some("alice"))).await;
+    let dup = store.create(&req).await.unwrap_err();
+    assert_eq!(dup, StoreError::Duplicate(req.id.clone()));
+
+    let mut bad_id = request(Some("alice"));
+    bad_id.id = "apr_XYZ".into();
+    assert!(matches!(
+        store.create(&bad_id).await,
+        Err(StoreError::Invalid(_))
+    ));
+
+    let mut bad_hash = request(Some("alice"));
+    bad_hash.input_hash = "ABC".into();
+    assert!(matches!(
+        store.create(&bad_hash).await,
+        Err(StoreError::Invalid(_))
+    ));
+
+    let mut pre_approved = request(Some("alice"));
+    pre_approved.status = ApprovalStatus::Approved;
+    assert!(matches!(
+        store.create(&pre_approved).await,
+        Err(StoreError::Invalid(_))
+    ));
+    assert_eq!(store.get(&pre_approved.id).await.unwrap(), None);
+
+    // Nothing refused was stored.
+    let all = store.list(&ListFilter::default()).await.unwrap();
+    assert_eq!(all, vec![req]);
+}
+
+pub async fn list_filters_orders_and_pages(store: &dyn ApprovalStore) {
+    // Eight requests; two share a creation time so the id breaks the tie.
+    let specs = [
+        ("orders.refund", Some("alice"), T0 + 5),
+        ("orders.refund", Some("bob"), T0 + 1),
+        ("users.delete", Some("alice"), T0 + 3),
+        ("orders.refund", None, T0 + 3),
+        ("users.delete", Some("bob"), T0 + 2),
+        ("orders.refund", Some("alice"), T0 + 4),
+        ("users.delete", Some("carol"), T0 + 6),
+        ("orders.refund", Some("alice"), T0 + 7),
+    ];
+    let mut all = Vec::new();
+    for (cap, who, at) in specs {
+        all.push(created(store, request_at(cap, who, at, HOUR)).await);
+    }
+    // Decide two so the status filter has something to tell apart.
+    let a = &all[0].id.clone();
+    store
+        .decide(a, Decision::Approve, Some("m"), None, T0 + 10, false)
+        .await
+        .unwrap();
+    let r = &all[4].id.clone();
+    store
+        .decide(r, Decision::Reject, Some("m"), None, T0 + 10, false)
+        .await
+        .unwrap();
+    for x in all.iter_mut() {
+        *x = store.get(&x.id).await.unwrap().unwrap();
+    }
+    all.sort_by(|x, y| (x.created_at_ms, &x.id).cmp(&(y.created_at_ms, &y.id)));
+    let ids = |v: &[ApprovalRequest]| v.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+
+    let everything = store.list(&ListFilter::default()).await.unwrap();
+    assert_eq!(everything, all, "default filter: all, by (created_at, id)");
+
+    let f = ListFilter {
+        capability_id: Some("users.delete".into()),
+        ..ListFilter::default()
+    };
+    let want: Vec<_> = all
+        .iter()
+        .filter(|r| r.capability_id == "users.delete")
+        .cloned()
+        .collect();
+    assert_eq!(want.len(), 3);
+    assert_eq!(store.list(&f).await.unwrap(), want);
+
+    let f = ListFilter {
+        actor_id: Some("alice".into()),
+        ..ListFilter::default()
+    };
+    let want: Vec<_> = all
+        .iter()
+        .filter(|r| r.actor_id() == Some("alice"))
+        .cloned()
+        .collect();
+    assert_eq!(want.len(), 4);
+    assert_eq!(store.list(&f).await.unwrap(), want);
+
+    let f = ListFilter {
+        status: Some(ApprovalStatus::Pending),
+        ..ListFilter::default()
+    };
+    assert_eq!(store.list(&f).await.unwrap().len(), 6);
+    let f = ListFilter {
+        status: Some(ApprovalStatus::Rejected),
+        ..ListFilter::default()
+    };
+    assert_eq!(ids(&store.list(&f).await.unwrap()), vec![r.clone()]);
+
+    let f = ListFilter {
+        capability_id: Some("orders.refund".into()),
+        actor_id: Some("alice".into()),
+        status: Some(ApprovalStatus::Pending),
+        ..ListFilter::default()
+    };
+    let got = store.list(&f).await.unwrap();
+    assert_eq!(
+        got.len(),
+        2,
+        "alice's pending refunds, the approved one excluded"
+    );
+    assert!(got.iter().all(|x| x.id != *a));
+
+    // Paging by id and by cursor both walk the whole list exactly once.
+    for by_cursor in [false, true] {
+        let mut pages = Vec::new();
+        let mut after = None;
+        loop {
+            let page = store
+                .list(&ListFilter {
+                    limit: 3,
+                    after_id_or_cursor: after.clone(),
+                    ..ListFilter::default()
+                })
+                .await
+                .unwrap();
+            assert!(page.len() <= 3);
+            let Some(last) = page.last() else { break };
+            after = Some(if by_cursor {
+                last.cursor()
+            } else {
+                last.id.clone()
+            });
+            pages.push(page);
+        }
+        assert_eq!(pages.len(), 3, "8 items in pages of 3");
+        assert_eq!(pages.concat(), all);
+    }
+
+    // A filtered page continues after the cursor, still filtered.
+    let f = ListFilter {
+        actor_id: Some("alice".into()),
+        limit: 2,
+        after_id_or_cursor: Some(all[2].id.clone()),
+        ..ListFilter::default()
+    };
+    let want: Vec<_> = all[3..]
+        .iter()
+        .filter(|r| r.actor_id() == Some("alice"))
+        .take(2)
+        .cloned()
+        .collect();
+    assert_eq!(store.list(&f).await.unwrap(), want);
+
+    for bad in [
+        "apr_00000000000000000000000000000000",
+        "garbage",
+        "12:apr_nothex",
+    ] {
+        let f = ListFilter {
+            after_id_or_cursor: Some(bad.into()),
+            ..ListFilter::default()
+        };
+        let err = store.list(&f).await.unwrap_err();
+        assert!(matches!(err, StoreError::BadCursor(_)), "{bad}: {err:?}");
+        assert_eq!(code(&err), ErrorCode::InvalidInput);
+    }
+}
+
+pub async fn decide_approves_and_rejects(store: &dyn ApprovalStore) {
+    let a = created(store, request(Some("alice"))).await;
+    let got = store
+        .decide(
+            &a.id,
+            Decision::Approve,
+            Some("manager-1"),
+            Some("looks fine"),
+            T0 + 10,
+            false,
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.status, ApprovalStatus::Approved);
+    assert_eq!(got.decided_by.as_deref(), Some("manager-1"));
+    assert_eq!(got.decided_at_ms, Some(T0 + 10));
+    assert_eq!(got.decision_reason.as_deref(), Some("looks fine"));
+    assert_eq!(store.get(&a.id).await.unwrap().unwrap(), got);
+    // Nothing but the decision changed.
+    let mut undecided = got.clone();
+    undecided.status = ApprovalStatus::Pending;
+    undecided.decided_by = None;
+    undecided.decided_at_ms = None;
+    undecided.decision_reason = None;
+    assert_eq!(undecided, a);
+
+    let r = created(store, request(Some("alice"))).await;
+    let got = store
+        .decide(&r.id, Decision::Reject, None, None, T0 + 20, false)
+        .await
+        .unwrap();
+    assert_eq!(got.status, ApprovalStatus::Rejected);
+    assert_eq!(got.decided_by, None);
+    assert_eq!(got.decided_at_ms, Some(T0 + 20));
+    assert_eq!(store.get(&r.id).await.unwrap().unwrap(), got);
+
+    let err = store
+        .decide(
+            "apr_00000000000000000000000000000000",
+            Decision::Approve,
+            Some("m"),
+            None,
+            T0,
+            false,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound(_)));
+    assert!(!err.is_backend());
+    assert_eq!(code(&err), ErrorCode::ApprovalNotFound);
+}
+
+pub async fn decide_twice_is_refused(store: &dyn ApprovalStore) {
+    let a = created(store, request(Some("alice"))).await;
+    let first = store
+        .decide(&a.id, Decision::Approve, Some("m1"), None, T0 + 1, false)
+        .await
+        .unwrap();
+    for d in [Decision::Approve, Decision::Reject] {
+        let err = store
+            .decide(&a.id, d, Some("m2"), None, T0 + 2, false)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            StoreError::AlreadyDecided {
+                id: a.id.clone(),
+                status: ApprovalStatus::Approved
+            }
+        );
+        assert_eq!(code(&err), ErrorCode::ApprovalInvalid);
+    }
+    assert_eq!(
+        store.get(&a.id).await.unwrap().unwrap(),
+        first,
+        "first decision stands"
+    );
+
+    let r = created(store, request(Some("alice"))).await;
+    store
+        .decide(&r.id, Decision::Reject, Some("m1"), None, T0 + 1, false)
+        .await
+        .unwrap();
+    let err = store
+        .decide(&r.id, Decision::Approve, Some("m2"), None, T0 + 2, false)
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), ErrorCode::ApprovalRejected);
+    assert_eq!(
+        store.get(&r.id).await.unwrap().unwrap().status,
+        ApprovalStatus::Rejected
+    );
+
+    store.consume(&a.id, T0 + 3).await.unwrap().unwrap();
+    let err = store
+        .decide(&a.id, Decision::Reject, Some("m2"), None, T0 + 4, false)
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), ErrorCode::ApprovalConsumed);
+}
+
+pub async fn approver_must_differ_from_actor(store: &dyn ApprovalStore) {
+    let req = created(store, request(Some("alice"))).await;
+    let err = store
+        .decide(
+            &req.id,
+            Decision::Approve,
+            Some("alice"),
+            None,
+            T0 + 1,
+            true,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, StoreError::ApproverIsActor { id: req.id.clone() });
+    assert_eq!(code(&err), ErrorCode::PolicyDenied);
+    let err = store
+        .decide(&req.id, Decision::Approve, None, None, T0 + 1, true)
+        .await
+        .unwrap_err();
+    assert_eq!(err, StoreError::ApproverRequired { id: req.id.clone() });
+    assert_eq!(
+        store.get(&req.id).await.unwrap().unwrap().status,
+        ApprovalStatus::Pending,
+        "a refused decision changes nothing"
+    );
+    // Rejecting one's own request is refused the same way: the rule is
+    // about who decides, not which way.
+    let err = store
+        .decide(&req.id, Decision::Reject, Some("alice"), None, T0 + 1, true)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::ApproverIsActor { .. }));
+
+    let ok = store
+        .decide(&req.id, Decision::Approve, Some("bob"), None, T0 + 2, true)
+        .await
+        .unwrap();
+    assert_eq!(ok.decided_by.as_deref(), Some("bob"));
+
+    // Without the rule, self-approval is allowed.
+    let own = created(store, request(Some("alice"))).await;
+    store
+        .decide(
+            &own.id,
+            Decision::Approve,
+            Some("alice"),
+            None,
+            T0 + 2,
+            false,
+        )
+        .await
+        .unwrap();
+
+    // An anonymous actor cannot be the named approver.
+    let anon = created(store, request(None)).await;
+    store
+        .decide(&anon.id, Decision::Approve, Some("bob"), None, T0 + 2, true)
+        .await
+        .unwrap();
+}
+
+pub async fn expiry_boundary_is_exclusive(store: &dyn ApprovalStore) {
+    // expires_at = T0 + 500: usable at T0 + 499, expired at T0 + 500.
+    let req = created(store, request_at("orders.refund", Some("alice"), T0, 500)).await;
+    assert_eq!(req.expires_at_ms, T0 + 500);
+    assert_eq!(req.effective_status(T0 + 499), EffectiveStatus::Pending);
+    assert_eq!(req.effective_status(T0 + 500), EffectiveStatus::Expired);
+
+    let err = store
+        .decide(&req.id, Decision::Approve, Some("m"), None, T0 + 500, false)
+        .await
+        .unwrap_err();
+    assert_eq!(err, StoreError::Expired { id: req.id.clone() });
+    assert_eq!(code(&err), ErrorCode::ApprovalExpired);
+    let ok = store
+        .decide(&req.id, Decision::Approve, Some("m"), None, T0 + 499, false)
+        .await
+        .unwrap();
+    assert_eq!(ok.effective_status(T0 + 499), EffectiveStatus::Approved);
+    assert_eq!(ok.effective_status(T0 + 500), EffectiveStatus::Expired);
+
+    assert_eq!(
+        store.consume(&req.id, T0 + 500).await.unwrap(),
+        Err(ConsumeRefusal::Expired)
+    );
+    assert_eq!(
+        store.get(&req.id).await.unwrap().unwrap().status,
+        ApprovalStatus::Approved,
+        "a refused consume changes nothing"
+    );
+    let used = store.consume(&req.id, T0 + 499).await.unwrap().unwrap();
+    assert_eq!(used.status, ApprovalStatus::Consumed);
+    // Once consumed, expiry does not hide how it ended.
+    assert_eq!(
+        used.effective_status(T0 + 10_000),
+        EffectiveStatus::Consumed
+    );
+}
+
+pub async fn consume_exactly_once(store: &dyn ApprovalStore) {
+    let req = approved(store, Some("alice")).await;
+    let used = store.consume(&req.id, T0 + 2).await.unwrap().unwrap();
+    let mut want = req.clone();
+    want.status = ApprovalStatus::Consumed;
+    assert_eq!(
+        used, want,
+        "consume returns the request with its recorded actor and surface"
+    );
+    assert_eq!(used.actor, actor(Some("alice")));
+    assert_eq!(used.surface, Surface::Mcp);
+    assert_eq!(store.get(&req.id).await.unwrap().unwrap(), want);
+    for t in [T0 + 3, T0 + 4] {
+        assert_eq!(
+            store.consume(&req.id, t).await.unwrap(),
+            Err(ConsumeRefusal::AlreadyConsumed)
+        );
+    }
+    // Still consumed (not expired) long after expiry.
+    assert_eq!(
+        store.consume(&req.id, T0 + 10 * HOUR).await.unwrap(),
+        Err(ConsumeRefusal::AlreadyConsumed)
+    );
+}
+
+pub async fn consume_refusals_have_distinct_codes(store: &dyn ApprovalStore) {
+    let pending = created(store, request(Some("alice"))).await;
+    let rejected = created(store, request(Some("alice"))).await;
+    store
+        .decide(
+            &rejected.id,
+            Decision::Reject,
+            Some("m"),
+            None,
+            T0 + 1,
+            false,
+        )
+        .await
+        .unwrap();
+    let expired_approved = approved(store, Some("alice")).await;
+    let used = approved(store, Some("alice")).await;
+    store.consume(&used.id, T0 + 2).await.unwrap().unwrap();
+
+    let late = T0 + HOUR;
+    let cases = [
+        (
+            pending.id.as_str(),
+            T0 + 2,
+            ConsumeRefusal::Pending,
+            ErrorCode::ApprovalPending,
+        ),
+        (
+            pending.id.as_str(),
+            late,
+            ConsumeRefusal::Expired,
+            ErrorCode::ApprovalExpired,
+        ),
+        (
+            rejected.id.as_str(),
+            T0 + 2,
+            ConsumeRefusal::Rejected,
+            ErrorCode::ApprovalRejected,
+        ),
+        (
+            rejected.id.as_str(),
+            late,
+            ConsumeRefusal::Rejected,
+            ErrorCode::ApprovalRejected,
+        ),
+        (
+            expired_approved.id.as_str(),
+            late,
+            ConsumeRefusal::Expired,
+            ErrorCode::ApprovalExpired,
+        ),
+        (
+            used.id.as_str(),
+            T0 + 3,
+            ConsumeRefusal::AlreadyConsumed,
+            ErrorCode::ApprovalConsumed,
+        ),
+        (
+            "apr_ffffffffffffffffffffffffffffffff",
+            T0,
+            ConsumeRefusal::NotFound,
+            ErrorCode::ApprovalNotFound,
+        ),
+        (
+            "",
+            T0,
+            ConsumeRefusal::NotFound,
+            ErrorCode::ApprovalNotFound,
+        ),
+    ];
+    for (id, now, refusal, want_code) in cases {
+        assert_eq!(
+            store.consume(id, now).await.unwrap(),
+            Err(refusal),
+            "{id} at {now}"
+        );
+        let e = CapabilityError::from(refusal);
+        assert_eq!(e.code, want_code);
+        assert_eq!(e.retryable, refusal == ConsumeRefusal::Pending);
+    }
+    // None of the refusals changed a stored status.
+    assert_eq!(
+        store.get(&pending.id).await.unwrap().unwrap().status,
+        ApprovalStatus::Pending
+    );
+    assert_eq!(
+        store
+            .get(&expired_approved.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        ApprovalStatus::Approved
+    );
+}
+
+pub async fn pending_limit_per_actor_default(store: &dyn ApprovalStore) {
+    // The documented default applies to both stores out of the box.
+    for _ in 0..MAX_PENDING_PER_ACTOR {
+        store.create(&request(Some("flood"))).await.unwrap();
+    }
+    let err = store.create(&request(Some("flood"))).await.unwrap_err();
+    assert_eq!(
+        err,
+        StoreError::LimitExceeded {
+            limit: MAX_PENDING_PER_ACTOR
+        }
+    );
+    assert_eq!(code(&err), ErrorCode::LimitExceeded);
+    store.create(&request(Some("someone-else"))).await.unwrap();
+}
+
+/// The limit counts pending, unexpired requests of one actor (anonymous
+/// actors share one bucket); decided and expired ones free a slot.
+pub async fn pending_limit_counts_only_live_pending(store: &dyn ApprovalStore, limit: usize) {
+    let mut alice = Vec::new();
+    for _ in 0..limit {
+        alice.push(created(store, request(Some("alice"))).await);
+    }
+    let err = store.create(&request(Some("alice"))).await.unwrap_err();
+    assert_eq!(err, StoreError::LimitExceeded { limit });
+    created(store, request(Some("bob"))).await;
+
+    store
+        .decide(
+            &alice[0].id,
+            Decision::Reject,
+            Some("m"),
+            None,
+            T0 + 1,
+            false,
+        )
+        .await
+        .unwrap();
+    created(store, request(Some("alice"))).await;
+    assert!(store.create(&request(Some("alice"))).await.is_err());
+
+    // After they expire, none of alice's pending requests count.
+    let later = request_at("orders.refund", Some("alice"), T0 + HOUR, HOUR);
+    store.create(&later).await.unwrap();
+
+    for _ in 0..limit {
+        created(store, request(None)).await;
+    }
+    let err = store.create(&request(None)).await.unwrap_err();
+    assert!(matches!(err, StoreError::LimitExceeded { .. }));
+}
