@@ -106,6 +106,18 @@ fn bench_meta(c: &mut Criterion) {
             })
         })
     });
+    c.bench_function("meta_view_parse/10_keys", |b| {
+        b.iter(|| MetaView::parse(black_box(&bytes)).map(|v| v.len()))
+    });
+    if let Ok(view) = MetaView::parse(&bytes) {
+        c.bench_function("meta_view_validate/10_keys", |b| {
+            b.iter(|| {
+                black_box(&view)
+                    .validate(Position::ToolDefinition, ValidateOptions::default())
+                    .len()
+            })
+        });
+    }
     c.bench_function("meta_map_decode/10_keys", |b| {
         b.iter(|| MetaMap::decode(black_box(&bytes)).ok())
     });

@@ -399,10 +399,27 @@ pub(crate) fn skim_item(
     opts: DecodeOptions,
     depth: usize,
 ) -> Result<(), DecodeError> {
+    skim(r, opts, depth, false)
+}
+
+/// Walks one item of bytes that were already checked by [`skim_item`] (or
+/// written by this crate's encoder): structure and limits only, no UTF-8
+/// or duplicate-key checks the first pass already made.
+pub(crate) fn skip_trusted(r: &mut Reader<'_>) -> Result<(), DecodeError> {
+    skim(r, DecodeOptions::LENIENT, 0, true)
+}
+
+fn skim(
+    r: &mut Reader<'_>,
+    opts: DecodeOptions,
+    depth: usize,
+    trusted: bool,
+) -> Result<(), DecodeError> {
     let h = r.head()?;
     match (h.major, h.arg) {
         (0 | 1, _) => Ok(()),
         (2, Arg::Value(n)) => r.take(n).map(|_| ()).map_err(|_| length_error(r, h, n)),
+        (3, Arg::Value(n)) if trusted => r.take(n).map(|_| ()).map_err(|_| length_error(r, h, n)),
         (3, Arg::Value(n)) => {
             let bytes = r.take(n).map_err(|_| length_error(r, h, n))?;
             std::str::from_utf8(bytes)
@@ -416,13 +433,13 @@ pub(crate) fn skim_item(
                 Arg::Value(n) => {
                     r.check_items(h.offset, n, 1)?;
                     for _ in 0..n {
-                        skim_item(r, opts, depth)?;
+                        skim(r, opts, depth, trusted)?;
                     }
                 }
                 Arg::Indefinite => {
                     indefinite_allowed(h, opts)?;
                     while !r.eat_break() {
-                        skim_item(r, opts, depth)?;
+                        skim(r, opts, depth, trusted)?;
                     }
                 }
             }
@@ -449,9 +466,9 @@ pub(crate) fn skim_item(
                     _ => {}
                 }
                 let start = r.pos();
-                skim_item(r, opts, depth)?;
+                skim(r, opts, depth, trusted)?;
                 let key = &r.buf[start..r.pos()];
-                if keys.insert(key)? {
+                if !trusted && keys.insert(key)? {
                     let k = decode(key, DecodeOptions::LENIENT)
                         .map(|k| describe_key(&k))
                         .unwrap_or_default();
@@ -460,14 +477,14 @@ pub(crate) fn skim_item(
                         key: k,
                     });
                 }
-                skim_item(r, opts, depth)?;
+                skim(r, opts, depth, trusted)?;
                 i += 1;
             }
             Ok(())
         }
         (6, Arg::Value(_)) => {
             let depth = nest(h, opts, depth)?;
-            skim_item(r, opts, depth)
+            skim(r, opts, depth, trusted)
         }
         (7, arg) => decode_simple(r, h, arg).map(|_| ()),
         _ => Err(DecodeError::Malformed {

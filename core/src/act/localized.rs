@@ -34,18 +34,22 @@ pub enum LocalizedError {
 /// registry): subtags of 1–8 ASCII letters/digits joined by `-`, the first
 /// one 2–8 letters, or a private-use `x-…` tag.
 pub fn is_language_tag(tag: &str) -> bool {
-    let mut parts = tag.split('-');
+    is_language_tag_bytes(tag.as_bytes())
+}
+
+/// [`is_language_tag`] on raw bytes (a well-formed tag is ASCII).
+pub fn is_language_tag_bytes(tag: &[u8]) -> bool {
+    let mut parts = tag.split(|b| *b == b'-');
     let Some(first) = parts.next() else {
         return false;
     };
-    let first_ok =
-        (first.len() >= 2 && first.len() <= 8 && first.bytes().all(|b| b.is_ascii_alphabetic()))
-            || first.eq_ignore_ascii_case("x")
-            || first.eq_ignore_ascii_case("i");
+    let first_ok = ((2..=8).contains(&first.len()) && first.iter().all(u8::is_ascii_alphabetic))
+        || first.eq_ignore_ascii_case(b"x")
+        || first.eq_ignore_ascii_case(b"i");
     let mut count = 0;
     let rest_ok = parts.all(|p| {
         count += 1;
-        !p.is_empty() && p.len() <= 8 && p.bytes().all(|b| b.is_ascii_alphanumeric())
+        !p.is_empty() && p.len() <= 8 && p.iter().all(u8::is_ascii_alphanumeric)
     });
     first_ok && rest_ok && (count > 0 || first.len() >= 2)
 }

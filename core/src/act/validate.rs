@@ -12,9 +12,9 @@
 //! open-session args (warning; error in strict mode), a missing required
 //! key. Keys of other namespaces pass untouched.
 
-use super::decode::{Arg, DecodeError, DecodeOptions, Reader, skim_item, text_of};
+use super::decode::{Arg, DecodeError, DecodeOptions, Reader, skim_item, skip_trusted, text_of};
 use super::keys::{self, CborType, KeySpec, Position};
-use super::localized::is_language_tag;
+use super::localized::{is_language_tag, is_language_tag_bytes};
 use super::trace;
 
 /// The `std:` namespace prefix.
@@ -300,11 +300,20 @@ fn all_items(v: &[u8], mut pred: impl FnMut(&[u8]) -> bool) -> bool {
     }
     for _ in 0..n {
         let start = r.pos();
-        if skim_item(&mut r, DecodeOptions::LENIENT, 0).is_err() || !pred(&v[start..r.pos()]) {
+        if skip_trusted(&mut r).is_err() || !pred(&v[start..r.pos()]) {
             return false;
         }
     }
     true
+}
+
+/// The content bytes of a definite text string (already UTF-8-checked by
+/// the parse that produced `v`).
+fn text_bytes(v: &[u8]) -> Option<&[u8]> {
+    let (3, Arg::Value(n), mut r) = head(v)? else {
+        return None;
+    };
+    r.take(n).ok()
 }
 
 fn major(v: &[u8]) -> Option<u8> {
@@ -377,26 +386,31 @@ pub(crate) fn check_localized(value: &[u8]) -> Result<(), String> {
         return Err("a localized map needs at least one language".into());
     }
     // Tags seen so far; a localized map with more than 32 languages is
-    // checked for duplicates among its first 32 only (the decoder already
-    // rejected exact duplicates).
-    let mut seen: [&str; 32] = [""; 32];
+    // checked for case-insensitive duplicates among its first 32 only (the
+    // decoder already rejected exact duplicates).
+    let mut seen: [&[u8]; 32] = [&[]; 32];
     for i in 0..n {
         let k = r.pos();
-        skim_item(&mut r, DecodeOptions::LENIENT, 0).map_err(|e| e.to_string())?;
+        skip_trusted(&mut r).map_err(|e| e.to_string())?;
         let m = r.pos();
-        skim_item(&mut r, DecodeOptions::LENIENT, 0).map_err(|e| e.to_string())?;
-        let tag = text_of(&value[k..m]).ok_or("language tags are text")?;
-        if !is_language_tag(tag) {
+        skip_trusted(&mut r).map_err(|e| e.to_string())?;
+        let tag = text_bytes(&value[k..m]).ok_or("language tags are text")?;
+        let shown = || String::from_utf8_lossy(tag).into_owned();
+        if !is_language_tag_bytes(tag) {
             return Err(format!(
-                "language tag {tag:?} is not a well-formed BCP 47 tag"
+                "language tag {:?} is not a well-formed BCP 47 tag",
+                shown()
             ));
         }
-        if text_of(&value[m..r.pos()]).is_none() {
-            return Err(format!("the text for language {tag:?} is not a string"));
+        if major(&value[m..r.pos()]) != Some(3) {
+            return Err(format!(
+                "the text for language {:?} is not a string",
+                shown()
+            ));
         }
         let upto = (i as usize).min(seen.len());
         if seen[..upto].iter().any(|t| t.eq_ignore_ascii_case(tag)) {
-            return Err(format!("language tag {tag:?} appears twice"));
+            return Err(format!("language tag {:?} appears twice", shown()));
         }
         if let Some(slot) = seen.get_mut(i as usize) {
             *slot = tag;
@@ -435,7 +449,7 @@ fn check_arg_map(bytes: &[u8]) -> Result<(), DecodeError> {
             return Err(DecodeError::Indefinite { offset: k.offset });
         };
         r.take(len)?;
-        skim_item(&mut r, DecodeOptions::default(), 1)?;
+        skip_trusted(&mut r)?;
     }
     Ok(())
 }
@@ -445,9 +459,12 @@ fn check_semantics(key: &str, value: &[u8]) -> Result<(), String> {
     let text = || text_of(value);
     match key {
         "description" | "std:usage-hints" | "std:anti-usage-hints" => check_localized(value),
-        "std:session-op" => match text() {
-            Some("open" | "close") => Ok(()),
-            other => Err(format!("must be \"open\" or \"close\", found {other:?}")),
+        "std:session-op" => match text_bytes(value) {
+            Some(b"open" | b"close") => Ok(()),
+            other => Err(format!(
+                "must be \"open\" or \"close\", found {:?}",
+                other.map(String::from_utf8_lossy)
+            )),
         },
         "std:traceparent" => text()
             .map_or(Ok(()), trace::validate_traceparent)
