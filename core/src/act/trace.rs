@@ -245,6 +245,28 @@ pub fn from_mcp_meta(
     sanitize(get(TRACEPARENT_HEADER), get(TRACESTATE_HEADER))
 }
 
+/// The `std:` metadata keys that carry the context (spec/004).
+pub const STD_TRACEPARENT: &str = "std:traceparent";
+pub const STD_TRACESTATE: &str = "std:tracestate";
+
+/// Writes `tc` into `std:` metadata.
+pub fn to_metadata(tc: &TraceContext, meta: &mut super::meta_map::MetaMap) {
+    meta.insert(
+        STD_TRACEPARENT,
+        ciborium::Value::Text(tc.traceparent.clone()),
+    );
+    match &tc.tracestate {
+        Some(ts) => meta.insert(STD_TRACESTATE, ciborium::Value::Text(ts.clone())),
+        None => meta.remove(STD_TRACESTATE),
+    };
+}
+
+/// Reads the context from `std:` metadata (non-text values count as absent).
+pub fn from_metadata(meta: &super::meta_map::MetaMap) -> Result<Option<TraceContext>, TraceError> {
+    let get = |k: &str| meta.get(k).and_then(|v| v.as_text());
+    sanitize(get(STD_TRACEPARENT), get(STD_TRACESTATE))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,6 +342,14 @@ mod tests {
         let mut meta = serde_json::Map::new();
         to_mcp_meta(&tc, &mut meta);
         assert_eq!(meta["traceparent"], TP);
-        assert_eq!(from_mcp_meta(&meta).unwrap(), Some(tc));
+        assert_eq!(from_mcp_meta(&meta).unwrap(), Some(tc.clone()));
+        let mut std_meta = crate::act::MetaMap::new();
+        to_metadata(&tc, &mut std_meta);
+        assert_eq!(from_metadata(&std_meta).unwrap(), Some(tc));
+        assert!(
+            std_meta
+                .validate(crate::act::Position::ToolCall, Default::default())
+                .is_empty()
+        );
     }
 }
