@@ -13,6 +13,7 @@ pub mod declaration;
 pub mod descriptor;
 pub mod error;
 pub mod frame;
+pub mod host;
 pub mod meta;
 pub mod pipeline;
 pub mod policy;

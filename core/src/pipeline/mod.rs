@@ -39,7 +39,7 @@ pub use audit::{AuditEvent, AuditRecord, PolicyRecord};
 pub use gate::{approval_request_for, verify_grant};
 pub use machine::Invocation;
 pub use policies::PolicyScope;
-pub use redaction::{RedactionInfo, approval_input_redaction};
+pub use redaction::{ApprovalInputView, RedactionInfo, approval_input_redaction};
 pub use retry::backoff_delay_ms;
 pub use stage::Stage;
 pub use step::{Answer, Decision, Step, StepKind};

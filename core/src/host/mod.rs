@@ -1,0 +1,385 @@
+//! What every binding wraps, written once: building a registry from JSON
+//! declarations, opening the approval store a host names, running store
+//! steps of the pipeline, and the approval operations of approval UIs.
+//!
+//! Bindings (Node, Python, Swift) convert host values to and from the JSON
+//! shapes here and run host code when a step asks; nothing in this module
+//! decides governance (that is the pipeline's and the registry's), it only
+//! saves three bindings from re-writing the same plumbing three ways.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use serde_json::{Map, Value};
+
+use crate::approval::{
+    ApprovalRequest, ApprovalStatus, ApprovalStore, Decision as ApprovalDecision, ListFilter,
+    MemoryApprovalStore, SqliteApprovalStore,
+};
+use crate::error::{CapabilityError, ErrorCode};
+use crate::meta::RegistryError;
+use crate::pipeline::{Answer, ApprovalInputView, Invocation, Step, StepKind};
+use crate::registry::{CapabilityDecl, CapabilityRegistry};
+
+/// Where approvals live, as a host names it: `"memory"`,
+/// `{"sqlite": "/path/approvals.db"}` or `{"postgres": "postgres://…"}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreConfig {
+    Memory,
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl StoreConfig {
+    /// Parses the JSON form; `null` means memory.
+    pub fn from_json(v: &Value) -> Result<StoreConfig, CapabilityError> {
+        let bad = || {
+            CapabilityError::new(
+                ErrorCode::InvalidInput,
+                "approvalStore must be \"memory\", {\"sqlite\": path} or {\"postgres\": url}",
+            )
+        };
+        match v {
+            Value::Null => Ok(StoreConfig::Memory),
+            Value::String(s) if s == "memory" => Ok(StoreConfig::Memory),
+            Value::Object(m) if m.len() == 1 => match m.iter().next() {
+                Some((k, Value::String(p))) if k == "sqlite" && !p.is_empty() => {
+                    Ok(StoreConfig::Sqlite(PathBuf::from(p)))
+                }
+                Some((k, Value::String(u))) if k == "postgres" && !u.is_empty() => {
+                    Ok(StoreConfig::Postgres(u.clone()))
+                }
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
+        }
+    }
+
+    /// Opens the store. Memory and SQLite open here, synchronously; a
+    /// PostgreSQL store needs an async runtime and is opened by
+    /// [`open_postgres`] where the `postgres` feature is on.
+    pub fn open_sync(&self) -> Result<Arc<dyn ApprovalStore>, CapabilityError> {
+        match self {
+            StoreConfig::Memory => Ok(Arc::new(MemoryApprovalStore::new())),
+            StoreConfig::Sqlite(path) => SqliteApprovalStore::open(path)
+                .map(|s| Arc::new(s) as Arc<dyn ApprovalStore>)
+                .map_err(|e| e.to_capability_error()),
+            StoreConfig::Postgres(_) => Err(CapabilityError::new(
+                ErrorCode::Internal,
+                "a PostgreSQL approval store is opened asynchronously",
+            )),
+        }
+    }
+
+    /// Whether the store's operations complete without waiting, so a
+    /// binding may run them inside a synchronous call.
+    pub fn is_sync(&self) -> bool {
+        !matches!(self, StoreConfig::Postgres(_))
+    }
+}
+
+/// Polls a future once; `Some` if it completed. The memory and SQLite
+/// stores never wait (their futures finish on the first poll), which lets a
+/// binding perform their steps in a synchronous call instead of paying an
+/// async round trip (DESIGN §4). `None` means the future would wait: the
+/// caller must drive it on a runtime instead.
+pub fn run_ready<F: Future>(f: F) -> Option<F::Output> {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        Poll::Ready(v) => Some(v),
+        Poll::Pending => None,
+    }
+}
+
+fn would_block() -> CapabilityError {
+    CapabilityError::new(
+        ErrorCode::Internal,
+        "this approval store waits; use the asynchronous call",
+    )
+}
+
+/// A capability declaration in the JSON form bindings send:
+/// `{"id", "meta", "inputSchema"?, "outputSchema"?, "validateInput"?, "validateOutput"?}`.
+pub fn decl_from_json(v: &Value) -> Result<CapabilityDecl, CapabilityError> {
+    let obj = v.as_object().ok_or_else(|| {
+        CapabilityError::new(ErrorCode::InvalidInput, "a declaration must be an object")
+    })?;
+    let id = obj.get("id").and_then(Value::as_str).ok_or_else(|| {
+        CapabilityError::new(ErrorCode::InvalidInput, "a declaration needs a string `id`")
+    })?;
+    let flag = |k: &str| obj.get(k).and_then(Value::as_bool);
+    let schema = |k: &str| obj.get(k).filter(|s| !s.is_null()).cloned();
+    let input_schema = schema("inputSchema");
+    let output_schema = schema("outputSchema");
+    Ok(CapabilityDecl {
+        id: id.to_owned(),
+        meta: obj.get("meta").cloned().unwrap_or(Value::Null),
+        validate_input: flag("validateInput").unwrap_or(input_schema.is_some()),
+        validate_output: flag("validateOutput").unwrap_or(output_schema.is_some()),
+        input_schema,
+        output_schema,
+    })
+}
+
+/// Why a host registry could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The declarations have problems: all of them, at once (SI-4).
+    #[error(transparent)]
+    Invalid(#[from] RegistryError),
+    /// The declarations or options are not in the expected JSON shape, or
+    /// the store could not be opened.
+    #[error(transparent)]
+    Setup(#[from] CapabilityError),
+}
+
+/// A registry and its approval store: the object a binding holds.
+pub struct HostRegistry {
+    registry: Arc<CapabilityRegistry>,
+    store: Arc<dyn ApprovalStore>,
+}
+
+impl HostRegistry {
+    /// Builds from the bindings' JSON: an array of declarations (see
+    /// [`decl_from_json`]) and the options `{defaults, policies,
+    /// approverMustDiffer}`, with an already opened store.
+    pub fn build(
+        decls: &Value,
+        options: &Value,
+        store: Arc<dyn ApprovalStore>,
+    ) -> Result<HostRegistry, BuildError> {
+        let list = decls.as_array().ok_or_else(|| {
+            CapabilityError::new(ErrorCode::InvalidInput, "declarations must be an array")
+        })?;
+        let decls = list
+            .iter()
+            .map(decl_from_json)
+            .collect::<Result<Vec<_>, _>>()?;
+        let registry = CapabilityRegistry::build_with_json_options(decls, options)?;
+        Ok(HostRegistry {
+            registry: Arc::new(registry),
+            store,
+        })
+    }
+
+    pub fn registry(&self) -> &Arc<CapabilityRegistry> {
+        &self.registry
+    }
+
+    pub fn store(&self) -> &Arc<dyn ApprovalStore> {
+        &self.store
+    }
+
+    /// Performs the store steps of `inv` (persist an approval request,
+    /// consume one on resume) with a store that does not wait, and returns
+    /// the first step the host itself must perform. With a store that
+    /// would wait, returns the store step unperformed.
+    pub fn advance(&self, inv: &mut Invocation, now_ms: u64) -> StepKind {
+        loop {
+            let answer = match inv.step() {
+                Step::PersistApproval(request) => match run_ready(self.store.create(request)) {
+                    Some(Ok(())) => Answer::Persisted,
+                    Some(Err(e)) => Answer::StoreFailed(e.into()),
+                    None => return StepKind::PersistApproval,
+                },
+                Step::ConsumeApproval { id } => match run_ready(self.store.consume(id, now_ms)) {
+                    Some(r) => Answer::Consumed(match r {
+                        Ok(Ok(req)) => Ok(Box::new(req)),
+                        Ok(Err(refusal)) => Err(refusal.into()),
+                        Err(e) => Err(e.into()),
+                    }),
+                    None => return StepKind::ConsumeApproval,
+                },
+                step => return step.kind(),
+            };
+            // An out-of-turn answer cannot happen here (the answer matches
+            // the step just read); if it did, the machine ends in INTERNAL.
+            let _ = inv.answer(answer);
+        }
+    }
+
+    /// One request, as stored (synchronous stores).
+    pub fn approval(&self, id: &str) -> Result<Option<ApprovalRequest>, CapabilityError> {
+        run_ready(self.store.get(id))
+            .ok_or_else(would_block)?
+            .map_err(CapabilityError::from)
+    }
+
+    /// A page of requests for an approval UI (synchronous stores).
+    pub fn approvals(&self, filter: &ListFilter) -> Result<Vec<ApprovalRequest>, CapabilityError> {
+        run_ready(self.store.list(filter))
+            .ok_or_else(would_block)?
+            .map_err(CapabilityError::from)
+    }
+
+    /// Approve or reject, with the registry's `approverMustDiffer` rule
+    /// (synchronous stores).
+    pub fn decide(
+        &self,
+        id: &str,
+        decision: ApprovalDecision,
+        approver: Option<&str>,
+        reason: Option<&str>,
+        now_ms: u64,
+    ) -> Result<ApprovalRequest, CapabilityError> {
+        let must_differ = self.registry.options().approver_must_differ;
+        run_ready(
+            self.store
+                .decide(id, decision, approver, reason, now_ms, must_differ),
+        )
+        .ok_or_else(would_block)?
+        .map_err(CapabilityError::from)
+    }
+
+    /// What an approval UI shows of a request's input: as stored, withheld,
+    /// or to be redacted by the capability's `redact.approvalInput` with
+    /// the request's recorded surface and actor.
+    pub fn approval_input_view<'a>(&self, request: &'a ApprovalRequest) -> ApprovalInputView<'a> {
+        crate::pipeline::approval_input_redaction(&self.registry, request)
+    }
+}
+
+/// A list filter from the JSON an approval UI sends:
+/// `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+pub fn list_filter_from_json(v: &Value) -> Result<ListFilter, CapabilityError> {
+    let empty = Map::new();
+    let obj = match v {
+        Value::Null => &empty,
+        Value::Object(o) => o,
+        _ => {
+            return Err(CapabilityError::new(
+                ErrorCode::InvalidInput,
+                "a list filter must be an object",
+            ));
+        }
+    };
+    let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_owned);
+    let status = match obj.get("status").and_then(Value::as_str) {
+        None => None,
+        Some(s) => Some(ApprovalStatus::parse(s).ok_or_else(|| {
+            CapabilityError::new(
+                ErrorCode::InvalidInput,
+                format!("unknown approval status `{s}`"),
+            )
+        })?),
+    };
+    Ok(ListFilter {
+        capability_id: text("capabilityId"),
+        actor_id: text("actorId"),
+        status,
+        limit: obj
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(0, |l| u32::try_from(l).unwrap_or(u32::MAX)),
+        after_id_or_cursor: text("cursor"),
+    })
+}
+
+/// The JSON form of a registry error: `{message, problems: [...]}`.
+pub fn registry_error_json(e: &RegistryError) -> Value {
+    serde_json::json!({
+        "message": e.to_string(),
+        "problems": e.problems.iter().map(crate::meta::Problem::to_json).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn store_config_forms() {
+        assert_eq!(
+            StoreConfig::from_json(&json!("memory")).unwrap(),
+            StoreConfig::Memory
+        );
+        assert_eq!(
+            StoreConfig::from_json(&Value::Null).unwrap(),
+            StoreConfig::Memory
+        );
+        assert_eq!(
+            StoreConfig::from_json(&json!({"sqlite": "/tmp/a.db"})).unwrap(),
+            StoreConfig::Sqlite("/tmp/a.db".into())
+        );
+        assert!(
+            !StoreConfig::from_json(&json!({"postgres": "postgres://x"}))
+                .unwrap()
+                .is_sync()
+        );
+        for bad in [
+            json!("disk"),
+            json!({"sqlite": 3}),
+            json!({"sqlite": ""}),
+            json!([]),
+        ] {
+            assert_eq!(
+                StoreConfig::from_json(&bad).unwrap_err().code,
+                ErrorCode::InvalidInput
+            );
+        }
+    }
+
+    #[test]
+    fn run_ready_reports_waiting_futures() {
+        assert_eq!(run_ready(async { 3 }), Some(3));
+        assert_eq!(run_ready(std::future::pending::<()>()), None);
+    }
+
+    #[test]
+    fn build_and_store_steps_run_synchronously() {
+        let store = StoreConfig::Memory.open_sync().unwrap();
+        let decls = json!([{"id": "orders.cancel", "meta": {
+            "description": "Cancel.", "expose": {"direct": true}, "sideEffect": "destructive",
+            "risk": "medium", "approval": {"required": true}}, "validateInput": false}]);
+        let host = HostRegistry::build(&decls, &json!({}), store).unwrap();
+        let mut inv = Invocation::start(
+            Arc::clone(host.registry()),
+            "orders.cancel",
+            crate::pipeline::Payload::Json(json!({"order": 42})),
+            crate::Frame::new(crate::Surface::Direct),
+            crate::pipeline::InvokeOptions::at(1_000),
+        );
+        // The gate persisted the request without the host's help.
+        assert_eq!(host.advance(&mut inv, 1_000), StepKind::Done);
+        let Some(crate::pipeline::Outcome::ApprovalRequired(req)) = inv.take_outcome() else {
+            panic!("expected an approval request")
+        };
+        assert_eq!(host.approval(&req.id).unwrap().unwrap().id, req.id);
+        let page = host
+            .approvals(&list_filter_from_json(&json!({"status": "pending"})).unwrap())
+            .unwrap();
+        assert_eq!(page.len(), 1);
+        let decided = host
+            .decide(
+                &req.id,
+                ApprovalDecision::Approve,
+                Some("boss"),
+                None,
+                2_000,
+            )
+            .unwrap();
+        assert_eq!(decided.status, ApprovalStatus::Approved);
+        let bad = HostRegistry::build(
+            &json!([{"id": "a", "meta": {}}]),
+            &json!({}),
+            StoreConfig::Memory.open_sync().unwrap(),
+        );
+        match bad {
+            Err(BuildError::Invalid(e)) => {
+                assert_eq!(
+                    registry_error_json(&e)["problems"]
+                        .as_array()
+                        .unwrap()
+                        .len(),
+                    4
+                )
+            }
+            _ => panic!("expected the aggregate error"),
+        }
+    }
+}
