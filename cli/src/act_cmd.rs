@@ -305,3 +305,145 @@ fn hash(args: &[String]) -> Result<u8, Fail> {
     println!("{h}");
     Ok(0)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// A scratch directory per test, removed at the end.
+    struct Dir(std::path::PathBuf);
+
+    impl Dir {
+        fn new(name: &str) -> Dir {
+            let p =
+                std::env::temp_dir().join(format!("orpc-agent-act-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+
+        fn file(&self, name: &str, contents: &[u8]) -> String {
+            let p = self.0.join(name);
+            std::fs::write(&p, contents).unwrap();
+            p.to_string_lossy().into_owned()
+        }
+
+        fn path(&self, name: &str) -> String {
+            self.0.join(name).to_string_lossy().into_owned()
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn encode_check_decode() {
+        let d = Dir::new("meta");
+        let json = d.file(
+            "m.json",
+            br#"{"std:read-only": true, "acme:x": {"$bytes": "0102"}, "std:bogus": 1}"#,
+        );
+        let out = d.path("m.cbor");
+        assert_eq!(run("meta", &args(&["encode", &json, "-o", &out])), 0);
+        let bytes = std::fs::read(&out).unwrap();
+        let m = MetaMap::decode(&bytes).unwrap();
+        assert_eq!(m.get("acme:x"), Some(&ciborium_bytes(&[1, 2])));
+        // One unknown std: key: problems → exit 1.
+        assert_eq!(
+            run(
+                "meta",
+                &args(&["check", "--position", "tool-definition", &out])
+            ),
+            1
+        );
+        assert_eq!(run("meta", &args(&["decode", &out])), 0);
+        assert_eq!(run("meta", &args(&["decode", "--diag", &out])), 0);
+        let ok = d.file("ok.json", br#"{"std:read-only": true}"#);
+        let ok_out = d.path("ok.cbor");
+        assert_eq!(run("meta", &args(&["encode", &ok, "-o", &ok_out])), 0);
+        assert_eq!(
+            run(
+                "meta",
+                &args(&["check", "--position", "tool-definition", &ok_out])
+            ),
+            0
+        );
+        assert_eq!(
+            run(
+                "meta",
+                &args(&["check", "--position", "tool-call", &ok_out])
+            ),
+            1
+        );
+    }
+
+    fn ciborium_bytes(b: &[u8]) -> orpc_agent_core::act::json_view::CborValue {
+        json_view::from_json(&serde_json::json!({ "$bytes": hex_encode(b) })).unwrap()
+    }
+
+    #[test]
+    fn usage_and_unreadable_input_exit_2() {
+        let d = Dir::new("usage");
+        assert_eq!(run("meta", &args(&["decode"])), 2);
+        assert_eq!(run("meta", &args(&["decode", &d.path("missing.cbor")])), 2);
+        let bad = d.file("bad.cbor", &[0x9f, 0x01]);
+        assert_eq!(run("meta", &args(&["decode", &bad])), 2);
+        assert_eq!(
+            run("meta", &args(&["check", &bad])),
+            2,
+            "missing --position"
+        );
+        assert_eq!(
+            run("meta", &args(&["check", "--position", "nowhere", &bad])),
+            2
+        );
+        assert_eq!(run("meta", &args(&["frob"])), 2);
+        assert_eq!(run("hash", &args(&["x.json"])), 2, "missing --capability");
+        let notjson = d.file("in.json", b"{nope");
+        assert_eq!(run("hash", &args(&["--capability", "c", &notjson])), 2);
+        assert_eq!(run("meta", &args(&["decode", "--bogus", &bad])), 2);
+    }
+
+    #[test]
+    fn manifest_component_and_hash() {
+        let d = Dir::new("component");
+        let manifest = d.file(
+            "act.toml",
+            b"[std]\nname = \"t\"\nversion = \"1.0.0\"\n[std.capabilities.\"wasi:http\"]\n",
+        );
+        assert_eq!(run("manifest", &args(&["check", &manifest])), 0);
+        let bad = d.file("bad.toml", b"[std]\nname = \"t\"\nversion = \"one\"\n");
+        assert_eq!(run("manifest", &args(&["check", &bad])), 1);
+        let broken = d.file("broken.toml", b"[std\n");
+        assert_eq!(run("manifest", &args(&["check", &broken])), 2);
+        let wasm = d.file("in.wasm", b"\0asm\x01\0\0\0\x01\x04\x01\x60\x00\x00");
+        let out = d.path("out.wasm");
+        assert_eq!(
+            run(
+                "component",
+                &args(&["embed", "--manifest", &manifest, &wasm, "-o", &out])
+            ),
+            0
+        );
+        assert_eq!(run("component", &args(&["inspect", &out])), 0);
+        assert_eq!(
+            run("component", &args(&["inspect", &wasm])),
+            1,
+            "no section"
+        );
+        let notwasm = d.file("x.wasm", b"hello");
+        assert_eq!(run("component", &args(&["inspect", &notwasm])), 2);
+        let input = d.file("in.json", br#"{"a": 1.0}"#);
+        assert_eq!(
+            run("hash", &args(&["--capability", "orders.search", &input])),
+            0
+        );
+    }
+}

@@ -15,6 +15,10 @@
 //! A float stays a float (`1.0`), an integer an integer (`1`).
 
 use ciborium::Value as Cbor;
+
+/// The CBOR value type the JSON view converts to and from, named so that
+/// callers need no direct `ciborium` dependency.
+pub type CborValue = Cbor;
 use serde_json::{Map, Value as Json};
 
 /// Why JSON does not describe a CBOR value.
