@@ -11,18 +11,29 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 CLI    := target/debug/orpc-agent
 
-.PHONY: help build test test-rust test-cross lint fmt demo bench venv
+.PHONY: help build test test-rust test-cross lint fmt demo demo-cli bench bench-core venv
+
+# Each binding or subsystem adds its targets in mk/<name>.mk and appends
+# them to these lists, so `make test`, `make demo`, `make bench`, `make build`
+# and `make lint` run everything without this file naming every part.
+TEST_TARGETS  :=
+DEMO_TARGETS  :=
+BENCH_TARGETS :=
+BUILD_TARGETS :=
+LINT_TARGETS  :=
+-include mk/*.mk
+.DEFAULT_GOAL := help
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-build: ## build the core and the CLI
-	$(CARGO) build --workspace
+build: $(BUILD_TARGETS) ## build the core, the CLI and every binding
+	$(CARGO) build
 
-test: lint test-rust test-cross ## every test suite in the repo, and the lints
+test: lint test-rust test-cross $(TEST_TARGETS) ## every test suite in the repo, and the lints
 
 test-rust: ## Rust unit, integration and vector tests (core + CLI)
-	$(CARGO) test --workspace
+	$(CARGO) test
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV)
@@ -35,14 +46,16 @@ venv: $(VPY) ## the Python venv the cross tests use
 test-cross: venv ## check the CBOR/hash vectors against an independent implementation (cbor2)
 	$(VPY) -m pytest -q tests/cross
 
-lint: ## rustfmt and clippy, warnings are errors
+lint: $(LINT_TARGETS) ## rustfmt and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all
 
-demo: ## check and inspect the example declarations
+demo: demo-cli $(DEMO_TARGETS) ## run every example end to end
+
+demo-cli: ## check and inspect the example declarations
 	$(CARGO) build -q -p orpc-agent-cli
 	@echo '== orpc-agent inspect examples/declarations/orders.json'
 	@$(CLI) inspect examples/declarations/orders.json
@@ -53,5 +66,7 @@ demo: ## check and inspect the example declarations
 	@echo '== orpc-agent check examples/declarations/broken.toml   (six problems, one aggregate error; exit 1 expected)'
 	@$(CLI) check examples/declarations/broken.toml; test $$? -eq 1
 
-bench: ## criterion benchmarks of the core
+bench: bench-core $(BENCH_TARGETS) ## every benchmark (figures in BENCHMARKS.md)
+
+bench-core: ## criterion benchmarks of the core
 	$(CARGO) bench -p orpc-agent-core
