@@ -77,11 +77,19 @@ cmd_start() {
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
     as_pg "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; exit 1; }
-    # A self-signed certificate for 127.0.0.1, so sslmode=require can be tested.
-    openssl req -new -x509 -days 2 -nodes -subj "/CN=127.0.0.1" \
-        -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
-        -keyout "$dir/data/server.key" -out "$dir/data/server.crt" >/dev/null 2>&1
-    cp "$dir/data/server.crt" "$dir/ca.crt"
+    # A private CA and a server certificate for 127.0.0.1 signed by it, so
+    # sslmode=require can be tested with and without verification.
+    (
+        cd "$dir"
+        openssl req -new -x509 -days 2 -nodes -subj "/CN=orpc-agent test CA" \
+            -keyout ca.key -out ca.crt >/dev/null 2>&1
+        openssl req -new -nodes -subj "/CN=127.0.0.1" \
+            -keyout data/server.key -out server.csr >/dev/null 2>&1
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n' >server.ext
+        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+            -days 2 -extfile server.ext -out data/server.crt >/dev/null 2>&1
+        rm -f ca.key server.csr server.ext ca.srl
+    )
     chmod 600 "$dir/data/server.key"
     [ "$(id -u)" = 0 ] && chown postgres: "$dir/data/server.key" "$dir/data/server.crt" "$dir/ca.crt"
     cat >>"$dir/data/postgresql.conf" <<CONF

@@ -888,8 +888,21 @@ pub(crate) fn db_error(e: tokio_postgres::Error) -> StoreError {
     };
     StoreError::Backend {
         kind,
-        message: e.to_string(),
+        message: with_causes(&e),
     }
+}
+
+/// The error and its causes ("error performing TLS handshake: invalid
+/// peer certificate: UnknownIssuer"), for logs; callers see only the kind.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    message
 }
 
 /// Unix ms as a signed SQL integer, clamped to [`MAX_TIME_MS`].

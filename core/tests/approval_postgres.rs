@@ -1,0 +1,1199 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The PostgreSQL approval store and audit sink against a real server
+//! (issue 8).
+//!
+//! Every test here is `#[ignore]`d: a plain `cargo test` lists them as
+//! ignored with the reason, and `make test-postgres` runs them with
+//! `--ignored` against a throwaway cluster that `scripts/pg-test-cluster.sh`
+//! installs, starts and stops. Run with `--ignored` but without
+//! `ORPC_AGENT_TEST_PG_URL`, they FAIL with instructions instead of passing
+//! silently.
+//!
+//! Each test gets its own database, so they run in parallel; the test that
+//! restarts the server takes [`pg::CLUSTER`] exclusively.
+
+#[cfg(not(feature = "postgres"))]
+#[test]
+#[ignore = "needs PostgreSQL: make test-postgres"]
+fn postgres_feature_is_off() {
+    panic!(
+        "the PostgreSQL tests need the core's `postgres` feature: run `make test-postgres` \
+         (scripts/pg-test-cluster.sh run -- cargo test -p orpc-agent-core --features postgres \
+         --test approval_postgres -- --ignored)"
+    );
+}
+
+#[cfg(feature = "postgres")]
+#[path = "support/approval_suite.rs"]
+mod suite;
+
+#[cfg(feature = "postgres")]
+mod pg {
+    use std::path::Path;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    use orpc_agent_core::approval::{
+        ApprovalRequest, ApprovalStatus, ApprovalStore, BackendErrorKind, ConsumeRefusal, Decision,
+        ListFilter, PG_SCHEMA_VERSION, PgClock, PostgresApprovalStore, PostgresOptions,
+        PostgresTls, StoreError,
+    };
+    use orpc_agent_core::error::ErrorCode;
+    use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
+    use orpc_agent_core::pipeline::driver::AuditSink;
+    use orpc_agent_core::pipeline::{AuditEvent, AuditRecord, Stage};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_postgres::NoTls;
+
+    use super::suite::*;
+
+    pub const URL_ENV: &str = "ORPC_AGENT_TEST_PG_URL";
+    const HOW: &str = "run `make test-postgres` (it installs and starts a throwaway PostgreSQL: \
+        scripts/pg-test-cluster.sh run -- cargo test -p orpc-agent-core --features postgres \
+        --test approval_postgres -- --ignored)";
+
+    /// Held shared by every test, exclusively by the one that restarts the
+    /// server, so no other test sees the restart.
+    pub static CLUSTER: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+    /// The cluster's URL, without its database name and parameters:
+    /// `postgresql://user@host:port`.
+    fn server() -> String {
+        let url = std::env::var(URL_ENV).unwrap_or_else(|_| panic!("{URL_ENV} is not set: {HOW}"));
+        let url = url.split('?').next().unwrap();
+        let (server, _db) = url.rsplit_once('/').unwrap();
+        server.to_owned()
+    }
+
+    /// A URL for database `db`; plaintext unless `params` says otherwise.
+    fn url_for(db: &str, params: &str) -> String {
+        let params = if params.is_empty() {
+            "sslmode=disable".to_owned()
+        } else {
+            params.to_owned()
+        };
+        format!("{}/{db}?{params}", server())
+    }
+
+    async fn admin(db: &str) -> tokio_postgres::Client {
+        let (client, conn) = tokio_postgres::connect(&url_for(db, ""), NoTls)
+            .await
+            .unwrap_or_else(|e| panic!("cannot reach the test PostgreSQL ({e}): {HOW}"));
+        tokio::spawn(conn);
+        client
+    }
+
+    /// A new, empty database for one test.
+    async fn fresh_db(tag: &str) -> String {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let db = format!(
+            "t_{tag}_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        admin("postgres")
+            .await
+            .batch_execute(&format!("CREATE DATABASE {db}"))
+            .await
+            .unwrap();
+        db
+    }
+
+    fn options(clock: PgClock) -> PostgresOptions {
+        PostgresOptions {
+            clock,
+            connect_timeout: Duration::from_secs(5),
+            ..PostgresOptions::default()
+        }
+    }
+
+    async fn store_on(db: &str, clock: PgClock) -> PostgresApprovalStore {
+        PostgresApprovalStore::connect_with(&url_for(db, ""), options(clock))
+            .await
+            .unwrap()
+    }
+
+    /// `$check(&dyn ApprovalStore)` from the shared suite, on a fresh
+    /// database, with the caller's clock (the suite pins its times).
+    macro_rules! on_postgres {
+        ($($check:ident),+ $(,)?) => {$(
+            #[tokio::test]
+            #[ignore = "needs PostgreSQL: make test-postgres"]
+            async fn $check() {
+                let _shared = CLUSTER.read().await;
+                let db = fresh_db(stringify!($check)).await;
+                let store = store_on(&db, PgClock::Caller).await;
+                super::suite::$check(&store).await;
+            }
+        )+};
+    }
+
+    on_postgres!(
+        create_then_get_returns_the_same_request,
+        create_refuses_malformed_and_duplicate_requests,
+        list_filters_orders_and_pages,
+        decide_approves_and_rejects,
+        decide_twice_is_refused,
+        approver_must_differ_from_actor,
+        expiry_boundary_is_exclusive,
+        consume_exactly_once,
+        consume_refusals_have_distinct_codes,
+        pending_limit_per_actor_default,
+    );
+
+    #[tokio::test]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn pending_limit_counts_only_live_pending_postgres() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("limit").await;
+        let opts = PostgresOptions {
+            max_pending_per_actor: 3,
+            ..options(PgClock::Caller)
+        };
+        let store = PostgresApprovalStore::connect_with(&url_for(&db, ""), opts)
+            .await
+            .unwrap();
+        pending_limit_counts_only_live_pending(&store, 3).await;
+    }
+
+    /// Concurrent creators cannot overrun the per-actor limit: the advisory
+    /// lock serialises them per actor.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn pending_limit_holds_under_concurrent_creates() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("limitrace").await;
+        let opts = PostgresOptions {
+            max_pending_per_actor: 5,
+            ..options(PgClock::Database)
+        };
+        let store = Arc::new(
+            PostgresApprovalStore::connect_with(&url_for(&db, ""), opts)
+                .await
+                .unwrap(),
+        );
+        let tasks: Vec<_> = (0..40)
+            .map(|_| {
+                let store = store.clone();
+                tokio::spawn(async move { store.create(&request(Some("eve"))).await })
+            })
+            .collect();
+        let mut ok = 0;
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(()) => ok += 1,
+                Err(e) => assert!(matches!(e, StoreError::LimitExceeded { limit: 5 }), "{e:?}"),
+            }
+        }
+        assert_eq!(ok, 5);
+    }
+
+    // ------------------------------------------------------------ clock
+
+    async fn db_now_ms(db: &str) -> u64 {
+        let row = admin(db)
+            .await
+            .query_one("SELECT floor(extract(epoch from now()) * 1000)::int8", &[])
+            .await
+            .unwrap();
+        u64::try_from(row.get::<_, i64>(0)).unwrap()
+    }
+
+    /// Expiry follows the database's clock: an instance whose clock is
+    /// years off neither expires requests early nor keeps them alive late.
+    #[tokio::test]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn expiry_uses_the_database_clock() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("clock").await;
+        let store = store_on(&db, PgClock::Database).await;
+
+        // An instance whose clock reads 2023 (T0) asks for a one-hour approval.
+        let before = db_now_ms(&db).await;
+        let req = created(&store, request_at("orders.refund", Some("alice"), T0, HOUR)).await;
+        let after = db_now_ms(&db).await;
+        let stored = store.get(&req.id).await.unwrap().unwrap();
+        assert!(
+            (before..=after).contains(&stored.created_at_ms),
+            "created_at is the database's now ({before}..={after}), not the caller's: {}",
+            stored.created_at_ms
+        );
+        assert_eq!(
+            stored.expires_at_ms - stored.created_at_ms,
+            HOUR,
+            "the lifetime is kept"
+        );
+        // By the caller's clock the request expired long ago (T0 + 2h):
+        // the database's clock says otherwise, and wins.
+        let approved = store
+            .decide(
+                &req.id,
+                Decision::Approve,
+                Some("m"),
+                None,
+                T0 + 2 * HOUR,
+                false,
+            )
+            .await
+            .unwrap();
+        assert!(approved.decided_at_ms.unwrap() >= stored.created_at_ms);
+        assert!(approved.decided_at_ms.unwrap() < T0 + HOUR * 24 * 365 * 100);
+        let used = store.consume(&req.id, u64::MAX).await.unwrap().unwrap();
+        assert_eq!(used.status, ApprovalStatus::Consumed);
+
+        // A short-lived request: the caller's clock (stuck at T0) would
+        // keep it alive forever; the database's expires it.
+        let short = created(&store, request_at("orders.refund", Some("alice"), T0, 1200)).await;
+        store
+            .decide(&short.id, Decision::Approve, Some("m"), None, T0, false)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(
+            store.consume(&short.id, T0).await.unwrap(),
+            Err(ConsumeRefusal::Expired)
+        );
+        let pending = created(&store, request_at("orders.refund", Some("alice"), T0, 1200)).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let err = store
+            .decide(&pending.id, Decision::Approve, Some("m"), None, T0, false)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            StoreError::Expired {
+                id: pending.id.clone()
+            }
+        );
+
+        // And the stored expiry is a timestamptz an operator can compare.
+        let expired: bool = admin(&db)
+            .await
+            .query_one(
+                "SELECT expires_at <= now() FROM orpc_approvals WHERE id = $1",
+                &[&short.id],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert!(expired);
+    }
+
+    // ------------------------------------------------- several processes
+
+    const CHILD_ENV: &str = "ORPC_PG_CHILD";
+
+    /// Re-runs this test executable as a child running `test` with
+    /// `CHILD_ENV=spec`, returning its stdout (after asserting success).
+    fn spawn_child(test: &str, spec: &str) -> std::process::Child {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                test,
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD_ENV, spec)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn child_line(child: std::process::Child, tag: &str) -> String {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "child failed: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+            .lines()
+            .find_map(|l| l.split_once(tag).map(|(_, rest)| rest.trim().to_owned()))
+            .unwrap_or_else(|| panic!("no {tag} line in child output: {stdout}"))
+    }
+
+    /// One process creates, a second approves, a third resumes (consumes):
+    /// three instances sharing one queue through the database only.
+    #[test]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    fn create_approve_consume_in_three_processes() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        if let Ok(spec) = std::env::var(CHILD_ENV) {
+            return rt.block_on(three_process_child(&spec));
+        }
+        let _shared = rt.block_on(CLUSTER.read());
+        let db = rt.block_on(fresh_db("three"));
+        let test = "pg::create_approve_consume_in_three_processes";
+        let id = child_line(spawn_child(test, &format!("create|{db}")), "CREATED ");
+        let decided = child_line(
+            spawn_child(test, &format!("approve|{db}|{id}")),
+            "APPROVED ",
+        );
+        assert_eq!(decided, "manager-2");
+        let used = child_line(
+            spawn_child(test, &format!("consume|{db}|{id}")),
+            "CONSUMED ",
+        );
+        assert_eq!(used, "ok mcp alice");
+        // A fourth instance cannot use it again.
+        let again = child_line(
+            spawn_child(test, &format!("consume|{db}|{id}")),
+            "CONSUMED ",
+        );
+        assert_eq!(again, "refused AlreadyConsumed");
+        let store = rt.block_on(store_on(&db, PgClock::Database));
+        let row = rt.block_on(store.get(&id)).unwrap().unwrap();
+        assert_eq!(row.status, ApprovalStatus::Consumed);
+        assert_eq!(row.decided_by.as_deref(), Some("manager-2"));
+    }
+
+    async fn three_process_child(spec: &str) {
+        let parts: Vec<&str> = spec.split('|').collect();
+        let store = store_on(parts[1], PgClock::Database).await;
+        match parts[0] {
+            "create" => {
+                let req = created(&store, request(Some("alice"))).await;
+                println!("CREATED {}", req.id);
+            }
+            "approve" => {
+                let r = store
+                    .decide(
+                        parts[2],
+                        Decision::Approve,
+                        Some("manager-2"),
+                        None,
+                        0,
+                        true,
+                    )
+                    .await
+                    .unwrap();
+                println!("APPROVED {}", r.decided_by.unwrap());
+            }
+            "consume" => match store.consume(parts[2], 0).await.unwrap() {
+                Ok(r) => println!(
+                    "CONSUMED ok {} {}",
+                    r.surface.as_str(),
+                    r.actor.id.unwrap_or_default()
+                ),
+                Err(refusal) => println!("CONSUMED refused {refusal:?}"),
+            },
+            other => panic!("unknown child role {other}"),
+        }
+    }
+
+    /// 50 concurrent consumes of one approved request from 5 OS processes
+    /// (10 tasks each, each process its own pool): exactly one succeeds and
+    /// the other 49 are each told "already consumed". Three rounds.
+    #[test]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    fn fifty_consumes_from_five_processes_succeed_once() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        if let Ok(spec) = std::env::var(CHILD_ENV) {
+            return rt.block_on(race_child(&spec));
+        }
+        let _shared = rt.block_on(CLUSTER.read());
+        let db = rt.block_on(fresh_db("race"));
+        let store = rt.block_on(store_on(&db, PgClock::Database));
+        let dir = std::env::temp_dir().join(format!("orpc-pg-race-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for round in 0..3 {
+            let req = rt.block_on(async {
+                let req = created(&store, request(Some("alice"))).await;
+                store
+                    .decide(&req.id, Decision::Approve, Some("m"), None, 0, false)
+                    .await
+                    .unwrap()
+            });
+            let go = dir.join(format!("go-{round}"));
+            let children: Vec<_> = (0..5)
+                .map(|_| {
+                    spawn_child(
+                        "pg::fifty_consumes_from_five_processes_succeed_once",
+                        &format!("{db}|{}|{}", req.id, go.display()),
+                    )
+                })
+                .collect();
+            std::thread::sleep(Duration::from_millis(500));
+            std::fs::write(&go, b"go").unwrap();
+            let (mut ok, mut consumed) = (0, 0);
+            for child in children {
+                let line = child_line(child, "RACE ");
+                let (o, c) = line.split_once(' ').unwrap();
+                ok += o.parse::<usize>().unwrap();
+                consumed += c.parse::<usize>().unwrap();
+            }
+            assert_eq!((ok, consumed), (1, 49), "round {round}");
+            let stored = rt.block_on(store.get(&req.id)).unwrap().unwrap();
+            assert_eq!(stored.status, ApprovalStatus::Consumed);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    async fn race_child(spec: &str) {
+        let parts: Vec<&str> = spec.split('|').collect();
+        let (db, id, go) = (parts[0], parts[1].to_owned(), parts[2]);
+        let opts = PostgresOptions {
+            max_connections: 10,
+            ..options(PgClock::Database)
+        };
+        let store = Arc::new(
+            PostgresApprovalStore::connect_with(&url_for(db, ""), opts)
+                .await
+                .unwrap(),
+        );
+        // Open the ten connections before the start line, so the race is
+        // between statements, not connection set-ups.
+        let warm: Vec<_> = (0..10)
+            .map(|_| {
+                let s = store.clone();
+                tokio::spawn(async move { s.get("apr_00000000000000000000000000000000").await })
+            })
+            .collect();
+        for w in warm {
+            w.await.unwrap().unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !Path::new(go).exists() {
+            assert!(Instant::now() < deadline, "no go signal");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        let tasks: Vec<_> = (0..10)
+            .map(|_| {
+                let (s, id) = (store.clone(), id.clone());
+                tokio::spawn(async move { s.consume(&id, 0).await })
+            })
+            .collect();
+        let (mut ok, mut consumed) = (0, 0);
+        for t in tasks {
+            match t.await.unwrap().unwrap() {
+                Ok(_) => ok += 1,
+                Err(ConsumeRefusal::AlreadyConsumed) => consumed += 1,
+                Err(other) => panic!("unexpected refusal {other:?}"),
+            }
+        }
+        println!("RACE {ok} {consumed}");
+    }
+
+    // --------------------------------------------- restarts and drops
+
+    /// The server stops like a crash (immediate shutdown, no checkpoint)
+    /// between approve and consume: nothing committed is lost, and the same
+    /// store (its pooled connections now dead) recovers by itself.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn server_restart_between_approve_and_consume_loses_nothing() {
+        let script = std::env::var("ORPC_AGENT_TEST_PG_CLUSTER").unwrap_or_else(|_| {
+            panic!("ORPC_AGENT_TEST_PG_CLUSTER (the cluster script) is not set: {HOW}")
+        });
+        let _exclusive = CLUSTER.write().await;
+        let db = fresh_db("restart").await;
+        let store = store_on(&db, PgClock::Database).await;
+        let waiting = created(&store, request(Some("alice"))).await;
+        let req = created(&store, request(Some("alice"))).await;
+        let approved = store
+            .decide(&req.id, Decision::Approve, Some("m"), Some("ok"), 0, false)
+            .await
+            .unwrap();
+        let status = tokio::process::Command::new(&script)
+            .arg("restart")
+            .status()
+            .await
+            .unwrap();
+        assert!(status.success(), "{script} restart failed");
+
+        let used = store.consume(&req.id, 0).await.unwrap().unwrap();
+        let mut want = approved.clone();
+        want.status = ApprovalStatus::Consumed;
+        assert_eq!(used, want, "the approval survived with its decision");
+        let still = store.get(&waiting.id).await.unwrap().unwrap();
+        assert_eq!(still.status, ApprovalStatus::Pending);
+        assert_eq!(store.list(&ListFilter::default()).await.unwrap().len(), 2);
+        assert_eq!(
+            store.consume(&req.id, 0).await.unwrap(),
+            Err(ConsumeRefusal::AlreadyConsumed)
+        );
+    }
+
+    async fn backend_pids(db: &str, app: &str) -> Vec<i32> {
+        admin(db)
+            .await
+            .query(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = $1",
+                &[&app],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    }
+
+    /// A consume's connection is killed (`pg_terminate_backend`) while its
+    /// UPDATE waits on the row: the store retries on a fresh connection and
+    /// the request is consumed exactly once, by this call.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn connection_killed_mid_consume_consumes_once() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("kill").await;
+        let store = store_on(&db, PgClock::Database).await;
+        let req = approved(&store, Some("alice")).await;
+        let victim = PostgresApprovalStore::connect_with(
+            &url_for(&db, "sslmode=disable&application_name=victim"),
+            options(PgClock::Database),
+        )
+        .await
+        .unwrap();
+
+        // Hold the row so the victim's UPDATE blocks mid-statement.
+        let mut locker = admin(&db).await;
+        let tx = locker.transaction().await.unwrap();
+        tx.execute(
+            "SELECT 1 FROM orpc_approvals WHERE id = $1 FOR UPDATE",
+            &[&req.id],
+        )
+        .await
+        .unwrap();
+        let id = req.id.clone();
+        let consuming = tokio::spawn(async move { victim.consume(&id, 0).await });
+        let mut waiting = None;
+        for _ in 0..500 {
+            let rows = admin(&db)
+                .await
+                .query(
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = 'victim' \
+                     AND wait_event_type = 'Lock'",
+                    &[],
+                )
+                .await
+                .unwrap();
+            if let Some(r) = rows.first() {
+                waiting = Some(r.get::<_, i32>(0));
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let pid = waiting.expect("the victim's UPDATE never waited on the row lock");
+        let killed: bool = admin(&db)
+            .await
+            .query_one("SELECT pg_terminate_backend($1)", &[&pid])
+            .await
+            .unwrap()
+            .get(0);
+        assert!(killed);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        tx.commit().await.unwrap();
+
+        let result = consuming.await.unwrap().unwrap();
+        let used = result.expect("the retried consume is the one success");
+        assert_eq!(used.status, ApprovalStatus::Consumed);
+        assert!(
+            !backend_pids(&db, "victim").await.contains(&pid),
+            "that backend is gone"
+        );
+        assert_eq!(
+            store.consume(&req.id, 0).await.unwrap(),
+            Err(ConsumeRefusal::AlreadyConsumed)
+        );
+    }
+
+    /// A TCP proxy that can cut a connection on the server's next reply:
+    /// the statement has reached the server (and committed), the client
+    /// never hears back.
+    struct CuttingProxy {
+        port: u16,
+        cut_next_reply: Arc<AtomicBool>,
+        cuts: Arc<AtomicUsize>,
+        accepted: Arc<AtomicUsize>,
+    }
+
+    async fn cutting_proxy(target_port: u16) -> CuttingProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut_next_reply = Arc::new(AtomicBool::new(false));
+        let cuts = Arc::new(AtomicUsize::new(0));
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let (cut, n_cuts, n_acc) = (cut_next_reply.clone(), cuts.clone(), accepted.clone());
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                n_acc.fetch_add(1, Ordering::SeqCst);
+                let server = tokio::net::TcpStream::connect(("127.0.0.1", target_port))
+                    .await
+                    .unwrap();
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut cr, &mut sw).await;
+                });
+                let (cut, n_cuts) = (cut.clone(), n_cuts.clone());
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 16384];
+                    loop {
+                        let n = match sr.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => n,
+                        };
+                        if cut.swap(false, Ordering::SeqCst) {
+                            n_cuts.fetch_add(1, Ordering::SeqCst);
+                            // Dropping both halves closes the client's socket.
+                            return;
+                        }
+                        if cw.write_all(&buf[..n]).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        CuttingProxy {
+            port,
+            cut_next_reply,
+            cuts,
+            accepted,
+        }
+    }
+
+    /// The consume commits but its connection drops before the answer
+    /// arrives. The caller must neither be told "already consumed" (it
+    /// consumed it) nor get a success the database did not confirm: the
+    /// store reconnects, finds its own token on the row, and succeeds —
+    /// once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn connection_dropped_after_commit_is_resolved_by_the_token() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("cut").await;
+        let store = store_on(&db, PgClock::Database).await;
+        let port: u16 = server().rsplit_once(':').unwrap().1.parse().unwrap();
+        let proxy = cutting_proxy(port).await;
+        let via_proxy = format!(
+            "postgresql://postgres@127.0.0.1:{}/{db}?sslmode=disable",
+            proxy.port
+        );
+        let victim = PostgresApprovalStore::connect_with(
+            &via_proxy,
+            PostgresOptions {
+                max_connections: 1,
+                ..options(PgClock::Database)
+            },
+        )
+        .await
+        .unwrap();
+        // Warm the one connection's statement cache, so the next bytes the
+        // server sends are the consume UPDATE's result.
+        let warm = approved(&store, Some("alice")).await;
+        victim.consume(&warm.id, 0).await.unwrap().unwrap();
+        assert_eq!(
+            victim.consume(&warm.id, 0).await.unwrap(),
+            Err(ConsumeRefusal::AlreadyConsumed)
+        );
+
+        let req = approved(&store, Some("alice")).await;
+        proxy.cut_next_reply.store(true, Ordering::SeqCst);
+        let used = victim.consume(&req.id, 0).await.unwrap();
+        assert_eq!(proxy.cuts.load(Ordering::SeqCst), 1, "the reply was cut");
+        assert_eq!(
+            proxy.accepted.load(Ordering::SeqCst),
+            2,
+            "and a new connection made"
+        );
+        let used = used.expect("this call consumed it: the token says so");
+        assert_eq!(used.id, req.id);
+        assert_eq!(used.status, ApprovalStatus::Consumed);
+        assert_eq!(
+            store.consume(&req.id, 0).await.unwrap(),
+            Err(ConsumeRefusal::AlreadyConsumed)
+        );
+    }
+
+    /// With the server gone for good, every operation ends in a typed
+    /// backend error (after its retries), never a success or a panic.
+    #[tokio::test]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn unreachable_server_is_a_typed_error() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("gone").await;
+        let port: u16 = server().rsplit_once(':').unwrap().1.parse().unwrap();
+        let proxy = cutting_proxy(port).await;
+        let via_proxy = format!(
+            "postgresql://postgres@127.0.0.1:{}/{db}?sslmode=disable",
+            proxy.port
+        );
+        let store = PostgresApprovalStore::connect_with(
+            &via_proxy,
+            PostgresOptions {
+                connect_timeout: Duration::from_millis(300),
+                ..options(PgClock::Database)
+            },
+        )
+        .await
+        .unwrap();
+        let req = approved(&store, Some("alice")).await;
+        // From now on every reply is cut: statements reach the server,
+        // answers never come back.
+        let cutter = proxy.cut_next_reply.clone();
+        let keep_cutting = tokio::spawn(async move {
+            loop {
+                cutter.store(true, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+        let err = store.consume(&req.id, 0).await.unwrap_err();
+        assert!(err.is_backend(), "{err:?}");
+        assert!(
+            matches!(
+                err,
+                StoreError::Backend {
+                    kind: BackendErrorKind::Io | BackendErrorKind::CannotOpen,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(err.to_capability_error().code, ErrorCode::Internal);
+        keep_cutting.abort();
+
+        // Connecting to nothing at all.
+        let err = PostgresApprovalStore::connect_with(
+            "postgresql://postgres@127.0.0.1:1/none?sslmode=disable",
+            PostgresOptions {
+                connect_timeout: Duration::from_millis(300),
+                ..options(PgClock::Database)
+            },
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::Backend {
+                    kind: BackendErrorKind::CannotOpen,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let e = err.to_capability_error();
+        assert!(
+            !e.message.contains("127.0.0.1"),
+            "no connection details reach the caller"
+        );
+    }
+
+    // ------------------------------------------------ schema and TLS
+
+    /// Ten instances starting together on an empty database migrate it
+    /// once; a database from a newer library is refused.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn concurrent_startup_migrates_once_and_newer_schemas_are_refused() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("migrate").await;
+        let starts: Vec<_> = (0..10)
+            .map(|_| {
+                let url = url_for(&db, "");
+                tokio::spawn(async move {
+                    PostgresApprovalStore::connect_with(&url, options(PgClock::Database)).await
+                })
+            })
+            .collect();
+        for s in starts {
+            s.await.unwrap().unwrap();
+        }
+        let rows = admin(&db)
+            .await
+            .query(
+                "SELECT version, name FROM orpc_schema_migrations ORDER BY version",
+                &[],
+            )
+            .await
+            .unwrap();
+        let got: Vec<(i32, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, "0001_approvals".to_owned()),
+                (2, "0002_audit".to_owned())
+            ]
+        );
+        assert_eq!(PG_SCHEMA_VERSION, 2);
+
+        admin(&db)
+            .await
+            .execute(
+                "INSERT INTO orpc_schema_migrations (version, name) VALUES (99, 'future')",
+                &[],
+            )
+            .await
+            .unwrap();
+        let err =
+            PostgresApprovalStore::connect_with(&url_for(&db, ""), options(PgClock::Database))
+                .await
+                .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::Backend {
+                    kind: BackendErrorKind::Schema,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    /// The operators' SQL files are what the store applies: applying them
+    /// by hand gives a database the store accepts as current.
+    #[tokio::test]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn migration_files_applied_by_hand_are_accepted() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("byhand").await;
+        let client = admin(&db).await;
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/postgres");
+        client
+            .batch_execute(
+                "CREATE TABLE orpc_schema_migrations (version integer PRIMARY KEY, \
+                 name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+            )
+            .await
+            .unwrap();
+        for (v, name) in [(1, "0001_approvals"), (2, "0002_audit")] {
+            let sql = std::fs::read_to_string(dir.join(format!("{name}.sql"))).unwrap();
+            client.batch_execute(&sql).await.unwrap();
+            client
+                .execute(
+                    "INSERT INTO orpc_schema_migrations (version, name) VALUES ($1, $2)",
+                    &[&v, &name],
+                )
+                .await
+                .unwrap();
+        }
+        let store = store_on(&db, PgClock::Database).await;
+        let req = approved(&store, Some("alice")).await;
+        assert!(store.consume(&req.id, 0).await.unwrap().is_ok());
+    }
+
+    /// The list query for an approval UI's pending queue uses an index.
+    #[tokio::test]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn pending_queue_listing_uses_an_index() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("plan").await;
+        let _store = store_on(&db, PgClock::Database).await;
+        let client = admin(&db).await;
+        // Enough rows, mostly decided, that a sequential scan would lose.
+        client
+            .batch_execute(
+                "INSERT INTO orpc_approvals (id, capability_id, input_hash, input, surface, actor, \
+                 actor_id, created_at, expires_at, status) \
+                 SELECT 'apr_' || lpad(to_hex(g), 32, '0'), 'cap.' || (g % 7), repeat('0', 64), \
+                        '{}', 'mcp', '{}', 'actor-' || (g % 50), now() + g * interval '1 ms', \
+                        now() + interval '1 hour', \
+                        CASE WHEN g % 20 = 0 THEN 'pending' ELSE 'consumed' END \
+                 FROM generate_series(1, 20000) g; ANALYZE orpc_approvals",
+            )
+            .await
+            .unwrap();
+        for (filter, sql) in [
+            (
+                "status",
+                "SELECT id FROM orpc_approvals WHERE status = 'pending' ORDER BY created_at, id LIMIT 100",
+            ),
+            (
+                "capability+status",
+                "SELECT id FROM orpc_approvals WHERE capability_id = 'cap.3' AND status = 'pending' ORDER BY created_at, id LIMIT 100",
+            ),
+            (
+                "actor+status",
+                "SELECT id FROM orpc_approvals WHERE actor_id = 'actor-7' AND status = 'pending' ORDER BY created_at, id LIMIT 100",
+            ),
+        ] {
+            let plan: Vec<String> = client
+                .query(&format!("EXPLAIN {sql}"), &[])
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let plan = plan.join("\n");
+            assert!(plan.contains("Index"), "{filter}: {plan}");
+            assert!(!plan.contains("Seq Scan"), "{filter}: {plan}");
+        }
+    }
+
+    fn ca_pem() -> Vec<u8> {
+        let path = std::env::var("ORPC_AGENT_TEST_PG_CA").unwrap_or_else(|_| {
+            panic!("ORPC_AGENT_TEST_PG_CA (the test server's certificate) is not set: {HOW}")
+        });
+        std::fs::read(path).unwrap()
+    }
+
+    /// `sslmode=require` works: verified against a private CA, or
+    /// unverified on request; an unverifiable certificate is refused by
+    /// default; a role the server admits only over TLS proves the session
+    /// really is encrypted.
+    #[tokio::test]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn sslmode_require_works_and_certificates_are_verified() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("tls").await;
+        let tls_url = |mode: &str| {
+            let base = server().replacen("postgres@", "tls_only@", 1);
+            format!("{base}/{db}?sslmode={mode}")
+        };
+        let with = |tls| PostgresOptions {
+            tls,
+            ..options(PgClock::Database)
+        };
+        let store = PostgresApprovalStore::connect_with(
+            &tls_url("require"),
+            with(PostgresTls::CaPem(ca_pem())),
+        )
+        .await
+        .unwrap();
+        let req = approved(&store, Some("alice")).await;
+        assert!(store.consume(&req.id, 0).await.unwrap().is_ok());
+
+        let store =
+            PostgresApprovalStore::connect_with(&tls_url("require"), with(PostgresTls::NoVerify))
+                .await
+                .unwrap();
+        assert_eq!(
+            store.get(&req.id).await.unwrap().unwrap().status,
+            ApprovalStatus::Consumed
+        );
+
+        // Self-signed, not in the system store: refused, typed.
+        let err = PostgresApprovalStore::connect_with(
+            &tls_url("require"),
+            with(PostgresTls::SystemRoots),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::Backend {
+                    kind: BackendErrorKind::CannotOpen,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        // The role is refused without TLS: the successes above were encrypted.
+        let err = PostgresApprovalStore::connect_with(
+            &tls_url("disable"),
+            with(PostgresTls::CaPem(ca_pem())),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::Backend {
+                    kind: BackendErrorKind::CannotOpen,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        // A bad connection string is a typed error too.
+        let err = PostgresApprovalStore::connect_with(
+            "postgresql://x@127.0.0.1/db?sslmode=bogus",
+            with(PostgresTls::NoVerify),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::Backend {
+                    kind: BackendErrorKind::CannotOpen,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[tokio::test]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn unreadable_rows_are_typed_errors() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("corrupt").await;
+        let store = store_on(&db, PgClock::Database).await;
+        let good = created(&store, request(Some("alice"))).await;
+        admin(&db)
+            .await
+            .batch_execute(
+                "INSERT INTO orpc_approvals (id, capability_id, input_hash, input, surface, actor, \
+                 created_at, expires_at, status) VALUES \
+                 ('apr_badbadbadbadbadbadbadbadbadbadba', 'c', 'h', '{}', 'carrier-pigeon', '{}', now(), now(), 'pending'), \
+                 ('apr_badbadbadbadbadbadbadbadbadbad2', 'c', 'h', '{}', 'mcp', '[1]', now(), now(), 'pending')",
+            )
+            .await
+            .unwrap();
+        for id in [
+            "apr_badbadbadbadbadbadbadbadbadbadba",
+            "apr_badbadbadbadbadbadbadbadbadbad2",
+        ] {
+            let err = store.get(id).await.unwrap_err();
+            assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+        }
+        assert!(matches!(
+            store.list(&ListFilter::default()).await,
+            Err(StoreError::Corrupt { .. })
+        ));
+        assert_eq!(store.get(&good.id).await.unwrap().unwrap().id, good.id);
+    }
+
+    // ------------------------------------------------------ audit sink
+
+    fn record(
+        event: AuditEvent,
+        approval: &ApprovalRequest,
+        outcome: Option<&'static str>,
+    ) -> AuditRecord {
+        AuditRecord {
+            event,
+            capability_id: Some(approval.capability_id.clone()),
+            requested: None,
+            surface: approval.surface,
+            actor_id: approval.actor.id.clone(),
+            resumed: true,
+            policies: Vec::new(),
+            approval_id: Some(approval.id.clone()),
+            input_hash: Some(approval.input_hash.clone()),
+            attempts: u32::from(outcome.is_some()),
+            started_at: T0,
+            duration_ms: 12,
+            outcome,
+            stage: if outcome.is_some() {
+                Stage::Finished
+            } else {
+                Stage::from_number(10).unwrap()
+            },
+            traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into()),
+            tracestate: None,
+            request_id: Some("req-1".into()),
+            agent_id: None,
+            session_id: None,
+            output: None,
+        }
+    }
+
+    /// One row per record, with the queried columns filled, joinable with
+    /// the approvals: "who approved what, for which input hash".
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn audit_sink_writes_one_row_per_record() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("audit").await;
+        let store = store_on(&db, PgClock::Database).await;
+        let req = created(&store, request(Some("alice"))).await;
+        store
+            .decide(&req.id, Decision::Approve, Some("manager-7"), None, 0, true)
+            .await
+            .unwrap();
+        let used = store.consume(&req.id, 0).await.unwrap().unwrap();
+        let sink = PostgresAuditSink::with_pool(store.pool().clone(), 100);
+        sink.record(&record(AuditEvent::Started, &used, None));
+        sink.record(&record(AuditEvent::Finished, &used, Some("ok")));
+        sink.flush().await;
+        assert_eq!((sink.written(), sink.dropped(), sink.failed()), (2, 0, 0));
+
+        let rows = admin(&db)
+            .await
+            .query(
+                "SELECT a.event, a.capability_id, a.surface, a.actor_id, a.input_hash, \
+                        p.decided_by, a.outcome, a.stage, a.attempts, a.duration_ms, \
+                        a.traceparent, floor(extract(epoch from a.started_at) * 1000)::int8, \
+                        a.record->>'requestId' \
+                 FROM orpc_audit a JOIN orpc_approvals p ON p.id = a.approval_id \
+                 WHERE a.input_hash = $1 ORDER BY a.seq",
+                &[&used.input_hash],
+            )
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        let finished = &rows[1];
+        assert_eq!(rows[0].get::<_, String>(0), "started");
+        assert_eq!(finished.get::<_, String>(0), "finished");
+        assert_eq!(finished.get::<_, String>(1), "orders.refund");
+        assert_eq!(finished.get::<_, String>(2), "mcp");
+        assert_eq!(finished.get::<_, String>(3), "alice");
+        assert_eq!(finished.get::<_, String>(4), used.input_hash);
+        assert_eq!(
+            finished.get::<_, String>(5),
+            "manager-7",
+            "the approver, by join"
+        );
+        assert_eq!(finished.get::<_, String>(6), "ok");
+        assert_eq!(finished.get::<_, i32>(7), 14);
+        assert_eq!(finished.get::<_, i32>(8), 1);
+        assert_eq!(finished.get::<_, i64>(9), 12);
+        assert!(finished.get::<_, String>(10).starts_with("00-0af7"));
+        assert_eq!(finished.get::<_, i64>(11), i64::try_from(T0).unwrap());
+        assert_eq!(finished.get::<_, String>(12), "req-1");
+        assert_eq!(rows[0].get::<_, Option<String>>(6), None);
+    }
+
+    /// A database that does not take the records never blocks an
+    /// invocation: records beyond the queue are dropped and counted.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn audit_sink_drops_and_counts_when_full() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("auditfull").await;
+        let store = store_on(&db, PgClock::Database).await;
+        let req = approved(&store, Some("alice")).await;
+        // Lock the table: the writer's INSERT waits, the queue fills.
+        let mut locker = admin(&db).await;
+        let tx = locker.transaction().await.unwrap();
+        tx.batch_execute("LOCK TABLE orpc_audit IN ACCESS EXCLUSIVE MODE")
+            .await
+            .unwrap();
+        let sink = PostgresAuditSink::with_pool(store.pool().clone(), 10);
+        let rec = record(AuditEvent::Finished, &req, Some("ok"));
+        sink.record(&rec);
+        tokio::time::sleep(Duration::from_millis(200)).await; // the writer takes it and blocks
+        let start = Instant::now();
+        for _ in 0..1000 {
+            sink.record(&rec);
+        }
+        let took = start.elapsed();
+        assert!(
+            took < Duration::from_millis(500),
+            "record() must not wait: {took:?}"
+        );
+        assert_eq!(sink.dropped(), 1000 - 10, "all but a full queue dropped");
+        tx.rollback().await.unwrap();
+        sink.flush().await;
+        assert_eq!(sink.written(), 11);
+        assert_eq!(sink.failed(), 0);
+        let n: i64 = admin(&db)
+            .await
+            .query_one("SELECT count(*) FROM orpc_audit", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 11);
+    }
+}
+
+/// Without the URL, `--ignored` runs fail loudly rather than pass.
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs PostgreSQL: make test-postgres"]
+fn postgres_url_is_set() {
+    assert!(
+        std::env::var(pg::URL_ENV).is_ok(),
+        "{} is not set: run `make test-postgres`",
+        pg::URL_ENV
+    );
+}
