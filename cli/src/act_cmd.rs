@@ -223,6 +223,8 @@ fn component_fail(file: &str, e: ComponentError) -> Fail {
             )
         }
         ComponentError::NoSection => Fail(1, format!("{file}: no act:component section")),
+        // These already name the file.
+        e @ (ComponentError::Toml { .. } | ComponentError::NoStdTable(_)) => usage(e.to_string()),
         other => usage(format!("{file}: {other}")),
     }
 }
