@@ -498,14 +498,34 @@ mod pg {
             .decide(&req.id, Decision::Approve, Some("m"), Some("ok"), 0, false)
             .await
             .unwrap();
-        let status = tokio::process::Command::new(&script)
+        // Restart in the background and try to resume while the server is
+        // down: either the store's retries outlast the outage and this is
+        // the one success, or it ends in a typed backend error that
+        // consumed nothing.
+        let mut restart = tokio::process::Command::new(&script)
             .arg("restart")
-            .status()
-            .await
+            .spawn()
             .unwrap();
-        assert!(status.success(), "{script} restart failed");
-
-        let used = store.consume(&req.id, 0).await.unwrap().unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let during = store.consume(&req.id, 0).await;
+        assert!(
+            restart.wait().await.unwrap().success(),
+            "{script} restart failed"
+        );
+        let after = store.consume(&req.id, 0).await.unwrap();
+        let used = match during {
+            Ok(Ok(used)) => {
+                eprintln!("restart: the retries outlasted the outage");
+                assert_eq!(after, Err(ConsumeRefusal::AlreadyConsumed));
+                used
+            }
+            Err(e) => {
+                eprintln!("restart: typed error during the outage: {e:?}");
+                assert!(e.is_backend(), "{e:?}");
+                after.expect("the outage consumed nothing")
+            }
+            Ok(Err(refusal)) => panic!("refused during the restart: {refusal:?}"),
+        };
         let mut want = approved.clone();
         want.status = ApprovalStatus::Consumed;
         assert_eq!(used, want, "the approval survived with its decision");

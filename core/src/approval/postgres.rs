@@ -92,7 +92,7 @@ const MAX_TIME_MS: u64 = 9_000_000_000_000_000;
 
 /// How often an operation is retried after a dropped connection or a
 /// database that is restarting, and the pause before each retry.
-const RETRY_BACKOFF_MS: &[u64] = &[50, 200, 500, 1000, 2000];
+const RETRY_BACKOFF_MS: &[u64] = &[50, 200, 500, 1000, 2000, 4000];
 
 /// The columns of a request, in [`read_request`]'s order; times as unix ms.
 const COLUMNS: &str = "id, capability_id, input_hash, input, surface, actor, approval_type, \
