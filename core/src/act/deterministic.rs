@@ -82,7 +82,7 @@ impl From<HashError> for CapabilityError {
 // ---------------------------------------------------------------- primitives
 
 /// Writes a head (major type + argument) in its shortest form (§4.2.1).
-#[inline]
+#[inline(always)]
 pub(crate) fn write_head(buf: &mut Vec<u8>, major: u8, arg: u64) {
     let m = major << 5;
     if arg < 24 {
@@ -101,7 +101,7 @@ pub(crate) fn write_head(buf: &mut Vec<u8>, major: u8, arg: u64) {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn write_text(buf: &mut Vec<u8>, s: &str) {
     write_head(buf, 3, s.len() as u64);
     buf.extend_from_slice(s.as_bytes());
@@ -168,7 +168,7 @@ pub(crate) fn write_float(buf: &mut Vec<u8>, f: f64) {
 
 /// Text keys in §4.2.1 order: by encoded bytes, which for text heads in
 /// shortest form is shorter key first, then bytewise.
-#[inline]
+#[inline(always)]
 fn text_key_order(a: &str, b: &str) -> Ordering {
     a.len()
         .cmp(&b.len())
