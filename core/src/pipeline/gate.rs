@@ -84,7 +84,7 @@ pub fn approval_request_for(
 /// missing or not exposed on this surface, and whatever name was asked for
 /// (SI-8). The name is not echoed: the caller knows it, and a constant
 /// message cannot become an oracle or reflect attacker text.
-pub(crate) fn not_found(_name: &str) -> CapabilityError {
+pub fn not_found(_name: &str) -> CapabilityError {
     CapabilityError::new(
         ErrorCode::NotFound,
         "No such capability is available here. Use one of the tools you were given.",

@@ -398,6 +398,12 @@ impl Invocation {
                     AfterExport::Gate => self.gate(),
                 }
             }
+            (State::ExportInput(_), Answer::InputNotExportable(msg)) => {
+                self.fail(CapabilityError::new(
+                    ErrorCode::InvalidInput,
+                    format!("The input cannot be bound to an approval: {msg}"),
+                ));
+            }
             (State::PersistApproval(req), Answer::Persisted) => {
                 self.finish(Outcome::ApprovalRequired(req));
             }

@@ -170,6 +170,10 @@ pub enum Answer {
     PolicyFailed(String),
     /// To `ExportInput`.
     InputExported(Value),
+    /// To `ExportInput`: the host value has no JSON form (NaN, a function,
+    /// a cycle…). The call fails with INVALID_INPUT, as an input the
+    /// approval hash cannot bind does.
+    InputNotExportable(String),
     /// To `PersistApproval`.
     Persisted,
     /// To `PersistApproval`: the store refused or failed.
@@ -222,6 +226,7 @@ impl Answer {
             Answer::PolicyDecision(_) => "PolicyDecision",
             Answer::PolicyFailed(_) => "PolicyFailed",
             Answer::InputExported(_) => "InputExported",
+            Answer::InputNotExportable(_) => "InputNotExportable",
             Answer::Persisted => "Persisted",
             Answer::StoreFailed(_) => "StoreFailed",
             Answer::Consumed(_) => "Consumed",
