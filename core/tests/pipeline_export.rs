@@ -28,7 +28,8 @@ fn an_input_without_json_form_fails_invalid_input() {
         Frame::new(Surface::Mcp),
         InvokeOptions::at(0),
     );
-    inv.answer(Answer::InputValid(Payload::Host)).unwrap_or_else(|e| panic!("{e}"));
+    inv.answer(Answer::InputValid(Payload::Host))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(inv.step_kind(), StepKind::ExportInput);
     inv.answer(Answer::InputNotExportable("NaN at /amount".into()))
         .unwrap_or_else(|e| panic!("{e}"));
