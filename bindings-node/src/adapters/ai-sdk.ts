@@ -1,0 +1,308 @@
+/**
+ * AI SDK adapter: governed capabilities as real `ai` tools.
+ *
+ * The approval decision is the core's. `ai` asks a tool `needsApproval(input)`
+ * before it calls `execute`; this adapter answers by running the invocation
+ * through the core pipeline (surface `aiSdk`) and looking at the outcome:
+ *
+ * - `approval_required` → `true`. The core has stored an approval request; the
+ *   adapter remembers its id under the tool call id. `ai` ends the turn with a
+ *   `tool-approval-request`.
+ * - anything else (output or a `CapabilityError`) → `false`, and the settled
+ *   outcome waits for `execute`, which returns it (or throws the error) —
+ *   the pipeline ran exactly once.
+ *
+ * On the approved re-run `ai` re-asks `needsApproval` (it checks the call still
+ * needs approval) and then calls `execute`: the adapter finds the stored
+ * request id, records the approval in the core's store (the `ai` approval
+ * response is the human's decision; `decideApprovals: false` leaves deciding
+ * to another approval UI) and resumes the request with `ai`'s abort signal.
+ * The core re-checks the grant (status, expiry, hash, single use). A denied
+ * response never reaches a tool; `settleAiSdkApprovalResponses(tools,
+ * messages)` rejects the matching core requests so approval queues stay
+ * accurate (unsettled ones expire).
+ *
+ * `ai` 7 moved approval to a call-level `toolApproval` option: pass
+ * `toolApproval: aiSdkToolApproval(tools)`; it consults the same gate.
+ */
+
+import { jsonSchema, tool } from "ai";
+import type { ModelMessage, Tool, ToolSet } from "ai";
+
+import {
+  isCapabilityError,
+  type AdapterFrame,
+  type AdapterRegistry,
+  type CapabilityDescriptor,
+  type InvokeOutcome,
+} from "./registry-port.js";
+
+/** Where approval request ids wait between the approval turn and the approved re-run. */
+export interface ApprovalIdStore {
+  get(toolCallId: string): string | undefined;
+  set(toolCallId: string, requestId: string): void;
+  delete(toolCallId: string): void;
+}
+
+export interface AiSdkToolsOptions {
+  /**
+   * Record the `ai` approval response in the core's store before resuming
+   * (default `true`). With `false` the request must be decided elsewhere
+   * (e.g. a manager's queue); an undecided one fails with `APPROVAL_PENDING`.
+   */
+  decideApprovals?: boolean;
+  /** Who approves when the adapter records the decision; default the frame's actor. */
+  approver?: unknown;
+  /**
+   * Request ids by tool call id. Default: one in-process map per registry,
+   * shared by every tool set built from it (apps build tools per request).
+   * Apps that serve one conversation from several processes supply a shared
+   * store.
+   */
+  approvalIds?: ApprovalIdStore;
+}
+
+/** A tool call's governed outcome, settled (never a rejected promise in a map). */
+type Settled = { ok: true; outcome: InvokeOutcome } | { ok: false; error: unknown };
+
+interface ToolSetState {
+  registry: AdapterRegistry;
+  frame: AdapterFrame;
+  options: AiSdkToolsOptions;
+  approvalIds: ApprovalIdStore;
+  /** Outcomes computed by `needsApproval`, waiting for `execute`. */
+  settled: Map<string, Promise<Settled>>;
+  /** `ai`'s abort signal per tool call, from `onInputAvailable` (`needsApproval` gets none). */
+  abortSignals: Map<string, AbortSignal>;
+  toolNames: Set<string>;
+}
+
+const approvalIdsByRegistry = new WeakMap<AdapterRegistry, ApprovalIdStore>();
+const stateByToolSet = new WeakMap<ToolSet, ToolSetState>();
+
+/**
+ * The registry's capabilities exposed on surface `aiSdk` as `ai` tools keyed
+ * by their AI SDK tool name. Contextual capabilities are left out (they are
+ * presented only bound to a context); exposure itself is the core's answer.
+ */
+export function toAiSdkTools(
+  registry: AdapterRegistry,
+  frame: AdapterFrame = {},
+  options: AiSdkToolsOptions = {},
+): ToolSet {
+  const state: ToolSetState = {
+    registry,
+    frame: { ...frame, surface: "aiSdk" },
+    options,
+    approvalIds: options.approvalIds ?? sharedApprovalIds(registry),
+    settled: new Map(),
+    abortSignals: new Map(),
+    toolNames: new Set(),
+  };
+  const tools: ToolSet = {};
+  for (const descriptor of registry.descriptors({ surface: "aiSdk" })) {
+    if (descriptor.discovery === "contextual") continue;
+    tools[descriptor.toolNames.aiSdk] = governedTool(state, descriptor);
+    state.toolNames.add(descriptor.toolNames.aiSdk);
+  }
+  stateByToolSet.set(tools, state);
+  return tools;
+}
+
+function governedTool(state: ToolSetState, descriptor: CapabilityDescriptor): Tool {
+  const name = descriptor.toolNames.aiSdk;
+  return tool({
+    description: descriptor.description,
+    // No `validate`: the core validates at stage 4 with the procedure's own schema.
+    inputSchema: jsonSchema(descriptor.inputSchema ?? { type: "object", properties: {} }),
+    onInputAvailable: ({ toolCallId, abortSignal }) => {
+      if (abortSignal !== undefined) state.abortSignals.set(toolCallId, abortSignal);
+    },
+    needsApproval: (input: unknown, { toolCallId }: { toolCallId: string }) =>
+      gateNeedsApproval(state, name, input, toolCallId),
+    execute: async (input: unknown, { toolCallId, abortSignal }) =>
+      executeGoverned(state, name, input, toolCallId, abortSignal),
+  });
+}
+
+/** `true` iff the core's gate asks for approval of this call. */
+async function gateNeedsApproval(
+  state: ToolSetState,
+  name: string,
+  input: unknown,
+  toolCallId: string,
+): Promise<boolean> {
+  // The approved re-run: the core already holds a request for this call.
+  if (state.approvalIds.get(toolCallId) !== undefined) return true;
+  const abortSignal = state.abortSignals.get(toolCallId);
+  state.abortSignals.delete(toolCallId);
+  const pending = settle(state.registry.invoke(name, input, frameFor(state, toolCallId, abortSignal)));
+  state.settled.set(toolCallId, pending);
+  const result = await pending;
+  if (result.ok && result.outcome.status === "approval_required") {
+    state.settled.delete(toolCallId);
+    state.approvalIds.set(toolCallId, result.outcome.request.id);
+    return true;
+  }
+  return false;
+}
+
+async function executeGoverned(
+  state: ToolSetState,
+  name: string,
+  input: unknown,
+  toolCallId: string,
+  abortSignal: AbortSignal | undefined,
+): Promise<unknown> {
+  const precomputed = state.settled.get(toolCallId);
+  if (precomputed !== undefined) {
+    state.settled.delete(toolCallId);
+    return unwrap(await precomputed);
+  }
+  const requestId = state.approvalIds.get(toolCallId);
+  if (requestId !== undefined) {
+    state.approvalIds.delete(toolCallId);
+    if (state.options.decideApprovals !== false) {
+      await recordDecision(state, requestId, true);
+    }
+    const resumed = await state.registry.resume(requestId, {
+      ...frameFor(state, toolCallId, abortSignal),
+      context: state.frame.context,
+    });
+    return unwrapOutcome(resumed);
+  }
+  // Called without `needsApproval` first (a direct `execute`, or an `ai` that
+  // does not ask): run the pipeline here; a gate that fires is an error the
+  // model can read, since no approval UI was involved.
+  return unwrapOutcome(await state.registry.invoke(name, input, frameFor(state, toolCallId, abortSignal)));
+}
+
+/**
+ * For `ai` 7's call-level `toolApproval` option: the same core gate, as
+ * `ai` 7's statuses (`"user-approval"` when the core asks for approval,
+ * `{type: "denied", reason}` when a policy denied the call, else
+ * `"approved"` — the core already ran its policies).
+ */
+export function aiSdkToolApproval(tools: ToolSet) {
+  const state = stateOf(tools);
+  return async ({ toolCall }: { toolCall: { toolName: string; toolCallId: string; input: unknown } }) => {
+    if (!state.toolNames.has(toolCall.toolName)) return undefined;
+    const needs = await gateNeedsApproval(state, toolCall.toolName, toolCall.input, toolCall.toolCallId);
+    if (needs) return "user-approval" as const;
+    const settledOutcome = await state.settled.get(toolCall.toolCallId);
+    if (settledOutcome && !settledOutcome.ok && isCapabilityError(settledOutcome.error)) {
+      if (settledOutcome.error.code === "POLICY_DENIED") {
+        return { type: "denied" as const, reason: settledOutcome.error.message };
+      }
+    }
+    return "approved" as const;
+  };
+}
+
+/**
+ * Rejects, in the core's store, the requests whose `ai` approval the user
+ * denied in the last tool message of `messages` (a denied call never reaches
+ * a tool, so the adapter learns of it only here). Returns the rejected ids.
+ */
+export async function settleAiSdkApprovalResponses(
+  tools: ToolSet,
+  messages: ModelMessage[],
+): Promise<string[]> {
+  const state = stateOf(tools);
+  const last = messages.at(-1);
+  if (last?.role !== "tool" || typeof last.content === "string") return [];
+  const toolCallIdByApprovalId = new Map<string, string>();
+  for (const message of messages) {
+    if (message.role !== "assistant" || typeof message.content === "string") continue;
+    for (const part of message.content) {
+      if (part.type === "tool-approval-request") toolCallIdByApprovalId.set(part.approvalId, part.toolCallId);
+    }
+  }
+  const rejected: string[] = [];
+  for (const part of last.content) {
+    if (part.type !== "tool-approval-response" || part.approved) continue;
+    const toolCallId = toolCallIdByApprovalId.get(part.approvalId);
+    const requestId = toolCallId === undefined ? undefined : state.approvalIds.get(toolCallId);
+    if (toolCallId === undefined || requestId === undefined) continue;
+    state.approvalIds.delete(toolCallId);
+    await recordDecision(state, requestId, false, part.reason);
+    rejected.push(requestId);
+  }
+  return rejected;
+}
+
+async function recordDecision(
+  state: ToolSetState,
+  requestId: string,
+  approved: boolean,
+  reason?: string,
+): Promise<void> {
+  const approver = state.options.approver ?? state.frame.actor;
+  const decision = reason === undefined ? { approver } : { approver, reason };
+  if (approved) {
+    // Already decided elsewhere: the resume that follows reports the core's view.
+    try {
+      await state.registry.approvals.approve(requestId, decision);
+    } catch (error) {
+      if (!isCapabilityError(error)) throw error;
+    }
+  } else {
+    await state.registry.approvals.reject(requestId, decision);
+  }
+}
+
+function frameFor(state: ToolSetState, toolCallId: string, abortSignal?: AbortSignal): AdapterFrame {
+  const signals = [state.frame.signal, abortSignal].filter((s): s is AbortSignal => s !== undefined);
+  const frame: AdapterFrame = { ...state.frame, surface: "aiSdk" };
+  if (frame.requestId === undefined) frame.requestId = toolCallId;
+  if (signals.length === 1) frame.signal = signals[0];
+  else if (signals.length > 1) frame.signal = AbortSignal.any(signals);
+  return frame;
+}
+
+function settle(promise: Promise<InvokeOutcome>): Promise<Settled> {
+  return promise.then(
+    (outcome) => ({ ok: true as const, outcome }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+function unwrap(result: Settled): unknown {
+  if (!result.ok) throw result.error;
+  return unwrapOutcome(result.outcome);
+}
+
+function unwrapOutcome(outcome: InvokeOutcome): unknown {
+  if (outcome.status === "ok") return outcome.output;
+  throw new AiSdkApprovalRequiredError(outcome.request.id, outcome.request.reason);
+}
+
+/** Thrown by `execute` when the core asks for approval and no `ai` approval turn was involved. */
+export class AiSdkApprovalRequiredError extends Error {
+  readonly code = "APPROVAL_REQUIRED";
+  constructor(
+    readonly requestId: string,
+    reason?: string,
+  ) {
+    super(
+      `APPROVAL_REQUIRED: ${reason ?? "This call needs approval before it runs."} ` +
+        `Approval id ${requestId}; it did not run.`,
+    );
+    this.name = "AiSdkApprovalRequiredError";
+  }
+}
+
+function sharedApprovalIds(registry: AdapterRegistry): ApprovalIdStore {
+  let store = approvalIdsByRegistry.get(registry);
+  if (store === undefined) {
+    store = new Map<string, string>();
+    approvalIdsByRegistry.set(registry, store);
+  }
+  return store;
+}
+
+function stateOf(tools: ToolSet): ToolSetState {
+  const state = stateByToolSet.get(tools);
+  if (state === undefined) throw new TypeError("Expected a tool set built by toAiSdkTools().");
+  return state;
+}

@@ -1,0 +1,18 @@
+/** Adapters from a capability registry to agent protocols (AI SDK, MCP). */
+export {
+  toAiSdkTools,
+  aiSdkToolApproval,
+  settleAiSdkApprovalResponses,
+  AiSdkApprovalRequiredError,
+  type AiSdkToolsOptions,
+  type ApprovalIdStore,
+} from "./ai-sdk.js";
+export {
+  registerMcpTools,
+  MCP_APPROVAL_ID_META,
+  MCP_APPROVAL_META,
+  MCP_ERROR_META,
+  type McpRequestExtra,
+  type RegisterMcpToolsOptions,
+} from "./mcp.js";
+export type { AdapterFrame, AdapterRegistry, CapabilityDescriptor } from "./registry-port.js";

@@ -1,0 +1,206 @@
+/**
+ * MCP adapter: governed capabilities as tools of an `@modelcontextprotocol/sdk`
+ * `McpServer`, registered with `registerTool`.
+ *
+ * - tools/list shows each descriptor as the core built it: description, input
+ *   and output JSON Schema, and the annotations the core derived from the
+ *   metadata plus `adapters.mcp.annotations` (never recomputed here).
+ * - The SDK validates arguments only as "an object"; the pipeline validates
+ *   them with the procedure's own schema at stage 4, so there is one
+ *   validation and one error shape (`INVALID_INPUT`).
+ * - tools/call runs the pipeline on surface `mcp` (SI-2: the adapter fixes the
+ *   surface whatever the app's frame says), with the request's abort signal
+ *   and the `traceparent`/`tracestate` of `params._meta`.
+ * - Outcomes: output → text + `structuredContent`; a `CapabilityError` →
+ *   `isError` with `CODE: message` and a hint the model can act on, the code
+ *   in `_meta["orpc-agent/error"]`; approval required → `isError` (the call
+ *   did not run) with the approval id and what to do, the request in
+ *   `_meta["orpc-agent/approval"]`. Once the request is approved, the client
+ *   calls the tool again with `_meta["orpc-agent/approvalId"]` to resume it;
+ *   the core re-checks the grant and runs the stored input.
+ */
+
+import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import * as z from "zod";
+
+import {
+  isCapabilityError,
+  type AdapterFrame,
+  type AdapterRegistry,
+  type ApprovalRequestView,
+  type CapabilityDescriptor,
+  type CapabilityErrorLike,
+  type InvokeOutcome,
+} from "./registry-port.js";
+
+/** `_meta` key a client sets on tools/call to resume an approved request. */
+export const MCP_APPROVAL_ID_META = "orpc-agent/approvalId";
+/** `_meta` key of an approval-required result: the request the client acts on. */
+export const MCP_APPROVAL_META = "orpc-agent/approval";
+/** `_meta` key of a capability error result: `{code, kind, retryable}`. */
+export const MCP_ERROR_META = "orpc-agent/error";
+
+/** The part of the SDK's `RequestHandlerExtra` the adapter reads. */
+export interface McpRequestExtra {
+  signal: AbortSignal;
+  requestId: string | number;
+  sessionId?: string;
+  _meta?: Record<string, unknown>;
+  authInfo?: unknown;
+}
+
+export interface RegisterMcpToolsOptions {
+  /**
+   * The frame of one tools/call, from the authenticated transport (actor,
+   * application context, agent/session ids). Surface, abort signal and, when
+   * the app sets none, trace and request id come from the request.
+   */
+  frame?: (extra: McpRequestExtra) => AdapterFrame | Promise<AdapterFrame>;
+  /** List contextual capabilities too (default: left out, as in the AI SDK adapter). */
+  includeContextual?: boolean;
+}
+
+/** Registers the capabilities exposed on surface `mcp`; returns the SDK's handles by tool name. */
+export function registerMcpTools(
+  server: McpServer,
+  registry: AdapterRegistry,
+  options: RegisterMcpToolsOptions = {},
+): Map<string, RegisteredTool> {
+  const registered = new Map<string, RegisteredTool>();
+  for (const descriptor of registry.descriptors({ surface: "mcp" })) {
+    if (descriptor.discovery === "contextual" && options.includeContextual !== true) continue;
+    const name = descriptor.toolNames.mcp;
+    registered.set(
+      name,
+      server.registerTool(name, toolConfig(descriptor), (args: Record<string, unknown>, extra: McpRequestExtra) =>
+        callGoverned(registry, descriptor.id, args, extra, options),
+      ),
+    );
+  }
+  return registered;
+}
+
+function toolConfig(descriptor: CapabilityDescriptor) {
+  const outputSchema = descriptor.outputSchema;
+  return {
+    description: descriptor.description,
+    inputSchema: publishedSchema(descriptor.inputSchema ?? { type: "object" }),
+    // MCP structured content is an object: other output shapes travel as text only.
+    ...(outputSchema?.type === "object" ? { outputSchema: publishedSchema(outputSchema) } : {}),
+    annotations: descriptor.annotations,
+  };
+}
+
+/**
+ * A schema the SDK lists as the descriptor's JSON Schema (zod merges `.meta()`
+ * into its JSON Schema output) and accepts as any object at validation time.
+ */
+function publishedSchema(jsonSchema: Record<string, unknown>) {
+  return z.looseObject({}).meta(jsonSchema);
+}
+
+async function callGoverned(
+  registry: AdapterRegistry,
+  capabilityId: string,
+  args: Record<string, unknown>,
+  extra: McpRequestExtra,
+  options: RegisterMcpToolsOptions,
+): Promise<CallToolResult> {
+  try {
+    const frame = await frameFor(extra, options);
+    const approvalId = extra._meta?.[MCP_APPROVAL_ID_META];
+    const outcome =
+      typeof approvalId === "string"
+        ? await registry.resume(approvalId, frame)
+        : await registry.invoke(capabilityId, args, frame);
+    return toResult(outcome);
+  } catch (error) {
+    return errorResult(error);
+  }
+}
+
+async function frameFor(extra: McpRequestExtra, options: RegisterMcpToolsOptions): Promise<AdapterFrame> {
+  const app = (await options.frame?.(extra)) ?? {};
+  const frame: AdapterFrame = { ...app, surface: "mcp" };
+  frame.signal = app.signal === undefined ? extra.signal : AbortSignal.any([app.signal, extra.signal]);
+  frame.requestId ??= String(extra.requestId);
+  if (frame.sessionId === undefined && extra.sessionId !== undefined) frame.sessionId = extra.sessionId;
+  if (frame.trace === undefined) {
+    const traceparent = extra._meta?.traceparent;
+    const tracestate = extra._meta?.tracestate;
+    if (typeof traceparent === "string") {
+      // Validated (and dropped if invalid) by the core at stage 3.
+      frame.trace = typeof tracestate === "string" ? { traceparent, tracestate } : { traceparent };
+    }
+  }
+  return frame;
+}
+
+function toResult(outcome: InvokeOutcome): CallToolResult {
+  if (outcome.status === "approval_required") return approvalResult(outcome.request);
+  const output = outcome.output;
+  const result: CallToolResult = {
+    content: [{ type: "text", text: output === undefined ? "null" : JSON.stringify(output) }],
+  };
+  if (isPlainObject(output)) result.structuredContent = output;
+  return result;
+}
+
+function approvalResult(request: ApprovalRequestView): CallToolResult {
+  const reason = request.reason ?? "This call needs approval before it runs.";
+  const text =
+    `APPROVAL_REQUIRED: ${reason} The call did not run. ` +
+    `Approval request ${request.id}${request.type ? ` (type "${request.type}")` : ""} is waiting for a human decision. ` +
+    `Tell the user it needs approval; once approved, the client calls this tool again with ` +
+    `_meta {"${MCP_APPROVAL_ID_META}": "${request.id}"} to run the approved call.`;
+  return {
+    isError: true,
+    content: [{ type: "text", text }],
+    _meta: {
+      [MCP_APPROVAL_META]: {
+        status: "approval_required",
+        requestId: request.id,
+        capabilityId: request.capabilityId,
+        ...(request.type ? { type: request.type } : {}),
+        reason,
+        ...(request.expiresAt !== undefined ? { expiresAt: request.expiresAt } : {}),
+        resumeWith: { _meta: { [MCP_APPROVAL_ID_META]: request.id } },
+      },
+    },
+  };
+}
+
+/** What a model can do next, by error code. The code and message come from the core. */
+const HINTS: Record<string, string> = {
+  NOT_FOUND: "No such tool is available here; do not call it again.",
+  INVALID_INPUT: "Fix the arguments as described and call the tool again.",
+  POLICY_DENIED: "This call is not allowed; do not retry it unchanged.",
+  APPROVAL_PENDING: "The approval request has not been decided yet; wait for the human decision.",
+  APPROVAL_REJECTED: "A human rejected this call; do not retry it.",
+  APPROVAL_EXPIRED: "The approval expired; call the tool again to request a new approval.",
+  APPROVAL_CONSUMED: "That approval was already used; call the tool again to request a new one.",
+  APPROVAL_NOT_FOUND: "No such approval request; call the tool again to request approval.",
+  APPROVAL_INVALID: "The approval does not match this call; call the tool again to request approval.",
+  TIMEOUT: "The call ran out of time.",
+  CANCELLED: "The call was cancelled.",
+};
+
+function errorResult(error: unknown): CallToolResult {
+  // Only a CapabilityError's message is model-safe; anything else is INTERNAL.
+  const capabilityError: CapabilityErrorLike = isCapabilityError(error)
+    ? error
+    : { code: "INTERNAL", message: "The capability failed while running.", retryable: false, kind: "std:internal" };
+  const { code, message, retryable = false, kind } = capabilityError;
+  const hint = HINTS[code] ?? "";
+  const retry = retryable ? " It is safe to retry." : "";
+  return {
+    isError: true,
+    content: [{ type: "text", text: `${code}: ${message}${hint ? ` ${hint}` : ""}${retry}` }],
+    _meta: { [MCP_ERROR_META]: { code, ...(kind ? { kind } : {}), retryable } },
+  };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

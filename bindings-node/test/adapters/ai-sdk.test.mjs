@@ -1,0 +1,251 @@
+// The AI SDK adapter through a real `generateText` tool loop driven by the
+// SDK's own mock language model (`ai/test`).
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { generateText, stepCountIs } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+
+import { aiSdkToolApproval, settleAiSdkApprovalResponses, toAiSdkTools } from "@orpc-agent/core";
+
+import { ordersFixture } from "./orders-fixture.mjs";
+
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+
+function toolCallTurn(toolName, input, toolCallId = "call-1") {
+  return {
+    content: [{ type: "tool-call", toolCallId, toolName, input: JSON.stringify(input) }],
+    finishReason: { unified: "tool-calls", raw: "tool_calls" },
+    usage,
+    warnings: [],
+  };
+}
+
+const textTurn = (text) => ({
+  content: [{ type: "text", text }],
+  finishReason: { unified: "stop", raw: "stop" },
+  usage,
+  warnings: [],
+});
+
+/** A model that answers with the given turns in order, recording what it was sent. */
+const scriptedModel = (...turns) => new MockLanguageModelV3({ doGenerate: turns });
+
+const toolMessage = (messages) => messages.find((m) => m.role === "tool");
+const toolOutputs = (messages) =>
+  messages.filter((m) => m.role === "tool").flatMap((m) => m.content.filter((p) => p.type === "tool-result"));
+
+describe("toAiSdkTools", () => {
+  it("lists exposed, discoverable capabilities by their AI SDK tool names", () => {
+    const { registry } = ordersFixture();
+    const tools = toAiSdkTools(registry, { actor: { id: "u1" } });
+    assert.deepEqual(Object.keys(tools).sort(), [
+      "orders_customer",
+      "orders_get",
+      "orders_purge",
+      "orders_refund",
+    ]);
+    // `note` is contextual (SI-12: still callable through a bound presentation),
+    // `internal` is exposed on `direct` only (SI-1).
+    assert.equal(tools.orders_note, undefined);
+    assert.equal(tools.orders_internal, undefined);
+    const descriptor = registry.descriptors({ surface: "aiSdk" }).find((d) => d.id === "orders.get");
+    assert.deepEqual(tools.orders_get.inputSchema.jsonSchema, descriptor.inputSchema);
+    assert.equal(tools.orders_get.description, "Get one order by id.");
+    assert.equal(typeof tools.orders_get.execute, "function");
+  });
+
+  it("runs a read through the pipeline once, on surface aiSdk, in a generateText loop", async () => {
+    const { registry, calls, audit } = ordersFixture();
+    const model = scriptedModel(toolCallTurn("orders_get", { id: "o-42" }), textTurn("It shipped."));
+    const result = await generateText({
+      model,
+      tools: toAiSdkTools(registry, { actor: { id: "u1" }, context: { tenant: "t1" } }),
+      prompt: "Where is order o-42?",
+      stopWhen: stepCountIs(3),
+    });
+    assert.equal(result.text, "It shipped.");
+    assert.deepEqual(result.steps[0].toolResults.map((r) => r.output), [
+      { id: "o-42", status: "shipped", email: "ada@example.com" },
+    ]);
+    assert.equal(calls.length, 1, "the handler ran exactly once");
+    assert.deepEqual(calls[0].context, { tenant: "t1" }, "the app context reaches the handler");
+    const finished = audit.filter((r) => r.event === "finished");
+    assert.equal(finished.length, 1);
+    assert.equal(finished[0].surface, "aiSdk");
+    assert.equal(finished[0].outcome, "ok");
+    assert.equal(finished[0].requestId, "call-1", "the tool call id is the request id");
+    // The model saw the tool result on its second call.
+    const secondPrompt = model.doGenerateCalls[1].prompt;
+    assert.ok(JSON.stringify(secondPrompt).includes("shipped"));
+  });
+
+  it("returns redacted output only", async () => {
+    const { registry } = ordersFixture();
+    const result = await generateText({
+      model: scriptedModel(toolCallTurn("orders_customer", { orderId: "o-1" }), textTurn("ok")),
+      tools: toAiSdkTools(registry),
+      prompt: "Who ordered o-1?",
+      stopWhen: stepCountIs(3),
+    });
+    assert.deepEqual(result.steps[0].toolResults[0].output, { name: "Ada Lovelace", email: "***", phone: "***" });
+    assert.ok(!JSON.stringify(result.response.messages).includes("ada@example.com"));
+  });
+
+  it("turns a policy denial into a tool error the model reads; the handler never runs", async () => {
+    const { registry, calls } = ordersFixture();
+    const model = scriptedModel(toolCallTurn("orders_purge", { id: "o-1" }), textTurn("I cannot."));
+    const result = await generateText({
+      model,
+      tools: toAiSdkTools(registry),
+      prompt: "Purge o-1",
+      stopWhen: stepCountIs(3),
+    });
+    const errors = result.steps[0].content.filter((p) => p.type === "tool-error");
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0].error.code, "POLICY_DENIED");
+    assert.equal(calls.length, 0);
+  });
+
+  it("asks for approval when the core's gate fires, executes once approved (round trip)", async () => {
+    const { registry, calls, audit } = ordersFixture();
+    const actor = { id: "u1" };
+    const prompt = [{ role: "user", content: "Refund 12.5 on o-7" }];
+
+    // Turn 1: the model calls the tool; the core stores an approval request.
+    const first = await generateText({
+      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-7", amount: 12.5 })),
+      tools: toAiSdkTools(registry, { actor }),
+      messages: prompt,
+    });
+    const approvalRequests = first.content.filter((p) => p.type === "tool-approval-request");
+    assert.equal(approvalRequests.length, 1);
+    assert.equal(approvalRequests[0].toolCall.toolName, "orders_refund");
+    assert.equal(calls.length, 0, "nothing ran before approval");
+    const pending = await registry.approvals.list({ status: "pending" });
+    const items = pending.items ?? pending;
+    assert.equal(items.length, 1);
+    assert.equal(items[0].capabilityId, "orders.refund");
+    assert.equal(items[0].surface, "aiSdk");
+
+    // Turn 2: the user approves in the UI; tools are rebuilt per request, as apps do.
+    const model = scriptedModel(textTurn("Refunded."));
+    const second = await generateText({
+      model,
+      tools: toAiSdkTools(registry, { actor }),
+      messages: [
+        ...prompt,
+        ...first.response.messages,
+        {
+          role: "tool",
+          content: [{ type: "tool-approval-response", approvalId: approvalRequests[0].approvalId, approved: true }],
+        },
+      ],
+    });
+    assert.equal(second.text, "Refunded.");
+    assert.deepEqual(calls.map((c) => c.tool), ["refund"]);
+    assert.deepEqual(toolOutputs(second.response.messages)[0].output, {
+      type: "json",
+      value: { refunded: 12.5, id: "o-7" },
+    });
+    const request = await registry.approvals.get(items[0].id);
+    assert.equal(request.status, "consumed");
+    assert.equal(request.decidedBy ?? request.decided_by, "u1");
+    const outcomes = audit.filter((r) => r.event === "finished").map((r) => r.outcome);
+    assert.deepEqual(outcomes, ["approval_required", "ok"]);
+    assert.ok(JSON.stringify(model.doGenerateCalls[0].prompt).includes("refunded"));
+  });
+
+  it("never runs a denied call and rejects its core request", async () => {
+    const { registry, calls } = ordersFixture();
+    const prompt = [{ role: "user", content: "Refund o-8" }];
+    const tools = toAiSdkTools(registry, { actor: { id: "u1" } });
+    const first = await generateText({
+      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-8", amount: 3 })),
+      tools,
+      messages: prompt,
+    });
+    const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
+    const messages = [
+      ...prompt,
+      ...first.response.messages,
+      {
+        role: "tool",
+        content: [{ type: "tool-approval-response", approvalId: approval.approvalId, approved: false, reason: "no" }],
+      },
+    ];
+    const rejected = await settleAiSdkApprovalResponses(tools, messages);
+    assert.equal(rejected.length, 1);
+    const second = await generateText({ model: scriptedModel(textTurn("Not refunded.")), tools, messages });
+    assert.equal(second.text, "Not refunded.");
+    assert.equal(calls.length, 0);
+    const denied = toolOutputs(second.response.messages)[0];
+    assert.equal(denied.output.type, "execution-denied");
+    assert.equal((await registry.approvals.get(rejected[0])).status, "rejected");
+  });
+
+  it("leaves the decision to the core: an undecided request does not run", async () => {
+    const { registry, calls } = ordersFixture();
+    const prompt = [{ role: "user", content: "Refund o-9" }];
+    const tools = toAiSdkTools(registry, { actor: { id: "u1" } }, { decideApprovals: false });
+    const first = await generateText({
+      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-9", amount: 1 })),
+      tools,
+      messages: prompt,
+    });
+    const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
+    const second = await generateText({
+      model: scriptedModel(textTurn("waiting")),
+      tools,
+      messages: [
+        ...prompt,
+        ...first.response.messages,
+        { role: "tool", content: [{ type: "tool-approval-response", approvalId: approval.approvalId, approved: true }] },
+      ],
+    });
+    assert.equal(calls.length, 0, "the core refused: nobody approved the request in its store");
+    const output = toolOutputs(second.response.messages)[0].output;
+    assert.equal(output.type, "error-text");
+    assert.match(output.value, /APPROVAL_PENDING|pending/i);
+  });
+
+  it("passes the abort signal ai gives to the handler", async () => {
+    const { registry, signals } = ordersFixture();
+    const controller = new AbortController();
+    const run = generateText({
+      model: scriptedModel(toolCallTurn("orders_get", { id: "slow" }), textTurn("x")),
+      tools: toAiSdkTools(registry),
+      prompt: "slow",
+      abortSignal: controller.signal,
+      stopWhen: stepCountIs(3),
+    });
+    while (signals.length === 0) await new Promise((r) => setImmediate(r));
+    controller.abort(new Error("user left"));
+    await assert.rejects(run);
+    assert.equal(signals[0].aborted, true);
+  });
+
+  it("answers ai 7's call-level toolApproval from the same core gate", async () => {
+    const { registry, calls } = ordersFixture();
+    const tools = toAiSdkTools(registry);
+    const approve = aiSdkToolApproval(tools);
+    const call = (toolName, input, toolCallId) => approve({ toolCall: { toolName, input, toolCallId } });
+    assert.equal(await call("orders_refund", { id: "o-1", amount: 1 }, "c1"), "user-approval");
+    assert.deepEqual(await call("orders_purge", { id: "o-1" }, "c2"), {
+      type: "denied",
+      reason: 'Denied by policy "no-purge-by-agents": agents may not purge orders',
+    });
+    assert.equal(await call("orders_get", { id: "o-1" }, "c3"), "approved");
+    // The approved call's outcome waits for execute: the pipeline ran once.
+    assert.deepEqual(await tools.orders_get.execute({ id: "o-1" }, { toolCallId: "c3", messages: [] }), {
+      id: "o-1",
+      status: "shipped",
+      email: "ada@example.com",
+    });
+    assert.deepEqual(calls.map((c) => c.tool), ["get"]);
+  });
+});

@@ -1,0 +1,187 @@
+// The MCP adapter through a real MCP `Client`: over `InMemoryTransport`, and
+// over stdio against a server process (mcp-stdio-server.mjs).
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+
+import { MCP_APPROVAL_ID_META, registerMcpTools } from "@orpc-agent/core";
+
+import { ordersFixture } from "./orders-fixture.mjs";
+
+const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+async function connectedClient(registryOptions, mcpOptions) {
+  const fixture = ordersFixture(registryOptions);
+  const server = new McpServer({ name: "orders", version: "1.0.0" });
+  registerMcpTools(server, fixture.registry, {
+    frame: (extra) => ({ actor: { id: "agent-7", roles: ["support"] }, context: { tenant: "t1", requestId: extra.requestId } }),
+    ...mcpOptions,
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "test-client", version: "1.0.0" });
+  await client.connect(clientSide);
+  return { ...fixture, client, server };
+}
+
+const errorMeta = (result) => result._meta?.["orpc-agent/error"];
+
+describe("registerMcpTools over InMemoryTransport", () => {
+  it("lists the core's descriptors: names, schemas, annotations with overrides", async () => {
+    const { client, registry } = await connectedClient();
+    const { tools } = await client.listTools();
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    assert.deepEqual(Object.keys(byName).sort(), ["orders_customer", "orders_get", "orders_purge", "orders_refund"]);
+    for (const descriptor of registry.descriptors({ surface: "mcp" })) {
+      if (descriptor.discovery === "contextual") continue;
+      const listed = byName[descriptor.toolNames.mcp];
+      assert.deepEqual(listed.annotations, descriptor.annotations, descriptor.id);
+      // Every keyword of the core's schema is listed as is (zod adds `$schema`).
+      for (const [keyword, value] of Object.entries(descriptor.inputSchema ?? {})) {
+        assert.deepEqual(listed.inputSchema[keyword], value, `${descriptor.id} inputSchema.${keyword}`);
+      }
+      assert.equal(listed.description, descriptor.description);
+    }
+    // Derived by the core from sideEffect, plus the declared override.
+    assert.deepEqual(byName.orders_get.annotations, {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+      title: "Get order",
+    });
+    assert.equal(byName.orders_purge.annotations.destructiveHint, true);
+    assert.equal(byName.orders_refund.annotations.readOnlyHint, false);
+    assert.equal(byName.orders_get.outputSchema.type, "object");
+    assert.equal(byName.orders_purge.outputSchema, undefined, "no output schema declared");
+  });
+
+  it("returns output as text and structuredContent, with the app's frame and surface mcp", async () => {
+    const { client, calls, audit } = await connectedClient();
+    const result = await client.callTool({ name: "orders_get", arguments: { id: "o-1" } });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(result.structuredContent, { id: "o-1", status: "shipped", email: "ada@example.com" });
+    assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
+    assert.equal(calls[0].context.tenant, "t1");
+    const finished = audit.find((r) => r.event === "finished");
+    assert.equal(finished.surface, "mcp");
+    assert.equal(finished.actorId, "agent-7");
+  });
+
+  it("carries _meta.traceparent and tracestate into the frame and the audit record", async () => {
+    const { client, audit } = await connectedClient();
+    await client.callTool({
+      name: "orders_get",
+      arguments: { id: "o-1" },
+      _meta: { traceparent: TRACEPARENT, tracestate: "vendor=abc" },
+    });
+    const finished = audit.find((r) => r.event === "finished");
+    assert.equal(finished.traceparent, TRACEPARENT);
+    assert.equal(finished.tracestate, "vendor=abc");
+  });
+
+  it("redacts output before it reaches the client", async () => {
+    const { client } = await connectedClient();
+    const result = await client.callTool({ name: "orders_customer", arguments: { orderId: "o-1" } });
+    assert.deepEqual(result.structuredContent, { name: "Ada Lovelace", email: "***", phone: "***" });
+    assert.ok(!JSON.stringify(result).includes("ada@example.com"));
+  });
+
+  it("maps capability errors to isError results with the code in text and _meta", async () => {
+    const { client, calls } = await connectedClient();
+    const invalid = await client.callTool({ name: "orders_get", arguments: { id: "" } });
+    assert.equal(invalid.isError, true);
+    assert.equal(errorMeta(invalid).code, "INVALID_INPUT");
+    assert.equal(errorMeta(invalid).kind, "std:invalid-args");
+    assert.match(invalid.content[0].text, /^INVALID_INPUT: .*Fix the arguments/s);
+
+    const denied = await client.callTool({ name: "orders_purge", arguments: { id: "o-1" } });
+    assert.equal(denied.isError, true);
+    assert.equal(errorMeta(denied).code, "POLICY_DENIED");
+    assert.equal(errorMeta(denied).retryable, false);
+    assert.match(denied.content[0].text, /^POLICY_DENIED: Denied by policy "no-purge-by-agents"/);
+    assert.equal(calls.length, 0, "neither handler ran");
+  });
+
+  it("reports approval-required as a result the client acts on, then resumes the approved call", async () => {
+    const { client, registry, calls } = await connectedClient();
+    const first = await client.callTool({ name: "orders_refund", arguments: { id: "o-7", amount: 20 } });
+    assert.equal(first.isError, true);
+    const approval = first._meta["orpc-agent/approval"];
+    assert.equal(approval.status, "approval_required");
+    assert.equal(approval.capabilityId, "orders.refund");
+    assert.equal(approval.type, "human-confirmation");
+    assert.match(approval.requestId, /^apr_[0-9a-f]{32}$/);
+    assert.ok(first.content[0].text.includes(approval.requestId));
+    assert.deepEqual(approval.resumeWith, { _meta: { [MCP_APPROVAL_ID_META]: approval.requestId } });
+    assert.equal(calls.length, 0);
+
+    // Resuming before a decision: the core refuses.
+    const early = await client.callTool({ name: "orders_refund", arguments: {}, ...approval.resumeWith });
+    assert.equal(errorMeta(early).code, "APPROVAL_PENDING");
+
+    await registry.approvals.approve(approval.requestId, { approver: { id: "manager-1" } });
+    const resumed = await client.callTool({ name: "orders_refund", arguments: {}, ...approval.resumeWith });
+    assert.equal(resumed.isError, undefined);
+    assert.deepEqual(resumed.structuredContent, { refunded: 20, id: "o-7" });
+    assert.deepEqual(calls.map((c) => c.input), [{ id: "o-7", amount: 20 }], "the approved input ran");
+
+    // Single use (SI-7).
+    const again = await client.callTool({ name: "orders_refund", arguments: {}, ...approval.resumeWith });
+    assert.equal(errorMeta(again).code, "APPROVAL_CONSUMED");
+    assert.equal(calls.length, 1);
+  });
+
+  it("fixes the surface to mcp whatever the app's frame says (SI-2)", async () => {
+    const { client, audit } = await connectedClient(undefined, { frame: () => ({ surface: "direct" }) });
+    await client.callTool({ name: "orders_get", arguments: { id: "o-1" } });
+    assert.equal(audit.find((r) => r.event === "finished").surface, "mcp");
+  });
+
+  it("lists contextual capabilities only when asked", async () => {
+    const { client } = await connectedClient(undefined, { includeContextual: true });
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === "orders_note"));
+  });
+});
+
+describe("registerMcpTools over stdio", () => {
+  it("serves a real Client over stdio: list, call, approval, resume", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [fileURLToPath(new URL("./mcp-stdio-server.mjs", import.meta.url))],
+      env: { ...process.env, ORPC_AGENT_MCP_STDIO_SERVER: "1" },
+      stderr: "inherit",
+    });
+    const client = new Client({ name: "stdio-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      assert.equal(tools.find((t) => t.name === "orders_get").annotations.readOnlyHint, true);
+      const got = await client.callTool({ name: "orders_get", arguments: { id: "o-3" }, _meta: { traceparent: TRACEPARENT } });
+      assert.deepEqual(got.structuredContent, { id: "o-3", status: "shipped", email: "ada@example.com" });
+
+      const first = await client.callTool({ name: "orders_refund", arguments: { id: "o-3", amount: 5 } });
+      const { requestId } = first._meta["orpc-agent/approval"];
+      // The server's test-only approver tool stands in for an approval UI in that process.
+      const decided = await client.callTool({ name: "test_approve", arguments: { requestId } });
+      assert.equal(decided.isError, undefined);
+      const resumed = await client.callTool({
+        name: "orders_refund",
+        arguments: {},
+        _meta: { [MCP_APPROVAL_ID_META]: requestId },
+      });
+      assert.deepEqual(resumed.structuredContent, { refunded: 5, id: "o-3" });
+      const trace = await client.callTool({ name: "test_last_trace", arguments: {} });
+      assert.equal(trace.structuredContent.traceparent, TRACEPARENT);
+    } finally {
+      await client.close();
+    }
+  });
+});
