@@ -111,6 +111,15 @@ describe("toAiSdkTools", () => {
     assert.equal(calls.length, 0);
   });
 
+  it("gives the model a failing handler's error code, never its message (SI-10)", async () => {
+    const { registry } = ordersFixture();
+    const model = scriptedModel(toolCallTurn("orders_get", { id: "boom" }), textTurn("failed"));
+    const result = await generateText({ model, tools: toAiSdkTools(registry), prompt: "x", stopWhen: stepCountIs(3) });
+    const [error] = result.steps[0].content.filter((p) => p.type === "tool-error");
+    assert.equal(error.error.code, "EXECUTION_FAILED");
+    assert.ok(!JSON.stringify(model.doGenerateCalls[1].prompt).includes("hunter2"));
+  });
+
   it("asks for approval when the core's gate fires, executes once approved (round trip)", async () => {
     const { registry, calls, audit } = ordersFixture();
     const actor = { id: "u1" };

@@ -109,6 +109,14 @@ describe("registerMcpTools over InMemoryTransport", () => {
     assert.equal(calls.length, 0, "neither handler ran");
   });
 
+  it("never shows a failing handler's own message (SI-10)", async () => {
+    const { client } = await connectedClient();
+    const failed = await client.callTool({ name: "orders_get", arguments: { id: "boom" } });
+    assert.equal(failed.isError, true);
+    assert.equal(errorMeta(failed).code, "EXECUTION_FAILED");
+    assert.ok(!JSON.stringify(failed).includes("hunter2"));
+  });
+
   it("reports approval-required as a result the client acts on, then resumes the approved call", async () => {
     const { client, registry, calls } = await connectedClient();
     const first = await client.callTool({ name: "orders_refund", arguments: { id: "o-7", amount: 20 } });

@@ -35,6 +35,7 @@ export function ordersFixture(registryOptions = {}) {
         .handler(async ({ input, context, signal }) => {
           calls.push({ tool: "get", input, context });
           signals.push(signal);
+          if (input.id === "boom") throw new Error("db password hunter2 rejected");
           if (input.id === "slow") {
             await new Promise((resolve, reject) => {
               const timer = setTimeout(resolve, 5_000);
