@@ -141,6 +141,23 @@ impl CborType {
     }
 }
 
+impl Rule {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Rule::None => "none",
+            Rule::NonEmpty => "non-empty",
+            Rule::SemVer => "semver",
+            Rule::Localized => "localized-string",
+            Rule::LanguageTag => "bcp47",
+            Rule::Capabilities => "capability-declarations",
+            Rule::Examples => "cbor-argument-maps",
+            Rule::SessionOp => "open|close",
+            Rule::Traceparent => "w3c-traceparent",
+            Rule::Tracestate => "w3c-tracestate",
+        }
+    }
+}
+
 /// Which table of spec/004 a key comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Section {
@@ -166,6 +183,32 @@ pub struct KeySpec {
     pub reserved: bool,
     /// Required in its position (component `name`, `version`).
     pub required: bool,
+    /// The value rule beyond the CBOR type.
+    pub rule: Rule,
+}
+
+/// What a value must satisfy beyond its CBOR type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    None,
+    /// Non-empty text.
+    NonEmpty,
+    /// A SemVer 2.0 version.
+    SemVer,
+    /// A localized string: text, or BCP 47 tag → text.
+    Localized,
+    /// A BCP 47 language tag.
+    LanguageTag,
+    /// Capability declarations (see `act::capabilities`).
+    Capabilities,
+    /// Each byte string is a CBOR argument map.
+    Examples,
+    /// `"open"` or `"close"`.
+    SessionOp,
+    /// A W3C traceparent.
+    Traceparent,
+    /// A W3C tracestate.
+    Tracestate,
 }
 
 const fn key(
@@ -184,6 +227,7 @@ const fn key(
         credential: false,
         reserved: false,
         required: false,
+        rule: Rule::None,
     }
 }
 
@@ -202,45 +246,60 @@ const FORWARDED: Positions = Positions::of(&[
 pub const KEYS: &[KeySpec] = &[
     KeySpec {
         required: true,
-        ..key(
-            "name",
-            CborType::Text,
-            COMPONENT,
-            Section::Component,
-            "Component name",
-        )
+        ..KeySpec {
+            rule: Rule::NonEmpty,
+            ..key(
+                "name",
+                CborType::Text,
+                COMPONENT,
+                Section::Component,
+                "Component name",
+            )
+        }
     },
     KeySpec {
         required: true,
+        ..KeySpec {
+            rule: Rule::SemVer,
+            ..key(
+                "version",
+                CborType::Text,
+                COMPONENT,
+                Section::Component,
+                "SemVer",
+            )
+        }
+    },
+    KeySpec {
+        rule: Rule::Localized,
         ..key(
-            "version",
+            "description",
+            CborType::LocalizedString,
+            COMPONENT,
+            Section::Component,
+            "Human-readable description",
+        )
+    },
+    KeySpec {
+        rule: Rule::LanguageTag,
+        ..key(
+            "default-language",
             CborType::Text,
             COMPONENT,
             Section::Component,
-            "SemVer",
+            "BCP 47 tag, used when a localized-string::plain carries no language",
         )
     },
-    key(
-        "description",
-        CborType::LocalizedString,
-        COMPONENT,
-        Section::Component,
-        "Human-readable description",
-    ),
-    key(
-        "default-language",
-        CborType::Text,
-        COMPONENT,
-        Section::Component,
-        "BCP 47 tag, used when a localized-string::plain carries no language",
-    ),
-    key(
-        "capabilities",
-        CborType::Map,
-        COMPONENT,
-        Section::Component,
-        "Capability declarations, keyed by capability id",
-    ),
+    KeySpec {
+        rule: Rule::Capabilities,
+        ..key(
+            "capabilities",
+            CborType::Map,
+            COMPONENT,
+            Section::Component,
+            "Capability declarations, keyed by capability id",
+        )
+    },
     key(
         "std:read-only",
         CborType::Bool,
@@ -269,27 +328,36 @@ pub const KEYS: &[KeySpec] = &[
         Section::ToolDefinition,
         "Suggested timeout; the host may override",
     ),
-    key(
-        "std:usage-hints",
-        CborType::LocalizedString,
-        TOOL_DEF,
-        Section::ToolDefinition,
-        "When to use this tool, for an agent",
-    ),
-    key(
-        "std:anti-usage-hints",
-        CborType::LocalizedString,
-        TOOL_DEF,
-        Section::ToolDefinition,
-        "When not to use it",
-    ),
-    key(
-        "std:examples",
-        CborType::ArrayOfBstr,
-        TOOL_DEF,
-        Section::ToolDefinition,
-        "Example calls, as CBOR-encoded argument maps",
-    ),
+    KeySpec {
+        rule: Rule::Localized,
+        ..key(
+            "std:usage-hints",
+            CborType::LocalizedString,
+            TOOL_DEF,
+            Section::ToolDefinition,
+            "When to use this tool, for an agent",
+        )
+    },
+    KeySpec {
+        rule: Rule::Localized,
+        ..key(
+            "std:anti-usage-hints",
+            CborType::LocalizedString,
+            TOOL_DEF,
+            Section::ToolDefinition,
+            "When not to use it",
+        )
+    },
+    KeySpec {
+        rule: Rule::Examples,
+        ..key(
+            "std:examples",
+            CborType::ArrayOfBstr,
+            TOOL_DEF,
+            Section::ToolDefinition,
+            "Example calls, as CBOR-encoded argument maps",
+        )
+    },
     key(
         "std:tags",
         CborType::ArrayOfText,
@@ -297,13 +365,16 @@ pub const KEYS: &[KeySpec] = &[
         Section::ToolDefinition,
         "Categorisation",
     ),
-    key(
-        "std:session-op",
-        CborType::Text,
-        TOOL_DEF,
-        Section::ToolDefinition,
-        "\"open\" / \"close\" — marks a tool synthesised by a transport adapter as a session lifecycle operation",
-    ),
+    KeySpec {
+        rule: Rule::SessionOp,
+        ..key(
+            "std:session-op",
+            CborType::Text,
+            TOOL_DEF,
+            Section::ToolDefinition,
+            "\"open\" / \"close\" — marks a tool synthesised by a transport adapter as a session lifecycle operation",
+        )
+    },
     key(
         "std:session-id",
         CborType::Text,
@@ -311,20 +382,26 @@ pub const KEYS: &[KeySpec] = &[
         Section::CrossCutting,
         "Session issued by session-provider",
     ),
-    key(
-        "std:traceparent",
-        CborType::Text,
-        CROSS_CUTTING,
-        Section::CrossCutting,
-        "W3C Trace Context traceparent",
-    ),
-    key(
-        "std:tracestate",
-        CborType::Text,
-        CROSS_CUTTING,
-        Section::CrossCutting,
-        "W3C Trace Context tracestate",
-    ),
+    KeySpec {
+        rule: Rule::Traceparent,
+        ..key(
+            "std:traceparent",
+            CborType::Text,
+            CROSS_CUTTING,
+            Section::CrossCutting,
+            "W3C Trace Context traceparent",
+        )
+    },
+    KeySpec {
+        rule: Rule::Tracestate,
+        ..key(
+            "std:tracestate",
+            CborType::Text,
+            CROSS_CUTTING,
+            Section::CrossCutting,
+            "W3C Trace Context tracestate",
+        )
+    },
     key(
         "std:request-id",
         CborType::Text,
@@ -524,6 +601,7 @@ pub fn table_json() -> serde_json::Value {
                 "credential": k.credential,
                 "reserved": k.reserved,
                 "required": k.required,
+                "rule": k.rule.as_str(),
             })
         })
         .collect();

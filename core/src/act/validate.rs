@@ -13,7 +13,7 @@
 //! key. Keys of other namespaces pass untouched.
 
 use super::decode::{Arg, DecodeError, DecodeOptions, Reader, skim_item, skip_trusted, text_of};
-use super::keys::{self, CborType, KeySpec, Position};
+use super::keys::{self, CborType, KeySpec, Position, Rule};
 use super::localized::{is_language_tag, is_language_tag_bytes};
 use super::trace;
 
@@ -364,7 +364,7 @@ fn check_value(spec: &KeySpec, value: &[u8], out: &mut Vec<Problem>) {
         ));
         return;
     }
-    if let Err(why) = check_semantics(key, value) {
+    if let Err(why) = check_semantics(spec.rule, value) {
         out.push(Problem::error(
             key,
             ProblemCode::InvalidValue,
@@ -455,24 +455,24 @@ fn check_arg_map(bytes: &[u8]) -> Result<(), DecodeError> {
 }
 
 /// Value rules beyond the CBOR type.
-fn check_semantics(key: &str, value: &[u8]) -> Result<(), String> {
+fn check_semantics(rule: Rule, value: &[u8]) -> Result<(), String> {
     let text = || text_of(value);
-    match key {
-        "description" | "std:usage-hints" | "std:anti-usage-hints" => check_localized(value),
-        "std:session-op" => match text_bytes(value) {
+    match rule {
+        Rule::Localized => check_localized(value),
+        Rule::SessionOp => match text_bytes(value) {
             Some(b"open" | b"close") => Ok(()),
             other => Err(format!(
                 "must be \"open\" or \"close\", found {:?}",
                 other.map(String::from_utf8_lossy)
             )),
         },
-        "std:traceparent" => text()
+        Rule::Traceparent => text()
             .map_or(Ok(()), trace::validate_traceparent)
             .map_err(|e| e.to_string()),
-        "std:tracestate" => text()
+        Rule::Tracestate => text()
             .map_or(Ok(()), trace::validate_tracestate)
             .map_err(|e| e.to_string()),
-        "std:examples" => {
+        Rule::Examples => {
             let mut i = 0;
             let mut problem = None;
             all_items(value, |item| {
@@ -491,28 +491,28 @@ fn check_semantics(key: &str, value: &[u8]) -> Result<(), String> {
             });
             problem.map_or(Ok(()), Err)
         }
-        "version" => match text() {
+        Rule::SemVer => match text() {
             Some(v) => semver::Version::parse(v)
                 .map(|_| ())
                 .map_err(|e| format!("{v:?} is not SemVer: {e}")),
             None => Ok(()),
         },
-        "name" => match text() {
+        Rule::NonEmpty => match text() {
             Some(n) if n.trim().is_empty() => Err("must not be empty".into()),
             _ => Ok(()),
         },
-        "default-language" => match text() {
+        Rule::LanguageTag => match text() {
             Some(t) if !is_language_tag(t) => Err(format!("{t:?} is not a BCP 47 language tag")),
             _ => Ok(()),
         },
-        "capabilities" => {
+        Rule::Capabilities => {
             let v = super::decode::decode(value, DecodeOptions::default())
                 .map_err(|e| e.to_string())?;
             super::capabilities::Declarations::from_cbor(&v)
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         }
-        _ => Ok(()),
+        Rule::None => Ok(()),
     }
 }
 
