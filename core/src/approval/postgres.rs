@@ -591,7 +591,7 @@ impl PostgresApprovalStore {
     ) -> Result<ApprovalRequest, Failure> {
         let client = self.client().await?;
         let caller_now = self.caller_now(now_ms);
-        let (current, now) = self.read_with_now(&*client, id, caller_now).await?;
+        let (current, now) = self.read_with_now(&client, id, caller_now).await?;
         let Some((current, tokens)) = current else {
             return Err(Failure::Final(StoreError::NotFound(id.into())));
         };
@@ -639,7 +639,7 @@ impl PostgresApprovalStore {
         }
         // Another decision won, or the request expired, between the read
         // and the update: report the state that won.
-        let (now_row, now) = self.read_with_now(&*client, id, caller_now).await?;
+        let (now_row, now) = self.read_with_now(&client, id, caller_now).await?;
         let Some((now_row, tokens)) = now_row else {
             return Err(Failure::Final(StoreError::NotFound(id.into())));
         };
@@ -678,7 +678,7 @@ impl PostgresApprovalStore {
         if let Some(row) = row {
             return Ok(Ok(read_request(&row)?.0));
         }
-        let (current, now) = self.read_with_now(&*client, id, caller_now).await?;
+        let (current, now) = self.read_with_now(&client, id, caller_now).await?;
         if let Some((req, tokens)) = &current {
             if tokens.consume.as_deref() == Some(token) {
                 // An earlier attempt of this call consumed it and the
