@@ -8,6 +8,7 @@
 //!                                      or to stdout when it is not a terminal; --hex prints hex
 //! meta check --position P FILE [--strict] [--hex]
 //!                                      every problem, one per line; exit 1 on any error
+//! meta keys                            the spec/004 key table and error kinds as JSON
 //! component inspect FILE.wasm          the act:component metadata as JSON
 //! component embed --manifest act.toml IN.wasm -o OUT.wasm
 //! manifest check act.toml
@@ -80,12 +81,15 @@ pub fn run(command: &str, args: &[String]) -> u8 {
         ("meta", Some((sub, rest))) if sub == "decode" => meta_decode(rest),
         ("meta", Some((sub, rest))) if sub == "encode" => meta_encode(rest),
         ("meta", Some((sub, rest))) if sub == "check" => meta_check(rest),
+        ("meta", Some((sub, rest))) if sub == "keys" && rest.is_empty() => {
+            print_json(&orpc_agent_core::act::keys::table_json())
+        }
         ("component", Some((sub, rest))) if sub == "inspect" => component_inspect(rest),
         ("component", Some((sub, rest))) if sub == "embed" => component_embed(rest),
         ("manifest", Some((sub, rest))) if sub == "check" => manifest_check(rest),
         ("hash", _) => hash(args),
         _ => Err(usage(
-            "expected one of: meta decode|encode|check, component inspect|embed, manifest check, hash",
+            "expected one of: meta decode|encode|check|keys, component inspect|embed, manifest check, hash",
         )),
     };
     match result {
@@ -367,6 +371,7 @@ mod tests {
         );
         assert_eq!(run("meta", &args(&["decode", &out])), 0);
         assert_eq!(run("meta", &args(&["decode", "--diag", &out])), 0);
+        assert_eq!(run("meta", &args(&["keys"])), 0);
         let ok = d.file("ok.json", br#"{"std:read-only": true}"#);
         let ok_out = d.path("ok.cbor");
         assert_eq!(run("meta", &args(&["encode", &ok, "-o", &ok_out])), 0);

@@ -536,11 +536,22 @@ pub(crate) fn text_of(b: &[u8]) -> Option<&str> {
     }
 }
 
+/// The content of an encoded definite text string, without a UTF-8 check.
+fn text_content(b: &[u8]) -> Option<&[u8]> {
+    let mut r = Reader::new(b);
+    let h = r.head().ok()?;
+    match (h.major, h.arg) {
+        (3, Arg::Value(n)) => r.take(n).ok(),
+        _ => None,
+    }
+}
+
 fn same_key(a: &[u8], b: &[u8]) -> Result<bool, DecodeError> {
     if a == b {
         return Ok(true);
     }
-    match (text_of(a), text_of(b)) {
+    // Keys were UTF-8-checked when skimmed: compare text content as bytes.
+    match (text_content(a), text_content(b)) {
         (Some(x), Some(y)) => Ok(x == y),
         (Some(_), None) | (None, Some(_))
             if a.first().map(|x| x >> 5) != b.first().map(|x| x >> 5) =>
