@@ -1,0 +1,116 @@
+"""orpc_agent — governed capabilities for Python agents.
+
+A Rust core decides (exposure, policies, approvals, deadlines, retries,
+redaction order, audit); this package converts values, runs your handlers,
+policies and redactors on asyncio when the core asks, and presents the API::
+
+    from pydantic import BaseModel
+    from orpc_agent import capability, create_capability_registry
+
+    class Query(BaseModel):
+        email: str
+
+    @capability(id="orders.search", description="Search orders by email.",
+                expose={"direct": True, "mcp": True}, side_effect="read", risk="low")
+    async def search(q: Query) -> list[str]:
+        return ["o-1"]
+
+    registry = create_capability_registry([search])
+    outcome = await registry.invoke("orders.search", {"email": "a@b.c"})
+"""
+
+from __future__ import annotations
+
+from . import errors as errors
+from ._native import Frame, all_error_codes, input_hash
+from .capability import CapabilitySpec, HostPolicy, capability, define_capability, host_policy
+from .errors import (
+    ERROR_CLASSES,
+    ApprovalConsumedError,
+    ApprovalExpiredError,
+    ApprovalInvalidError,
+    ApprovalNotFoundError,
+    ApprovalPendingError,
+    ApprovalRejectedError,
+    ApprovalRequiredError,
+    CancelledCapabilityError,
+    CapabilityError,
+    CredentialRequiredError,
+    ExecutionFailedError,
+    InternalError,
+    InvalidInputError,
+    LimitExceededError,
+    NotFoundError,
+    OutputInvalidError,
+    PolicyDeniedError,
+    RegistryValidationError,
+    SessionNotFoundError,
+    TimeoutCapabilityError,
+)
+from .registry import Approvals, CapabilityRegistry, create_capability_registry
+from .schema import JsonSchema, PydanticSchema, Schema
+from .types import (
+    Abstain,
+    Allow,
+    ApprovalRequest,
+    ApprovalRequired,
+    Decision,
+    Deny,
+    HandlerContext,
+    InvokeOk,
+    Outcome,
+    PolicyRequest,
+    RedactionInfo,
+    RequireApproval,
+)
+
+__all__ = [
+    "Abstain",
+    "Allow",
+    "ApprovalConsumedError",
+    "ApprovalExpiredError",
+    "ApprovalInvalidError",
+    "ApprovalNotFoundError",
+    "ApprovalPendingError",
+    "ApprovalRejectedError",
+    "ApprovalRequest",
+    "ApprovalRequired",
+    "ApprovalRequiredError",
+    "Approvals",
+    "CancelledCapabilityError",
+    "CapabilityError",
+    "CapabilityRegistry",
+    "CapabilitySpec",
+    "CredentialRequiredError",
+    "Decision",
+    "Deny",
+    "ERROR_CLASSES",
+    "ExecutionFailedError",
+    "Frame",
+    "HandlerContext",
+    "HostPolicy",
+    "InternalError",
+    "InvalidInputError",
+    "InvokeOk",
+    "JsonSchema",
+    "LimitExceededError",
+    "NotFoundError",
+    "Outcome",
+    "OutputInvalidError",
+    "PolicyDeniedError",
+    "PolicyRequest",
+    "PydanticSchema",
+    "RedactionInfo",
+    "RegistryValidationError",
+    "RequireApproval",
+    "Schema",
+    "SessionNotFoundError",
+    "TimeoutCapabilityError",
+    "all_error_codes",
+    "capability",
+    "create_capability_registry",
+    "define_capability",
+    "errors",
+    "host_policy",
+    "input_hash",
+]

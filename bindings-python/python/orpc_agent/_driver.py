@@ -1,0 +1,330 @@
+"""The asyncio driver loop (DESIGN §4: the host drives, the core decides).
+
+``drive`` reads the next step kind from the native ``Invocation`` (a small
+integer), performs it — validate, evaluate a host policy, run the handler
+under the deadline the step names, sleep, redact — and feeds the answer
+back. Every crossing into Rust is a synchronous call; the handler's
+coroutine is awaited here, by the event loop, never by Rust.
+
+Nothing here decides governance: which step comes next, whether to retry,
+how long to sleep, what fails closed, is read from the core.
+
+Speed (DESIGN §11): an ``async def`` handler is first stepped eagerly, in
+the caller's task; if it finishes without suspending (the common case for
+a handler that does no I/O), no task and no timer are created. If it
+suspends, it continues as a task raced against the deadline timer; at the
+deadline the task is cancelled and its late result discarded (SI-9). Sync
+handlers run in the loop's default executor so they never block the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
+
+from . import _native
+from .errors import CapabilityError
+from .schema import to_jsonable
+from .types import (
+    Abstain,
+    Allow,
+    ApprovalRequest,
+    ApprovalRequired,
+    Deny,
+    HandlerContext,
+    InvokeOk,
+    PolicyRequest,
+    RedactionInfo,
+    RequireApproval,
+)
+
+if TYPE_CHECKING:
+    from .capability import CapabilitySpec
+    from .registry import CapabilityRegistry
+
+VALIDATE_INPUT = _native.VALIDATE_INPUT
+EVALUATE_POLICY = _native.EVALUATE_POLICY
+EXPORT_INPUT = _native.EXPORT_INPUT
+RUN_HANDLER = _native.RUN_HANDLER
+ASK_RETRY_ON = _native.ASK_RETRY_ON
+SLEEP = _native.SLEEP
+VALIDATE_OUTPUT = _native.VALIDATE_OUTPUT
+REDACT_OUTPUT = _native.REDACT_OUTPUT
+EXPORT_OUTPUT = _native.EXPORT_OUTPUT
+DONE = _native.DONE
+
+_CancelledError = asyncio.CancelledError
+
+
+class _Continue:
+    """Awaits a coroutine that was already stepped once and yielded
+    ``first``: the ``await`` protocol, resumed where the eager step left
+    off, so the rest can run as a task."""
+
+    __slots__ = ("coro", "first")
+
+    def __init__(self, coro: Any, first: Any) -> None:
+        self.coro = coro
+        self.first = first
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro, yielded = self.coro, self.first
+        self.coro = self.first = None
+        while True:
+            try:
+                sent = yield yielded
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:
+                try:
+                    yielded = coro.throw(exc)
+                except StopIteration as stop:
+                    return stop.value
+            else:
+                try:
+                    yielded = coro.send(sent)
+                except StopIteration as stop:
+                    return stop.value
+
+
+async def _rest_of(coro: Any, first: Any) -> Any:
+    return await _Continue(coro, first)
+
+
+def _retrieve(fut: asyncio.Future[Any]) -> None:
+    """Done-callback of an abandoned handler: its result is discarded, and
+    an exception is retrieved so asyncio does not log it as lost."""
+    if not fut.cancelled():
+        fut.exception()
+
+
+def _abandon(fut: asyncio.Future[Any]) -> None:
+    fut.cancel()
+    fut.add_done_callback(_retrieve)
+
+
+def _message(exc: BaseException) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):  # pydantic.ValidationError: field paths and reasons
+        try:
+            parts = []
+            for e in errors(include_url=False, include_input=False):
+                loc = ".".join(str(p) for p in e.get("loc", ())) or "input"
+                parts.append(f"{loc}: {e.get('msg')}")
+            if parts:
+                return "; ".join(parts)
+        except Exception:
+            pass
+    return str(exc) or type(exc).__name__
+
+
+def _handler_failed(inv: Any, exc: BaseException) -> int:
+    if isinstance(exc, CapabilityError):
+        return int(inv.handler_error(exc.code, exc.message, exc.retryable))
+    # A plain exception: the core replaces it by a generic EXECUTION_FAILED;
+    # its text never reaches the caller (SI-10).
+    return int(inv.handler_error(None, type(exc).__name__, False))
+
+
+async def _race_deadline(inv: Any, fut: asyncio.Future[Any]) -> tuple[int, Any]:
+    """Waits for the handler until the deadline the step named."""
+    try:
+        done, _ = await asyncio.wait((fut,), timeout=inv.remaining_s())
+    except _CancelledError:
+        # The caller cancelled: tell the core (audit records CANCELLED),
+        # drop the handler, and let the cancellation propagate.
+        _abandon(fut)
+        inv.cancelled()
+        raise
+    if not done:
+        _abandon(fut)
+        return int(inv.handler_timed_out()), None
+    if fut.cancelled():
+        return int(inv.cancelled()), None
+    exc = fut.exception()
+    if exc is None:
+        return int(inv.handler_ok()), fut.result()
+    if isinstance(exc, _CancelledError):
+        return int(inv.cancelled()), None
+    return _handler_failed(inv, exc), None
+
+
+async def _run_handler(inv: Any, spec: CapabilitySpec, value: Any, frame: _native.Frame) -> tuple[int, Any]:
+    args: tuple[Any, ...]
+    if spec.wants_context:
+        args = (value, HandlerContext(spec.id, inv.attempt, inv.deadline_at_ms, frame))
+    else:
+        args = (value,)
+    if spec.is_async:
+        coro = spec.handler(*args)
+        try:
+            first = coro.send(None)
+        except StopIteration as stop:
+            return int(inv.handler_ok()), stop.value
+        except _CancelledError:
+            return int(inv.cancelled()), None
+        except Exception as exc:
+            return _handler_failed(inv, exc), None
+        fut: asyncio.Future[Any] = asyncio.ensure_future(_rest_of(coro, first))
+    else:
+        loop = asyncio.get_running_loop()
+        call = functools.partial(contextvars.copy_context().run, spec.handler, *args)
+        fut = loop.run_in_executor(None, call)
+    return await _race_deadline(inv, fut)
+
+
+def _decision_answer(inv: Any, decision: Any) -> int:
+    if decision is None or isinstance(decision, Abstain):
+        return int(inv.policy_decision(3))
+    if isinstance(decision, Allow):
+        return int(inv.policy_decision(0))
+    if isinstance(decision, Deny):
+        return int(inv.policy_decision(1, decision.reason))
+    if isinstance(decision, RequireApproval):
+        return int(inv.policy_decision(2, decision.reason, decision.type, decision.expires_in_ms))
+    # Not a decision: the policy failed, which denies (fail closed).
+    return int(inv.policy_failed())
+
+
+async def _evaluate_policy(
+    registry: CapabilityRegistry, inv: Any, spec: CapabilitySpec, value: Any, frame: _native.Frame
+) -> int:
+    scope, index, timeout_s = inv.policy_at()
+    fn = registry._runtime_policies.get(index) if scope == 0 else spec.policies.get(index)
+    if fn is None:
+        return int(inv.policy_failed())
+    request = PolicyRequest(spec.id, value, frame, frame.context)
+    try:
+        result = fn(request)
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(result)
+            try:
+                done, _ = await asyncio.wait((task,), timeout=timeout_s)
+            except _CancelledError:
+                _abandon(task)
+                raise
+            if not done:
+                _abandon(task)
+                return int(inv.policy_failed())
+            result = task.result()
+    except _CancelledError:
+        raise
+    except Exception:
+        return int(inv.policy_failed())
+    return _decision_answer(inv, result)
+
+
+def _redaction_info(inv: Any, frame: _native.Frame) -> RedactionInfo:
+    info = inv.redaction_info()
+    return RedactionInfo(info["surface"], info["capabilityId"], info.get("actor") or {}, frame.context)
+
+
+def _dump(schema: Any, value: Any) -> Any:
+    return schema.dump(value) if schema is not None else to_jsonable(value)
+
+
+def _resumed_frame(inv: Any, frame: _native.Frame) -> _native.Frame:
+    """On resume, hooks see the recorded surface and actor (SI-3)."""
+    f = inv.frame()
+    trace = f.get("trace") or {}
+    return _native.Frame(
+        f["surface"],
+        actor=f.get("actor"),
+        traceparent=trace.get("traceparent"),
+        tracestate=trace.get("tracestate"),
+        request_id=f.get("requestId"),
+        agent_id=f.get("agentId"),
+        session_id=f.get("sessionId"),
+        context=frame.context,
+    )
+
+
+async def drive(
+    registry: CapabilityRegistry,
+    inv: Any,
+    spec: CapabilitySpec | None,
+    value: Any,
+    frame: _native.Frame,
+) -> InvokeOk[Any] | ApprovalRequired:
+    """Runs one invocation to its outcome (or raises its CapabilityError)."""
+    k = inv.advance()
+    output: Any = None
+    if k != DONE and spec is None:
+        spec = registry._specs[inv.capability_index]
+    while True:
+        if k == VALIDATE_INPUT:
+            try:
+                value = spec.input.validate(value)  # type: ignore[union-attr]
+            except Exception as exc:
+                k = inv.input_invalid(_message(exc))
+            else:
+                k = inv.input_valid()
+        elif k == RUN_HANDLER:
+            if inv.resumed:
+                if inv.attempt == 1:
+                    frame = _resumed_frame(inv, frame)
+                stored = inv.input_json()
+                if stored is not None:
+                    value = spec.input.validate(stored) if spec.input is not None else stored  # type: ignore[union-attr]
+            k, output = await _run_handler(inv, spec, value, frame)  # type: ignore[arg-type]
+        elif k == VALIDATE_OUTPUT:
+            try:
+                output = spec.output.validate(output)  # type: ignore[union-attr]
+            except Exception:
+                output = None
+                k = inv.output_invalid()
+            else:
+                k = inv.output_valid()
+        elif k == DONE:
+            request = inv.finish()
+            if request is None:
+                return InvokeOk(output)
+            return ApprovalRequired(ApprovalRequest.from_dict(request))
+        elif k == EVALUATE_POLICY:
+            k = await _evaluate_policy(registry, inv, spec, value, frame)  # type: ignore[arg-type]
+        elif k == EXPORT_INPUT:
+            k = inv.input_exported(_dump(spec.input, value))  # type: ignore[union-attr]
+        elif k == REDACT_OUTPUT:
+            try:
+                redacted = spec.redact_output(output, _redaction_info(inv, frame))  # type: ignore[misc,union-attr]
+                if inspect.isawaitable(redacted):
+                    redacted = await redacted
+            except _CancelledError:
+                raise
+            except Exception:
+                output = None  # dropped: nothing unredacted leaves (SI-10)
+                k = inv.redactor_failed()
+            else:
+                output = redacted
+                k = inv.redacted()
+        elif k == EXPORT_OUTPUT:
+            k = inv.output_exported(_dump(spec.output, output) if spec else to_jsonable(output))
+        elif k == ASK_RETRY_ON:
+            try:
+                retry = bool(spec.retry_on(inv.retry_error()))  # type: ignore[misc,union-attr]
+            except Exception:
+                retry = False
+            k = inv.retry_on(retry)
+        elif k == _native.SLEEP:
+            try:
+                await asyncio.sleep(inv.sleep_s())
+            except _CancelledError:
+                inv.cancelled()
+                raise
+            k = inv.slept()
+        else:
+            raise RuntimeError(f"orpc_agent: unknown step kind {k}")
+
+
+def run_sync(coro_fn: Callable[[], Any]) -> Any:
+    """Runs a coroutine function to completion for hosts without an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro_fn())
+    raise RuntimeError("invoke_sync called from a running event loop; use `await registry.invoke(...)`")

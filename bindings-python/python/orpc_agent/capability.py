@@ -1,0 +1,247 @@
+"""``@capability``: declare a function as a governed capability.
+
+The decorator only *records* the declaration: it maps Python's snake_case
+onto the core's camelCase ``AgentMeta`` and replaces host functions
+(redactors, ``retry_on``, host policies) by the declared-present markers the
+core expects. Validation of the metadata happens once, in the core, when
+``create_capability_registry`` builds the registry (SI-4).
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from .schema import Schema, as_schema
+
+__all__ = ["capability", "define_capability", "host_policy", "CapabilitySpec", "HostPolicy", "camel_keys"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_ATTR = "__orpc_capability__"
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def camel_keys(value: Any) -> Any:
+    """snake_case dict keys → camelCase, recursively (values untouched)."""
+    if isinstance(value, Mapping):
+        return {_camel(k) if isinstance(k, str) else k: camel_keys(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [camel_keys(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class HostPolicy:
+    """A policy implemented in Python: ``fn(PolicyRequest) -> Decision | None``
+    (sync or async). A policy that raises or runs past the capability's
+    timeout denies (fail closed, decided by the core)."""
+
+    fn: Callable[..., Any]
+    name: str | None = None
+    mode: str | None = None
+
+    def marker(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"host": True}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.mode is not None:
+            out["mode"] = self.mode
+        return out
+
+
+def host_policy(fn: Callable[..., Any], *, name: str | None = None, mode: str | None = None) -> HostPolicy:
+    """Name a host policy (names appear in audit records and deny messages)."""
+    return HostPolicy(fn, name or getattr(fn, "__name__", None), mode)
+
+
+@dataclass
+class CapabilitySpec:
+    """One declaration: the id, the metadata JSON the core validates, the
+    schemas, and the host functions the driver calls when a step asks."""
+
+    id: str
+    handler: Callable[..., Any]
+    meta: dict[str, Any]
+    input: Schema | None
+    output: Schema | None
+    redact_output: Callable[..., Any] | None = None
+    redact_approval_input: Callable[..., Any] | None = None
+    retry_on: Callable[..., Any] | None = None
+    # Host policies by their position in `meta["policies"]`.
+    policies: dict[int, Callable[..., Any]] = field(default_factory=dict)
+    # Host policy implementations by name, for markers written in raw `meta`.
+    host_policies: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    is_async: bool = True
+    wants_context: bool = False
+
+    def declaration(self) -> dict[str, Any]:
+        """The JSON declaration the core builds from."""
+        decl: dict[str, Any] = {"id": self.id, "meta": self.meta}
+        if self.input is not None:
+            decl["inputSchema"] = self.input.json_schema()
+            decl["validateInput"] = True
+        if self.output is not None:
+            decl["outputSchema"] = self.output.json_schema()
+            decl["validateOutput"] = True
+        return decl
+
+
+def _first_param_and_return(fn: Callable[..., Any]) -> tuple[Any, Any, int]:
+    sig = inspect.signature(fn)
+    params = [
+        p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:
+        hints = {}
+    first = hints.get(params[0].name) if params else None
+    ret = hints.get("return", inspect.Signature.empty)
+    return first, ret, len(params)
+
+
+def _policy_list(
+    items: Sequence[Any] | None,
+) -> tuple[list[dict[str, Any]], dict[int, Callable[..., Any]]]:
+    """Declarative policies (dicts) stay as JSON; host ones become markers."""
+    wire: list[dict[str, Any]] = []
+    impls: dict[int, Callable[..., Any]] = {}
+    for i, item in enumerate(items or ()):
+        if isinstance(item, HostPolicy):
+            wire.append(item.marker())
+            impls[i] = item.fn
+        elif callable(item):
+            hp = host_policy(item)
+            wire.append(hp.marker())
+            impls[i] = hp.fn
+        else:
+            wire.append(camel_keys(item))
+    return wire, impls
+
+
+def define_capability(
+    handler: Callable[..., Any],
+    *,
+    id: str,
+    description: str | None = None,
+    expose: Mapping[str, bool] | None = None,
+    side_effect: str | None = None,
+    risk: str | None = None,
+    tags: Sequence[str] | None = None,
+    timeout_ms: int | None = None,
+    retry: Mapping[str, Any] | None = None,
+    idempotent: bool | None = None,
+    approval: Mapping[str, Any] | None = None,
+    redact_output: Callable[..., Any] | None = None,
+    redact_approval_input: Callable[..., Any] | None = None,
+    policies: Sequence[Any] | None = None,
+    adapters: Mapping[str, Any] | None = None,
+    discovery: str | None = None,
+    input: Any = None,
+    output: Any = None,
+    meta: Mapping[str, Any] | None = None,
+    host_policies: Mapping[str, Callable[..., Any]] | None = None,
+) -> CapabilitySpec:
+    """The declaration ``@capability`` records, for a function you don't decorate.
+
+    ``input``/``output`` override the annotations (a pydantic type, a JSON
+    Schema dict, or a ``Schema``). ``meta`` is raw ``AgentMeta`` JSON
+    (camelCase, as in declaration files), taken verbatim; keyword arguments
+    are merged over it.
+    """
+    first, ret, nparams = _first_param_and_return(handler)
+    in_schema = as_schema(input if input is not None else first)
+    no_output = ret is inspect.Signature.empty or ret is Any or ret is None or ret is type(None)
+    out_schema = as_schema(output if output is not None else (None if no_output else ret))
+
+    m: dict[str, Any] = dict(meta or {})
+    given = {
+        "description": description,
+        "expose": camel_keys(expose) if expose is not None else None,
+        "sideEffect": side_effect,
+        "risk": risk,
+        "tags": list(tags) if tags is not None else None,
+        "timeoutMs": timeout_ms,
+        "idempotent": idempotent,
+        "approval": camel_keys(approval) if approval is not None else None,
+        "adapters": camel_keys(adapters) if adapters is not None else None,
+        "discovery": discovery,
+    }
+    m.update({k: v for k, v in given.items() if v is not None})
+
+    retry_on = None
+    if retry is not None:
+        r = dict(retry)
+        retry_on = r.pop("retry_on", None) or r.pop("retryOn", None)
+        wire = camel_keys(r)
+        if retry_on is not None:
+            wire["retryOn"] = True
+        m["retry"] = wire
+
+    if redact_output is not None or redact_approval_input is not None:
+        redact = dict(m.get("redact") or {})
+        if redact_output is not None:
+            redact["output"] = True
+        if redact_approval_input is not None:
+            redact["approvalInput"] = True
+        m["redact"] = redact
+
+    impls: dict[int, Callable[..., Any]] = {}
+    if policies is not None:
+        m["policies"], impls = _policy_list(policies)
+
+    return CapabilitySpec(
+        id=id,
+        handler=handler,
+        meta=m,
+        input=in_schema,
+        output=out_schema,
+        redact_output=redact_output,
+        redact_approval_input=redact_approval_input,
+        retry_on=retry_on,
+        policies=impls,
+        host_policies=dict(host_policies or {}),
+        is_async=inspect.iscoroutinefunction(handler),
+        wants_context=nparams >= 2,
+    )
+
+
+def capability(*, id: str, **kwargs: Any) -> Callable[[F], F]:
+    """Declare a sync or ``async def`` function as a capability.
+
+    The function's first parameter's annotation (a pydantic model, or any
+    type) is the input schema; its return annotation the output schema. A
+    second parameter receives a ``HandlerContext``. The function itself is
+    returned unchanged (calling it directly is ungoverned, as with any
+    function); pass it to ``create_capability_registry``.
+
+    Keyword arguments are those of ``define_capability``: ``description``,
+    ``expose``, ``side_effect``, ``risk``, ``tags``, ``timeout_ms``, ``retry``
+    (``{"max_attempts", "backoff_ms", "retry_on"}``), ``idempotent``,
+    ``approval``, ``redact_output``, ``redact_approval_input``, ``policies``,
+    ``adapters``, ``discovery``, ``input``, ``output``, ``meta``.
+    """
+
+    def decorate(fn: F) -> F:
+        setattr(fn, _ATTR, define_capability(fn, id=id, **kwargs))
+        return fn
+
+    return decorate
+
+
+def spec_of(item: Any) -> CapabilitySpec:
+    """The declaration of a decorated function or a ``CapabilitySpec``."""
+    if isinstance(item, CapabilitySpec):
+        return item
+    spec = getattr(item, _ATTR, None)
+    if isinstance(spec, CapabilitySpec):
+        return spec
+    raise TypeError(f"{item!r} is not a capability: decorate it with @capability or use define_capability")

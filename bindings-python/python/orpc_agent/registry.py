@@ -1,0 +1,266 @@
+"""``create_capability_registry`` and ``CapabilityRegistry``: the API a
+Python agent host holds."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from . import _native
+from ._driver import drive, run_sync
+from .capability import CapabilitySpec, HostPolicy, camel_keys, host_policy, spec_of
+from .errors import ExecutionFailedError, NotFoundError, RegistryValidationError
+from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk, RedactionInfo
+
+__all__ = ["create_capability_registry", "CapabilityRegistry", "Approvals"]
+
+_DIRECT = _native.Frame("direct")
+
+
+def _as_frame(frame: Frame | Mapping[str, Any] | None) -> Frame:
+    if frame is None:
+        return _DIRECT
+    if isinstance(frame, Frame):
+        return frame
+    f = dict(frame)
+    trace = f.pop("trace", None) or {}
+    kwargs = {
+        "actor": f.pop("actor", None),
+        "traceparent": f.pop("traceparent", None) or trace.get("traceparent"),
+        "tracestate": f.pop("tracestate", None) or trace.get("tracestate"),
+        "request_id": f.pop("request_id", None) or f.pop("requestId", None),
+        "agent_id": f.pop("agent_id", None) or f.pop("agentId", None),
+        "session_id": f.pop("session_id", None) or f.pop("sessionId", None),
+        "context": f.pop("context", None),
+    }
+    surface = f.pop("surface", "direct")
+    if f:
+        raise ValueError(f"unknown frame field(s): {', '.join(sorted(f))}")
+    return Frame(surface, **kwargs)
+
+
+class Approvals:
+    """Approval requests for approval UIs: ``get``, ``list``, ``approve``, ``reject``."""
+
+    def __init__(self, native: _native.NativeRegistry) -> None:
+        self._native = native
+
+    def get(self, request_id: str) -> ApprovalRequest | None:
+        found = self._native.approval_get(request_id)
+        return ApprovalRequest.from_dict(found) if found is not None else None
+
+    def list(
+        self,
+        *,
+        capability_id: str | None = None,
+        actor_id: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> list[ApprovalRequest]:
+        """A page of requests, oldest first; pass the last id as ``cursor`` for the next."""
+        filt = {
+            "capabilityId": capability_id,
+            "actorId": actor_id,
+            "status": status,
+            "limit": limit,
+            "cursor": cursor,
+        }
+        page = self._native.approval_list({k: v for k, v in filt.items() if v is not None})
+        return [ApprovalRequest.from_dict(r) for r in page]
+
+    def approve(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
+        return ApprovalRequest.from_dict(self._native.decide(request_id, True, approver, reason))
+
+    def reject(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
+        return ApprovalRequest.from_dict(self._native.decide(request_id, False, approver, reason))
+
+
+class CapabilityRegistry:
+    """Governed capabilities, built once. Thread-safe for reads; each
+    ``invoke`` runs on the calling event loop."""
+
+    def __init__(
+        self,
+        native: _native.NativeRegistry,
+        specs: list[CapabilitySpec],
+        runtime_policies: dict[int, Callable[..., Any]],
+    ) -> None:
+        self._native = native
+        self._specs = specs
+        self._runtime_policies = runtime_policies
+        # Capability ids resolved to registry indices once (DESIGN §4).
+        self._index: dict[str, int] = {s.id: i for i, s in enumerate(specs)}
+        self.approvals = Approvals(native)
+
+    async def invoke(
+        self,
+        id_or_tool_name: str,
+        input: Any = None,
+        frame: Frame | Mapping[str, Any] | None = None,
+    ) -> InvokeOk[Any] | ApprovalRequired:
+        """Runs the governed pipeline. Returns ``InvokeOk`` (``.output``) or
+        ``ApprovalRequired`` (``.request``); raises a ``CapabilityError``
+        subclass. ``frame`` comes from the authenticated transport (SI-2);
+        the default is the ``direct`` surface with an anonymous actor."""
+        f = frame if type(frame) is Frame else _as_frame(frame)  # type: ignore[arg-type]
+        index = self._index.get(id_or_tool_name)
+        if index is not None:
+            inv = self._native.start_index(index, f)
+            return await drive(self, inv, self._specs[index], input, f)
+        inv = self._native.start_name(id_or_tool_name, f)
+        return await drive(self, inv, None, input, f)
+
+    def invoke_sync(
+        self,
+        id_or_tool_name: str,
+        input: Any = None,
+        frame: Frame | Mapping[str, Any] | None = None,
+    ) -> InvokeOk[Any] | ApprovalRequired:
+        """``invoke`` for hosts without an event loop (runs one with ``asyncio.run``)."""
+        return run_sync(lambda: self.invoke(id_or_tool_name, input, frame))  # type: ignore[no-any-return]
+
+    async def resume(
+        self, request_id: str, frame: Frame | Mapping[str, Any] | None = None
+    ) -> InvokeOk[Any] | ApprovalRequired:
+        """Runs an approved request: consumed once, re-checked against its
+        hash, run with the surface and actor recorded at creation (SI-3).
+        ``frame`` contributes trace, request/agent/session ids and context."""
+        f = _as_frame(frame)
+        inv = self._native.resume(request_id, f)
+        return await drive(self, inv, None, None, f)
+
+    def resume_sync(
+        self, request_id: str, frame: Frame | Mapping[str, Any] | None = None
+    ) -> InvokeOk[Any] | ApprovalRequired:
+        return run_sync(lambda: self.resume(request_id, frame))  # type: ignore[no-any-return]
+
+    async def redact_approval_input(self, request: ApprovalRequest, context: Any = None) -> Any:
+        """The model-safe view of a request's input for approval UIs, made by
+        the capability's ``redact_approval_input`` with the request's recorded
+        surface and actor. The hash still binds the full input."""
+        kind, index, info = self._native.approval_input_view(request.to_dict())
+        if kind == 1:
+            return request.input
+        if kind == 2 or index is None or info is None:
+            raise NotFoundError(None, "The capability of this approval request is not available.")
+        redactor = self._specs[index].redact_approval_input
+        try:
+            if redactor is None:
+                raise LookupError("no approval-input redactor")
+            view = redactor(request.input, RedactionInfo(info["surface"], info["capabilityId"], info["actor"], context))
+            if inspect.isawaitable(view):
+                view = await view
+        except Exception as exc:
+            raise ExecutionFailedError(None, "The approval input could not be prepared for display.") from exc
+        return view
+
+    def inspect(self) -> dict[str, Any]:
+        """The core's report: resolved values, surfaces, tool names, warnings."""
+        return self._native.inspect()  # type: ignore[no-any-return]
+
+    def descriptors(self, surface: str = "direct") -> list[dict[str, Any]]:
+        """Portable descriptors of the capabilities exposed on ``surface``."""
+        return self._native.descriptors(surface)  # type: ignore[no-any-return]
+
+    def spec(self, capability_id: str) -> CapabilitySpec:
+        return self._specs[self._index[capability_id]]
+
+
+def _hook_problems(specs: Sequence[CapabilitySpec], runtime_wire: list[Any], runtime_impl: Mapping[int, Any]) -> list[dict[str, Any]]:
+    """A declared hook without a Python implementation would fail every call:
+    report it at build, like the core's own problems."""
+    problems: list[dict[str, Any]] = []
+
+    def need(cap: str | None, path: str, ok: bool) -> None:
+        if not ok:
+            problems.append({"capability": cap, "path": path, "code": "MISSING_HOOK", "message": "declared but not implemented"})
+
+    for i, p in enumerate(runtime_wire):
+        if isinstance(p, dict) and p.get("host") is True:
+            need(None, f"policies[{i}]", i in runtime_impl)
+    for s in specs:
+        redact = s.meta.get("redact") or {}
+        if isinstance(redact, dict):
+            need(s.id, "redact.output", redact.get("output") is not True or s.redact_output is not None)
+            need(s.id, "redact.approvalInput", redact.get("approvalInput") is not True or s.redact_approval_input is not None)
+        retry = s.meta.get("retry") or {}
+        if isinstance(retry, dict):
+            need(s.id, "retry.retryOn", retry.get("retryOn") is not True or s.retry_on is not None)
+        for j, p in enumerate(s.meta.get("policies") or []):
+            if isinstance(p, dict) and p.get("host") is True:
+                need(s.id, f"policies[{j}]", j in s.policies)
+    return problems
+
+
+def _bind_named(wire: list[Any], impls: dict[int, Callable[..., Any]], named: Mapping[str, Callable[..., Any]]) -> None:
+    """Host-policy markers written as JSON find their implementation by name."""
+    for i, p in enumerate(wire):
+        if isinstance(p, dict) and p.get("host") is True and i not in impls:
+            fn = named.get(p.get("name", ""))
+            if fn is not None:
+                impls[i] = fn
+
+
+def create_capability_registry(
+    capabilities: Iterable[Any],
+    *,
+    policies: Sequence[Any] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    approver_must_differ: bool | None = None,
+    approval_store: str | Mapping[str, str] = "memory",
+    audit: Callable[[dict[str, Any]], Any] | None = None,
+    audit_payloads: bool = False,
+    host_policies: Mapping[str, Callable[..., Any]] | None = None,
+    clock: Callable[[], int] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> CapabilityRegistry:
+    """Builds the registry, validating every declaration at once.
+
+    Raises ``RegistryValidationError`` whose ``problems`` lists every problem.
+    ``policies`` are runtime-level policies (run before capability ones):
+    declarative dicts or host callables. ``approval_store`` is ``"memory"`` or
+    ``{"sqlite": path}``. ``audit`` receives each audit record (a dict);
+    ``audit_payloads`` adds the redacted output to finished records.
+    ``clock`` (unix ms) replaces the system clock (tests). ``options`` is
+    raw registry options JSON (camelCase, as in declaration files), taken
+    verbatim; the keyword arguments are merged over it.
+    """
+    specs = [spec_of(c) for c in capabilities]
+    named = dict(host_policies or {})
+    raw = dict(options or {})
+    runtime_wire: list[Any] = list(raw.pop("policies", None) or [])
+    runtime_impl: dict[int, Callable[..., Any]] = {}
+    for i, p in enumerate(policies or (), start=len(runtime_wire)):
+        if isinstance(p, HostPolicy) or callable(p):
+            hp = p if isinstance(p, HostPolicy) else host_policy(p)
+            runtime_wire.append(hp.marker())
+            runtime_impl[i] = hp.fn
+        else:
+            runtime_wire.append(camel_keys(p) if not isinstance(p, dict) or "host" not in p else dict(p))
+    _bind_named(runtime_wire, runtime_impl, named)
+    for s in specs:
+        _bind_named(list(s.meta.get("policies") or []), s.policies, {**named, **s.host_policies})
+
+    wire_options: dict[str, Any] = raw
+    if runtime_wire:
+        wire_options["policies"] = runtime_wire
+    if defaults is not None:
+        wire_options["defaults"] = camel_keys(defaults)
+    if approver_must_differ is not None:
+        wire_options["approverMustDiffer"] = approver_must_differ
+    store = approval_store if isinstance(approval_store, str) else dict(approval_store)
+    native = _native.NativeRegistry(
+        json.dumps([s.declaration() for s in specs]),
+        json.dumps(wire_options),
+        json.dumps(store),
+        audit=audit,
+        audit_payloads=audit_payloads,
+        clock=clock,
+    )
+    problems = _hook_problems(specs, runtime_wire, runtime_impl)
+    if problems:
+        raise RegistryValidationError(f"{len(problems)} declared hook(s) without an implementation", problems)
+    return CapabilityRegistry(native, specs, runtime_impl)

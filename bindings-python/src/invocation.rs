@@ -1,0 +1,316 @@
+//! `Invocation`: one governed call, driven by the asyncio loop in
+//! `orpc_agent/_driver.py`.
+//!
+//! Every method is a synchronous crossing that feeds one answer to the
+//! core's state machine and returns the kind of the next step the *host*
+//! must perform, as a small integer (`StepKind`). Steps the host need not
+//! see are performed here, inside the same crossing: approval-store steps
+//! (with the GIL released) and audit delivery (a synchronous call of the
+//! subscriber). Payloads stay Python objects (`Payload::Host`); the core
+//! asks for JSON only through the export steps.
+
+use std::sync::Arc;
+
+use orpc_agent_core::pipeline::{Answer, Decision, PolicyScope, Step, StepKind};
+use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome, Payload};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+
+use crate::convert::{json_to_py, py_to_json};
+use crate::errors::capability_error;
+use crate::registry::{Shared, request_to_py};
+
+#[pyclass(module = "orpc_agent._native", name = "Invocation")]
+pub struct Invocation {
+    shared: Arc<Shared>,
+    inv: CoreInvocation,
+    resumed: bool,
+}
+
+impl Invocation {
+    pub(crate) fn new(shared: Arc<Shared>, inv: CoreInvocation, resumed: bool) -> Invocation {
+        Invocation {
+            shared,
+            inv,
+            resumed,
+        }
+    }
+
+    /// Feeds `answer`, then performs store and audit steps until the host
+    /// has work to do; returns that step's kind.
+    fn answer(&mut self, py: Python<'_>, answer: Answer) -> PyResult<u8> {
+        // An out-of-turn answer ends the machine in Done(INTERNAL); the
+        // outcome carries the error, so nothing is lost by ignoring it here.
+        let _ = self.inv.answer(answer);
+        self.next(py)
+    }
+
+    fn next(&mut self, py: Python<'_>) -> PyResult<u8> {
+        loop {
+            match self.inv.step_kind() {
+                StepKind::PersistApproval | StepKind::ConsumeApproval => {
+                    let now = self.shared.now_ms(py);
+                    let (host, inv) = (&self.shared.host, &mut self.inv);
+                    let kind = py.detach(|| host.advance(inv, now));
+                    if matches!(kind, StepKind::PersistApproval | StepKind::ConsumeApproval) {
+                        return Err(PyRuntimeError::new_err(
+                            "the approval store would wait; only synchronous stores are supported",
+                        ));
+                    }
+                }
+                StepKind::Audit => {
+                    self.deliver_audit(py);
+                    let _ = self.inv.answer(Answer::Audited);
+                }
+                kind => return Ok(kind.as_u8()),
+            }
+        }
+    }
+
+    /// Hands the record to the subscriber. A subscriber that raises does not
+    /// change the outcome (audit is a delivery, not a gate); the exception
+    /// is reported through `sys.unraisablehook`.
+    fn deliver_audit(&self, py: Python<'_>) {
+        let (Some(subscriber), Step::Audit(record)) = (&self.shared.audit, self.inv.step()) else {
+            return;
+        };
+        let delivered = json_to_py(py, &record.to_json())
+            .and_then(|r| subscriber.bind(py).call1((r,)).map(drop));
+        if let Err(e) = delivered {
+            e.write_unraisable(py, Some(subscriber.bind(py)));
+        }
+    }
+
+    fn now(&self, py: Python<'_>) -> u64 {
+        self.shared.now_ms(py)
+    }
+}
+
+fn decision(kind: u8, reason: Option<String>, approval_type: Option<String>, expires_in_ms: Option<u64>) -> Option<Decision> {
+    Some(match kind {
+        0 => Decision::Allow,
+        1 => Decision::Deny { reason },
+        2 => Decision::RequireApproval {
+            approval_type,
+            reason,
+            expires_in_ms,
+        },
+        3 => Decision::Abstain,
+        _ => return None,
+    })
+}
+
+#[pymethods]
+impl Invocation {
+    /// The first step the host must perform.
+    fn advance(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.next(py)
+    }
+
+    /// Index of the resolved capability, or `None` (NOT_FOUND).
+    #[getter]
+    fn capability_index(&self) -> Option<u32> {
+        self.inv.capability().map(|c| c.index)
+    }
+
+    #[getter]
+    fn capability_id(&self) -> Option<String> {
+        self.inv.capability().map(|c| c.id.clone())
+    }
+
+    #[getter]
+    fn resumed(&self) -> bool {
+        self.resumed
+    }
+
+    /// `RunHandler`: attempt number, 1-based.
+    #[getter]
+    fn attempt(&self) -> u32 {
+        self.inv.attempt()
+    }
+
+    #[getter]
+    fn deadline_at_ms(&self) -> u64 {
+        self.inv.deadline_at_ms()
+    }
+
+    /// Seconds until the deadline, for arming the host's timer.
+    fn remaining_s(&self, py: Python<'_>) -> f64 {
+        let left = self.inv.deadline_at_ms().saturating_sub(self.now(py));
+        // Millisecond counts are far below 2^52: exact as f64.
+        left as f64 / 1000.0
+    }
+
+    /// `Sleep`: seconds to wait.
+    fn sleep_s(&self) -> f64 {
+        self.inv.sleep_ms() as f64 / 1000.0
+    }
+
+    /// `EvaluatePolicy`: `(scope, index, timeout_s)`, scope 0 = runtime, 1 = capability.
+    fn policy_at(&self) -> Option<(u8, u32, f64)> {
+        self.inv.policy_at().map(|(scope, index)| {
+            let scope = match scope {
+                PolicyScope::Runtime => 0,
+                PolicyScope::Capability => 1,
+            };
+            (scope, index, self.inv.policy_timeout_ms() as f64 / 1000.0)
+        })
+    }
+
+    /// The frozen frame as the core sees it (on resume: the recorded
+    /// surface and actor): `{surface, actor, trace?, requestId?, …}`.
+    fn frame<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &serde_json::to_value(self.inv.frame()).unwrap_or_default())
+    }
+
+    /// What redactors are told: `{surface, capabilityId, actor}`.
+    fn redaction_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &serde_json::to_value(self.inv.redaction_info()).unwrap_or_default())
+    }
+
+    /// `RunHandler` on resume: the stored validated input (JSON), which
+    /// the host turns back into its own type. `None` when the host holds it.
+    fn input_json<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.inv.step() {
+            Step::RunHandler {
+                input: Payload::Json(v),
+                ..
+            } => Ok(Some(json_to_py(py, v)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// `AskRetryOn`: the error, as the exception the host's `retry_on` sees.
+    fn retry_error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        match self.inv.step() {
+            Step::AskRetryOn { error } => Some(capability_error(py, error).into_value(py).into_any()),
+            _ => None,
+        }
+    }
+
+    // ----- answers: each returns the next step's kind ---------------------
+
+    fn input_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.answer(py, Answer::InputValid(Payload::Host))
+    }
+
+    fn input_invalid(&mut self, py: Python<'_>, message: String) -> PyResult<u8> {
+        self.answer(py, Answer::InputInvalid(message))
+    }
+
+    /// `kind`: 0 allow, 1 deny, 2 require approval, 3 abstain.
+    #[pyo3(signature = (kind, reason = None, approval_type = None, expires_in_ms = None))]
+    fn policy_decision(
+        &mut self,
+        py: Python<'_>,
+        kind: u8,
+        reason: Option<String>,
+        approval_type: Option<String>,
+        expires_in_ms: Option<u64>,
+    ) -> PyResult<u8> {
+        let answer = match decision(kind, reason, approval_type, expires_in_ms) {
+            Some(d) => Answer::PolicyDecision(d),
+            // Not a decision the core knows: the policy failed, which denies.
+            None => Answer::PolicyFailed(String::new()),
+        };
+        self.answer(py, answer)
+    }
+
+    fn policy_failed(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.answer(py, Answer::PolicyFailed(String::new()))
+    }
+
+    /// The validated input as JSON-model Python values (the core asked for it).
+    fn input_exported(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u8> {
+        let v = py_to_json(value).map_err(|e| capability_error(py, &e))?;
+        self.answer(py, Answer::InputExported(v))
+    }
+
+    fn output_exported(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u8> {
+        let v = py_to_json(value).map_err(|e| capability_error(py, &e))?;
+        self.answer(py, Answer::OutputExported(v))
+    }
+
+    /// The handler returned. A result at or after the deadline is late: the
+    /// timer the step named has fired, so it is answered as timed out.
+    fn handler_ok(&mut self, py: Python<'_>) -> PyResult<u8> {
+        let now_ms = self.now(py);
+        if now_ms >= self.inv.deadline_at_ms() {
+            return self.answer(py, Answer::HandlerTimedOut { now_ms });
+        }
+        self.answer(
+            py,
+            Answer::HandlerOk {
+                output: Payload::Host,
+                now_ms,
+            },
+        )
+    }
+
+    /// The handler raised: with `code`, its own CapabilityError; without
+    /// (or an unknown code), a plain exception whose message never leaves.
+    #[pyo3(signature = (code, message, retryable))]
+    fn handler_error(&mut self, py: Python<'_>, code: Option<&str>, message: String, retryable: bool) -> PyResult<u8> {
+        let now_ms = self.now(py);
+        let code = code.and_then(ErrorCode::parse);
+        self.answer(
+            py,
+            Answer::HandlerError {
+                code,
+                message,
+                retryable,
+                now_ms,
+            },
+        )
+    }
+
+    fn handler_timed_out(&mut self, py: Python<'_>) -> PyResult<u8> {
+        let now_ms = self.now(py);
+        self.answer(py, Answer::HandlerTimedOut { now_ms })
+    }
+
+    fn cancelled(&mut self, py: Python<'_>) -> PyResult<u8> {
+        let now_ms = self.now(py);
+        self.answer(py, Answer::Cancelled { now_ms })
+    }
+
+    fn retry_on(&mut self, py: Python<'_>, retry: bool) -> PyResult<u8> {
+        self.answer(py, Answer::RetryOn(retry))
+    }
+
+    fn slept(&mut self, py: Python<'_>) -> PyResult<u8> {
+        let now_ms = self.now(py);
+        self.answer(py, Answer::Slept { now_ms })
+    }
+
+    fn output_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.answer(py, Answer::OutputValid(Payload::Host))
+    }
+
+    fn output_invalid(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.answer(py, Answer::OutputInvalid(String::new()))
+    }
+
+    fn redacted(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.answer(py, Answer::Redacted(Payload::Host))
+    }
+
+    fn redactor_failed(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.answer(py, Answer::RedactorFailed)
+    }
+
+    /// The outcome, once the step is `Done`: `None` for ok (the host holds
+    /// the output), the approval request dict for approval-required, or
+    /// the CapabilityError raised.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.inv.take_outcome() {
+            Some(Outcome::Ok(_)) => Ok(None),
+            Some(Outcome::ApprovalRequired(request)) => request_to_py(py, &request).map(Some),
+            Some(Outcome::Error(e)) => Err(capability_error(py, &e)),
+            None => Err(capability_error(
+                py,
+                &CapabilityError::new(ErrorCode::Internal, "the invocation has no outcome yet"),
+            )),
+        }
+    }
+}

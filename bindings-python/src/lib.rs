@@ -1,0 +1,77 @@
+//! `orpc_agent._native`: the Python binding's native module.
+//!
+//! Thin by design (DESIGN §1, §4): conversions between Python values and
+//! the core's types, error mapping, and the synchronous crossings of the
+//! asyncio driver loop in `python/orpc_agent/_driver.py`. Every governance
+//! decision is the core's (`orpc-agent-core`).
+
+mod convert;
+mod errors;
+mod frame;
+mod invocation;
+mod registry;
+
+use orpc_agent_core::act::deterministic::MAX_HASH_DEPTH;
+use orpc_agent_core::act::hash_cbor_input;
+use orpc_agent_core::pipeline::StepKind;
+use orpc_agent_core::{CapabilityError, ErrorCode, all_error_codes as core_error_codes};
+use pyo3::prelude::*;
+
+/// Every error code the core can raise, in the core's order (drift tests).
+#[pyfunction]
+fn all_error_codes() -> Vec<&'static str> {
+    core_error_codes()
+}
+
+/// The `std:` error kind of a code, or `None` for an unknown code.
+#[pyfunction]
+fn error_kind(code: &str) -> Option<&'static str> {
+    ErrorCode::parse(code).map(|c| c.kind().as_str())
+}
+
+/// Whether errors with `code` are retryable by default.
+#[pyfunction]
+fn default_retryable(code: &str) -> Option<bool> {
+    ErrorCode::parse(code).map(|c| c.default_retryable())
+}
+
+/// The approval input hash (DESIGN §5) of a Python value: lowercase hex
+/// SHA-256 of the deterministic CBOR of `{"capability", "input"}`.
+#[pyfunction]
+fn input_hash(py: Python<'_>, capability_id: &str, input: &Bound<'_, PyAny>) -> PyResult<String> {
+    let fail = |e: CapabilityError| errors::capability_error(py, &e);
+    let value = convert::py_to_cbor(input, 0).map_err(fail)?;
+    hash_cbor_input(capability_id, &value).map_err(|e| fail(e.into()))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<frame::Frame>()?;
+    m.add_class::<registry::NativeRegistry>()?;
+    m.add_class::<invocation::Invocation>()?;
+    m.add_function(wrap_pyfunction!(errors::_install_error_factories, m)?)?;
+    m.add_function(wrap_pyfunction!(all_error_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(error_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(default_retryable, m)?)?;
+    m.add_function(wrap_pyfunction!(input_hash, m)?)?;
+    m.add("MAX_HASH_DEPTH", MAX_HASH_DEPTH)?;
+    // Step kinds, as the driver loop compares them.
+    for (name, kind) in [
+        ("VALIDATE_INPUT", StepKind::ValidateInput),
+        ("EVALUATE_POLICY", StepKind::EvaluatePolicy),
+        ("EXPORT_INPUT", StepKind::ExportInput),
+        ("PERSIST_APPROVAL", StepKind::PersistApproval),
+        ("CONSUME_APPROVAL", StepKind::ConsumeApproval),
+        ("RUN_HANDLER", StepKind::RunHandler),
+        ("ASK_RETRY_ON", StepKind::AskRetryOn),
+        ("SLEEP", StepKind::Sleep),
+        ("VALIDATE_OUTPUT", StepKind::ValidateOutput),
+        ("REDACT_OUTPUT", StepKind::RedactOutput),
+        ("EXPORT_OUTPUT", StepKind::ExportOutput),
+        ("AUDIT", StepKind::Audit),
+        ("DONE", StepKind::Done),
+    ] {
+        m.add(name, kind.as_u8())?;
+    }
+    Ok(())
+}

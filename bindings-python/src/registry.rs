@@ -1,0 +1,273 @@
+//! `NativeRegistry`: the core's `HostRegistry` (registry + approval store),
+//! the clock, and the audit subscriber — what every invocation shares.
+//!
+//! Store operations run with the GIL released (`py.detach`): a SQLite call
+//! may wait on the file lock of another process.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
+use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
+use orpc_agent_core::pipeline::{ApprovalInputView, InvokeOptions, Payload};
+use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Surface};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use serde_json::Value;
+
+use crate::convert::{json_to_py, py_to_json};
+use crate::errors::{capability_error, registry_error};
+use crate::frame::Frame;
+use crate::invocation::Invocation;
+
+/// What every invocation of one registry shares.
+pub(crate) struct Shared {
+    pub(crate) host: HostRegistry,
+    /// A Python callable returning unix milliseconds (tests drive a virtual
+    /// clock through it); `None` reads the system clock here, in Rust.
+    clock: Option<Py<PyAny>>,
+    /// Receives each audit record as a dict, synchronously.
+    pub(crate) audit: Option<Py<PyAny>>,
+    audit_payloads: bool,
+}
+
+fn system_now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Shared {
+    pub(crate) fn now_ms(&self, py: Python<'_>) -> u64 {
+        match &self.clock {
+            None => system_now_ms(),
+            Some(clock) => clock
+                .bind(py)
+                .call0()
+                .and_then(|v| v.extract::<u64>().map_err(PyErr::from))
+                .unwrap_or_else(|_| system_now_ms()),
+        }
+    }
+
+    fn options(&self, py: Python<'_>) -> InvokeOptions {
+        InvokeOptions {
+            now_ms: self.now_ms(py),
+            audit: self.audit.is_some(),
+            audit_payloads: self.audit_payloads,
+        }
+    }
+}
+
+fn parse_json(text: &str, what: &str) -> PyResult<Value> {
+    serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("{what}: {e}")))
+}
+
+fn to_py_err(py: Python<'_>) -> impl Fn(CapabilityError) -> PyErr + '_ {
+    move |e| capability_error(py, &e)
+}
+
+#[pyclass(module = "orpc_agent._native", name = "NativeRegistry", frozen)]
+pub struct NativeRegistry {
+    pub(crate) shared: Arc<Shared>,
+}
+
+#[pymethods]
+impl NativeRegistry {
+    /// Builds the registry from the JSON declarations
+    /// (`[{id, meta, inputSchema?, outputSchema?, validateInput?, validateOutput?}]`),
+    /// the options (`{defaults, policies, approverMustDiffer}`) and the store
+    /// (`"memory"` or `{"sqlite": path}`). Raises `RegistryValidationError`
+    /// with every problem.
+    #[new]
+    #[pyo3(signature = (declarations, options, store, *, audit = None, audit_payloads = false, clock = None))]
+    fn new(
+        py: Python<'_>,
+        declarations: &str,
+        options: &str,
+        store: &str,
+        audit: Option<Py<PyAny>>,
+        audit_payloads: bool,
+        clock: Option<Py<PyAny>>,
+    ) -> PyResult<NativeRegistry> {
+        let decls = parse_json(declarations, "declarations")?;
+        let options = parse_json(options, "options")?;
+        let config = StoreConfig::from_json(&parse_json(store, "approval_store")?)
+            .map_err(to_py_err(py))?;
+        if !config.is_sync() {
+            return Err(capability_error(
+                py,
+                &CapabilityError::new(
+                    ErrorCode::InvalidInput,
+                    "the Python binding supports the \"memory\" and {\"sqlite\": path} approval stores",
+                ),
+            ));
+        }
+        let store = py.detach(|| config.open_sync()).map_err(to_py_err(py))?;
+        let host = HostRegistry::build(&decls, &options, store).map_err(|e| match e {
+            BuildError::Invalid(e) => registry_error(py, &e),
+            BuildError::Setup(e) => capability_error(py, &e),
+        })?;
+        Ok(NativeRegistry {
+            shared: Arc::new(Shared {
+                host,
+                clock,
+                audit,
+                audit_payloads,
+            }),
+        })
+    }
+
+    /// The registry index of a capability *id* (not a tool name), resolved
+    /// once by the host so later calls start by integer.
+    fn index_of(&self, id: &str) -> Option<u32> {
+        self.shared
+            .host
+            .registry()
+            .resolve(id)
+            .filter(|c| c.id == id)
+            .map(|c| c.index)
+    }
+
+    /// The registry index an id or adapter tool name resolves to.
+    fn resolve(&self, id_or_tool_name: &str) -> Option<u32> {
+        self.shared
+            .host
+            .registry()
+            .resolve(id_or_tool_name)
+            .map(|c| c.index)
+    }
+
+    /// The capability id at `index`.
+    fn id_at(&self, index: u32) -> Option<String> {
+        self.shared.host.registry().get(index).map(|c| c.id.clone())
+    }
+
+    fn now_ms(&self, py: Python<'_>) -> u64 {
+        self.shared.now_ms(py)
+    }
+
+    /// Starts an invocation of the capability at `index` (hot path).
+    fn start_index(&self, py: Python<'_>, index: u32, frame: &Frame) -> Invocation {
+        let opts = self.shared.options(py);
+        let inv = CoreInvocation::start_index(
+            Arc::clone(self.shared.host.registry()),
+            index,
+            Payload::Host,
+            frame.core.clone(),
+            opts,
+        );
+        Invocation::new(Arc::clone(&self.shared), inv, false)
+    }
+
+    /// Starts an invocation by id or adapter tool name (stage 1 in the core).
+    fn start_name(&self, py: Python<'_>, name: &str, frame: &Frame) -> Invocation {
+        let opts = self.shared.options(py);
+        let inv = CoreInvocation::start(
+            Arc::clone(self.shared.host.registry()),
+            name,
+            Payload::Host,
+            frame.core.clone(),
+            opts,
+        );
+        Invocation::new(Arc::clone(&self.shared), inv, false)
+    }
+
+    /// Resumes an approved request (stage 7, then 9–14 with the recorded
+    /// surface and actor).
+    fn resume(&self, py: Python<'_>, approval_id: &str, frame: &Frame) -> Invocation {
+        let opts = self.shared.options(py);
+        let inv = CoreInvocation::resume(
+            Arc::clone(self.shared.host.registry()),
+            approval_id,
+            frame.core.clone(),
+            opts,
+        );
+        Invocation::new(Arc::clone(&self.shared), inv, true)
+    }
+
+    /// One approval request as a dict, or `None`.
+    fn approval_get<'py>(&self, py: Python<'py>, id: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let host = &self.shared.host;
+        let found = py.detach(|| host.approval(id)).map_err(to_py_err(py))?;
+        found.map(|r| request_to_py(py, &r)).transpose()
+    }
+
+    /// A page of approval requests: filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+    fn approval_list<'py>(&self, py: Python<'py>, filter: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let filter = py_to_json(filter).map_err(to_py_err(py))?;
+        let filter = list_filter_from_json(&filter).map_err(to_py_err(py))?;
+        let host = &self.shared.host;
+        let page = py.detach(|| host.approvals(&filter)).map_err(to_py_err(py))?;
+        page.iter().map(|r| request_to_py(py, r)).collect()
+    }
+
+    /// Approves (`approve=True`) or rejects a pending request.
+    #[pyo3(signature = (id, approve, approver = None, reason = None))]
+    fn decide<'py>(
+        &self,
+        py: Python<'py>,
+        id: &str,
+        approve: bool,
+        approver: Option<&str>,
+        reason: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let decision = if approve {
+            ApprovalDecision::Approve
+        } else {
+            ApprovalDecision::Reject
+        };
+        let now = self.shared.now_ms(py);
+        let host = &self.shared.host;
+        let decided = py
+            .detach(|| host.decide(id, decision, approver, reason, now))
+            .map_err(to_py_err(py))?;
+        request_to_py(py, &decided)
+    }
+
+    /// How an approval UI may show a request's input:
+    /// `(0, capability_index, info)` — call that capability's
+    /// `redact_approval_input` with `info`; `(1, None, None)` — show as
+    /// stored; `(2, None, None)` — withhold (capability gone).
+    fn approval_input_view<'py>(
+        &self,
+        py: Python<'py>,
+        request: &Bound<'py, PyAny>,
+    ) -> PyResult<(u8, Option<u32>, Option<Bound<'py, PyAny>>)> {
+        let json = py_to_json(request).map_err(to_py_err(py))?;
+        let request: ApprovalRequest = serde_json::from_value(json)
+            .map_err(|e| PyValueError::new_err(format!("not an approval request: {e}")))?;
+        Ok(match self.shared.host.approval_input_view(&request) {
+            ApprovalInputView::Redact {
+                capability_index,
+                info,
+            } => {
+                let info = serde_json::to_value(info).unwrap_or_default();
+                (0, Some(capability_index), Some(json_to_py(py, &info)?))
+            }
+            ApprovalInputView::AsStored => (1, None, None),
+            ApprovalInputView::Withhold => (2, None, None),
+        })
+    }
+
+    /// The inspect() report as a dict.
+    fn inspect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &self.shared.host.registry().inspect().to_json())
+    }
+
+    /// Portable descriptors of the capabilities exposed on `surface`.
+    fn descriptors<'py>(&self, py: Python<'py>, surface: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let surface = Surface::parse(surface)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown surface `{surface}`")))?;
+        self.shared
+            .host
+            .registry()
+            .descriptors(surface)
+            .iter()
+            .map(|d| json_to_py(py, &d.to_json()))
+            .collect()
+    }
+}
+
+pub(crate) fn request_to_py<'py>(py: Python<'py>, r: &ApprovalRequest) -> PyResult<Bound<'py, PyAny>> {
+    json_to_py(py, &serde_json::to_value(r).unwrap_or_default())
+}
