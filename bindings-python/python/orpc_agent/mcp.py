@@ -1,0 +1,192 @@
+"""MCP adapter for the ``mcp`` 2.x SDK (``MCPServer``; ``FastMCP`` is gone).
+
+``governed_tools(registry)`` turns every capability the core exposes on the
+``mcp`` surface into an ``MCPServer`` tool; ``create_mcp_server(registry)``
+builds a server with them. Each tool:
+
+- is listed from the core's portable descriptor: name, description, input
+  and output JSON Schema, and ``ToolAnnotations`` derived by the core from
+  the metadata (plus ``adapters.mcp.annotations``);
+- runs ``tools/call`` through the governed pipeline on surface ``mcp`` —
+  the adapter fixes the surface (SI-2), the caller's ``frame`` factory adds
+  the actor and application context, and ``traceparent``/``tracestate`` in
+  the request's ``_meta`` travel into the frame;
+- maps outcomes to results: output as text (and ``structuredContent`` when
+  the tool has an object output schema); a ``CapabilityError`` as an
+  ``isError`` result whose text is the core's model-actionable message and
+  whose ``_meta["orpc-agent/error"]`` carries code and kind; an approval
+  requirement as an ``isError`` result (the tool did not run) whose text
+  tells the model what happened and whose
+  ``_meta["orpc-agent/approval"]`` carries the request id for the client.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import func_metadata
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import PrivateAttr
+
+from .errors import CapabilityError
+from .registry import CapabilityRegistry
+from .schema import to_jsonable
+from .types import ApprovalRequired, Frame
+
+__all__ = ["governed_tools", "create_mcp_server", "GovernedTool", "FrameFactory"]
+
+FrameFactory = Callable[[Context[Any, Any]], Frame | None]
+"""Builds the caller's frame (actor, context) from the MCP request context."""
+
+APPROVAL_META = "orpc-agent/approval"
+ERROR_META = "orpc-agent/error"
+
+
+async def _unused() -> Any:  # pragma: no cover - never called
+    """Placeholder the SDK's Tool model requires; governed tools override ``run``."""
+
+
+_PLACEHOLDER_METADATA = func_metadata(_unused)
+
+
+def _request_meta(context: Context[Any, Any]) -> dict[str, Any]:
+    try:
+        meta = context.request_context.meta
+    except (AttributeError, ValueError, LookupError):
+        return {}
+    return dict(meta) if meta else {}
+
+
+def _mcp_frame(base: Frame | None, context: Context[Any, Any]) -> Frame:
+    """The frame of one tools/call: surface ``mcp`` always (SI-2); actor and
+    context from the host's factory; trace from the request's ``_meta``."""
+    meta = _request_meta(context)
+    traceparent = meta.get("traceparent")
+    tracestate = meta.get("tracestate")
+    try:
+        request_id: str | None = str(context.request_id)
+    except (AttributeError, ValueError, LookupError):
+        request_id = None
+    if base is None:
+        return Frame(
+            "mcp",
+            traceparent=traceparent if isinstance(traceparent, str) else None,
+            tracestate=tracestate if isinstance(tracestate, str) else None,
+            request_id=request_id,
+        )
+    return Frame(
+        "mcp",
+        actor=base.actor,
+        traceparent=traceparent if isinstance(traceparent, str) else base.traceparent,
+        tracestate=tracestate if isinstance(tracestate, str) else base.tracestate,
+        request_id=base.request_id or request_id,
+        agent_id=base.agent_id,
+        session_id=base.session_id,
+        context=base.context,
+    )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+class GovernedTool(Tool):
+    """An ``MCPServer`` tool whose calls run the governed pipeline."""
+
+    _registry: CapabilityRegistry = PrivateAttr()
+    _capability_id: str = PrivateAttr()
+    _output_schema: dict[str, Any] | None = PrivateAttr(default=None)
+    _frame: FrameFactory | None = PrivateAttr(default=None)
+
+    @property  # type: ignore[override]
+    def output_schema(self) -> dict[str, Any] | None:
+        return self._output_schema
+
+    @classmethod
+    def from_descriptor(
+        cls, registry: CapabilityRegistry, descriptor: dict[str, Any], frame: FrameFactory | None
+    ) -> GovernedTool:
+        output_schema = descriptor.get("outputSchema")
+        if not (isinstance(output_schema, dict) and output_schema.get("type") == "object"):
+            output_schema = None  # MCP structured output must be an object
+        tool = cls.model_construct(
+            fn=_unused,
+            name=descriptor["toolNames"]["mcp"],
+            title=None,
+            description=descriptor["description"],
+            parameters=descriptor.get("inputSchema") or {"type": "object"},
+            fn_metadata=_PLACEHOLDER_METADATA,
+            is_async=True,
+            context_kwarg=None,
+            resolved_params={},
+            resolver_plans={},
+            annotations=ToolAnnotations.model_validate(descriptor.get("annotations") or {}),
+            icons=None,
+            meta=None,
+        )
+        tool._registry = registry
+        tool._capability_id = descriptor["id"]
+        tool._output_schema = output_schema
+        tool._frame = frame
+        return tool
+
+    async def run(
+        self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False
+    ) -> CallToolResult:
+        frame = _mcp_frame(self._frame(context) if self._frame else None, context)
+        try:
+            outcome = await self._registry.invoke(self._capability_id, arguments, frame)
+        except CapabilityError as e:
+            return CallToolResult(
+                content=[TextContent(type="text", text=f"{e.code}: {e.message}")],
+                is_error=True,
+                _meta={ERROR_META: e.to_dict()},
+            )
+        if isinstance(outcome, ApprovalRequired):
+            r = outcome.request
+            text = (
+                f"APPROVAL_REQUIRED: {r.reason or 'This call needs approval before it runs.'} "
+                f"The call did not run. Approval request {r.id} is pending"
+                f"{' (' + r.type + ')' if r.type else ''}; tell the user, and do not retry until it is approved."
+            )
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)],
+                is_error=True,
+                _meta={
+                    APPROVAL_META: {
+                        "id": r.id,
+                        "capabilityId": r.capability_id,
+                        "status": r.status,
+                        "type": r.type,
+                        "reason": r.reason,
+                        "expiresAt": r.expires_at,
+                    }
+                },
+            )
+        output = to_jsonable(outcome.output)
+        structured = output if self._output_schema is not None and isinstance(output, dict) else None
+        return CallToolResult(
+            content=[TextContent(type="text", text=_text(output))],
+            structured_content=structured,
+            is_error=False,
+        )
+
+
+def governed_tools(registry: CapabilityRegistry, *, frame: FrameFactory | None = None) -> list[Tool]:
+    """One governed tool per capability exposed on the ``mcp`` surface."""
+    return [GovernedTool.from_descriptor(registry, d, frame) for d in registry.descriptors("mcp")]
+
+
+def create_mcp_server(
+    registry: CapabilityRegistry,
+    name: str = "orpc-agent",
+    *,
+    frame: FrameFactory | None = None,
+    **server_options: Any,
+) -> MCPServer[Any]:
+    """An ``MCPServer`` serving the registry's MCP-exposed capabilities."""
+    return MCPServer(name, tools=governed_tools(registry, frame=frame), **server_options)
