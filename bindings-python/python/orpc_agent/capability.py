@@ -162,6 +162,10 @@ def define_capability(
     no_output = ret is inspect.Signature.empty or ret is Any or ret is None or ret is type(None)
     out_schema = as_schema(output if output is not None else (None if no_output else ret))
 
+    if meta is not None and not isinstance(meta, Mapping):
+        # Not an object: handed to the core verbatim, which reports it.
+        return CapabilitySpec(id=id, handler=handler, meta=meta, input=in_schema, output=out_schema,  # type: ignore[arg-type]
+                              is_async=inspect.iscoroutinefunction(handler), wants_context=nparams >= 2)
     m: dict[str, Any] = dict(meta or {})
     given = {
         "description": description,

@@ -182,6 +182,8 @@ def _hook_problems(specs: Sequence[CapabilitySpec], runtime_wire: list[Any], run
         if isinstance(p, dict) and p.get("host") is True:
             need(None, f"policies[{i}]", i in runtime_impl)
     for s in specs:
+        if not isinstance(s.meta, dict):
+            continue
         redact = s.meta.get("redact") or {}
         if isinstance(redact, dict):
             need(s.id, "redact.output", redact.get("output") is not True or s.redact_output is not None)
@@ -242,7 +244,8 @@ def create_capability_registry(
             runtime_wire.append(camel_keys(p) if not isinstance(p, dict) or "host" not in p else dict(p))
     _bind_named(runtime_wire, runtime_impl, named)
     for s in specs:
-        _bind_named(list(s.meta.get("policies") or []), s.policies, {**named, **s.host_policies})
+        if isinstance(s.meta, dict) and isinstance(s.meta.get("policies"), list):
+            _bind_named(s.meta["policies"], s.policies, {**named, **s.host_policies})
 
     wire_options: dict[str, Any] = raw
     if runtime_wire:
