@@ -1,0 +1,185 @@
+import Foundation
+
+/// What a handler is told about its call.
+public struct HandlerContext: Sendable {
+    /// 1 for the first attempt.
+    public let attempt: UInt32
+    /// The deadline (unix ms). At it the handler's task is cancelled and a
+    /// late result is discarded (SI-9): check `Task.isCancelled`.
+    public let deadlineAtMs: UInt64
+    public let capabilityId: String
+    /// The frozen frame (on a resumed approval: the recorded surface/actor).
+    public let frame: Frame
+}
+
+/// A host policy's answer.
+public enum PolicyDecision: Sendable, Hashable {
+    case allow
+    /// Stops the call (when enforced). Write the reason for a model.
+    case deny(reason: String? = nil)
+    case requireApproval(type: String? = nil, reason: String? = nil, expiresInMs: UInt64? = nil)
+    /// No opinion.
+    case abstain
+}
+
+/// What a host policy sees: the validated input (SI-5) and the frozen frame.
+public struct PolicyRequest: Sendable {
+    public let capabilityId: String
+    public let input: JSONValue
+    public let frame: Frame
+}
+
+/// A policy implemented in Swift. The core decides when it runs, in which
+/// order, and what its decision means; throwing or running past the
+/// capability's timeout denies (fail closed).
+public struct HostPolicy: Sendable {
+    public let name: String?
+    /// `"enforce"` (default) or `"shadow"` (recorded in audit, not enforced).
+    public let mode: String?
+    public let evaluate: @Sendable (PolicyRequest) async throws -> PolicyDecision
+
+    public init(
+        name: String? = nil, mode: String? = nil,
+        evaluate: @escaping @Sendable (PolicyRequest) async throws -> PolicyDecision
+    ) {
+        self.name = name
+        self.mode = mode
+        self.evaluate = evaluate
+    }
+
+    /// The declared-present marker the core reads.
+    var marker: JSONValue {
+        var o = JSONObject()
+        if let name { o["name"] = .string(name) }
+        if let mode { o["mode"] = .string(mode) }
+        o["host"] = .bool(true)
+        return .object(o)
+    }
+}
+
+/// A policy in a list: declarative (evaluated natively by the core) or a
+/// Swift closure.
+public enum Policy: Sendable {
+    case rule(JSONValue)
+    case host(HostPolicy)
+}
+
+/// A capability: metadata plus the Swift code that implements it.
+///
+/// `Input` and `Output` are your `Codable` types (or `JSONValue`). An input
+/// of the same type as `Input` reaches the handler as is; anything else is
+/// converted through JSON at stage 4, where a mismatch is INVALID_INPUT.
+public struct Capability: Sendable {
+    public let id: String
+    public let meta: AgentMeta
+    public let inputSchema: JSONValue?
+    public let outputSchema: JSONValue?
+    let hooks: Hooks
+
+    /// Type-erased hooks: values cross as `any Sendable`.
+    struct Hooks: Sendable {
+        var accept: @Sendable (Any) throws -> any Sendable
+        var acceptJSON: @Sendable (String) throws -> any Sendable
+        var needsConversion: Bool
+        var validateInput: (@Sendable (any Sendable) async throws -> any Sendable)?
+        var validateOutput: (@Sendable (any Sendable) async throws -> any Sendable)?
+        var redactOutput: (@Sendable (any Sendable, RedactionInfo) async throws -> any Sendable)?
+        var redactApprovalInput: (@Sendable (JSONValue, RedactionInfo) async throws -> JSONValue)?
+        var retryOn: (@Sendable (CapabilityError) -> Bool)?
+        var policies: [Policy]
+        var handler: @Sendable (any Sendable, HandlerContext) async throws -> any Sendable
+    }
+
+    public init<Input: Codable & Sendable, Output: Codable & Sendable>(
+        _ id: String,
+        meta: AgentMeta,
+        input: Input.Type = Input.self,
+        output: Output.Type = Output.self,
+        inputSchema: JSONValue? = nil,
+        outputSchema: JSONValue? = nil,
+        validateInput: (@Sendable (Input) async throws -> Input)? = nil,
+        validateOutput: (@Sendable (Output) async throws -> Output)? = nil,
+        redactOutput: (@Sendable (Output, RedactionInfo) async throws -> Output)? = nil,
+        redactApprovalInput: (@Sendable (JSONValue, RedactionInfo) async throws -> JSONValue)? = nil,
+        retryOn: (@Sendable (CapabilityError) -> Bool)? = nil,
+        policies: [Policy] = [],
+        handler: @escaping @Sendable (Input, HandlerContext) async throws -> Output
+    ) {
+        self.id = id
+        self.meta = meta
+        self.inputSchema = inputSchema
+        self.outputSchema = outputSchema
+        @Sendable func typed<T>(_ v: any Sendable, _: T.Type) throws -> T {
+            guard let t = v as? T else { throw CapabilityError(.internal, "a value changed type inside the pipeline") }
+            return t
+        }
+        hooks = Hooks(
+            accept: { raw in try JSONBridge.convert(raw, to: Input.self) },
+            acceptJSON: { text in try JSONBridge.convert(try JSONValue(parsing: text), to: Input.self) },
+            needsConversion: Input.self != JSONValue.self,
+            validateInput: validateInput.map { f in { v in try await f(try typed(v, Input.self)) } },
+            validateOutput: validateOutput.map { f in { v in try await f(try typed(v, Output.self)) } },
+            redactOutput: redactOutput.map { f in { v, info in try await f(try typed(v, Output.self), info) } },
+            redactApprovalInput: redactApprovalInput,
+            retryOn: retryOn,
+            policies: policies,
+            handler: { v, cx in try await handler(try typed(v, Input.self), cx) }
+        )
+    }
+
+    /// The declaration JSON the core builds from: metadata with the
+    /// declared-present markers of the hooks given here.
+    var declaration: JSONValue {
+        var m = meta.json
+        if hooks.redactOutput != nil || hooks.redactApprovalInput != nil {
+            var r = m["redact"]?.objectValue ?? JSONObject()
+            if hooks.redactOutput != nil { r["output"] = .bool(true) }
+            if hooks.redactApprovalInput != nil { r["approvalInput"] = .bool(true) }
+            m["redact"] = .object(r)
+        }
+        if hooks.retryOn != nil, var r = m["retry"]?.objectValue {
+            r["retryOn"] = .bool(true)
+            m["retry"] = .object(r)
+        }
+        if !hooks.policies.isEmpty {
+            m["policies"] = .array(
+                hooks.policies.map {
+                    switch $0 {
+                    case .rule(let j): return j
+                    case .host(let p): return p.marker
+                    }
+                })
+        }
+        var d = JSONObject()
+        d["id"] = .string(id)
+        d["meta"] = .object(m)
+        if let inputSchema { d["inputSchema"] = inputSchema }
+        if let outputSchema { d["outputSchema"] = outputSchema }
+        // Stage 4 converts the input to the handler's type (or runs the
+        // validator); JSONValue handlers without a validator skip it.
+        d["validateInput"] = .bool(hooks.validateInput != nil || hooks.needsConversion)
+        d["validateOutput"] = .bool(hooks.validateOutput != nil)
+        return .object(d)
+    }
+
+    /// Hooks the metadata declares but no closure implements: a build
+    /// problem, so it cannot fail at call time.
+    var missingHooks: [Problem] {
+        var out: [Problem] = []
+        func missing(_ path: String, _ what: String) {
+            out.append(Problem(capability: id, path: path, code: "MISSING_HOOK", message: "declared, but no \(what) was given"))
+        }
+        let m = meta.json
+        if m["redact"]?["output"] == .bool(true), hooks.redactOutput == nil { missing("redact.output", "redactOutput closure") }
+        if m["redact"]?["approvalInput"] == .bool(true), hooks.redactApprovalInput == nil {
+            missing("redact.approvalInput", "redactApprovalInput closure")
+        }
+        if m["retry"]?["retryOn"] == .bool(true), hooks.retryOn == nil { missing("retry.retryOn", "retryOn closure") }
+        if hooks.policies.isEmpty, let list = m["policies"]?.arrayValue {
+            for (i, p) in list.enumerated() where p["host"] == .bool(true) {
+                missing("policies[\(i)]", "HostPolicy (pass host policies in `policies:`)")
+            }
+        }
+        return out
+    }
+}

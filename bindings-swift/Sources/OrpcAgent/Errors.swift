@@ -1,0 +1,198 @@
+import Foundation
+import OrpcAgentFFI
+
+/// The core's error codes, one case each (`ErrorCode::ALL`; a drift test
+/// compares them with the linked core).
+public enum ErrorCode: String, CaseIterable, Sendable, Codable {
+    case notFound = "NOT_FOUND"
+    case invalidInput = "INVALID_INPUT"
+    case policyDenied = "POLICY_DENIED"
+    case approvalRequired = "APPROVAL_REQUIRED"
+    case approvalNotFound = "APPROVAL_NOT_FOUND"
+    case approvalPending = "APPROVAL_PENDING"
+    case approvalRejected = "APPROVAL_REJECTED"
+    case approvalExpired = "APPROVAL_EXPIRED"
+    case approvalConsumed = "APPROVAL_CONSUMED"
+    case approvalInvalid = "APPROVAL_INVALID"
+    case timeout = "TIMEOUT"
+    case cancelled = "CANCELLED"
+    case executionFailed = "EXECUTION_FAILED"
+    case outputInvalid = "OUTPUT_INVALID"
+    case limitExceeded = "LIMIT_EXCEEDED"
+    case sessionNotFound = "SESSION_NOT_FOUND"
+    case credentialRequired = "CREDENTIAL_REQUIRED"
+    case `internal` = "INTERNAL"
+
+    /// The `std:` error kind (`std:not-found`, `std:internal`, …), from the core.
+    public var kind: String { errorKind(code: rawValue) ?? "std:internal" }
+}
+
+/// What every capability error carries besides its code. The message is
+/// written for a model and never quotes unredacted data (SI-10).
+public struct ErrorInfo: Sendable, Hashable {
+    public var message: String
+    public var retryable: Bool
+    public var details: JSONValue?
+
+    public init(_ message: String, retryable: Bool = false, details: JSONValue? = nil) {
+        self.message = message
+        self.retryable = retryable
+        self.details = details
+    }
+}
+
+/// A governed call's failure: one case per core error code, so callers can
+/// `catch CapabilityError.policyDenied(let info)`. Handlers throw these too
+/// to fail with their own code; any other thrown error becomes a generic
+/// `executionFailed` whose message never reaches the caller.
+public enum CapabilityError: Error, Sendable, Hashable, CustomStringConvertible {
+    case notFound(ErrorInfo)
+    case invalidInput(ErrorInfo)
+    case policyDenied(ErrorInfo)
+    case approvalRequired(ErrorInfo)
+    case approvalNotFound(ErrorInfo)
+    case approvalPending(ErrorInfo)
+    case approvalRejected(ErrorInfo)
+    case approvalExpired(ErrorInfo)
+    case approvalConsumed(ErrorInfo)
+    case approvalInvalid(ErrorInfo)
+    case timeout(ErrorInfo)
+    case cancelled(ErrorInfo)
+    case executionFailed(ErrorInfo)
+    case outputInvalid(ErrorInfo)
+    case limitExceeded(ErrorInfo)
+    case sessionNotFound(ErrorInfo)
+    case credentialRequired(ErrorInfo)
+    case `internal`(ErrorInfo)
+
+    /// An error with `code`.
+    public init(_ code: ErrorCode, _ info: ErrorInfo) {
+        switch code {
+        case .notFound: self = .notFound(info)
+        case .invalidInput: self = .invalidInput(info)
+        case .policyDenied: self = .policyDenied(info)
+        case .approvalRequired: self = .approvalRequired(info)
+        case .approvalNotFound: self = .approvalNotFound(info)
+        case .approvalPending: self = .approvalPending(info)
+        case .approvalRejected: self = .approvalRejected(info)
+        case .approvalExpired: self = .approvalExpired(info)
+        case .approvalConsumed: self = .approvalConsumed(info)
+        case .approvalInvalid: self = .approvalInvalid(info)
+        case .timeout: self = .timeout(info)
+        case .cancelled: self = .cancelled(info)
+        case .executionFailed: self = .executionFailed(info)
+        case .outputInvalid: self = .outputInvalid(info)
+        case .limitExceeded: self = .limitExceeded(info)
+        case .sessionNotFound: self = .sessionNotFound(info)
+        case .credentialRequired: self = .credentialRequired(info)
+        case .internal: self = .internal(info)
+        }
+    }
+
+    /// An error with `code` and `message`.
+    public init(_ code: ErrorCode, _ message: String, retryable: Bool = false, details: JSONValue? = nil) {
+        self.init(code, ErrorInfo(message, retryable: retryable, details: details))
+    }
+
+    public var code: ErrorCode {
+        switch self {
+        case .notFound: return .notFound
+        case .invalidInput: return .invalidInput
+        case .policyDenied: return .policyDenied
+        case .approvalRequired: return .approvalRequired
+        case .approvalNotFound: return .approvalNotFound
+        case .approvalPending: return .approvalPending
+        case .approvalRejected: return .approvalRejected
+        case .approvalExpired: return .approvalExpired
+        case .approvalConsumed: return .approvalConsumed
+        case .approvalInvalid: return .approvalInvalid
+        case .timeout: return .timeout
+        case .cancelled: return .cancelled
+        case .executionFailed: return .executionFailed
+        case .outputInvalid: return .outputInvalid
+        case .limitExceeded: return .limitExceeded
+        case .sessionNotFound: return .sessionNotFound
+        case .credentialRequired: return .credentialRequired
+        case .internal: return .internal
+        }
+    }
+
+    public var info: ErrorInfo {
+        switch self {
+        case .notFound(let i), .invalidInput(let i), .policyDenied(let i), .approvalRequired(let i),
+            .approvalNotFound(let i), .approvalPending(let i), .approvalRejected(let i), .approvalExpired(let i),
+            .approvalConsumed(let i), .approvalInvalid(let i), .timeout(let i), .cancelled(let i),
+            .executionFailed(let i), .outputInvalid(let i), .limitExceeded(let i), .sessionNotFound(let i),
+            .credentialRequired(let i), .internal(let i):
+            return i
+        }
+    }
+
+    public var message: String { info.message }
+    public var retryable: Bool { info.retryable }
+    public var details: JSONValue? { info.details }
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    /// `{code, message, retryable, kind, details?}`, as every binding shows it.
+    public var json: JSONValue {
+        var o = JSONObject()
+        o["code"] = .string(code.rawValue)
+        o["message"] = .string(message)
+        o["retryable"] = .bool(retryable)
+        o["kind"] = .string(code.kind)
+        if let d = details { o["details"] = d }
+        return .object(o)
+    }
+
+    init(code: String, message: String, retryable: Bool, detailsJson: String?) {
+        let details = detailsJson.flatMap { try? JSONValue(parsing: $0) }
+        self.init(ErrorCode(rawValue: code) ?? .internal, ErrorInfo(message, retryable: retryable, details: details))
+    }
+
+    init(_ e: FfiErrorInfo) {
+        self.init(code: e.code, message: e.message, retryable: e.retryable, detailsJson: e.detailsJson)
+    }
+}
+
+/// One problem of a registry build: which capability (`nil` for runtime
+/// options), the dotted field path, a stable code and a message.
+public struct Problem: Sendable, Hashable, CustomStringConvertible {
+    public let capability: String?
+    public let path: String
+    public let code: String
+    public let message: String
+    public var description: String { "\(capability ?? "<options>") \(path): \(code) — \(message)" }
+}
+
+/// The registry could not be built. `problems` lists EVERY problem found,
+/// not the first (SI-4: invalid metadata never serves).
+public struct RegistryError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public let problems: [Problem]
+    public var description: String { ([message] + problems.map { "  - \($0)" }).joined(separator: "\n") }
+}
+
+/// Maps an error thrown by the FFI layer to the Swift types above.
+func liftError(_ error: Error) -> Error {
+    switch error {
+    case let FfiError.Capability(code, message, retryable, detailsJson):
+        return CapabilityError(code: code, message: message, retryable: retryable, detailsJson: detailsJson)
+    case let FfiError.Registry(message, problemsJson):
+        let list = (try? JSONValue(parsing: problemsJson))?.arrayValue ?? []
+        let problems = list.map { p in
+            Problem(
+                capability: p["capability"]?.stringValue, path: p["path"]?.stringValue ?? "",
+                code: p["code"]?.stringValue ?? "", message: p["message"]?.stringValue ?? "")
+        }
+        return RegistryError(message: message, problems: problems)
+    case let e as CapabilityError: return e
+    default:
+        // A Rust panic caught by uniffi, or a conversion failure: never an abort.
+        return CapabilityError(.internal, "The agent runtime failed internally.")
+    }
+}
+
+/// Runs an FFI call, mapping its errors.
+func ffi<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch { throw liftError(error) }
+}

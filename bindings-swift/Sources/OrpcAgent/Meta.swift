@@ -1,0 +1,215 @@
+import Foundation
+
+/// Where a call comes from. Set by the adapter from the authenticated
+/// transport, never from model input (SI-2).
+public enum Surface: String, CaseIterable, Sendable, Codable {
+    case direct, aiSdk, mcp, workflow, test
+}
+
+public enum SideEffect: String, Sendable, Codable { case none, read, write, destructive, external }
+public enum Risk: String, Sendable, Codable { case low, medium, high, critical }
+public enum Discovery: String, Sendable, Codable { case discoverable, contextual }
+
+/// A capability's metadata (spec/000): what the core validates, all at once,
+/// when the registry is built. Host hooks (redactors, `retryOn`, host
+/// policies) are given on `Capability`; their declared-present markers are
+/// added for you.
+public struct AgentMeta: Sendable, Hashable {
+    public var description: String
+    /// Surfaces the capability is exposed on; only `true` exposes (SI-1).
+    public var expose: [Surface: Bool]
+    public var sideEffect: SideEffect
+    public var risk: Risk
+    public var tags: [String]?
+    public var timeoutMs: Int?
+    public var retry: Retry?
+    public var idempotent: Bool?
+    public var approval: Approval?
+    public var discovery: Discovery?
+    /// `{aiSdk: {toolName}, mcp: {toolName, annotations}}`.
+    public var adapters: JSONValue?
+    /// Declarative policies (`{when, decision, …}`, see docs/decisions.md).
+    /// Host policies are closures on `Capability.policies`.
+    public var policies: [JSONValue]
+    /// Metadata given as JSON (a file, a vector): passed to the core as is.
+    var raw: JSONObject?
+
+    public struct Retry: Sendable, Hashable {
+        public var maxAttempts: Int
+        public var backoffMs: Int?
+        public init(maxAttempts: Int, backoffMs: Int? = nil) {
+            self.maxAttempts = maxAttempts
+            self.backoffMs = backoffMs
+        }
+    }
+
+    public struct Approval: Sendable, Hashable {
+        public var required: Bool
+        public var type: String?
+        public var expiresInMs: Int?
+        public init(required: Bool, type: String? = nil, expiresInMs: Int? = nil) {
+            self.required = required
+            self.type = type
+            self.expiresInMs = expiresInMs
+        }
+    }
+
+    public init(
+        description: String, expose: [Surface: Bool], sideEffect: SideEffect, risk: Risk,
+        tags: [String]? = nil, timeoutMs: Int? = nil, retry: Retry? = nil, idempotent: Bool? = nil,
+        approval: Approval? = nil, discovery: Discovery? = nil, adapters: JSONValue? = nil,
+        policies: [JSONValue] = []
+    ) {
+        self.description = description
+        self.expose = expose
+        self.sideEffect = sideEffect
+        self.risk = risk
+        self.tags = tags
+        self.timeoutMs = timeoutMs
+        self.retry = retry
+        self.idempotent = idempotent
+        self.approval = approval
+        self.discovery = discovery
+        self.adapters = adapters
+        self.policies = policies
+    }
+
+    /// Metadata as JSON (`AgentMeta` wire form), e.g. read from a file. The
+    /// core validates it at build like any other; typed fields read here
+    /// are best-effort conveniences.
+    public init(json: JSONValue) {
+        self.init(
+            description: json["description"]?.stringValue ?? "", expose: [:], sideEffect: .none, risk: .low)
+        raw = json.objectValue ?? JSONObject()
+        if raw == nil { raw = JSONObject() }
+    }
+
+    /// The wire form the core reads.
+    var json: JSONObject {
+        if let raw { return raw }
+        var o = JSONObject()
+        o["description"] = .string(description)
+        var e = JSONObject()
+        for s in Surface.allCases { if let v = expose[s] { e[s.rawValue] = .bool(v) } }
+        o["expose"] = .object(e)
+        o["sideEffect"] = .string(sideEffect.rawValue)
+        o["risk"] = .string(risk.rawValue)
+        if let tags { o["tags"] = .array(tags.map { .string($0) }) }
+        if let timeoutMs { o["timeoutMs"] = .int(Int64(timeoutMs)) }
+        if let retry {
+            var r = JSONObject()
+            r["maxAttempts"] = .int(Int64(retry.maxAttempts))
+            if let b = retry.backoffMs { r["backoffMs"] = .int(Int64(b)) }
+            o["retry"] = .object(r)
+        }
+        if let idempotent { o["idempotent"] = .bool(idempotent) }
+        if let approval {
+            var a = JSONObject()
+            a["required"] = .bool(approval.required)
+            if let t = approval.type { a["type"] = .string(t) }
+            if let x = approval.expiresInMs { a["expiresInMs"] = .int(Int64(x)) }
+            o["approval"] = .object(a)
+        }
+        if let discovery { o["discovery"] = .string(discovery.rawValue) }
+        if let adapters { o["adapters"] = adapters }
+        if !policies.isEmpty { o["policies"] = .array(policies) }
+        return o
+    }
+}
+
+/// The caller, from the authenticated transport (SI-3).
+public struct Actor: Sendable, Hashable, Codable {
+    public var id: String?
+    public var roles: [String]
+    public var attributes: [String: JSONValue]
+    public init(id: String? = nil, roles: [String] = [], attributes: [String: JSONValue] = [:]) {
+        self.id = id
+        self.roles = roles
+        self.attributes = attributes
+    }
+    public init(from d: Decoder) throws {
+        let c = try d.container(keyedBy: AnyKey.self)
+        id = try c.decodeIfPresent(String.self, forKey: AnyKey("id"))
+        roles = try c.decodeIfPresent([String].self, forKey: AnyKey("roles")) ?? []
+        attributes = try c.decodeIfPresent([String: JSONValue].self, forKey: AnyKey("attributes")) ?? [:]
+    }
+}
+
+/// W3C trace context.
+public struct TraceContext: Sendable, Hashable, Codable {
+    public var traceparent: String
+    public var tracestate: String?
+    public init(traceparent: String, tracestate: String? = nil) {
+        self.traceparent = traceparent
+        self.tracestate = tracestate
+    }
+}
+
+/// Everything about a call that is not its input, built by the adapter
+/// from the authenticated transport — never from model input (SI-2, SI-3).
+public struct Frame: Sendable {
+    public var surface: Surface
+    public var actor: Actor
+    public var trace: TraceContext?
+    public var requestId: String?
+    public var agentId: String?
+    public var sessionId: String?
+    /// Your application's context: opaque to the core, handed back to
+    /// handlers, policies and redactors.
+    public var context: (any Sendable)?
+
+    public init(
+        surface: Surface, actor: Actor = Actor(), trace: TraceContext? = nil, requestId: String? = nil,
+        agentId: String? = nil, sessionId: String? = nil, context: (any Sendable)? = nil
+    ) {
+        self.surface = surface
+        self.actor = actor
+        self.trace = trace
+        self.requestId = requestId
+        self.agentId = agentId
+        self.sessionId = sessionId
+        self.context = context
+    }
+
+    /// The frame as JSON for the core, or `nil` when it carries only a
+    /// surface (the common call then sends one short string).
+    var coreJSON: String? {
+        if actor == Actor(), trace == nil, requestId == nil, agentId == nil, sessionId == nil { return nil }
+        var o = JSONObject()
+        o["surface"] = .string(surface.rawValue)
+        var a = JSONObject()
+        if let id = actor.id { a["id"] = .string(id) }
+        a["roles"] = .array(actor.roles.map { .string($0) })
+        var attrs = JSONObject()
+        for k in actor.attributes.keys.sorted() { attrs[k] = actor.attributes[k] }
+        a["attributes"] = .object(attrs)
+        o["actor"] = .object(a)
+        if let t = trace {
+            var tj = JSONObject()
+            tj["traceparent"] = .string(t.traceparent)
+            if let s = t.tracestate { tj["tracestate"] = .string(s) }
+            o["trace"] = .object(tj)
+        }
+        if let requestId { o["requestId"] = .string(requestId) }
+        if let agentId { o["agentId"] = .string(agentId) }
+        if let sessionId { o["sessionId"] = .string(sessionId) }
+        return JSONValue.object(o).jsonText
+    }
+}
+
+/// What a redactor is told (DESIGN §6): from the frozen frame, or for a
+/// resumed approval from the request as recorded.
+public struct RedactionInfo: Sendable {
+    public let surface: Surface
+    public let capabilityId: String
+    public let actor: Actor
+    public let context: (any Sendable)?
+
+    init(json: String, context: (any Sendable)?) {
+        let v = (try? JSONValue(parsing: json)) ?? .null
+        surface = Surface(rawValue: v["surface"]?.stringValue ?? "") ?? .direct
+        capabilityId = v["capabilityId"]?.stringValue ?? ""
+        actor = (try? JSONBridge.convert(v["actor"] ?? .null, to: Actor.self)) ?? Actor()
+        self.context = context
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import OrpcAgentFFI
+
+/// Registry-wide options.
+public struct RegistryOptions: Sendable {
+    /// Runtime defaults (`{timeoutMs, approvalExpiresInMs, …}`).
+    public var defaults: JSONValue?
+    /// Runtime-level policies: run before every capability's own (SI-6).
+    public var policies: [Policy]
+    /// An approver may not decide their own request.
+    public var approverMustDiffer: Bool?
+    public var approvalStore: ApprovalStoreConfig
+    /// Receives every audit record (`started`, `finished`).
+    public var audit: (@Sendable (AuditRecord) -> Void)?
+    /// Finished records carry the (redacted) output.
+    public var auditPayloads: Bool
+    /// The time source for deadlines, backoff and approval expiry.
+    public var clock: any AgentClock
+
+    public init(
+        defaults: JSONValue? = nil, policies: [Policy] = [], approverMustDiffer: Bool? = nil,
+        approvalStore: ApprovalStoreConfig = .memory, audit: (@Sendable (AuditRecord) -> Void)? = nil,
+        auditPayloads: Bool = false, clock: any AgentClock = SystemClock()
+    ) {
+        self.defaults = defaults
+        self.policies = policies
+        self.approverMustDiffer = approverMustDiffer
+        self.approvalStore = approvalStore
+        self.audit = audit
+        self.auditPayloads = auditPayloads
+        self.clock = clock
+    }
+
+    var coreJSON: String {
+        var o = JSONObject()
+        if let defaults { o["defaults"] = defaults }
+        if !policies.isEmpty {
+            o["policies"] = .array(
+                policies.map {
+                    switch $0 {
+                    case .rule(let j): return j
+                    case .host(let p): return p.marker
+                    }
+                })
+        }
+        if let approverMustDiffer { o["approverMustDiffer"] = .bool(approverMustDiffer) }
+        return JSONValue.object(o).jsonText
+    }
+}
+
+/// Capabilities an agent may call, governed by the orpc-agent core.
+///
+/// Build it once; `invoke` from any task. Every decision — exposure,
+/// policies and their order, approvals, deadlines, retries, redaction,
+/// audit — is the core's; this class runs your Swift code when the core
+/// asks, on Swift concurrency.
+public final class CapabilityRegistry: @unchecked Sendable {
+    let core: FfiRegistry
+    let capabilities: [Capability]
+    let runtimePolicies: [Policy]
+    let indexById: [String: UInt32]
+    let options: RegistryOptions
+
+    /// Validates every capability at once; throws ONE `RegistryError`
+    /// listing every problem (SI-4), or a `CapabilityError` for a store
+    /// that cannot be opened.
+    public init(capabilities: [Capability], options: RegistryOptions = RegistryOptions()) throws {
+        let decls = JSONValue.array(capabilities.map(\.declaration)).jsonText
+        let missing = capabilities.flatMap(\.missingHooks)
+        var built: FfiRegistry?
+        do {
+            built = try FfiRegistry(
+                declarationsJson: decls, optionsJson: options.coreJSON, storeJson: options.approvalStore.json,
+                audit: options.audit != nil, auditPayloads: options.auditPayloads)
+        } catch {
+            let lifted = liftError(error)
+            if let r = lifted as? RegistryError {
+                throw RegistryError(message: r.message, problems: r.problems + missing)
+            }
+            throw lifted
+        }
+        guard let core = built, missing.isEmpty else {
+            throw RegistryError(message: "\(missing.count) problem(s) in the capability declarations", problems: missing)
+        }
+        self.core = core
+        // Registry order is declaration order; the core confirms it.
+        let ids = core.capabilityIds()
+        var byId: [String: Capability] = [:]
+        for c in capabilities { byId[c.id] = c }
+        self.capabilities = ids.compactMap { byId[$0] }
+        var index: [String: UInt32] = [:]
+        for (i, id) in ids.enumerated() { index[id] = UInt32(i) }
+        indexById = index
+        runtimePolicies = options.policies
+        self.options = options
+    }
+
+    /// Runs a capability (by id or adapter tool name) through the governed
+    /// pipeline. Returns `.ok(output)` or `.approvalRequired(request)`;
+    /// throws `CapabilityError` (by code) otherwise. Cancelling the calling
+    /// task cancels the invocation (CANCELLED).
+    public func invoke<Input: Encodable & Sendable, Output: Decodable & Sendable>(
+        _ name: String, input: Input, frame: Frame, as _: Output.Type = Output.self
+    ) async throws -> Outcome<Output> {
+        let now = options.clock.nowMs()
+        let inv = try ffi {
+            if let i = indexById[name] {
+                return try core.start(capabilityIndex: i, surface: frame.surface.rawValue, frameJson: frame.coreJSON, nowMs: now)
+            }
+            return try core.startNamed(idOrToolName: name, surface: frame.surface.rawValue, frameJson: frame.coreJSON, nowMs: now)
+        }
+        let call = Call(raw: input, frame: frame, resumed: false)
+        return try await drive(inv, call, Output.self)
+    }
+
+    /// Resumes an approved request: runs it once (single use) with the
+    /// surface and actor recorded when it was made (SI-3); `frame` gives
+    /// only trace, ids and your context.
+    public func resume<Output: Decodable & Sendable>(
+        _ approvalId: String, frame: Frame, as _: Output.Type = Output.self
+    ) async throws -> Outcome<Output> {
+        let now = options.clock.nowMs()
+        let inv = try ffi {
+            try core.resume(approvalId: approvalId, surface: frame.surface.rawValue, frameJson: frame.coreJSON, nowMs: now)
+        }
+        return try await drive(inv, Call(raw: nil, frame: frame, resumed: true), Output.self)
+    }
+
+    // MARK: approvals
+
+    public func approval(_ id: String) throws -> ApprovalRequest? {
+        try ffi { try core.approval(id: id) }.map { try ApprovalRequest(json: $0) }
+    }
+
+    public func approvals(_ filter: ApprovalFilter = ApprovalFilter()) throws -> [ApprovalRequest] {
+        let text = try ffi { try core.approvals(filterJson: filter.json) }
+        return try (JSONValue(parsing: text).arrayValue ?? []).map { try ApprovalRequest(json: $0.jsonText) }
+    }
+
+    @discardableResult
+    public func approve(_ id: String, approver: String?, reason: String? = nil) throws -> ApprovalRequest {
+        try decide(id, approve: true, approver: approver, reason: reason)
+    }
+
+    @discardableResult
+    public func reject(_ id: String, approver: String?, reason: String? = nil) throws -> ApprovalRequest {
+        try decide(id, approve: false, approver: approver, reason: reason)
+    }
+
+    private func decide(_ id: String, approve: Bool, approver: String?, reason: String?) throws -> ApprovalRequest {
+        let now = options.clock.nowMs()
+        let text = try ffi { try core.decide(id: id, approve: approve, approver: approver, reason: reason, nowMs: now) }
+        return try ApprovalRequest(json: text)
+    }
+
+    /// The model-safe view of a request's input for approval UIs: through
+    /// the capability's `redactApprovalInput` with the request's recorded
+    /// surface and actor. A throwing redactor gives EXECUTION_FAILED.
+    public func approvalInput(_ id: String, context: (any Sendable)? = nil) async throws -> JSONValue {
+        let view = try ffi { try core.approvalInputView(id: id) }
+        let input = try view.inputJson.map { try JSONValue(parsing: $0) } ?? .null
+        switch view.kind {
+        case 0: return input
+        case 1:
+            guard Int(view.capabilityIndex) < capabilities.count,
+                let redact = capabilities[Int(view.capabilityIndex)].hooks.redactApprovalInput
+            else { throw CapabilityError(.internal, "no approval-input redactor") }
+            do {
+                return try await redact(input, RedactionInfo(json: view.infoJson ?? "{}", context: context))
+            } catch {
+                throw CapabilityError(.executionFailed, "The approval input could not be prepared for display.")
+            }
+        default:
+            throw CapabilityError(.notFound, "No capability with that name is available.")
+        }
+    }
+
+    // MARK: introspection
+
+    /// The inspect() report: resolved values, surfaces, tool names, warnings.
+    public func inspect() -> JSONValue { (try? JSONValue(parsing: core.inspect())) ?? .null }
+
+    /// Portable descriptors of the capabilities exposed on `surface`.
+    public func descriptors(surface: Surface) throws -> [JSONValue] {
+        let text = try ffi { try core.descriptors(surface: surface.rawValue) }
+        return (try JSONValue(parsing: text)).arrayValue ?? []
+    }
+}

@@ -1,0 +1,381 @@
+//! One governed invocation, driven from Swift with synchronous calls.
+//!
+//! Each `answer_*` method feeds the host's answer to the current step and
+//! advances through the steps the core performs itself (synchronous
+//! approval-store steps), returning the next step kind Swift must perform:
+//! one crossing per host step. The step kinds are the core's `StepKind`
+//! integers. An answer that does not fit the step ends the invocation in
+//! `Done` with an INTERNAL error (the core's rule); the next kind says so.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use orpc_agent_core::host::HostRegistry;
+use orpc_agent_core::pipeline::{Decision, PolicyScope};
+use orpc_agent_core::{Answer, CapabilityError, ErrorCode, Invocation, Outcome, Payload, Step};
+
+use crate::convert::parse_json;
+use crate::registry::request_json;
+use crate::{FfiError, internal};
+
+/// How an invocation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
+pub enum FfiOutcomeKind {
+    Ok,
+    ApprovalRequired,
+    Error,
+}
+
+/// The outcome of a finished invocation.
+#[derive(Debug, uniffi::Record)]
+pub struct FfiOutcome {
+    pub kind: FfiOutcomeKind,
+    /// `Ok` with a value the core holds as JSON; `None` when Swift holds
+    /// the output (the usual case).
+    pub output_json: Option<String>,
+    /// `ApprovalRequired`: the persisted request as JSON.
+    pub approval_json: Option<String>,
+    /// `Error`: the error.
+    pub error: Option<FfiErrorInfo>,
+}
+
+/// A `CapabilityError` as a record (outcomes, `AskRetryOn`).
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct FfiErrorInfo {
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+    pub details_json: Option<String>,
+}
+
+impl From<&CapabilityError> for FfiErrorInfo {
+    fn from(e: &CapabilityError) -> FfiErrorInfo {
+        FfiErrorInfo {
+            code: e.code.as_str().to_owned(),
+            message: e.message.clone(),
+            retryable: e.retryable,
+            details_json: e.details.as_ref().map(|d| d.to_string()),
+        }
+    }
+}
+
+/// Which host policy an `EvaluatePolicy` step names.
+#[derive(Debug, uniffi::Record)]
+pub struct FfiPolicyAt {
+    /// true: the registry's runtime `policies`; false: the capability's.
+    pub runtime: bool,
+    pub index: u32,
+    /// How long the policy may run before it counts as failed (denies).
+    pub timeout_ms: u64,
+}
+
+/// A host policy's decision.
+#[derive(Debug, uniffi::Enum)]
+pub enum FfiDecision {
+    Allow,
+    Deny {
+        reason: Option<String>,
+    },
+    RequireApproval {
+        approval_type: Option<String>,
+        reason: Option<String>,
+        expires_in_ms: Option<u64>,
+    },
+    Abstain,
+}
+
+impl From<FfiDecision> for Decision {
+    fn from(d: FfiDecision) -> Decision {
+        match d {
+            FfiDecision::Allow => Decision::Allow,
+            FfiDecision::Deny { reason } => Decision::Deny { reason },
+            FfiDecision::RequireApproval {
+                approval_type,
+                reason,
+                expires_in_ms,
+            } => Decision::RequireApproval {
+                approval_type,
+                reason,
+                expires_in_ms,
+            },
+            FfiDecision::Abstain => Decision::Abstain,
+        }
+    }
+}
+
+/// A running invocation. Swift holds it for the duration of one call.
+#[derive(uniffi::Object)]
+pub struct FfiInvocation {
+    host: Arc<HostRegistry>,
+    inv: Mutex<Invocation>,
+    /// The clock reading store steps use until Swift sends a newer one.
+    now_ms: Mutex<u64>,
+}
+
+impl FfiInvocation {
+    pub(crate) fn new(host: Arc<HostRegistry>, inv: Invocation, now_ms: u64) -> Arc<Self> {
+        let this = FfiInvocation {
+            host,
+            inv: Mutex::new(inv),
+            now_ms: Mutex::new(now_ms),
+        };
+        {
+            let mut inv = this.lock();
+            this.host.advance(&mut inv, now_ms);
+        }
+        Arc::new(this)
+    }
+
+    /// The invocation. A poisoned lock (a panic in an earlier call, caught
+    /// by uniffi) still holds a consistent machine: each answer is applied
+    /// by one `answer` call that either ran or did not.
+    fn lock(&self) -> MutexGuard<'_, Invocation> {
+        self.inv.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn clock(&self, now_ms: Option<u64>) -> u64 {
+        let mut t = self.now_ms.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = now_ms {
+            *t = n;
+        }
+        *t
+    }
+
+    /// Applies `answer`, runs the core's own store steps, returns the next
+    /// step kind for Swift.
+    fn answer(&self, answer: Answer, now_ms: Option<u64>) -> u8 {
+        let now = self.clock(now_ms);
+        let mut inv = self.lock();
+        // An out-of-turn answer ends the machine in Done(INTERNAL); the
+        // returned kind (Done) and the outcome report it.
+        let _ = inv.answer(answer);
+        self.host.advance(&mut inv, now).as_u8()
+    }
+}
+
+#[uniffi::export]
+impl FfiInvocation {
+    /// The current step kind (core `StepKind` as an integer).
+    pub fn step_kind(&self) -> u8 {
+        self.lock().step_kind().as_u8()
+    }
+
+    /// The capability's registry index (on resume: once stage 7 ran).
+    pub fn capability_index(&self) -> Option<u32> {
+        self.lock().capability().map(|c| c.index)
+    }
+
+    /// `RunHandler`: the attempt (1-based).
+    pub fn attempt(&self) -> u32 {
+        self.lock().attempt()
+    }
+
+    /// `RunHandler`: the deadline in unix ms; arm a timer for it.
+    pub fn deadline_at_ms(&self) -> u64 {
+        self.lock().deadline_at_ms()
+    }
+
+    /// `Sleep`: how long to wait before the next attempt.
+    pub fn sleep_ms(&self) -> u64 {
+        self.lock().sleep_ms()
+    }
+
+    /// `EvaluatePolicy`: which host policy, and its time limit.
+    pub fn policy_at(&self) -> Option<FfiPolicyAt> {
+        let inv = self.lock();
+        inv.policy_at().map(|(scope, index)| FfiPolicyAt {
+            runtime: scope == PolicyScope::Runtime,
+            index,
+            timeout_ms: inv.policy_timeout_ms(),
+        })
+    }
+
+    /// The current step's input when the core holds it as JSON (a resumed
+    /// approval's stored input); `None` when Swift holds it.
+    pub fn input_json(&self) -> Option<String> {
+        let inv = self.lock();
+        let payload = match inv.step() {
+            Step::ValidateInput { input }
+            | Step::EvaluatePolicy { input, .. }
+            | Step::RunHandler { input, .. } => input,
+            Step::ValidateOutput { output } | Step::RedactOutput { output, .. } => output,
+            _ => return None,
+        };
+        payload.as_json().map(|v| v.to_string())
+    }
+
+    /// The frozen frame as JSON (on resume: the recorded surface and actor).
+    pub fn frame_json(&self) -> Result<String, FfiError> {
+        serde_json::to_string(self.lock().frame()).map_err(|e| internal(e.to_string()))
+    }
+
+    /// `RedactOutput`: what the redactor is told, as JSON
+    /// `{surface, capabilityId, actor}`.
+    pub fn redaction_info_json(&self) -> Result<String, FfiError> {
+        serde_json::to_string(&self.lock().redaction_info()).map_err(|e| internal(e.to_string()))
+    }
+
+    /// `AskRetryOn`: the error the host's `retryOn` is asked about.
+    pub fn retry_error(&self) -> Option<FfiErrorInfo> {
+        match self.lock().step() {
+            Step::AskRetryOn { error } => Some(error.into()),
+            _ => None,
+        }
+    }
+
+    /// `Audit`: the record as camelCase JSON.
+    pub fn audit_record_json(&self) -> Option<String> {
+        match self.lock().step() {
+            Step::Audit(record) => Some(record.to_json().to_string()),
+            _ => None,
+        }
+    }
+
+    /// The outcome, once the step is `Done`.
+    pub fn take_outcome(&self) -> Result<FfiOutcome, FfiError> {
+        let outcome = self
+            .lock()
+            .take_outcome()
+            .ok_or_else(|| internal("the invocation has not finished"))?;
+        Ok(match outcome {
+            Outcome::Ok(payload) => FfiOutcome {
+                kind: FfiOutcomeKind::Ok,
+                output_json: payload.as_json().map(|v| v.to_string()),
+                approval_json: None,
+                error: None,
+            },
+            Outcome::ApprovalRequired(request) => FfiOutcome {
+                kind: FfiOutcomeKind::ApprovalRequired,
+                output_json: None,
+                approval_json: Some(request_json(&request)?),
+                error: None,
+            },
+            Outcome::Error(e) => FfiOutcome {
+                kind: FfiOutcomeKind::Error,
+                output_json: None,
+                approval_json: None,
+                error: Some((&e).into()),
+            },
+        })
+    }
+
+    // ----- answers: each returns the next step kind -----------------------
+
+    /// `ValidateInput`: valid. `input_json` is the validated input when the
+    /// validator changed it and Swift wants the core to hold it; `None`
+    /// keeps it in Swift.
+    pub fn answer_input_valid(&self, input_json: Option<String>) -> Result<u8, FfiError> {
+        let payload = match input_json {
+            Some(text) => Payload::Json(parse_json(&text)?),
+            None => Payload::Host,
+        };
+        Ok(self.answer(Answer::InputValid(payload), None))
+    }
+
+    /// `ValidateInput`: invalid, with a message for the model.
+    pub fn answer_input_invalid(&self, message: String) -> u8 {
+        self.answer(Answer::InputInvalid(message), None)
+    }
+
+    /// `ExportInput`: the validated input as JSON.
+    pub fn answer_input_exported(&self, input_json: String) -> Result<u8, FfiError> {
+        let value = parse_json(&input_json)?;
+        Ok(self.answer(Answer::InputExported(value), None))
+    }
+
+    /// `EvaluatePolicy`: the host policy's decision.
+    pub fn answer_policy(&self, decision: FfiDecision) -> u8 {
+        self.answer(Answer::PolicyDecision(decision.into()), None)
+    }
+
+    /// `EvaluatePolicy`: the policy threw or ran past its time limit (it
+    /// denies; its message is not kept).
+    pub fn answer_policy_failed(&self) -> u8 {
+        self.answer(Answer::PolicyFailed(String::new()), None)
+    }
+
+    /// `RunHandler`: the handler returned; Swift holds the output.
+    pub fn answer_handler_ok(&self, now_ms: u64) -> u8 {
+        self.answer(
+            Answer::HandlerOk {
+                output: Payload::Host,
+                now_ms,
+            },
+            Some(now_ms),
+        )
+    }
+
+    /// `RunHandler`: the handler failed. `code` is the handler's own
+    /// `CapabilityError` code, or `None` for a plain thrown error (it
+    /// becomes a generic EXECUTION_FAILED; `message` never reaches the
+    /// caller). An unknown code counts as a plain error.
+    pub fn answer_handler_error(
+        &self,
+        code: Option<String>,
+        message: String,
+        retryable: bool,
+        now_ms: u64,
+    ) -> u8 {
+        let code = code.as_deref().and_then(ErrorCode::parse);
+        self.answer(
+            Answer::HandlerError {
+                code,
+                message,
+                retryable: code.is_some() && retryable,
+                now_ms,
+            },
+            Some(now_ms),
+        )
+    }
+
+    /// `RunHandler`: the deadline timer fired first.
+    pub fn answer_handler_timed_out(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::HandlerTimedOut { now_ms }, Some(now_ms))
+    }
+
+    /// `RunHandler` or `Sleep`: the caller cancelled.
+    pub fn answer_cancelled(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::Cancelled { now_ms }, Some(now_ms))
+    }
+
+    /// `AskRetryOn`: the host's `retryOn` verdict.
+    pub fn answer_retry_on(&self, retry: bool) -> u8 {
+        self.answer(Answer::RetryOn(retry), None)
+    }
+
+    /// `Sleep`: the wait is over.
+    pub fn answer_slept(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::Slept { now_ms }, Some(now_ms))
+    }
+
+    /// `ValidateOutput`: valid (Swift holds the validated output).
+    pub fn answer_output_valid(&self) -> u8 {
+        self.answer(Answer::OutputValid(Payload::Host), None)
+    }
+
+    /// `ValidateOutput`: invalid (the message is dropped: it may quote the
+    /// unredacted output).
+    pub fn answer_output_invalid(&self) -> u8 {
+        self.answer(Answer::OutputInvalid(String::new()), None)
+    }
+
+    /// `RedactOutput`: redacted (Swift holds the redacted output).
+    pub fn answer_redacted(&self) -> u8 {
+        self.answer(Answer::Redacted(Payload::Host), None)
+    }
+
+    /// `RedactOutput`: the redactor threw; the output is dropped.
+    pub fn answer_redactor_failed(&self) -> u8 {
+        self.answer(Answer::RedactorFailed, None)
+    }
+
+    /// `ExportOutput`: the redacted output as JSON.
+    pub fn answer_output_exported(&self, output_json: String) -> Result<u8, FfiError> {
+        let value = parse_json(&output_json)?;
+        Ok(self.answer(Answer::OutputExported(value), None))
+    }
+
+    /// `Audit`: delivered.
+    pub fn answer_audited(&self) -> u8 {
+        self.answer(Answer::Audited, None)
+    }
+}

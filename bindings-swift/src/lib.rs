@@ -1,0 +1,125 @@
+//! # orpc-agent-swift
+//!
+//! The uniffi layer under the Swift package `OrpcAgent`. It converts values
+//! and maps errors; every governance decision stays in `orpc-agent-core`.
+//!
+//! Shape (DESIGN §4, "the host drives, the core decides"): Swift builds a
+//! [`FfiRegistry`], starts an [`FfiInvocation`] per call and loops on the
+//! integer step kind it returns, performing each step (handler, policy,
+//! validator, redactor, timer) on Swift concurrency and answering with one
+//! synchronous call that also advances to the next step. Rust never awaits
+//! Swift: no async crossing, no tokio runtime.
+//!
+//! Values the core does not need stay in Swift (`Payload::Host`); the core
+//! asks for JSON only when it must read them (`ExportInput`/`ExportOutput`).
+//!
+//! Panics: every exported call that reaches core code returns `Result`, so a
+//! panic (there should be none: clippy denies `unwrap`/`panic`) is caught by
+//! uniffi's `rust_call` and surfaces in Swift as a thrown error, never an
+//! abort of the host process.
+
+mod convert;
+mod invocation;
+mod registry;
+
+pub use invocation::{FfiInvocation, FfiOutcome, FfiOutcomeKind};
+pub use registry::{FfiApprovalView, FfiRegistry};
+
+uniffi::setup_scaffolding!();
+
+use orpc_agent_core::meta::RegistryError;
+use orpc_agent_core::{CapabilityError, ErrorCode};
+
+/// An error crossing into Swift. `Capability` carries a core
+/// `CapabilityError` by code (the Swift layer maps it to its enum);
+/// `Registry` is the aggregate build error with every problem as JSON.
+#[derive(Debug, thiserror::Error, uniffi::Error)]
+pub enum FfiError {
+    #[error("{code}: {message}")]
+    Capability {
+        code: String,
+        message: String,
+        retryable: bool,
+        /// `details` as JSON text, when the error has any.
+        details_json: Option<String>,
+    },
+    #[error("{message}")]
+    Registry {
+        message: String,
+        /// `[{capability, path, code, message}]` as JSON text.
+        problems_json: String,
+    },
+}
+
+impl From<CapabilityError> for FfiError {
+    fn from(e: CapabilityError) -> FfiError {
+        FfiError::Capability {
+            code: e.code.as_str().to_owned(),
+            message: e.message,
+            retryable: e.retryable,
+            details_json: e.details.map(|d| d.to_string()),
+        }
+    }
+}
+
+impl From<RegistryError> for FfiError {
+    fn from(e: RegistryError) -> FfiError {
+        let json = orpc_agent_core::host::registry_error_json(&e);
+        FfiError::Registry {
+            message: e.to_string(),
+            problems_json: json["problems"].to_string(),
+        }
+    }
+}
+
+pub(crate) fn invalid_input(message: impl Into<String>) -> FfiError {
+    CapabilityError::new(ErrorCode::InvalidInput, message).into()
+}
+
+pub(crate) fn internal(message: impl Into<String>) -> FfiError {
+    CapabilityError::new(ErrorCode::Internal, message).into()
+}
+
+/// Every error code of the core, as wire strings: the Swift error enum's
+/// drift test compares its cases with this list.
+#[uniffi::export]
+pub fn all_error_codes() -> Vec<String> {
+    orpc_agent_core::all_error_codes()
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The `std:` error kind of a code (`NOT_FOUND` → `std:not-found`), or
+/// `None` for an unknown code.
+#[uniffi::export]
+pub fn error_kind(code: String) -> Option<String> {
+    ErrorCode::parse(&code).map(|c| c.kind().as_str().to_owned())
+}
+
+/// The approval input hash (DESIGN §5) of a JSON input: lowercase hex
+/// SHA-256 of the deterministic CBOR of `{capability, input}`.
+#[uniffi::export]
+pub fn input_hash_json(capability_id: String, input_json: String) -> Result<String, FfiError> {
+    let input = convert::parse_json(&input_json)?;
+    orpc_agent_core::act::deterministic::input_hash(&capability_id, &input)
+        .map_err(|e| FfiError::from(CapabilityError::from(e)))
+}
+
+/// The approval input hash of an input the host holds as CBOR bytes (values
+/// JSON cannot carry — byte strings, tags, non-text keys — are refused with
+/// `INVALID_INPUT`, as the hash rules say).
+#[uniffi::export]
+pub fn input_hash_cbor(capability_id: String, input_cbor: Vec<u8>) -> Result<String, FfiError> {
+    use orpc_agent_core::act::decode::{DecodeOptions, decode};
+    use orpc_agent_core::act::deterministic::{MAX_HASH_DEPTH, hash_cbor_input};
+    let options = DecodeOptions {
+        // One level past the hash limit, so the hash reports TOO_DEEP
+        // rather than the decoder.
+        max_depth: MAX_HASH_DEPTH + 1,
+        allow_indefinite: false,
+    };
+    let value = decode(&input_cbor, options)
+        .map_err(|e| invalid_input(format!("the input is not valid CBOR: {e}")))?;
+    hash_cbor_input(&capability_id, &value).map_err(|e| FfiError::from(CapabilityError::from(e)))
+}

@@ -1,0 +1,265 @@
+//! The registry object Swift holds: a core `HostRegistry` (registry +
+//! approval store) plus the audit switches of its invocations.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use orpc_agent_core::approval::Decision as ApprovalDecision;
+use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
+use orpc_agent_core::pipeline::ApprovalInputView;
+use orpc_agent_core::{Invocation, InvokeOptions, Payload, Surface};
+
+use crate::convert::{frame, parse_json};
+use crate::invocation::FfiInvocation;
+use crate::{FfiError, internal, invalid_input};
+
+/// How an approval UI may show a request's input (`redactApprovalInput`).
+#[derive(Debug, uniffi::Record)]
+pub struct FfiApprovalView {
+    /// 0: show `input_json` as stored; 1: pass `input_json` through the
+    /// capability's `redact.approvalInput` (index `capability_index`) with
+    /// `info_json`; 2: withhold it (the capability is gone).
+    pub kind: u8,
+    pub capability_index: u32,
+    pub input_json: Option<String>,
+    pub info_json: Option<String>,
+}
+
+/// A built registry with its approval store.
+#[derive(uniffi::Object)]
+pub struct FfiRegistry {
+    host: Arc<HostRegistry>,
+    audit: bool,
+    audit_payloads: bool,
+}
+
+fn unix_now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[uniffi::export]
+impl FfiRegistry {
+    /// Builds from declarations `[{id, meta, inputSchema?, outputSchema?,
+    /// validateInput?, validateOutput?}]`, options `{defaults, policies,
+    /// approverMustDiffer}` and a store (`"memory"`, `{"sqlite": path}`).
+    /// Fails with `Registry` listing every problem, or `Capability` for a
+    /// malformed argument or a store that cannot be opened.
+    #[uniffi::constructor]
+    pub fn new(
+        declarations_json: String,
+        options_json: String,
+        store_json: String,
+        audit: bool,
+        audit_payloads: bool,
+    ) -> Result<Arc<FfiRegistry>, FfiError> {
+        let decls = parse_json(&declarations_json)?;
+        let options = parse_json(&options_json)?;
+        let store_config = StoreConfig::from_json(&parse_json(&store_json)?)?;
+        if !store_config.is_sync() {
+            return Err(invalid_input(
+                "the Swift binding supports the \"memory\" and {\"sqlite\": path} approval stores",
+            ));
+        }
+        let store = store_config.open_sync()?;
+        let host = HostRegistry::build(&decls, &options, store).map_err(|e| match e {
+            BuildError::Invalid(r) => FfiError::from(r),
+            BuildError::Setup(c) => FfiError::from(c),
+        })?;
+        Ok(Arc::new(FfiRegistry {
+            host: Arc::new(host),
+            audit,
+            audit_payloads,
+        }))
+    }
+
+    /// Capability ids in registry order: position = capability index.
+    pub fn capability_ids(&self) -> Vec<String> {
+        self.host
+            .registry()
+            .capabilities()
+            .iter()
+            .map(|c| c.id.clone())
+            .collect()
+    }
+
+    /// The index of a capability id or adapter tool name.
+    pub fn resolve(&self, id_or_tool_name: String) -> Option<u32> {
+        self.host
+            .registry()
+            .resolve(&id_or_tool_name)
+            .map(|c| c.index)
+    }
+
+    /// Starts an invocation of the capability at `capability_index`
+    /// (resolved once by the caller) and runs it to the first step Swift
+    /// must perform (read it with `step_kind`).
+    pub fn start(
+        &self,
+        capability_index: u32,
+        surface: String,
+        frame_json: Option<String>,
+        now_ms: u64,
+    ) -> Result<Arc<FfiInvocation>, FfiError> {
+        let frame = frame(&surface, frame_json.as_deref())?;
+        let inv = Invocation::start_index(
+            Arc::clone(self.host.registry()),
+            capability_index,
+            Payload::Host,
+            frame,
+            self.options(now_ms),
+        );
+        Ok(FfiInvocation::new(Arc::clone(&self.host), inv, now_ms))
+    }
+
+    /// Like `start`, by id or adapter tool name (an unknown name ends in
+    /// NOT_FOUND and is audited as requested).
+    pub fn start_named(
+        &self,
+        id_or_tool_name: String,
+        surface: String,
+        frame_json: Option<String>,
+        now_ms: u64,
+    ) -> Result<Arc<FfiInvocation>, FfiError> {
+        let frame = frame(&surface, frame_json.as_deref())?;
+        let inv = Invocation::start(
+            Arc::clone(self.host.registry()),
+            &id_or_tool_name,
+            Payload::Host,
+            frame,
+            self.options(now_ms),
+        );
+        Ok(FfiInvocation::new(Arc::clone(&self.host), inv, now_ms))
+    }
+
+    /// Resumes an approved request (stage 7, then 9–14 with the recorded
+    /// surface and actor; the frame gives only trace and ids).
+    pub fn resume(
+        &self,
+        approval_id: String,
+        surface: String,
+        frame_json: Option<String>,
+        now_ms: u64,
+    ) -> Result<Arc<FfiInvocation>, FfiError> {
+        let frame = frame(&surface, frame_json.as_deref())?;
+        let inv = Invocation::resume(
+            Arc::clone(self.host.registry()),
+            &approval_id,
+            frame,
+            self.options(now_ms),
+        );
+        Ok(FfiInvocation::new(Arc::clone(&self.host), inv, now_ms))
+    }
+
+    /// One approval request as JSON, or `None`.
+    pub fn approval(&self, id: String) -> Result<Option<String>, FfiError> {
+        self.host
+            .approval(&id)?
+            .map(|r| request_json(&r))
+            .transpose()
+    }
+
+    /// A page of approval requests (JSON array) for a filter
+    /// `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+    pub fn approvals(&self, filter_json: String) -> Result<String, FfiError> {
+        let filter = list_filter_from_json(&parse_json(&filter_json)?)?;
+        let page = self.host.approvals(&filter)?;
+        serde_json::to_string(&page).map_err(|e| internal(e.to_string()))
+    }
+
+    /// Approves or rejects; returns the decided request as JSON.
+    pub fn decide(
+        &self,
+        id: String,
+        approve: bool,
+        approver: Option<String>,
+        reason: Option<String>,
+        now_ms: u64,
+    ) -> Result<String, FfiError> {
+        let decision = if approve {
+            ApprovalDecision::Approve
+        } else {
+            ApprovalDecision::Reject
+        };
+        let request = self.host.decide(
+            &id,
+            decision,
+            approver.as_deref(),
+            reason.as_deref(),
+            now_ms,
+        )?;
+        request_json(&request)
+    }
+
+    /// What an approval UI may show of a request's input.
+    pub fn approval_input_view(&self, id: String) -> Result<FfiApprovalView, FfiError> {
+        let request = self.host.approval(&id)?.ok_or_else(|| {
+            FfiError::from(orpc_agent_core::CapabilityError::new(
+                orpc_agent_core::ErrorCode::ApprovalNotFound,
+                "No such approval request.",
+            ))
+        })?;
+        Ok(match self.host.approval_input_view(&request) {
+            ApprovalInputView::AsStored => FfiApprovalView {
+                kind: 0,
+                capability_index: 0,
+                input_json: Some(request.input.to_string()),
+                info_json: None,
+            },
+            ApprovalInputView::Redact {
+                capability_index,
+                info,
+            } => FfiApprovalView {
+                kind: 1,
+                capability_index,
+                input_json: Some(request.input.to_string()),
+                info_json: Some(
+                    serde_json::to_string(&info).map_err(|e| internal(e.to_string()))?,
+                ),
+            },
+            ApprovalInputView::Withhold => FfiApprovalView {
+                kind: 2,
+                capability_index: 0,
+                input_json: None,
+                info_json: None,
+            },
+        })
+    }
+
+    /// The inspect() report as JSON.
+    pub fn inspect(&self) -> String {
+        self.host.registry().inspect().to_json().to_string()
+    }
+
+    /// The portable descriptors of the capabilities exposed on `surface`
+    /// (JSON array).
+    pub fn descriptors(&self, surface: String) -> Result<String, FfiError> {
+        let surface = Surface::parse(&surface)
+            .ok_or_else(|| invalid_input(format!("unknown surface `{surface}`")))?;
+        let list = self.host.registry().descriptors(surface);
+        Ok(serde_json::Value::Array(list.iter().map(|d| d.to_json()).collect()).to_string())
+    }
+
+    /// The unix time in ms as the core's stores see it: Swift's driver
+    /// uses its own clock, this is for callers that have none.
+    pub fn unix_now_ms(&self) -> u64 {
+        unix_now_ms()
+    }
+}
+
+impl FfiRegistry {
+    fn options(&self, now_ms: u64) -> InvokeOptions {
+        InvokeOptions {
+            now_ms,
+            audit: self.audit,
+            audit_payloads: self.audit_payloads,
+        }
+    }
+}
+
+pub(crate) fn request_json(
+    request: &orpc_agent_core::approval::ApprovalRequest,
+) -> Result<String, FfiError> {
+    serde_json::to_string(request).map_err(|e| internal(e.to_string()))
+}
