@@ -49,6 +49,7 @@ test-cross: venv ## check the CBOR/hash vectors against an independent implement
 lint: $(LINT_TARGETS) ## rustfmt and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy -p orpc-agent-memory-bench -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all
@@ -68,8 +69,9 @@ demo-cli: ## check and inspect the example declarations
 
 bench: bench-core $(BENCH_TARGETS) ## every benchmark (figures in BENCHMARKS.md)
 
-bench-core: ## criterion benchmarks of the core
+bench-core: ## criterion benchmarks of the core, and bytes per capability
 	$(CARGO) bench -p orpc-agent-core
+	$(CARGO) run --release -q -p orpc-agent-memory-bench
 
 # --- PostgreSQL approval store (issue 8) -----------------------------------
 # Installs PostgreSQL if needed (Debian, as root), starts a throwaway cluster

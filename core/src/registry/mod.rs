@@ -98,10 +98,6 @@ pub struct Capability {
     pub index: u32,
     pub id: String,
     pub meta: AgentMeta,
-    /// The metadata exactly as declared (JSON). Kept rather than dropped:
-    /// it is what inspect() and descriptors echo back, and freeing thousands
-    /// of JSON trees would dominate the cost of a build.
-    pub declared: Value,
     pub input_schema: Option<Value>,
     pub output_schema: Option<Value>,
     /// See [`CapabilityDecl::validate_input`].
@@ -317,8 +313,10 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
     // 4. Resolve defaults and move everything into place.
     let d = options.defaults;
     let mut capabilities = Vec::with_capacity(decls.len());
+    let mut spent = Vec::with_capacity(decls.len());
     let entries = decls.into_iter().zip(metas).zip(tool_names).zip(collided);
-    for (((decl, meta), names), collided) in entries {
+    for (((mut decl, meta), names), collided) in entries {
+        spent.push(std::mem::take(&mut decl.meta));
         let (Some(meta), Some([ai, mcp]), false) = (meta, names, collided) else {
             continue;
         };
@@ -339,7 +337,6 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
             retry_eligible: meta.retry_eligible(),
             id: decl.id,
             meta,
-            declared: decl.meta,
             input_schema: decl.input_schema,
             output_schema: decl.output_schema,
             validate_input: decl.validate_input,
@@ -348,10 +345,25 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
             mcp_tool_name: mcp,
         });
     }
+    drop_in_background(spent);
     Analysis {
         capabilities,
         problems,
         options,
+    }
+}
+
+/// Frees the declarations' JSON trees. Freeing ten thousand small trees
+/// costs about as much as reading them, so large registries hand them to a
+/// short-lived thread and the build returns without waiting; small ones
+/// (the usual case) free inline.
+fn drop_in_background(spent: Vec<Value>) {
+    const BACKGROUND_FROM: usize = 1024;
+    if spent.len() >= BACKGROUND_FROM {
+        // If no thread can be spawned the closure (and the trees) drop here.
+        let _ = std::thread::Builder::new()
+            .name("orpc-agent-free".into())
+            .spawn(move || drop(spent));
     }
 }
 
