@@ -1,0 +1,248 @@
+"""SI-1 … SI-12 through the public API, plus the error-code drift test."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+import orpc_agent
+from orpc_agent import (
+    ApprovalRequired,
+    CapabilityError,
+    Deny,
+    Frame,
+    InvalidInputError,
+    NotFoundError,
+    PolicyDeniedError,
+    RegistryValidationError,
+    capability,
+    create_capability_registry,
+    host_policy,
+)
+
+
+class Item(BaseModel):
+    name: str
+    qty: int = 1
+
+
+seen: list[Any] = []
+
+
+@capability(id="items.get", description="Get an item.", expose={"direct": True}, side_effect="read", risk="low")
+async def get_item(item: Item) -> Item:
+    seen.append(item)
+    return item
+
+
+@capability(
+    id="items.buy",
+    description="Buy an item.",
+    expose={"direct": True, "mcp": True},
+    side_effect="write",
+    risk="high",
+    approval={"required": True, "expires_in_ms": 60_000},
+)
+async def buy(item: Item) -> dict[str, Any]:
+    return {"bought": item.name, "qty": item.qty}
+
+
+def test_error_codes_do_not_drift() -> None:
+    core = orpc_agent.all_error_codes()
+    assert set(orpc_agent.ERROR_CLASSES) == set(core)
+    assert len(core) == len(set(core)) == 18
+    for code, cls in orpc_agent.ERROR_CLASSES.items():
+        e = cls()
+        assert e.code == code and isinstance(e, CapabilityError)
+        assert e.kind.startswith("std:")
+    assert orpc_agent.TimeoutCapabilityError().retryable is True
+    assert issubclass(orpc_agent.TimeoutCapabilityError, TimeoutError)
+    assert issubclass(orpc_agent.CancelledCapabilityError, asyncio.CancelledError)
+
+
+async def test_SI_1_exposure_is_deny_by_default_per_surface() -> None:
+    reg = create_capability_registry([get_item])
+    assert (await reg.invoke("items.get", {"name": "a"})).output == Item(name="a")  # type: ignore[union-attr]
+    for surface in ("mcp", "aiSdk", "workflow", "test"):
+        with pytest.raises(NotFoundError):
+            await reg.invoke("items.get", {"name": "a"}, Frame(surface))
+
+
+async def test_SI_2_surface_comes_from_the_frame_not_the_input() -> None:
+    reg = create_capability_registry([get_item])
+    # A "surface" in the input changes nothing; the mcp frame is refused.
+    with pytest.raises(NotFoundError):
+        await reg.invoke("items.get", {"name": "a", "surface": "direct"}, {"surface": "mcp"})
+
+
+async def test_SI_3_resume_uses_recorded_surface_and_actor() -> None:
+    audit: list[dict[str, Any]] = []
+    reg = create_capability_registry([buy], audit=audit.append)
+    out = await reg.invoke("items.buy", {"name": "pen"}, Frame("mcp", actor={"id": "alice"}))
+    assert isinstance(out, ApprovalRequired)
+    assert out.request.surface == "mcp" and out.request.actor_id == "alice"
+    reg.approvals.approve(out.request.id, approver="boss")
+    done = await reg.resume(out.request.id, Frame("direct", actor={"id": "mallory"}, request_id="r-1"))
+    assert done.output == {"bought": "pen", "qty": 1}  # type: ignore[union-attr]
+    last = audit[-1]
+    assert (last["surface"], last["actorId"], last["requestId"], last["resumed"]) == ("mcp", "alice", "r-1", True)
+
+
+def test_SI_4_invalid_metadata_never_serves_and_lists_every_problem() -> None:
+    @capability(id="bad.one", description="", expose={"mcp": "yes"}, side_effect="explode", risk="low")  # type: ignore[dict-item]
+    def bad(x: Item) -> None: ...
+
+    with pytest.raises(RegistryValidationError) as err:
+        create_capability_registry([bad, get_item, get_item])
+    codes = {p["code"] for p in err.value.problems}
+    assert {"MISSING_FIELD", "WRONG_TYPE", "UNKNOWN_VALUE", "DUPLICATE_ID"} <= codes
+
+
+async def test_SI_5_hooks_see_only_validated_input() -> None:
+    got: list[Any] = []
+
+    def record(request: Any) -> None:
+        got.append(request.input)
+
+    @capability(id="v.x", description="X.", expose={"direct": True}, side_effect="read", risk="low", policies=[record])
+    async def handler(item: Item) -> None:
+        got.append(item)
+
+    reg = create_capability_registry([handler])
+    await reg.invoke("v.x", {"name": "a"})
+    assert got == [Item(name="a", qty=1), Item(name="a", qty=1)]
+    with pytest.raises(InvalidInputError):
+        await reg.invoke("v.x", {"qty": "many"})
+    assert len(got) == 2
+
+
+async def test_SI_6_runtime_policies_first_and_a_failing_policy_denies() -> None:
+    order: list[str] = []
+
+    def runtime(request: Any) -> None:
+        order.append("runtime")
+
+    def boom(request: Any) -> None:
+        order.append("capability")
+        raise RuntimeError("secret detail")
+
+    @capability(id="p.x", description="X.", expose={"direct": True}, side_effect="read", risk="low", policies=[boom])
+    async def handler(item: Item) -> None: ...
+
+    reg = create_capability_registry([handler], policies=[runtime])
+    with pytest.raises(PolicyDeniedError) as err:
+        await reg.invoke("p.x", {"name": "a"})
+    assert order == ["runtime", "capability"]
+    assert "secret detail" not in str(err.value)
+
+
+async def test_SI_7_approval_binds_input_single_use_and_expires() -> None:
+    clock = [1_000_000]
+    reg = create_capability_registry([buy], clock=lambda: clock[0])
+    out = await reg.invoke("items.buy", {"name": "pen"})
+    assert isinstance(out, ApprovalRequired)
+    assert out.request.input_hash == orpc_agent.input_hash("items.buy", {"name": "pen", "qty": 1})
+    reg.approvals.approve(out.request.id, approver="boss")
+    await reg.resume(out.request.id)
+    with pytest.raises(orpc_agent.ApprovalConsumedError):
+        await reg.resume(out.request.id)
+    late = await reg.invoke("items.buy", {"name": "ink"})
+    assert isinstance(late, ApprovalRequired)
+    reg.approvals.approve(late.request.id, approver="boss")
+    clock[0] += 60_000
+    with pytest.raises(orpc_agent.ApprovalExpiredError):
+        await reg.resume(late.request.id)
+
+
+async def test_SI_8_unexposed_is_indistinguishable_from_missing() -> None:
+    reg = create_capability_registry([get_item])
+    errors = []
+    for name in ("items.get", "items.nope"):
+        with pytest.raises(NotFoundError) as err:
+            await reg.invoke(name, {"name": "a"}, Frame("mcp"))
+        errors.append(err.value.to_dict())
+    assert errors[0] == errors[1]
+
+
+async def test_SI_9_deadline_cancels_the_handler_and_discards_late_results() -> None:
+    finished: list[str] = []
+
+    @capability(id="t.slow", description="Slow.", expose={"direct": True}, side_effect="read", risk="low", timeout_ms=50)
+    async def slow(item: Item) -> str:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            finished.append("cancelled")
+            raise
+        finished.append("late")
+        return "late"
+
+    reg = create_capability_registry([slow])
+    with pytest.raises(orpc_agent.TimeoutCapabilityError) as err:
+        await reg.invoke("t.slow", {"name": "a"})
+    assert err.value.code == "TIMEOUT"
+    await asyncio.sleep(0.01)
+    assert finished == ["cancelled"]
+
+
+async def test_SI_10_nothing_unredacted_leaves() -> None:
+    audit: list[dict[str, Any]] = []
+
+    def boom(output: Any, info: Any) -> Any:
+        raise RuntimeError(f"cannot redact {output}")
+
+    @capability(id="r.x", description="X.", expose={"direct": True}, side_effect="read", risk="low", redact_output=boom)
+    async def leaky(item: Item) -> dict[str, str]:
+        return {"ssn": "123-45-6789"}
+
+    @capability(id="r.y", description="Y.", expose={"direct": True}, side_effect="read", risk="low")
+    async def thrower(item: Item) -> None:
+        raise RuntimeError("password=hunter2")
+
+    reg = create_capability_registry([leaky, thrower], audit=audit.append, audit_payloads=True)
+    with pytest.raises(orpc_agent.ExecutionFailedError) as err:
+        await reg.invoke("r.x", {"name": "a"})
+    with pytest.raises(orpc_agent.ExecutionFailedError) as err2:
+        await reg.invoke("r.y", {"name": "a"})
+    blob = repr(audit) + str(err.value) + str(err2.value)
+    assert "123-45-6789" not in blob and "hunter2" not in blob
+
+
+async def test_SI_11_retries_only_when_eligible() -> None:
+    calls = {"read": 0, "write": 0}
+
+    @capability(id="rt.read", description="R.", expose={"direct": True}, side_effect="read", risk="low",
+                retry={"max_attempts": 2, "backoff_ms": 1})
+    async def read(item: Item) -> str:
+        calls["read"] += 1
+        if calls["read"] < 3:
+            raise CapabilityError("EXECUTION_FAILED", "flaky", retryable=True)
+        return "ok"
+
+    @capability(id="rt.write", description="W.", expose={"direct": True}, side_effect="write", risk="low",
+                approval=None, policies=[lambda r: None])
+    async def write(item: Item) -> str:
+        calls["write"] += 1
+        raise CapabilityError("EXECUTION_FAILED", "flaky", retryable=True)
+
+    reg = create_capability_registry([read, write])
+    assert (await reg.invoke("rt.read", {"name": "a"})).output == "ok"  # type: ignore[union-attr]
+    assert calls["read"] == 3
+    with pytest.raises(orpc_agent.ExecutionFailedError):
+        await reg.invoke("rt.write", {"name": "a"})
+    assert calls["write"] == 1
+
+
+async def test_SI_12_contextual_discovery_grants_no_authority() -> None:
+    @capability(id="c.x", description="X.", expose={"mcp": True}, side_effect="write", risk="high",
+                discovery="contextual", policies=[host_policy(lambda r: Deny("no"), name="never")])
+    async def ctx(item: Item) -> None: ...
+
+    reg = create_capability_registry([ctx])
+    with pytest.raises(NotFoundError):
+        await reg.invoke("c.x", {"name": "a"}, Frame("direct"))
+    with pytest.raises(PolicyDeniedError):
+        await reg.invoke("c.x", {"name": "a"}, Frame("mcp"))
