@@ -1,0 +1,81 @@
+//! Approval operations for approval UIs: get, list, decide, and what a UI
+//! may show of a request's input.
+
+use napi_derive::napi;
+use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
+use orpc_agent_core::host::list_filter_from_json;
+use orpc_agent_core::pipeline::ApprovalInputView;
+use serde_json::{Value, json};
+
+use crate::errors::{invalid, parse_json};
+use crate::registry::registry_call;
+
+/// One request as JSON, or `None` when the store has no such id.
+#[napi]
+pub fn approval_get(reg: u32, id: String) -> napi::Result<Option<String>> {
+    registry_call(reg, |r| {
+        Ok(r.host
+            .approval(&id)?
+            .map(|req| json!(req).to_string()))
+    })
+}
+
+/// A page of requests as a JSON array; `filter` is
+/// `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+#[napi]
+pub fn approval_list(reg: u32, filter: String) -> napi::Result<String> {
+    registry_call(reg, |r| {
+        let filter = list_filter_from_json(&parse_json(&filter, "the filter")?)?;
+        Ok(json!(r.host.approvals(&filter)?).to_string())
+    })
+}
+
+/// Approves (`approve: true`) or rejects a pending request; returns the
+/// decided request as JSON.
+#[napi]
+pub fn approval_decide(
+    reg: u32,
+    id: String,
+    approve: bool,
+    approver: Option<String>,
+    reason: Option<String>,
+    now: f64,
+) -> napi::Result<String> {
+    registry_call(reg, |r| {
+        let decision = if approve {
+            ApprovalDecision::Approve
+        } else {
+            ApprovalDecision::Reject
+        };
+        let now_ms = if now.is_finite() && now > 0.0 { now as u64 } else { 0 };
+        let req = r
+            .host
+            .decide(&id, decision, approver.as_deref(), reason.as_deref(), now_ms)?;
+        Ok(json!(req).to_string())
+    })
+}
+
+/// How an approval UI may show `request`'s input (the request as JSON, as
+/// returned by the other calls): `{view: "redact", capabilityIndex, info}`
+/// (call the capability's `redact.approvalInput` with `info`, the
+/// *recorded* surface and actor), `{view: "asStored", input}`, or
+/// `{view: "withhold", error}` (the capability is gone).
+#[napi]
+pub fn approval_input_view(reg: u32, request: String) -> napi::Result<String> {
+    registry_call(reg, |r| {
+        let req: ApprovalRequest = serde_json::from_value(parse_json(&request, "the request")?)
+            .map_err(|e| invalid(format!("not an approval request: {e}")))?;
+        let out: Value = match r.host.approval_input_view(&req) {
+            ApprovalInputView::Redact {
+                capability_index,
+                info,
+            } => json!({"view": "redact", "capabilityIndex": capability_index, "info": info}),
+            ApprovalInputView::AsStored => json!({"view": "asStored", "input": req.input}),
+            ApprovalInputView::Withhold => json!({
+                "view": "withhold",
+                "error": orpc_agent_core::pipeline::gate::not_found(&req.capability_id).to_json(),
+            }),
+        };
+        Ok(out.to_string())
+    })
+}

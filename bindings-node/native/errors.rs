@@ -1,0 +1,78 @@
+//! Errors across the boundary. A `CapabilityError` travels as its JSON
+//! (`{code, message, retryable, kind, details?}`) in the message of a thrown
+//! JS error whose `code` is `ORPC_AGENT_ERROR`; the façade turns it into a
+//! `CapabilityError` (or a `RegistryValidationError` for build problems).
+
+use napi_derive::napi;
+use orpc_agent_core::{CapabilityError, ErrorCode};
+use serde_json::{Value, json};
+
+/// The `code` of every JS error this module throws on purpose.
+pub const THROWN: &str = "ORPC_AGENT_ERROR";
+
+pub fn throw_json(v: &Value) -> napi::Error {
+    napi::Error::new(napi::Status::GenericFailure, v.to_string())
+}
+
+pub fn throw(e: &CapabilityError) -> napi::Error {
+    throw_json(&json!({"error": e.to_json()}))
+}
+
+pub fn internal(message: &str) -> CapabilityError {
+    CapabilityError::new(ErrorCode::Internal, message)
+}
+
+pub fn invalid(message: impl Into<String>) -> CapabilityError {
+    CapabilityError::new(ErrorCode::InvalidInput, message)
+}
+
+/// Parses JSON the façade produced; a failure is the caller's bad value.
+pub fn parse_json(text: &str, what: &str) -> Result<Value, CapabilityError> {
+    serde_json::from_str(text).map_err(|e| invalid(format!("{what} is not valid JSON: {e}")))
+}
+
+/// Every error code of the core, in its stable order (drift tests).
+#[napi]
+pub fn all_error_codes() -> Vec<String> {
+    orpc_agent_core::all_error_codes()
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `{code: {kind, retryable}}` for every code: what a `CapabilityError`
+/// built in JavaScript reports as its `kind` and default `retryable`.
+#[napi]
+pub fn error_code_table() -> String {
+    let mut m = serde_json::Map::new();
+    for code in ErrorCode::ALL {
+        let e = CapabilityError::new(code, "");
+        m.insert(
+            code.as_str().to_owned(),
+            json!({"kind": e.kind().as_str(), "retryable": e.retryable}),
+        );
+    }
+    Value::Object(m).to_string()
+}
+
+/// The surfaces in their stable index order (the façade passes a frame's
+/// surface as this index).
+#[napi]
+pub fn surfaces() -> Vec<String> {
+    orpc_agent_core::Surface::ALL
+        .iter()
+        .map(|s| s.as_str().to_owned())
+        .collect()
+}
+
+/// The approval input hash of DESIGN §5 for `capability_id` and the input
+/// given as JSON text: lowercase hex SHA-256 of the deterministic CBOR of
+/// `{"capability", "input"}`. Errors are INVALID_INPUT with the hash
+/// sub-code in `details.reason`.
+#[napi]
+pub fn input_hash(capability_id: String, input_json: String) -> napi::Result<String> {
+    let input = parse_json(&input_json, "the input").map_err(|e| throw(&e))?;
+    orpc_agent_core::act::input_hash(&capability_id, &input).map_err(|e| {
+        throw(&invalid(format!("The input cannot be hashed: {e}")).with_details(json!({"reason": format!("{e:?}")})))
+    })
+}

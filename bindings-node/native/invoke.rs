@@ -1,0 +1,461 @@
+//! The hot path: starting invocations and answering their steps.
+//!
+//! Every function here returns the **next step** as one number:
+//! `kind + 16 × aux`, where `kind` is the core's `StepKind` (1–13) or
+//! [`DONE_OK_HOST`], and `aux` is the one value the host needs for that
+//! step, so it needs no second crossing:
+//!
+//! | kind | aux |
+//! |---|---|
+//! | `RunHandler` (6) | the deadline, unix ms (arm the timer at it) |
+//! | `Sleep` (8) | milliseconds to wait |
+//! | `EvaluatePolicy` (2) | `index × 2 + scope` (scope 0 runtime, 1 capability) |
+//! | anything else | 0 |
+//!
+//! [`invoke_start`] returns `kind + 16 × handle` instead: the handle of the
+//! invocation in its registry's slab (read the deadline with
+//! [`invoke_deadline`] if the first step is already `RunHandler`).
+//!
+//! Store steps (persist, consume an approval) never reach JavaScript: the
+//! memory and SQLite stores complete synchronously inside the call
+//! (`HostRegistry::advance`).
+
+use napi_derive::napi;
+use orpc_agent_core::pipeline::{Decision, PolicyScope};
+use orpc_agent_core::{
+    Answer, CapabilityError, ErrorCode, Frame, Invocation, InvokeOptions, Outcome, Payload, Step,
+    StepKind, Surface,
+};
+use serde_json::{Value, json};
+
+use crate::errors::{internal, invalid, parse_json};
+use crate::registry::{Registry, registry_call};
+
+/// The invocation ended successfully and its output is the host's own
+/// value (`Payload::Host`): the slot is already freed, the host returns the
+/// value it holds. Saves the outcome crossing on the hot path.
+pub const DONE_OK_HOST: u32 = 14;
+
+fn pack(kind: u32, aux: u64) -> f64 {
+    // aux ≤ 2^48 (a unix-ms deadline is ~2^41): exact in an f64.
+    f64::from(kind) + 16.0 * (aux as f64)
+}
+
+fn ms(now: f64) -> u64 {
+    if now.is_finite() && now > 0.0 {
+        now as u64
+    } else {
+        0
+    }
+}
+
+/// Runs the store steps, then reports the next host step; frees the slot
+/// when the call ended with a host-held output.
+fn next(r: &mut Registry, h: u32, now_ms: u64) -> Result<f64, CapabilityError> {
+    let Registry {
+        host, invocations, ..
+    } = r;
+    let inv = invocations
+        .get_mut(h)
+        .ok_or_else(|| internal("no such invocation"))?;
+    let kind = host.advance(inv, now_ms);
+    Ok(match kind {
+        StepKind::RunHandler => pack(kind as u32, inv.deadline_at_ms()),
+        StepKind::Sleep => pack(kind as u32, inv.sleep_ms()),
+        StepKind::EvaluatePolicy => {
+            let (scope, index) = inv.policy_at().unwrap_or((PolicyScope::Runtime, 0));
+            let scope = u64::from(matches!(scope, PolicyScope::Capability));
+            pack(kind as u32, u64::from(index) * 2 + scope)
+        }
+        StepKind::Done => {
+            if matches!(inv.step(), Step::Done(Outcome::Ok(Payload::Host))) {
+                invocations.remove(h);
+                pack(DONE_OK_HOST, 0)
+            } else {
+                pack(kind as u32, 0)
+            }
+        }
+        k => pack(k as u32, 0),
+    })
+}
+
+fn options(r: &Registry, now: f64) -> InvokeOptions {
+    InvokeOptions {
+        now_ms: ms(now),
+        audit: r.audit,
+        audit_payloads: r.audit_payloads,
+    }
+}
+
+fn frame_of(surface: u32, frame_json: Option<String>) -> Result<Frame, CapabilityError> {
+    match frame_json {
+        Some(text) => serde_json::from_value(parse_json(&text, "the frame")?)
+            .map_err(|e| invalid(format!("invalid frame: {e}"))),
+        None => {
+            let s = u8::try_from(surface)
+                .ok()
+                .and_then(Surface::from_index)
+                .ok_or_else(|| invalid("invalid frame: unknown surface index"))?;
+            Ok(Frame::new(s))
+        }
+    }
+}
+
+fn started(r: &mut Registry, inv: Invocation, now_ms: u64) -> Result<f64, CapabilityError> {
+    let h = r.invocations.insert(inv);
+    let first = next(r, h, now_ms)?;
+    let kind = (first % 16.0) as u32;
+    if kind == DONE_OK_HOST {
+        // Cannot happen (no handler ran yet); keep the protocol simple.
+        return Err(internal("invocation finished before it started"));
+    }
+    Ok(f64::from(kind) + 16.0 * f64::from(h))
+}
+
+/// Starts an invocation of the capability at `capability` (an index the
+/// façade resolved once from an id or tool name). `surface` is the
+/// frame's surface index; `frame_json` carries the whole frame when it has
+/// more than a surface (actor, trace, ids). Returns `kind + 16 × handle`.
+#[napi]
+pub fn invoke_start(
+    reg: u32,
+    capability: u32,
+    surface: u32,
+    frame_json: Option<String>,
+    now: f64,
+) -> napi::Result<f64> {
+    registry_call(reg, |r| {
+        let frame = frame_of(surface, frame_json)?;
+        let registry = std::sync::Arc::clone(r.host.registry());
+        let inv = Invocation::start_index(
+            registry,
+            capability,
+            Payload::Host,
+            frame,
+            options(r, now),
+        );
+        started(r, inv, ms(now))
+    })
+}
+
+/// [`invoke_start`] by name, for names the façade does not know (the core
+/// answers NOT_FOUND exactly as for an unexposed capability, SI-8).
+#[napi]
+pub fn invoke_start_name(
+    reg: u32,
+    name: String,
+    surface: u32,
+    frame_json: Option<String>,
+    now: f64,
+) -> napi::Result<f64> {
+    registry_call(reg, |r| {
+        let frame = frame_of(surface, frame_json)?;
+        let registry = std::sync::Arc::clone(r.host.registry());
+        let inv = Invocation::start(registry, &name, Payload::Host, frame, options(r, now));
+        started(r, inv, ms(now))
+    })
+}
+
+/// Resumes an approved request (stage 7, then 9–14 with the recorded
+/// surface and actor). The frame contributes trace and ids only.
+#[napi]
+pub fn resume_start(
+    reg: u32,
+    approval_id: String,
+    frame_json: Option<String>,
+    now: f64,
+) -> napi::Result<f64> {
+    registry_call(reg, |r| {
+        let frame = frame_of(Surface::Direct.index().into(), frame_json)?;
+        let registry = std::sync::Arc::clone(r.host.registry());
+        let inv = Invocation::resume(registry, &approval_id, frame, options(r, now));
+        started(r, inv, ms(now))
+    })
+}
+
+fn answer(reg: u32, h: u32, now: f64, a: Answer) -> napi::Result<f64> {
+    registry_call(reg, |r| {
+        let inv = r
+            .invocations
+            .get_mut(h)
+            .ok_or_else(|| internal("no such invocation"))?;
+        // An out-of-turn answer ends the machine in Done(INTERNAL); the
+        // host then reads that outcome like any other.
+        let _ = inv.answer(a);
+        next(r, h, ms(now))
+    })
+}
+
+fn read<T>(reg: u32, h: u32, f: impl FnOnce(&Invocation) -> T) -> napi::Result<T> {
+    registry_call(reg, |r| {
+        r.invocations
+            .get(h)
+            .map(f)
+            .ok_or_else(|| internal("no such invocation"))
+    })
+}
+
+// ----- reading a step's details ------------------------------------------
+
+/// The deadline (unix ms) once stage 9 ran.
+#[napi]
+pub fn invoke_deadline(reg: u32, h: u32) -> napi::Result<f64> {
+    read(reg, h, |inv| inv.deadline_at_ms() as f64)
+}
+
+/// `RunHandler`: the attempt number (1-based).
+#[napi]
+pub fn invoke_attempt(reg: u32, h: u32) -> napi::Result<u32> {
+    read(reg, h, Invocation::attempt)
+}
+
+/// `EvaluatePolicy`: how long the host policy may run (ms).
+#[napi]
+pub fn invoke_policy_timeout(reg: u32, h: u32) -> napi::Result<f64> {
+    read(reg, h, |inv| inv.policy_timeout_ms() as f64)
+}
+
+/// The input the current step shows, when the core holds it as JSON (a
+/// resumed call's stored input); `None` when the host holds it.
+#[napi]
+pub fn invoke_input_json(reg: u32, h: u32) -> napi::Result<Option<String>> {
+    read(reg, h, |inv| match inv.step() {
+        Step::RunHandler { input, .. }
+        | Step::ValidateInput { input }
+        | Step::EvaluatePolicy { input, .. } => input.as_json().map(Value::to_string),
+        _ => None,
+    })
+}
+
+/// `AskRetryOn`: the error as JSON.
+#[napi]
+pub fn invoke_retry_error(reg: u32, h: u32) -> napi::Result<String> {
+    read(reg, h, |inv| match inv.step() {
+        Step::AskRetryOn { error } => error.to_json().to_string(),
+        _ => Value::Null.to_string(),
+    })
+}
+
+/// `RedactOutput` (and any later step): `{surface, capabilityId, actor}`
+/// from the frozen frame — on resume, the recorded one (SI-3).
+#[napi]
+pub fn invoke_redaction_info(reg: u32, h: u32) -> napi::Result<String> {
+    read(reg, h, |inv| {
+        serde_json::to_string(&inv.redaction_info()).unwrap_or_else(|_| "null".into())
+    })
+}
+
+/// `Audit`: the record as JSON.
+#[napi]
+pub fn invoke_audit_record(reg: u32, h: u32) -> napi::Result<String> {
+    read(reg, h, |inv| match inv.step() {
+        Step::Audit(record) => record.to_json().to_string(),
+        _ => Value::Null.to_string(),
+    })
+}
+
+/// Takes the outcome of a finished invocation and frees its slot:
+/// `{status: "ok", output?}` (no `output` when the host holds it),
+/// `{status: "approval_required", request}` or `{status: "error", error}`.
+#[napi]
+pub fn invoke_outcome(reg: u32, h: u32) -> napi::Result<String> {
+    registry_call(reg, |r| {
+        let mut inv = r
+            .invocations
+            .remove(h)
+            .ok_or_else(|| internal("no such invocation"))?;
+        let outcome = inv
+            .take_outcome()
+            .unwrap_or_else(|| Outcome::Error(internal("the invocation has not finished")));
+        Ok(match outcome {
+            Outcome::Ok(Payload::Host) => json!({"status": "ok"}),
+            Outcome::Ok(Payload::Json(v)) => json!({"status": "ok", "output": v}),
+            Outcome::ApprovalRequired(req) => {
+                json!({"status": "approval_required", "request": req})
+            }
+            Outcome::Error(e) => json!({"status": "error", "error": e.to_json()}),
+        }
+        .to_string())
+    })
+}
+
+/// Frees an invocation the host gave up on (its driver threw).
+#[napi]
+pub fn invoke_abandon(reg: u32, h: u32) {
+    let _ = crate::registry::with_registry(reg, |r| Ok(r.invocations.remove(h)));
+}
+
+// ----- answers -------------------------------------------------------------
+
+/// `ValidateInput`: valid; the host keeps the validated value.
+#[napi]
+pub fn answer_input_valid(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::InputValid(Payload::Host))
+}
+
+/// `ValidateInput`: invalid, with a message for the model.
+#[napi]
+pub fn answer_input_invalid(reg: u32, h: u32, message: String, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::InputInvalid(message))
+}
+
+/// `EvaluatePolicy`: `decision` 0 allow, 1 deny, 2 requireApproval,
+/// 3 abstain. Any other number fails the policy (which denies).
+#[napi]
+pub fn answer_policy(
+    reg: u32,
+    h: u32,
+    decision: u32,
+    reason: Option<String>,
+    approval_type: Option<String>,
+    expires_in_ms: Option<f64>,
+    now: f64,
+) -> napi::Result<f64> {
+    let d = match decision {
+        0 => Decision::Allow,
+        1 => Decision::Deny { reason },
+        2 => Decision::RequireApproval {
+            approval_type,
+            reason,
+            expires_in_ms: expires_in_ms.map(ms),
+        },
+        3 => Decision::Abstain,
+        _ => return answer(reg, h, now, Answer::PolicyFailed(String::new())),
+    };
+    answer(reg, h, now, Answer::PolicyDecision(d))
+}
+
+/// `EvaluatePolicy`: the policy threw, timed out or answered nonsense.
+#[napi]
+pub fn answer_policy_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::PolicyFailed(String::new()))
+}
+
+/// `ExportInput`: the validated input, converted to JSON here.
+#[napi]
+pub fn answer_input_exported(reg: u32, h: u32, input: Value, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::InputExported(input))
+}
+
+/// `ExportInput`: the host value has no JSON form (NaN, a function, a
+/// cycle…): the call fails with INVALID_INPUT.
+#[napi]
+pub fn answer_input_not_exportable(
+    reg: u32,
+    h: u32,
+    message: String,
+    now: f64,
+) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::InputNotExportable(message))
+}
+
+/// `RunHandler`: the handler returned; the host keeps the output.
+#[napi]
+pub fn answer_handler_ok(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(
+        reg,
+        h,
+        now,
+        Answer::HandlerOk {
+            output: Payload::Host,
+            now_ms: ms(now),
+        },
+    )
+}
+
+/// `RunHandler`: the handler failed. `code` is the handler's own
+/// `CapabilityError` code, or absent for a plain throw (EXECUTION_FAILED
+/// with a generic message: the thrown message never reaches the caller).
+#[napi]
+pub fn answer_handler_error(
+    reg: u32,
+    h: u32,
+    code: Option<String>,
+    message: String,
+    retryable: bool,
+    now: f64,
+) -> napi::Result<f64> {
+    let code = code.as_deref().and_then(ErrorCode::parse);
+    answer(
+        reg,
+        h,
+        now,
+        Answer::HandlerError {
+            code,
+            message,
+            retryable,
+            now_ms: ms(now),
+        },
+    )
+}
+
+/// `RunHandler`: the deadline timer fired first.
+#[napi]
+pub fn answer_handler_timed_out(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::HandlerTimedOut { now_ms: ms(now) })
+}
+
+/// `RunHandler` or `Sleep`: the caller's signal aborted.
+#[napi]
+pub fn answer_cancelled(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::Cancelled { now_ms: ms(now) })
+}
+
+/// `AskRetryOn`: the host's `retryOn` verdict.
+#[napi]
+pub fn answer_retry_on(reg: u32, h: u32, retry: bool, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::RetryOn(retry))
+}
+
+/// `Sleep`: the wait is over.
+#[napi]
+pub fn answer_slept(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::Slept { now_ms: ms(now) })
+}
+
+/// `ValidateOutput`: valid; the host keeps the validated value.
+#[napi]
+pub fn answer_output_valid(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::OutputValid(Payload::Host))
+}
+
+/// `ValidateOutput`: invalid (the validator's message is dropped, SI-10).
+#[napi]
+pub fn answer_output_invalid(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::OutputInvalid(String::new()))
+}
+
+/// `RedactOutput`: redacted; the host keeps the redacted value.
+#[napi]
+pub fn answer_redacted(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::Redacted(Payload::Host))
+}
+
+/// `RedactOutput`: the redactor threw; the output is dropped.
+#[napi]
+pub fn answer_redactor_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::RedactorFailed)
+}
+
+/// `ExportOutput`: the redacted output as JSON for the audit payload.
+#[napi]
+pub fn answer_output_exported(reg: u32, h: u32, output: Value, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::OutputExported(output))
+}
+
+/// `Audit`: delivered.
+#[napi]
+pub fn answer_audited(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::Audited)
+}
+
+/// The index of the capability the invocation resolved, or -1 (not yet
+/// resolved, or unknown): the façade's key to its hook table.
+#[napi]
+pub fn invoke_capability(reg: u32, h: u32) -> napi::Result<i32> {
+    read(reg, h, |inv| {
+        inv.capability()
+            .and_then(|c| i32::try_from(c.index).ok())
+            .unwrap_or(-1)
+    })
+}

@@ -1,0 +1,44 @@
+//! Node-API glue of `@orpc-agent/core`.
+//!
+//! The TypeScript façade (`src/`) drives the core's sans-I/O pipeline
+//! (`orpc_agent_core::pipeline::Invocation`) with **synchronous** calls into
+//! this module: the handler's promise is awaited by Node, never by Rust
+//! (DESIGN §4). Nothing here decides governance; it converts values, keeps
+//! registries and in-flight invocations in slabs, and maps errors.
+//!
+//! Hot-path shape (DESIGN §4's table): napi-derive *free functions* with
+//! integer and float arguments (~0.12 µs a crossing; class methods cost
+//! twice that), registries and invocations addressed by integer handles
+//! into slabs owned here (no JS object per invocation), and step kinds as
+//! small integers packed with the one number the host needs next (see
+//! [`invoke`]). Payloads stay in JavaScript (`Payload::Host`) unless the
+//! core asks for them.
+//!
+//! Slabs are thread-local: each Node thread (main or worker) has its own
+//! registries, and no call here re-enters JavaScript, so a `RefCell` borrow
+//! can never be taken twice.
+//!
+//! Panics: napi-derive wraps every exported function in `catch_unwind` and
+//! turns a panic into a thrown JS error, so a Rust panic never aborts Node
+//! (`test/native.test.mjs` checks it through [`panic_for_test`]).
+
+mod approvals;
+mod errors;
+mod invoke;
+mod registry;
+mod slab;
+
+use napi_derive::napi;
+
+pub use approvals::*;
+pub use errors::*;
+pub use invoke::*;
+pub use registry::*;
+
+/// Panics on purpose: lets the test suite check that a Rust panic becomes a
+/// thrown JavaScript error instead of aborting the process.
+#[napi]
+#[allow(clippy::panic)]
+pub fn panic_for_test() {
+    panic!("deliberate panic from orpc-agent-node");
+}

@@ -1,0 +1,28 @@
+/**
+ * @orpc-agent/core — governed capabilities for AI agents over oRPC
+ * procedures. The rules live in the Rust core; this package adapts.
+ */
+export { agentProcedure } from "./declare.js";
+export {
+  createCapabilityRegistry,
+  inputHash,
+  CapabilityRegistry,
+  type RegistryOptions,
+  type ResumeOptions,
+  type Approvals,
+  type ApprovalListFilter,
+  type ApprovalStoreOption,
+  type DecideOptions,
+  type InspectReport,
+} from "./registry.js";
+export {
+  CapabilityError,
+  RegistryValidationError,
+  ERROR_CODES,
+  type CapabilityErrorCode,
+  type CapabilityErrorJson,
+  type RegistryProblem,
+} from "./errors.js";
+export { allow, abstain, deny, requireApproval } from "./policies.js";
+export type { StandardSchema } from "./schema.js";
+export type * from "./types.js";

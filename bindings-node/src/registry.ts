@@ -1,0 +1,281 @@
+/**
+ * `createCapabilityRegistry(router, options)`: the object applications and
+ * adapters use. It builds the core's registry from the router's `agent`
+ * meta and runs invocations through the driver loop (`driver.ts`).
+ */
+import { collectProcedures, declare, policiesToJson, type CapabilityHooks } from "./declare.js";
+import { drive, redactionInfo, type DriverHost } from "./driver.js";
+import { call, CapabilityError } from "./errors.js";
+import { N, SURFACE_INDEX } from "./native.js";
+import type {
+  ApprovalRequest,
+  AuditRecord,
+  CapabilityDescriptor,
+  ExposureSurface,
+  Frame,
+  InvokeResult,
+  AgentPolicy,
+  PolicyFunction,
+  TraceContext,
+} from "./types.js";
+
+/** Where approval requests live. `{postgres: url}` is planned (issue 8). */
+export type ApprovalStoreOption = "memory" | { sqlite: string } | { postgres: string };
+
+export interface RegistryOptions<TContext = any> {
+  /** Runtime-level policies, evaluated before each capability's own (SI-6). */
+  policies?: AgentPolicy<TContext>[];
+  defaults?: { timeoutMs?: number; approvalExpiresInMs?: number };
+  /** An approver may not approve their own request. */
+  approverMustDiffer?: boolean;
+  approvalStore?: ApprovalStoreOption;
+  /** Audit subscriber, or `{subscriber, payloads}` to include redacted outputs. */
+  audit?: ((record: AuditRecord) => void) | { subscriber: (record: AuditRecord) => void; payloads?: boolean };
+}
+
+export interface ResumeOptions<TContext = any> {
+  /** The application context for the procedure (the recorded actor and surface are used, SI-3). */
+  context?: TContext;
+  signal?: AbortSignal;
+  trace?: TraceContext;
+  requestId?: string;
+  agentId?: string;
+  sessionId?: string;
+}
+
+export interface ApprovalListFilter {
+  capabilityId?: string;
+  actorId?: string;
+  status?: ApprovalRequest["status"];
+  limit?: number;
+  cursor?: string;
+}
+
+export interface DecideOptions {
+  approver?: string;
+  reason?: string;
+}
+
+/** Approval operations for approval UIs. Asynchronous so remote stores fit the same API. */
+export interface Approvals {
+  get(id: string): Promise<ApprovalRequest | null>;
+  list(filter?: ApprovalListFilter): Promise<ApprovalRequest[]>;
+  approve(id: string, options?: DecideOptions): Promise<ApprovalRequest>;
+  reject(id: string, options?: DecideOptions): Promise<ApprovalRequest>;
+}
+
+export interface InspectReport {
+  valid: boolean;
+  capabilities: Array<{
+    id: string;
+    surfaces: ExposureSurface[];
+    toolNames: { aiSdk: string; mcp: string };
+    resolved: Record<string, unknown>;
+    warnings: Array<{ capability: string | null; path: string; code: string; message: string }>;
+  }>;
+  problems: unknown[];
+}
+
+function frameJson(frame: Frame): string {
+  return JSON.stringify({
+    surface: frame.surface,
+    actor: frame.actor,
+    trace: frame.trace,
+    requestId: frame.requestId,
+    agentId: frame.agentId,
+    sessionId: frame.sessionId,
+  });
+}
+
+/** Whether the frame carries more than a known surface. */
+function needsJson(frame: Frame, surface: number | undefined): boolean {
+  return (
+    surface === undefined ||
+    frame.actor !== undefined ||
+    frame.trace !== undefined ||
+    frame.requestId !== undefined ||
+    frame.agentId !== undefined ||
+    frame.sessionId !== undefined
+  );
+}
+
+export class CapabilityRegistry<TContext = any> implements DriverHost {
+  /** @internal native registry handle */
+  readonly handle: number;
+  /** @internal hooks by capability index */
+  readonly caps: readonly CapabilityHooks[];
+  /** @internal */
+  readonly runtimePolicies: ReadonlyMap<number, PolicyFunction>;
+  /** @internal */
+  readonly audit: ((record: AuditRecord) => void) | undefined;
+  readonly #names: Map<string, number>;
+  readonly approvals: Approvals;
+
+  /** @internal use `createCapabilityRegistry` */
+  constructor(
+    handle: number,
+    caps: CapabilityHooks[],
+    runtimePolicies: Map<number, PolicyFunction>,
+    audit: ((record: AuditRecord) => void) | undefined,
+  ) {
+    this.handle = handle;
+    this.caps = caps;
+    this.runtimePolicies = runtimePolicies;
+    this.audit = audit;
+    this.#names = new Map();
+    for (const c of JSON.parse(N.registryCapabilities(handle)) as Array<{
+      index: number;
+      id: string;
+      toolNames: { aiSdk: string; mcp: string };
+    }>) {
+      for (const name of [c.id, c.toolNames.aiSdk, c.toolNames.mcp]) {
+        if (!this.#names.has(name)) this.#names.set(name, c.index);
+      }
+    }
+    const decide = (approve: boolean) => async (id: string, o: DecideOptions = {}) =>
+      JSON.parse(call(() => N.approvalDecide(handle, id, approve, o.approver ?? null, o.reason ?? null, Date.now())));
+    this.approvals = Object.freeze({
+      get: async (id: string) => {
+        const text = call(() => N.approvalGet(handle, id));
+        return text == null ? null : JSON.parse(text);
+      },
+      list: async (filter: ApprovalListFilter = {}) =>
+        JSON.parse(call(() => N.approvalList(handle, JSON.stringify(filter)))),
+      approve: decide(true),
+      reject: decide(false),
+    });
+  }
+
+  /**
+   * Runs `idOrToolName` (a capability id or an adapter tool name) with the
+   * raw `input` under `frame`. Resolves `{status: "ok", output}` or
+   * `{status: "approval_required", request}`; rejects with `CapabilityError`.
+   */
+  invoke<TOutput = unknown>(idOrToolName: string, input: unknown, frame: Frame<TContext>): Promise<InvokeResult<TOutput>> {
+    const index = this.#names.get(idOrToolName);
+    const surface = SURFACE_INDEX[frame.surface];
+    const fj = needsJson(frame, surface) ? frameJson(frame) : null;
+    let start: number;
+    try {
+      start =
+        index !== undefined
+          ? N.invokeStart(this.handle, index, surface ?? 0, fj, Date.now())
+          : N.invokeStartName(this.handle, String(idOrToolName), surface ?? 0, fj, Date.now());
+    } catch (e) {
+      return Promise.reject(call(() => { throw e; }));
+    }
+    return drive(this, start, index, input, frame) as Promise<InvokeResult<TOutput>>;
+  }
+
+  /**
+   * Runs an approved request (single use): stage 7, then stages 9–14 with
+   * the surface and actor recorded when the request was made (SI-3). The
+   * options give the application context, a signal, trace and ids.
+   */
+  resume<TOutput = unknown>(requestId: string, options: ResumeOptions<TContext> = {}): Promise<InvokeResult<TOutput>> {
+    const frame: Frame<TContext> = { surface: "direct", ...options };
+    const fj = JSON.stringify({
+      surface: "direct",
+      trace: options.trace,
+      requestId: options.requestId,
+      agentId: options.agentId,
+      sessionId: options.sessionId,
+    });
+    let start: number;
+    try {
+      start = N.resumeStart(this.handle, String(requestId), fj, Date.now());
+    } catch (e) {
+      return Promise.reject(call(() => { throw e; }));
+    }
+    return drive(this, start, undefined, undefined, frame) as Promise<InvokeResult<TOutput>>;
+  }
+
+  /**
+   * The model-safe view of a request's input for approval UIs: the
+   * capability's `redact.approvalInput` with the request's recorded surface
+   * and actor, or the stored input when it declares none. A throwing
+   * redactor rejects with EXECUTION_FAILED (never the input).
+   */
+  async redactApprovalInput(request: ApprovalRequest, info: { context?: TContext } = {}): Promise<unknown> {
+    const view = JSON.parse(call(() => N.approvalInputView(this.handle, JSON.stringify(request))));
+    if (view.view === "asStored") return view.input;
+    if (view.view === "withhold") throw CapabilityError.fromJSON(view.error);
+    const hooks = this.caps[view.capabilityIndex];
+    const fn = hooks?.meta.redact?.approvalInput;
+    if (!fn) throw new CapabilityError("INTERNAL", "no approval-input redactor");
+    try {
+      return await fn(request.input, redactionInfo(view.info, info.context));
+    } catch {
+      throw new CapabilityError("EXECUTION_FAILED", "The approval input could not be prepared for display.");
+    }
+  }
+
+  /** The inspect() report: resolved values, surfaces, tool names, warnings. */
+  inspect(): InspectReport {
+    return JSON.parse(call(() => N.registryInspect(this.handle)));
+  }
+
+  /** Portable descriptors of the capabilities exposed on `surface`. */
+  descriptors(options: { surface: ExposureSurface }): CapabilityDescriptor[] {
+    return JSON.parse(call(() => N.registryDescriptors(this.handle, options.surface)));
+  }
+
+  /** Invocations still running (diagnostics; 0 when idle). */
+  inFlight(): number {
+    return call(() => N.registryInFlight(this.handle));
+  }
+
+  /** Releases the native registry. Later calls fail with INTERNAL. */
+  close(): void {
+    N.registryClose(this.handle);
+  }
+}
+
+/**
+ * Builds a registry from an oRPC router: every procedure with `agent` meta
+ * (nested and lazy routers included; lazy ones are loaded here) becomes a
+ * capability whose id is its router path joined with `.`. Rejects with
+ * `RegistryValidationError` listing every problem at once (SI-4).
+ */
+export async function createCapabilityRegistry<TContext = any>(
+  router: unknown,
+  options: RegistryOptions<TContext> = {},
+): Promise<CapabilityRegistry<TContext>> {
+  const found = await collectProcedures(router);
+  const decls: unknown[] = [];
+  const caps: CapabilityHooks[] = [];
+  for (const f of found) {
+    const { decl, hooks } = declare(f);
+    decls.push(decl);
+    caps.push(hooks);
+  }
+  const runtimePolicies = new Map<number, PolicyFunction>();
+  const opts: Record<string, unknown> = {};
+  if (options.defaults !== undefined) opts.defaults = options.defaults;
+  if (options.policies !== undefined) opts.policies = policiesToJson(options.policies, runtimePolicies);
+  if (options.approverMustDiffer !== undefined) opts.approverMustDiffer = options.approverMustDiffer;
+  const audit = options.audit;
+  const subscriber = typeof audit === "function" ? audit : audit?.subscriber;
+  const payloads = typeof audit === "object" && audit !== null && audit.payloads === true;
+  const handle = call(() =>
+    N.registryBuild(
+      JSON.stringify(decls),
+      JSON.stringify(opts),
+      JSON.stringify(options.approvalStore ?? "memory"),
+      subscriber !== undefined,
+      payloads,
+    ),
+  );
+  return new CapabilityRegistry<TContext>(handle, caps, runtimePolicies, subscriber);
+}
+
+/** The approval input hash (DESIGN §5) the core computes for `capabilityId` and `input`. */
+export function inputHash(capabilityId: string, input: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(input);
+  } catch (e) {
+    throw new CapabilityError("INVALID_INPUT", `The input cannot be hashed: ${(e as Error).message}`);
+  }
+  return call(() => N.inputHash(capabilityId, text));
+}

@@ -1,0 +1,52 @@
+/**
+ * Standard Schema (https://standardschema.dev): validation through
+ * `~standard.validate`, JSON Schema for descriptors through Standard JSON
+ * Schema (`~standard.jsonSchema`, which zod ≥ 4.2 and other validators
+ * implement). No validator library is imported here.
+ */
+
+export interface StandardIssue {
+  message: string;
+  path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>;
+}
+
+export type StandardResult = { value: unknown; issues?: undefined } | { issues: ReadonlyArray<StandardIssue> };
+
+export interface StandardSchema {
+  readonly "~standard": {
+    readonly version: 1;
+    readonly vendor: string;
+    validate(value: unknown): StandardResult | Promise<StandardResult>;
+    readonly jsonSchema?: {
+      input(options: { target: string }): Record<string, unknown>;
+      output(options: { target: string }): Record<string, unknown>;
+    };
+  };
+}
+
+/** The JSON Schema (draft 2020-12) of a schema's input or output side, if it can say. */
+export function jsonSchemaOf(
+  schema: StandardSchema | undefined,
+  side: "input" | "output",
+): Record<string, unknown> | undefined {
+  const conv = schema?.["~standard"]?.jsonSchema;
+  if (!conv) return undefined;
+  try {
+    return conv[side]({ target: "draft-2020-12" });
+  } catch {
+    // Some types (transforms, dates) have no JSON Schema: descriptors go without.
+    return undefined;
+  }
+}
+
+/** A model-readable message for validation issues: `path: message; …`. */
+export function issuesMessage(issues: ReadonlyArray<StandardIssue>): string {
+  return issues
+    .map((i) => {
+      const path = (i.path ?? [])
+        .map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p)))
+        .join(".");
+      return path ? `${path}: ${i.message}` : i.message;
+    })
+    .join("; ");
+}

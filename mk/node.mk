@@ -1,0 +1,41 @@
+# --- Node binding: @orpc-agent/core (issue 5) ------------------------------
+# npm ci from the committed lockfile, napi build (debug for tests), tsc,
+# node --test. The native build is `cargo build -p orpc-agent-node` through
+# @napi-rs/cli, which also regenerates index.js / index.d.ts.
+NODE_DIR := bindings-node
+NPM      ?= npm
+
+.PHONY: test-node build-node lint-node bench-node node-deps node-native node-ts
+
+$(NODE_DIR)/node_modules/.package-lock.json: $(NODE_DIR)/package-lock.json
+	cd $(NODE_DIR) && $(NPM) ci --no-audit --no-fund
+
+node-deps: $(NODE_DIR)/node_modules/.package-lock.json
+
+node-native: node-deps
+	cd $(NODE_DIR) && npx napi build --platform --esm --js index.js --dts index.d.ts --no-dts-cache
+
+node-ts: node-deps
+	cd $(NODE_DIR) && npx tsc -p tsconfig.json && node scripts/write-cjs-entry.js
+
+build-node: node-deps ## Node binding: release native module + TypeScript
+	cd $(NODE_DIR) && npx napi build --platform --release --esm --js index.js --dts index.d.ts --no-dts-cache
+	$(MAKE) node-ts
+
+test-node: node-native node-ts ## Node binding: vectors, SI-1…SI-12, oRPC integration (node --test)
+	cd $(NODE_DIR) && node --test --test-concurrency=1 test/
+
+lint-node: node-deps ## Node binding: tsc --noEmit, clippy, generated .d.ts drift
+	cd $(NODE_DIR) && npx tsc --noEmit -p tsconfig.json
+	$(CARGO) clippy -p orpc-agent-node --all-targets -- -D warnings
+	cd $(NODE_DIR) && node scripts/check-dts.js
+
+bench-node: node-deps ## Node binding: registry.invoke vs bare oRPC call (release build)
+	cd $(NODE_DIR) && npx napi build --platform --release --esm --js index.js --dts index.d.ts --no-dts-cache
+	$(MAKE) node-ts
+	cd $(NODE_DIR) && node bench/invoke.js
+
+TEST_TARGETS  += test-node
+BUILD_TARGETS += build-node
+LINT_TARGETS  += lint-node
+BENCH_TARGETS += bench-node
