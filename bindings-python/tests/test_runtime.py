@@ -1,0 +1,241 @@
+"""The asyncio driver under load and failure: concurrency without cross-talk,
+handlers that raise, hang past the deadline or get cancelled, a redactor that
+raises, sync handlers off the loop, invoke_sync, and an approval created in
+one process and resumed in another through the SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+import orpc_agent
+from orpc_agent import (
+    ApprovalRequired,
+    CapabilityError,
+    Frame,
+    HandlerContext,
+    capability,
+    create_capability_registry,
+)
+
+
+class Msg(BaseModel):
+    n: int
+
+
+@capability(id="echo.ctx", description="Echo with context.", expose={"direct": True}, side_effect="read", risk="low")
+async def echo_ctx(m: Msg, ctx: HandlerContext) -> dict[str, Any]:
+    # Suspend a few times so 1 000 calls interleave on the loop.
+    for _ in range(m.n % 3):
+        await asyncio.sleep(0)
+    return {"n": m.n, "actor": ctx.frame.actor_id, "tenant": ctx.context["tenant"]}
+
+
+async def test_1000_concurrent_invocations_do_not_cross_talk() -> None:
+    audit: list[dict[str, Any]] = []
+    reg = create_capability_registry([echo_ctx], audit=audit.append)
+    frames = [Frame("direct", actor={"id": f"user-{i}"}, request_id=f"r-{i}", context={"tenant": i}) for i in range(1000)]
+    results = await asyncio.gather(*(reg.invoke("echo.ctx", {"n": i}, frames[i]) for i in range(1000)))
+    for i, r in enumerate(results):
+        assert r.output == {"n": i, "actor": f"user-{i}", "tenant": i}  # type: ignore[union-attr]
+    finished = {r["requestId"]: r for r in audit if r["event"] == "finished"}
+    assert len(finished) == 1000
+    assert all(finished[f"r-{i}"]["actorId"] == f"user-{i}" for i in range(1000))
+
+
+async def test_a_handler_that_raises_gives_execution_failed_without_its_message() -> None:
+    @capability(id="h.raise", description="R.", expose={"direct": True}, side_effect="read", risk="low")
+    async def raises(m: Msg) -> None:
+        await asyncio.sleep(0)
+        raise KeyError("customer-secret")
+
+    @capability(id="h.own", description="O.", expose={"direct": True}, side_effect="read", risk="low")
+    async def own(m: Msg) -> None:
+        raise orpc_agent.LimitExceededError(None, "Too many items; ask for fewer than 10.")
+
+    reg = create_capability_registry([raises, own])
+    with pytest.raises(orpc_agent.ExecutionFailedError) as err:
+        await reg.invoke("h.raise", {"n": 1})
+    assert "customer-secret" not in repr(err.value.to_dict())
+    with pytest.raises(orpc_agent.LimitExceededError) as err2:
+        await reg.invoke("h.own", {"n": 1})
+    assert err2.value.message == "Too many items; ask for fewer than 10."
+    assert err2.value.kind == "std:invalid-args"
+
+
+async def test_a_handler_that_hangs_times_out_even_if_it_ignores_cancellation() -> None:
+    release = asyncio.Event()
+
+    @capability(id="h.hang", description="H.", expose={"direct": True}, side_effect="read", risk="low", timeout_ms=30)
+    async def hang(m: Msg) -> str:
+        while True:
+            try:
+                await release.wait()
+                return "late"
+            except asyncio.CancelledError:
+                continue  # ignores its cancellation: the driver must not wait for it
+
+    reg = create_capability_registry([hang])
+    t0 = time.monotonic()
+    with pytest.raises(orpc_agent.TimeoutCapabilityError):
+        await reg.invoke("h.hang", {"n": 1})
+    assert time.monotonic() - t0 < 1.0
+    release.set()
+
+
+async def test_caller_cancellation_cancels_the_handler_and_is_audited() -> None:
+    audit: list[dict[str, Any]] = []
+    cancelled = asyncio.Event()
+
+    @capability(id="h.long", description="L.", expose={"direct": True}, side_effect="read", risk="low")
+    async def long(m: Msg) -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    reg = create_capability_registry([long], audit=audit.append)
+    task = asyncio.ensure_future(reg.invoke("h.long", {"n": 1}))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.wait_for(cancelled.wait(), 1)
+    assert audit[-1]["outcome"] == "CANCELLED"
+
+
+async def test_a_handler_cancelled_on_its_own_is_cancelled_error() -> None:
+    @capability(id="h.self", description="S.", expose={"direct": True}, side_effect="read", risk="low")
+    async def self_cancel(m: Msg) -> None:
+        raise asyncio.CancelledError()
+
+    reg = create_capability_registry([self_cancel])
+    with pytest.raises(orpc_agent.CancelledCapabilityError) as err:
+        await reg.invoke("h.self", {"n": 1})
+    assert err.value.code == "CANCELLED"
+
+
+async def test_a_redactor_that_raises_fails_closed() -> None:
+    def bad(output: Any, info: Any) -> Any:
+        raise ValueError(str(output))
+
+    @capability(id="r.bad", description="B.", expose={"direct": True}, side_effect="read", risk="low", redact_output=bad)
+    async def handler(m: Msg) -> dict[str, str]:
+        return {"token": "sk-live-123"}
+
+    reg = create_capability_registry([handler])
+    with pytest.raises(orpc_agent.ExecutionFailedError) as err:
+        await reg.invoke("r.bad", {"n": 1})
+    assert "sk-live" not in str(err.value)
+
+
+async def test_sync_handlers_run_off_the_event_loop() -> None:
+    loop_thread = threading.get_ident()
+
+    @capability(id="s.block", description="B.", expose={"direct": True}, side_effect="read", risk="low")
+    def blocking(m: Msg) -> int:
+        time.sleep(0.05)
+        return threading.get_ident()
+
+    reg = create_capability_registry([blocking])
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        for _ in range(5):
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    result, _ = await asyncio.gather(reg.invoke("s.block", {"n": 1}), ticker())
+    assert result.output != loop_thread  # type: ignore[union-attr]
+    assert ticks == 5  # the loop kept running while the handler blocked
+
+
+def test_invoke_sync_without_an_event_loop() -> None:
+    reg = create_capability_registry([echo_ctx])
+    out = reg.invoke_sync("echo.ctx", {"n": 4}, Frame("direct", actor={"id": "u"}, context={"tenant": "t"}))
+    assert out.output == {"n": 4, "actor": "u", "tenant": "t"}  # type: ignore[union-attr]
+
+
+async def test_invoke_sync_refuses_inside_a_running_loop() -> None:
+    reg = create_capability_registry([echo_ctx])
+    with pytest.raises(RuntimeError):
+        reg.invoke_sync("echo.ctx", {"n": 1})
+
+
+async def test_invoke_by_tool_name_and_unknown_names() -> None:
+    @capability(id="a.b", description="A.", expose={"mcp": True}, side_effect="read", risk="low",
+                adapters={"mcp": {"tool_name": "ab_tool"}})
+    async def ab(m: Msg) -> int:
+        return m.n
+
+    reg = create_capability_registry([ab])
+    assert (await reg.invoke("ab_tool", {"n": 3}, Frame("mcp"))).output == 3  # type: ignore[union-attr]
+    assert (await reg.invoke("a_b", {"n": 4}, Frame("mcp"))).output == 4  # type: ignore[union-attr]
+    with pytest.raises(orpc_agent.NotFoundError):
+        await reg.invoke("nope", {"n": 1}, Frame("mcp"))
+
+
+async def test_redact_approval_input_uses_the_recorded_actor() -> None:
+    seen: list[Any] = []
+
+    def view(value: Any, info: Any) -> Any:
+        seen.append((info.surface, info.actor.get("id"), info.context))
+        return {**value, "card": "****"}
+
+    @capability(id="pay.card", description="Pay.", expose={"mcp": True}, side_effect="external", risk="high",
+                approval={"required": True}, redact_approval_input=view)
+    async def pay(x: dict[str, Any]) -> None: ...
+
+    reg = create_capability_registry([pay])
+    out = await reg.invoke("pay.card", {"card": "4111", "amount": 3}, Frame("mcp", actor={"id": "ana"}))
+    assert isinstance(out, ApprovalRequired)
+    shown = await reg.redact_approval_input(out.request, context="ui")
+    assert shown == {"card": "****", "amount": 3}
+    assert seen == [("mcp", "ana", "ui")]
+    listed = reg.approvals.list(status="pending")
+    assert [r.id for r in listed] == [out.request.id]
+    assert reg.approvals.get(out.request.id) == out.request
+
+
+APPROVE_AND_RESUME = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    sys.path.insert(0, {tests!r})
+    from sqlite_caps import build
+    reg = build({db!r})
+    reg.approvals.approve({rid!r}, approver="second-process")
+    print(json.dumps(asyncio.run(reg.resume({rid!r})).output))
+    """
+)
+
+
+def test_approval_created_in_one_process_resumed_in_another(tmp_path: Path) -> None:
+    db = str(tmp_path / "approvals.db")
+    tests = str(Path(__file__).resolve().parent)
+    sys.path.insert(0, tests)
+    from sqlite_caps import build
+
+    reg = build(db)
+    out = reg.invoke_sync("ship.order", {"order_id": "o-9"}, Frame("mcp", actor={"id": "ana"}))
+    assert isinstance(out, ApprovalRequired)
+    script = APPROVE_AND_RESUME.format(tests=tests, db=db, rid=out.request.id)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == '{"shipped": "o-9"}'
+    # Back in the first process: consumed once, by the other process.
+    assert reg.approvals.get(out.request.id).status == "consumed"  # type: ignore[union-attr]
+    with pytest.raises(orpc_agent.ApprovalConsumedError):
+        reg.resume_sync(out.request.id)
+    with pytest.raises(CapabilityError):
+        reg.approvals.approve(out.request.id, approver="x")
