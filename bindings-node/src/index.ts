@@ -26,3 +26,4 @@ export {
 export { allow, abstain, deny, requireApproval } from "./policies.js";
 export type { StandardSchema } from "./schema.js";
 export type * from "./types.js";
+export * from "./adapters/index.js";

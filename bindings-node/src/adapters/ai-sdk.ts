@@ -29,12 +29,13 @@
 import { jsonSchema, tool } from "ai";
 import type { ModelMessage, Tool, ToolSet } from "ai";
 
+import type { Frame } from "../types.js";
 import {
-  isCapabilityError,
+  CapabilityError,
   type AdapterFrame,
   type AdapterRegistry,
   type CapabilityDescriptor,
-  type InvokeOutcome,
+  type InvokeResult,
 } from "./registry-port.js";
 
 /** Where approval request ids wait between the approval turn and the approved re-run. */
@@ -51,8 +52,8 @@ export interface AiSdkToolsOptions {
    * (e.g. a manager's queue); an undecided one fails with `APPROVAL_PENDING`.
    */
   decideApprovals?: boolean;
-  /** Who approves when the adapter records the decision; default the frame's actor. */
-  approver?: unknown;
+  /** Who approves (an id) when the adapter records the decision; default the frame's actor id. */
+  approver?: string;
   /**
    * Request ids by tool call id. Default: one in-process map per registry,
    * shared by every tool set built from it (apps build tools per request).
@@ -63,11 +64,11 @@ export interface AiSdkToolsOptions {
 }
 
 /** A tool call's governed outcome, settled (never a rejected promise in a map). */
-type Settled = { ok: true; outcome: InvokeOutcome } | { ok: false; error: unknown };
+type Settled = { ok: true; outcome: InvokeResult } | { ok: false; error: unknown };
 
 interface ToolSetState {
   registry: AdapterRegistry;
-  frame: AdapterFrame;
+  frame: Frame;
   options: AiSdkToolsOptions;
   approvalIds: ApprovalIdStore;
   /** Outcomes computed by `needsApproval`, waiting for `execute`. */
@@ -165,10 +166,8 @@ async function executeGoverned(
     if (state.options.decideApprovals !== false) {
       await recordDecision(state, requestId, true);
     }
-    const resumed = await state.registry.resume(requestId, {
-      ...frameFor(state, toolCallId, abortSignal),
-      context: state.frame.context,
-    });
+    const { context, signal, trace, requestId: callId, agentId, sessionId } = frameFor(state, toolCallId, abortSignal);
+    const resumed = await state.registry.resume(requestId, { context, signal, trace, requestId: callId, agentId, sessionId });
     return unwrapOutcome(resumed);
   }
   // Called without `needsApproval` first (a direct `execute`, or an `ai` that
@@ -190,7 +189,7 @@ export function aiSdkToolApproval(tools: ToolSet) {
     const needs = await gateNeedsApproval(state, toolCall.toolName, toolCall.input, toolCall.toolCallId);
     if (needs) return "user-approval" as const;
     const settledOutcome = await state.settled.get(toolCall.toolCallId);
-    if (settledOutcome && !settledOutcome.ok && isCapabilityError(settledOutcome.error)) {
+    if (settledOutcome && !settledOutcome.ok && settledOutcome.error instanceof CapabilityError) {
       if (settledOutcome.error.code === "POLICY_DENIED") {
         return { type: "denied" as const, reason: settledOutcome.error.message };
       }
@@ -237,30 +236,30 @@ async function recordDecision(
   approved: boolean,
   reason?: string,
 ): Promise<void> {
-  const approver = state.options.approver ?? state.frame.actor;
-  const decision = reason === undefined ? { approver } : { approver, reason };
+  const approver = state.options.approver ?? state.frame.actor?.id;
+  const decision = { ...(approver === undefined ? {} : { approver }), ...(reason === undefined ? {} : { reason }) };
   if (approved) {
     // Already decided elsewhere: the resume that follows reports the core's view.
     try {
       await state.registry.approvals.approve(requestId, decision);
     } catch (error) {
-      if (!isCapabilityError(error)) throw error;
+      if (!(error instanceof CapabilityError)) throw error;
     }
   } else {
     await state.registry.approvals.reject(requestId, decision);
   }
 }
 
-function frameFor(state: ToolSetState, toolCallId: string, abortSignal?: AbortSignal): AdapterFrame {
+function frameFor(state: ToolSetState, toolCallId: string, abortSignal?: AbortSignal): Frame {
   const signals = [state.frame.signal, abortSignal].filter((s): s is AbortSignal => s !== undefined);
-  const frame: AdapterFrame = { ...state.frame, surface: "aiSdk" };
+  const frame: Frame = { ...state.frame };
   if (frame.requestId === undefined) frame.requestId = toolCallId;
   if (signals.length === 1) frame.signal = signals[0];
   else if (signals.length > 1) frame.signal = AbortSignal.any(signals);
   return frame;
 }
 
-function settle(promise: Promise<InvokeOutcome>): Promise<Settled> {
+function settle(promise: Promise<InvokeResult>): Promise<Settled> {
   return promise.then(
     (outcome) => ({ ok: true as const, outcome }),
     (error: unknown) => ({ ok: false as const, error }),
@@ -272,7 +271,7 @@ function unwrap(result: Settled): unknown {
   return unwrapOutcome(result.outcome);
 }
 
-function unwrapOutcome(outcome: InvokeOutcome): unknown {
+function unwrapOutcome(outcome: InvokeResult): unknown {
   if (outcome.status === "ok") return outcome.output;
   throw new AiSdkApprovalRequiredError(outcome.request.id, outcome.request.reason);
 }

@@ -15,4 +15,4 @@ export {
   type McpRequestExtra,
   type RegisterMcpToolsOptions,
 } from "./mcp.js";
-export type { AdapterFrame, AdapterRegistry, CapabilityDescriptor } from "./registry-port.js";
+export type { AdapterFrame, AdapterRegistry } from "./registry-port.js";

@@ -24,14 +24,14 @@ import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
 
+import type { Frame } from "../types.js";
 import {
-  isCapabilityError,
+  CapabilityError,
   type AdapterFrame,
   type AdapterRegistry,
-  type ApprovalRequestView,
+  type ApprovalRequest,
   type CapabilityDescriptor,
-  type CapabilityErrorLike,
-  type InvokeOutcome,
+  type InvokeResult,
 } from "./registry-port.js";
 
 /** `_meta` key a client sets on tools/call to resume an approved request. */
@@ -112,7 +112,14 @@ async function callGoverned(
     const approvalId = extra._meta?.[MCP_APPROVAL_ID_META];
     const outcome =
       typeof approvalId === "string"
-        ? await registry.resume(approvalId, frame)
+        ? await registry.resume(approvalId, {
+            context: frame.context,
+            signal: frame.signal,
+            trace: frame.trace,
+            requestId: frame.requestId,
+            agentId: frame.agentId,
+            sessionId: frame.sessionId,
+          })
         : await registry.invoke(capabilityId, args, frame);
     return toResult(outcome);
   } catch (error) {
@@ -120,9 +127,10 @@ async function callGoverned(
   }
 }
 
-async function frameFor(extra: McpRequestExtra, options: RegisterMcpToolsOptions): Promise<AdapterFrame> {
-  const app = (await options.frame?.(extra)) ?? {};
-  const frame: AdapterFrame = { ...app, surface: "mcp" };
+async function frameFor(extra: McpRequestExtra, options: RegisterMcpToolsOptions): Promise<Frame> {
+  const fromApp = options.frame?.(extra);
+  const app = (fromApp instanceof Promise ? await fromApp : fromApp) ?? {};
+  const frame: Frame = { ...app, surface: "mcp" };
   frame.signal = app.signal === undefined ? extra.signal : AbortSignal.any([app.signal, extra.signal]);
   frame.requestId ??= String(extra.requestId);
   if (frame.sessionId === undefined && extra.sessionId !== undefined) frame.sessionId = extra.sessionId;
@@ -137,7 +145,7 @@ async function frameFor(extra: McpRequestExtra, options: RegisterMcpToolsOptions
   return frame;
 }
 
-function toResult(outcome: InvokeOutcome): CallToolResult {
+function toResult(outcome: InvokeResult): CallToolResult {
   if (outcome.status === "approval_required") return approvalResult(outcome.request);
   const output = outcome.output;
   const result: CallToolResult = {
@@ -147,7 +155,7 @@ function toResult(outcome: InvokeOutcome): CallToolResult {
   return result;
 }
 
-function approvalResult(request: ApprovalRequestView): CallToolResult {
+function approvalResult(request: ApprovalRequest): CallToolResult {
   const reason = request.reason ?? "This call needs approval before it runs.";
   const text =
     `APPROVAL_REQUIRED: ${reason} The call did not run. ` +
@@ -188,16 +196,14 @@ const HINTS: Record<string, string> = {
 
 function errorResult(error: unknown): CallToolResult {
   // Only a CapabilityError's message is model-safe; anything else is INTERNAL.
-  const capabilityError: CapabilityErrorLike = isCapabilityError(error)
-    ? error
-    : { code: "INTERNAL", message: "The capability failed while running.", retryable: false, kind: "std:internal" };
-  const { code, message, retryable = false, kind } = capabilityError;
+  const { code, message, retryable, kind } =
+    error instanceof CapabilityError ? error : new CapabilityError("INTERNAL", "The capability failed while running.");
   const hint = HINTS[code] ?? "";
   const retry = retryable ? " It is safe to retry." : "";
   return {
     isError: true,
     content: [{ type: "text", text: `${code}: ${message}${hint ? ` ${hint}` : ""}${retry}` }],
-    _meta: { [MCP_ERROR_META]: { code, ...(kind ? { kind } : {}), retryable } },
+    _meta: { [MCP_ERROR_META]: { code, kind, retryable } },
   };
 }
 

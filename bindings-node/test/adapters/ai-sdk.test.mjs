@@ -40,8 +40,8 @@ const toolOutputs = (messages) =>
   messages.filter((m) => m.role === "tool").flatMap((m) => m.content.filter((p) => p.type === "tool-result"));
 
 describe("toAiSdkTools", () => {
-  it("lists exposed, discoverable capabilities by their AI SDK tool names", () => {
-    const { registry } = ordersFixture();
+  it("lists exposed, discoverable capabilities by their AI SDK tool names", async () => {
+    const { registry } = await ordersFixture();
     const tools = toAiSdkTools(registry, { actor: { id: "u1" } });
     assert.deepEqual(Object.keys(tools).sort(), [
       "orders_customer",
@@ -60,7 +60,7 @@ describe("toAiSdkTools", () => {
   });
 
   it("runs a read through the pipeline once, on surface aiSdk, in a generateText loop", async () => {
-    const { registry, calls, audit } = ordersFixture();
+    const { registry, calls, audit } = await ordersFixture();
     const model = scriptedModel(toolCallTurn("orders_get", { id: "o-42" }), textTurn("It shipped."));
     const result = await generateText({
       model,
@@ -85,7 +85,7 @@ describe("toAiSdkTools", () => {
   });
 
   it("returns redacted output only", async () => {
-    const { registry } = ordersFixture();
+    const { registry } = await ordersFixture();
     const result = await generateText({
       model: scriptedModel(toolCallTurn("orders_customer", { orderId: "o-1" }), textTurn("ok")),
       tools: toAiSdkTools(registry),
@@ -97,7 +97,7 @@ describe("toAiSdkTools", () => {
   });
 
   it("turns a policy denial into a tool error the model reads; the handler never runs", async () => {
-    const { registry, calls } = ordersFixture();
+    const { registry, calls } = await ordersFixture();
     const model = scriptedModel(toolCallTurn("orders_purge", { id: "o-1" }), textTurn("I cannot."));
     const result = await generateText({
       model,
@@ -112,7 +112,7 @@ describe("toAiSdkTools", () => {
   });
 
   it("gives the model a failing handler's error code, never its message (SI-10)", async () => {
-    const { registry } = ordersFixture();
+    const { registry } = await ordersFixture();
     const model = scriptedModel(toolCallTurn("orders_get", { id: "boom" }), textTurn("failed"));
     const result = await generateText({ model, tools: toAiSdkTools(registry), prompt: "x", stopWhen: stepCountIs(3) });
     const [error] = result.steps[0].content.filter((p) => p.type === "tool-error");
@@ -121,7 +121,7 @@ describe("toAiSdkTools", () => {
   });
 
   it("asks for approval when the core's gate fires, executes once approved (round trip)", async () => {
-    const { registry, calls, audit } = ordersFixture();
+    const { registry, calls, audit } = await ordersFixture();
     const actor = { id: "u1" };
     const prompt = [{ role: "user", content: "Refund 12.5 on o-7" }];
 
@@ -135,8 +135,7 @@ describe("toAiSdkTools", () => {
     assert.equal(approvalRequests.length, 1);
     assert.equal(approvalRequests[0].toolCall.toolName, "orders_refund");
     assert.equal(calls.length, 0, "nothing ran before approval");
-    const pending = await registry.approvals.list({ status: "pending" });
-    const items = pending.items ?? pending;
+    const items = await registry.approvals.list({ status: "pending" });
     assert.equal(items.length, 1);
     assert.equal(items[0].capabilityId, "orders.refund");
     assert.equal(items[0].surface, "aiSdk");
@@ -163,14 +162,14 @@ describe("toAiSdkTools", () => {
     });
     const request = await registry.approvals.get(items[0].id);
     assert.equal(request.status, "consumed");
-    assert.equal(request.decidedBy ?? request.decided_by, "u1");
+    assert.equal(request.decidedBy, "u1");
     const outcomes = audit.filter((r) => r.event === "finished").map((r) => r.outcome);
     assert.deepEqual(outcomes, ["approval_required", "ok"]);
     assert.ok(JSON.stringify(model.doGenerateCalls[0].prompt).includes("refunded"));
   });
 
   it("never runs a denied call and rejects its core request", async () => {
-    const { registry, calls } = ordersFixture();
+    const { registry, calls } = await ordersFixture();
     const prompt = [{ role: "user", content: "Refund o-8" }];
     const tools = toAiSdkTools(registry, { actor: { id: "u1" } });
     const first = await generateText({
@@ -198,7 +197,7 @@ describe("toAiSdkTools", () => {
   });
 
   it("leaves the decision to the core: an undecided request does not run", async () => {
-    const { registry, calls } = ordersFixture();
+    const { registry, calls } = await ordersFixture();
     const prompt = [{ role: "user", content: "Refund o-9" }];
     const tools = toAiSdkTools(registry, { actor: { id: "u1" } }, { decideApprovals: false });
     const first = await generateText({
@@ -223,7 +222,7 @@ describe("toAiSdkTools", () => {
   });
 
   it("passes the abort signal ai gives to the handler", async () => {
-    const { registry, signals } = ordersFixture();
+    const { registry, signals } = await ordersFixture();
     const controller = new AbortController();
     const run = generateText({
       model: scriptedModel(toolCallTurn("orders_get", { id: "slow" }), textTurn("x")),
@@ -239,7 +238,7 @@ describe("toAiSdkTools", () => {
   });
 
   it("answers ai 7's call-level toolApproval from the same core gate", async () => {
-    const { registry, calls } = ordersFixture();
+    const { registry, calls } = await ordersFixture();
     const tools = toAiSdkTools(registry);
     const approve = aiSdkToolApproval(tools);
     const call = (toolName, input, toolCallId) => approve({ toolCall: { toolName, input, toolCallId } });

@@ -11,13 +11,13 @@ import { registerMcpTools } from "@orpc-agent/core";
 import { ordersFixture } from "./orders-fixture.mjs";
 
 if (process.env.ORPC_AGENT_MCP_STDIO_SERVER === "1") {
-  const { registry, audit } = ordersFixture();
+  const { registry, audit } = await ordersFixture();
   const server = new McpServer({ name: "orders-stdio", version: "1.0.0" });
   registerMcpTools(server, registry, { frame: () => ({ actor: { id: "stdio-agent" } }) });
 
   // Test-only tools standing in for an approval UI and an audit viewer in this process.
   server.registerTool("test_approve", { inputSchema: { requestId: z.string() } }, async ({ requestId }) => {
-    await registry.approvals.approve(requestId, { approver: { id: "manager-1" } });
+    await registry.approvals.approve(requestId, { approver: "manager-1" });
     return { content: [{ type: "text", text: "approved" }] };
   });
   server.registerTool("test_last_trace", { outputSchema: { traceparent: z.string().optional() } }, async () => {

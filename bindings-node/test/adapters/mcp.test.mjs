@@ -17,7 +17,7 @@ import { ordersFixture } from "./orders-fixture.mjs";
 const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 async function connectedClient(registryOptions, mcpOptions) {
-  const fixture = ordersFixture(registryOptions);
+  const fixture = await ordersFixture(registryOptions);
   const server = new McpServer({ name: "orders", version: "1.0.0" });
   registerMcpTools(server, fixture.registry, {
     frame: (extra) => ({ actor: { id: "agent-7", roles: ["support"] }, context: { tenant: "t1", requestId: extra.requestId } }),
@@ -134,7 +134,7 @@ describe("registerMcpTools over InMemoryTransport", () => {
     const early = await client.callTool({ name: "orders_refund", arguments: {}, ...approval.resumeWith });
     assert.equal(errorMeta(early).code, "APPROVAL_PENDING");
 
-    await registry.approvals.approve(approval.requestId, { approver: { id: "manager-1" } });
+    await registry.approvals.approve(approval.requestId, { approver: "manager-1" });
     const resumed = await client.callTool({ name: "orders_refund", arguments: {}, ...approval.resumeWith });
     assert.equal(resumed.isError, undefined);
     assert.deepEqual(resumed.structuredContent, { refunded: 20, id: "o-7" });

@@ -11,7 +11,7 @@ import { agentProcedure, createCapabilityRegistry } from "@orpc-agent/core";
 const Order = z.object({ id: z.string(), status: z.string(), email: z.string() });
 
 /** Builds a fresh router, registry and call log (tests never share approval state). */
-export function ordersFixture(registryOptions = {}) {
+export async function ordersFixture(registryOptions = {}) {
   const calls = [];
   const audit = [];
   const signals = [];
@@ -118,7 +118,7 @@ export function ordersFixture(registryOptions = {}) {
     },
   };
 
-  const registry = createCapabilityRegistry(router, {
+  const registry = await createCapabilityRegistry(router, {
     approvalStore: "memory",
     audit: (record) => audit.push(record),
     ...registryOptions,
