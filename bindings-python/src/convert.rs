@@ -90,7 +90,10 @@ fn to_json(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, CapabilityErro
 /// big integers within CBOR's 64-bit argument, byte strings, non-text keys
 /// and non-finite floats are carried over so the core can hash or refuse
 /// them with its own codes.
-pub fn py_to_cbor(obj: &Bound<'_, PyAny>, depth: usize) -> Result<ciborium::Value, CapabilityError> {
+pub fn py_to_cbor(
+    obj: &Bound<'_, PyAny>,
+    depth: usize,
+) -> Result<ciborium::Value, CapabilityError> {
     use ciborium::Value as Cbor;
     if depth > MAX_CONVERT_DEPTH {
         return Err(not_json("TOO_DEEP", "the value is nested too deeply"));
@@ -129,10 +132,18 @@ pub fn py_to_cbor(obj: &Bound<'_, PyAny>, depth: usize) -> Result<ciborium::Valu
         return Ok(Cbor::Map(m));
     }
     if let Ok(l) = obj.cast::<PyList>() {
-        return l.iter().map(|v| py_to_cbor(&v, depth + 1)).collect::<Result<_, _>>().map(Cbor::Array);
+        return l
+            .iter()
+            .map(|v| py_to_cbor(&v, depth + 1))
+            .collect::<Result<_, _>>()
+            .map(Cbor::Array);
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
-        return t.iter().map(|v| py_to_cbor(&v, depth + 1)).collect::<Result<_, _>>().map(Cbor::Array);
+        return t
+            .iter()
+            .map(|v| py_to_cbor(&v, depth + 1))
+            .collect::<Result<_, _>>()
+            .map(Cbor::Array);
     }
     // A tagged value (cbor2's CBORTag has `tag` and `value`): carried as a
     // tag so the core refuses it with its own code.

@@ -5,8 +5,8 @@
 //! builds it once and passes it to every call, so the hot path converts
 //! nothing (the core gets a clone of the Rust frame).
 
-use orpc_agent_core::frame::{Actor, Frame as CoreFrame, TraceContext};
 use orpc_agent_core::Surface;
+use orpc_agent_core::frame::{Actor, Frame as CoreFrame, TraceContext};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -97,7 +97,10 @@ impl Frame {
 
     #[getter]
     fn tracestate(&self) -> Option<&str> {
-        self.core.trace.as_ref().and_then(|t| t.tracestate.as_deref())
+        self.core
+            .trace
+            .as_ref()
+            .and_then(|t| t.tracestate.as_deref())
     }
 
     #[getter]

@@ -86,7 +86,12 @@ impl Invocation {
     }
 }
 
-fn decision(kind: u8, reason: Option<String>, approval_type: Option<String>, expires_in_ms: Option<u64>) -> Option<Decision> {
+fn decision(
+    kind: u8,
+    reason: Option<String>,
+    approval_type: Option<String>,
+    expires_in_ms: Option<u64>,
+) -> Option<Decision> {
     Some(match kind {
         0 => Decision::Allow,
         1 => Decision::Deny { reason },
@@ -160,12 +165,18 @@ impl Invocation {
     /// The frozen frame as the core sees it (on resume: the recorded
     /// surface and actor): `{surface, actor, trace?, requestId?, …}`.
     fn frame<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        json_to_py(py, &serde_json::to_value(self.inv.frame()).unwrap_or_default())
+        json_to_py(
+            py,
+            &serde_json::to_value(self.inv.frame()).unwrap_or_default(),
+        )
     }
 
     /// What redactors are told: `{surface, capabilityId, actor}`.
     fn redaction_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        json_to_py(py, &serde_json::to_value(self.inv.redaction_info()).unwrap_or_default())
+        json_to_py(
+            py,
+            &serde_json::to_value(self.inv.redaction_info()).unwrap_or_default(),
+        )
     }
 
     /// `RunHandler` on resume: the stored validated input (JSON), which
@@ -183,7 +194,9 @@ impl Invocation {
     /// `AskRetryOn`: the error, as the exception the host's `retry_on` sees.
     fn retry_error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         match self.inv.step() {
-            Step::AskRetryOn { error } => Some(capability_error(py, error).into_value(py).into_any()),
+            Step::AskRetryOn { error } => {
+                Some(capability_error(py, error).into_value(py).into_any())
+            }
             _ => None,
         }
     }
@@ -250,7 +263,13 @@ impl Invocation {
     /// The handler raised: with `code`, its own CapabilityError; without
     /// (or an unknown code), a plain exception whose message never leaves.
     #[pyo3(signature = (code, message, retryable))]
-    fn handler_error(&mut self, py: Python<'_>, code: Option<&str>, message: String, retryable: bool) -> PyResult<u8> {
+    fn handler_error(
+        &mut self,
+        py: Python<'_>,
+        code: Option<&str>,
+        message: String,
+        retryable: bool,
+    ) -> PyResult<u8> {
         let now_ms = self.now(py);
         let code = code.and_then(ErrorCode::parse);
         self.answer(

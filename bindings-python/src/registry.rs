@@ -44,7 +44,7 @@ impl Shared {
             Some(clock) => clock
                 .bind(py)
                 .call0()
-                .and_then(|v| v.extract::<u64>().map_err(PyErr::from))
+                .and_then(|v| v.extract::<u64>())
                 .unwrap_or_else(|_| system_now_ms()),
         }
     }
@@ -91,8 +91,8 @@ impl NativeRegistry {
     ) -> PyResult<NativeRegistry> {
         let decls = parse_json(declarations, "declarations")?;
         let options = parse_json(options, "options")?;
-        let config = StoreConfig::from_json(&parse_json(store, "approval_store")?)
-            .map_err(to_py_err(py))?;
+        let config =
+            StoreConfig::from_json(&parse_json(store, "approval_store")?).map_err(to_py_err(py))?;
         if !config.is_sync() {
             return Err(capability_error(
                 py,
@@ -193,11 +193,17 @@ impl NativeRegistry {
     }
 
     /// A page of approval requests: filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
-    fn approval_list<'py>(&self, py: Python<'py>, filter: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    fn approval_list<'py>(
+        &self,
+        py: Python<'py>,
+        filter: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let filter = py_to_json(filter).map_err(to_py_err(py))?;
         let filter = list_filter_from_json(&filter).map_err(to_py_err(py))?;
         let host = &self.shared.host;
-        let page = py.detach(|| host.approvals(&filter)).map_err(to_py_err(py))?;
+        let page = py
+            .detach(|| host.approvals(&filter))
+            .map_err(to_py_err(py))?;
         page.iter().map(|r| request_to_py(py, r)).collect()
     }
 
@@ -268,6 +274,9 @@ impl NativeRegistry {
     }
 }
 
-pub(crate) fn request_to_py<'py>(py: Python<'py>, r: &ApprovalRequest) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn request_to_py<'py>(
+    py: Python<'py>,
+    r: &ApprovalRequest,
+) -> PyResult<Bound<'py, PyAny>> {
     json_to_py(py, &serde_json::to_value(r).unwrap_or_default())
 }

@@ -164,7 +164,7 @@ def define_capability(
 
     if meta is not None and not isinstance(meta, Mapping):
         # Not an object: handed to the core verbatim, which reports it.
-        return CapabilitySpec(id=id, handler=handler, meta=meta, input=in_schema, output=out_schema,  # type: ignore[arg-type]
+        return CapabilitySpec(id=id, handler=handler, meta=meta, input=in_schema, output=out_schema,
                               is_async=inspect.iscoroutinefunction(handler), wants_context=nparams >= 2)
     m: dict[str, Any] = dict(meta or {})
     given = {

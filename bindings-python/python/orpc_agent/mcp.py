@@ -102,7 +102,7 @@ class GovernedTool(Tool):
     _output_schema: dict[str, Any] | None = PrivateAttr(default=None)
     _frame: FrameFactory | None = PrivateAttr(default=None)
 
-    @property  # type: ignore[override]
+    @property
     def output_schema(self) -> dict[str, Any] | None:
         return self._output_schema
 

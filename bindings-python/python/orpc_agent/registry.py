@@ -105,7 +105,7 @@ class CapabilityRegistry:
         ``ApprovalRequired`` (``.request``); raises a ``CapabilityError``
         subclass. ``frame`` comes from the authenticated transport (SI-2);
         the default is the ``direct`` surface with an anonymous actor."""
-        f = frame if type(frame) is Frame else _as_frame(frame)  # type: ignore[arg-type]
+        f = frame if type(frame) is Frame else _as_frame(frame)
         index = self._index.get(id_or_tool_name)
         if index is not None:
             inv = self._native.start_index(index, f)
@@ -159,11 +159,11 @@ class CapabilityRegistry:
 
     def inspect(self) -> dict[str, Any]:
         """The core's report: resolved values, surfaces, tool names, warnings."""
-        return self._native.inspect()  # type: ignore[no-any-return]
+        return self._native.inspect()
 
     def descriptors(self, surface: str = "direct") -> list[dict[str, Any]]:
         """Portable descriptors of the capabilities exposed on ``surface``."""
-        return self._native.descriptors(surface)  # type: ignore[no-any-return]
+        return self._native.descriptors(surface)
 
     def spec(self, capability_id: str) -> CapabilitySpec:
         return self._specs[self._index[capability_id]]

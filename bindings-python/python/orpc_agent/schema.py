@@ -10,6 +10,7 @@ failure — are the core's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, TypeAdapter
@@ -45,6 +46,8 @@ class PydanticSchema:
 
     __slots__ = ("type", "validate", "_adapter", "_schema")
 
+    validate: Callable[..., Any]
+
     def __init__(self, tp: Any) -> None:
         self.type = tp
         self._adapter: TypeAdapter[Any] = TypeAdapter(tp)
@@ -69,7 +72,7 @@ class JsonSchema:
     __slots__ = ("schema", "_validator")
 
     def __init__(self, schema: dict[str, Any]) -> None:
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped]
 
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(schema)
