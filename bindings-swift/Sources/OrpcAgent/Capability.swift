@@ -37,6 +37,8 @@ public struct HostPolicy: Sendable {
     /// `"enforce"` (default) or `"shadow"` (recorded in audit, not enforced).
     public let mode: String?
     public let evaluate: @Sendable (PolicyRequest) async throws -> PolicyDecision
+    /// The declaration as read from a file, when it came from one.
+    var declared: JSONValue?
 
     public init(
         name: String? = nil, mode: String? = nil,
@@ -49,6 +51,7 @@ public struct HostPolicy: Sendable {
 
     /// The declared-present marker the core reads.
     var marker: JSONValue {
+        if let declared { return declared }
         var o = JSONObject()
         if let name { o["name"] = .string(name) }
         if let mode { o["mode"] = .string(mode) }
