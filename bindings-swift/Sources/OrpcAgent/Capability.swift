@@ -133,7 +133,22 @@ public struct Capability: Sendable {
     /// The declaration JSON the core builds from: metadata with the
     /// declared-present markers of the hooks given here.
     var declaration: JSONValue {
-        var m = meta.json
+        var d = JSONObject()
+        d["id"] = .string(id)
+        d["meta"] = withMarkers(meta.json)
+        if let inputSchema { d["inputSchema"] = inputSchema }
+        if let outputSchema { d["outputSchema"] = outputSchema }
+        // Stage 4 converts the input to the handler's type (or runs the
+        // validator); JSONValue handlers without a validator skip it.
+        d["validateInput"] = .bool(hooks.validateInput != nil || hooks.needsConversion)
+        d["validateOutput"] = .bool(hooks.validateOutput != nil)
+        return .object(d)
+    }
+
+    /// The metadata with the markers of the hooks given here. Metadata that
+    /// is not an object goes to the core as is (it reports the problem).
+    private func withMarkers(_ meta: JSONValue) -> JSONValue {
+        guard var m = meta.objectValue else { return meta }
         if hooks.redactOutput != nil || hooks.redactApprovalInput != nil {
             var r = m["redact"]?.objectValue ?? JSONObject()
             if hooks.redactOutput != nil { r["output"] = .bool(true) }
@@ -153,16 +168,7 @@ public struct Capability: Sendable {
                     }
                 })
         }
-        var d = JSONObject()
-        d["id"] = .string(id)
-        d["meta"] = .object(m)
-        if let inputSchema { d["inputSchema"] = inputSchema }
-        if let outputSchema { d["outputSchema"] = outputSchema }
-        // Stage 4 converts the input to the handler's type (or runs the
-        // validator); JSONValue handlers without a validator skip it.
-        d["validateInput"] = .bool(hooks.validateInput != nil || hooks.needsConversion)
-        d["validateOutput"] = .bool(hooks.validateOutput != nil)
-        return .object(d)
+        return .object(m)
     }
 
     /// Hooks the metadata declares but no closure implements: a build

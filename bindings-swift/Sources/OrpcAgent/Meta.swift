@@ -32,7 +32,7 @@ public struct AgentMeta: Sendable, Hashable {
     /// Host policies are closures on `Capability.policies`.
     public var policies: [JSONValue]
     /// Metadata given as JSON (a file, a vector): passed to the core as is.
-    var raw: JSONObject?
+    var raw: JSONValue?
 
     public struct Retry: Sendable, Hashable {
         public var maxAttempts: Int
@@ -80,12 +80,11 @@ public struct AgentMeta: Sendable, Hashable {
     public init(json: JSONValue) {
         self.init(
             description: json["description"]?.stringValue ?? "", expose: [:], sideEffect: .none, risk: .low)
-        raw = json.objectValue ?? JSONObject()
-        if raw == nil { raw = JSONObject() }
+        raw = json
     }
 
     /// The wire form the core reads.
-    var json: JSONObject {
+    var json: JSONValue {
         if let raw { return raw }
         var o = JSONObject()
         o["description"] = .string(description)
@@ -113,7 +112,7 @@ public struct AgentMeta: Sendable, Hashable {
         if let discovery { o["discovery"] = .string(discovery.rawValue) }
         if let adapters { o["adapters"] = adapters }
         if !policies.isEmpty { o["policies"] = .array(policies) }
-        return o
+        return .object(o)
     }
 }
 

@@ -16,6 +16,9 @@ public struct RegistryOptions: Sendable {
     public var auditPayloads: Bool
     /// The time source for deadlines, backoff and approval expiry.
     public var clock: any AgentClock
+    /// Options read from a declaration file (`{defaults, policies,
+    /// approverMustDiffer}`): the base the typed fields above override.
+    public var json: JSONValue?
 
     public init(
         defaults: JSONValue? = nil, policies: [Policy] = [], approverMustDiffer: Bool? = nil,
@@ -32,7 +35,8 @@ public struct RegistryOptions: Sendable {
     }
 
     var coreJSON: String {
-        var o = JSONObject()
+        var o = json?.objectValue ?? JSONObject()
+        if let json, json.objectValue == nil { return json.jsonText }
         if let defaults { o["defaults"] = defaults }
         if !policies.isEmpty {
             o["policies"] = .array(

@@ -1,0 +1,19 @@
+import XCTest
+@testable import OrpcAgent
+
+/// The Swift error enum has exactly the core's codes, in the core's order.
+final class ErrorCodeDriftTests: XCTestCase {
+    func testErrorCodesEqualTheCore() {
+        XCTAssertEqual(ErrorCode.allCases.map(\.rawValue), coreErrorCodes())
+    }
+
+    func testEveryCodeRoundTripsThroughTheErrorEnum() {
+        for code in ErrorCode.allCases {
+            let e = CapabilityError(code, "m")
+            XCTAssertEqual(e.code, code)
+            XCTAssertTrue(code.kind.hasPrefix("std:"), "\(code) kind \(code.kind)")
+        }
+        XCTAssertEqual(ErrorCode.notFound.kind, "std:not-found")
+        XCTAssertEqual(ErrorCode.invalidInput.kind, "std:invalid-args")
+    }
+}
