@@ -1,12 +1,16 @@
 //! A bounded CBOR decoder for bytes that arrive from other processes.
 //!
-//! Why not `ciborium::from_reader`: it has a recursion limit but no way to
-//! reject duplicate map keys or indefinite lengths, cannot represent simple
-//! values, and reads into whatever the declared length says. This decoder
-//! works on a byte slice and checks every declared length against the
-//! bytes that remain *before* using it, so nothing is ever allocated for a
-//! length the input does not back (an array element takes at least one
-//! byte, a map entry two). Errors carry the byte offset and a stable code.
+//! Why not `ciborium::from_reader`: it has a recursion limit and (checked
+//! in its source) does not pre-allocate from declared lengths — it reads
+//! strings through a scratch buffer and serde caps size hints — but it
+//! cannot reject duplicate map keys or indefinite lengths where definite
+//! ones are required, cannot represent simple values, reports no stable
+//! error codes, and is 2.45 µs for a 10-key map (DESIGN §11) where this
+//! path is well under half that. This decoder works on a byte slice and
+//! checks every declared length against the bytes that remain *before*
+//! using it, so nothing is ever allocated for a length the input does not
+//! back (an array element takes at least one byte, a map entry two).
+//! Errors carry the byte offset and a stable code.
 
 use ciborium::Value as Cbor;
 
