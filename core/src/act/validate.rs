@@ -15,6 +15,7 @@
 use super::decode::{Arg, DecodeError, DecodeOptions, Reader, skim_item, skip_trusted, text_of};
 use super::keys::{self, CborType, KeySpec, Position, Rule};
 use super::localized::{is_language_tag, is_language_tag_bytes};
+use super::meta_map::WrongType;
 use super::trace;
 
 /// The `std:` namespace prefix.
@@ -175,6 +176,52 @@ impl<'a> MetaView<'a> {
 
     pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a [u8])> + '_ {
         self.entries.iter().copied()
+    }
+
+    fn typed<T>(
+        &self,
+        key: &str,
+        expected: &'static str,
+        f: impl FnOnce(&'a [u8]) -> Option<T>,
+    ) -> Result<Option<T>, WrongType> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => f(v).map(Some).ok_or_else(|| WrongType {
+                key: key.to_owned(),
+                expected,
+            }),
+        }
+    }
+
+    pub fn get_bool(&self, key: &str) -> Result<Option<bool>, WrongType> {
+        self.typed(key, "bool", |v| match v {
+            [0xf4] => Some(false),
+            [0xf5] => Some(true),
+            _ => None,
+        })
+    }
+
+    pub fn get_uint(&self, key: &str) -> Result<Option<u64>, WrongType> {
+        self.typed(key, "uint", |v| match head(v)? {
+            (0, Arg::Value(n), _) => Some(n),
+            _ => None,
+        })
+    }
+
+    pub fn get_text(&self, key: &str) -> Result<Option<&'a str>, WrongType> {
+        self.typed(key, "string", text_of)
+    }
+
+    /// The owning form, with `ciborium` values.
+    pub fn to_meta_map(&self) -> Result<super::MetaMap, DecodeError> {
+        let mut entries = Vec::with_capacity(self.entries.len());
+        for (k, v) in &self.entries {
+            entries.push((
+                (*k).to_owned(),
+                super::decode::decode(v, DecodeOptions::default())?,
+            ));
+        }
+        Ok(super::MetaMap::from_entries(entries))
     }
 
     /// Every problem of this map in `position`.
@@ -519,6 +566,32 @@ fn check_semantics(rule: Rule, value: &[u8]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_reads_on_the_view() {
+        let m = super::super::MetaMap::from_entries([
+            ("std:read-only".to_owned(), ciborium::Value::Bool(true)),
+            (
+                "std:timeout-ms".to_owned(),
+                ciborium::Value::Integer(70_000.into()),
+            ),
+            (
+                "std:session-op".to_owned(),
+                ciborium::Value::Text("open".into()),
+            ),
+        ]);
+        let bytes = m.encode().unwrap();
+        let v = MetaView::parse(&bytes).unwrap();
+        assert_eq!(v.get_bool("std:read-only").unwrap(), Some(true));
+        assert_eq!(v.get_uint("std:timeout-ms").unwrap(), Some(70_000));
+        assert_eq!(v.get_text("std:session-op").unwrap(), Some("open"));
+        assert_eq!(
+            v.get_uint("std:session-op").unwrap_err().key,
+            "std:session-op"
+        );
+        assert_eq!(v.get_bool("absent").unwrap(), None);
+        assert_eq!(v.to_meta_map().unwrap(), m);
+    }
 
     #[test]
     fn view_matches_decoder_on_errors() {
