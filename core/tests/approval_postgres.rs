@@ -1204,6 +1204,127 @@ mod pg {
             .get(0);
         assert_eq!(n, 11);
     }
+
+    // ------------------------------------------- through the pipeline
+
+    struct CountingHandler(AtomicU32);
+
+    impl orpc_agent_core::pipeline::driver::Handler for CountingHandler {
+        fn call<'a>(
+            &'a self,
+            input: &'a serde_json::Value,
+            _cx: orpc_agent_core::pipeline::driver::HandlerContext<'a>,
+        ) -> orpc_agent_core::approval::BoxFuture<
+            'a,
+            Result<serde_json::Value, orpc_agent_core::pipeline::driver::HandlerError>,
+        > {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async move { Ok(input.clone()) })
+        }
+    }
+
+    /// Two app instances (two drivers, two stores, one database): a call is
+    /// gated on one, approved by a manager through the other, resumed on
+    /// the other; the handler runs once; the audit rows answer "who
+    /// approved what, for which input hash".
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn two_instances_gate_approve_resume_and_audit() {
+        use orpc_agent_core::frame::Frame;
+        use orpc_agent_core::meta::Surface;
+        use orpc_agent_core::pipeline::driver::{Call, Driver};
+        use orpc_agent_core::pipeline::{Outcome, Payload};
+        use orpc_agent_core::{CapabilityDecl, CapabilityRegistry, RegistryOptions};
+        use serde_json::json;
+
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("e2e").await;
+        let meta = json!({
+            "description": "refund an order", "expose": {"mcp": true},
+            "sideEffect": "write", "risk": "high",
+            "approval": {"required": true, "type": "manager", "expiresInMs": 60000}
+        });
+        let mut decl = CapabilityDecl::new("orders.refund", meta);
+        decl.validate_input = false;
+        decl.validate_output = false;
+        let registry =
+            Arc::new(CapabilityRegistry::build(vec![decl], RegistryOptions::default()).unwrap());
+        let handler = Arc::new(CountingHandler(AtomicU32::new(0)));
+        let instance = || async {
+            let store = Arc::new(store_on(&db, PgClock::Database).await);
+            let sink = Arc::new(PostgresAuditSink::with_pool(store.pool().clone(), 100));
+            let driver = Driver::builder(registry.clone(), store)
+                .handler("orders.refund", handler.clone())
+                .audit(sink.clone(), false)
+                .build()
+                .unwrap();
+            (driver, sink)
+        };
+        let (a, sink_a) = instance().await;
+        let (b, sink_b) = instance().await;
+        let frame = Frame::new(Surface::Mcp).with_actor(orpc_agent_core::frame::Actor {
+            id: Some("alice".into()),
+            ..Default::default()
+        });
+        let input = json!({"orderId": 42, "amount": 1500});
+        let Outcome::ApprovalRequired(req) = a
+            .invoke("orders.refund", input.clone(), Call::new(frame.clone()))
+            .await
+        else {
+            panic!("expected an approval request")
+        };
+        b.decide(&req.id, Decision::Approve, Some("manager-9"), Some("ok"))
+            .await
+            .unwrap();
+        // Resumed on instance B with a different caller frame: the
+        // recorded actor and surface are used (SI-3).
+        let done = b.resume(&req.id, Call::new(Frame::new(Surface::Mcp))).await;
+        assert!(
+            matches!(&done, Outcome::Ok(Payload::Json(v)) if *v == input),
+            "{done:?}"
+        );
+        let again = a.resume(&req.id, Call::new(Frame::new(Surface::Mcp))).await;
+        assert!(
+            matches!(&again, Outcome::Error(e) if e.code == ErrorCode::ApprovalConsumed),
+            "{again:?}"
+        );
+        assert_eq!(handler.0.load(Ordering::SeqCst), 1, "the handler ran once");
+
+        sink_a.flush().await;
+        sink_b.flush().await;
+        assert_eq!(sink_a.dropped() + sink_b.dropped(), 0);
+        let rows = admin(&db)
+            .await
+            .query(
+                "SELECT a.outcome, a.actor_id, p.decided_by, a.input_hash \
+                 FROM orpc_audit a JOIN orpc_approvals p ON p.id = a.approval_id \
+                 WHERE a.event = 'finished' AND a.approval_id = $1 ORDER BY a.seq",
+                &[&req.id],
+            )
+            .await
+            .unwrap();
+        let got: Vec<(String, Option<String>, String, Option<String>)> = rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect();
+        // The refused resume never read the request: no actor, no hash.
+        let who = |o: &str, actor: Option<&str>, hash: bool| {
+            (
+                o.to_owned(),
+                actor.map(str::to_owned),
+                "manager-9".to_owned(),
+                hash.then(|| req.input_hash.clone()),
+            )
+        };
+        assert_eq!(
+            got,
+            vec![
+                who("approval_required", Some("alice"), true),
+                who("ok", Some("alice"), true),
+                who("APPROVAL_CONSUMED", None, false)
+            ]
+        );
+    }
 }
 
 /// Without the URL, `--ignored` runs fail loudly rather than pass.
