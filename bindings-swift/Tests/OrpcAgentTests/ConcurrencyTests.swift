@@ -1,0 +1,89 @@
+import Foundation
+import XCTest
+@testable import OrpcAgent
+
+final class ConcurrencyTests: XCTestCase {
+    struct Query: Codable, Sendable { let n: Int }
+
+    /// Many invocations at once from a task group: every one gets its own
+    /// answer, audit records pair up, nothing crosses between calls.
+    func testConcurrentInvocationsInATaskGroup() async throws {
+        let audit = Locked<[AuditRecord]>([])
+        let reg = try CapabilityRegistry(
+            capabilities: [
+                Capability(
+                    "math.double",
+                    meta: AgentMeta(description: "Double a number.", expose: [.mcp: true], sideEffect: .none, risk: .low)
+                ) { (q: Query, _) in
+                    try await Task.sleep(nanoseconds: UInt64(q.n % 5) * 1_000_000)
+                    return q.n * 2
+                }
+            ],
+            options: RegistryOptions(audit: { r in audit.with { $0.append(r) } }))
+        let results = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for n in 0..<200 {
+                group.addTask {
+                    let out: Outcome<Int> = try await reg.invoke("math.double", input: Query(n: n), frame: Frame(surface: .mcp))
+                    return (n, out.value ?? -1)
+                }
+            }
+            var all: [(Int, Int)] = []
+            for try await r in group { all.append(r) }
+            return all
+        }
+        XCTAssertEqual(results.count, 200)
+        for (n, doubled) in results { XCTAssertEqual(doubled, n * 2) }
+        XCTAssertEqual(audit.with { $0.filter { $0.event == "finished" && $0.outcome == "ok" }.count }, 200)
+    }
+
+    /// Cancelling the Swift task cancels the invocation: CANCELLED, and the
+    /// handler's own task sees the cancellation.
+    func testCancellingTheTaskCancelsTheInvocation() async throws {
+        let handlerCancelled = Locked(false)
+        let reg = try CapabilityRegistry(capabilities: [
+            Capability(
+                "reports.long",
+                meta: AgentMeta(description: "Long.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 10_000)
+            ) { (x: JSONValue, _) in
+                do { try await Task.sleep(nanoseconds: 5_000_000_000) } catch { handlerCancelled.with { $0 = true } }
+                return x
+            }
+        ])
+        let task = Task { () -> Outcome<JSONValue> in
+            try await reg.invoke("reports.long", input: JSONValue.null, frame: Frame(surface: .mcp))
+        }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let start = Date()
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("expected CANCELLED")
+        } catch let e as CapabilityError {
+            XCTAssertEqual(e.code, .cancelled)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 1)
+        try await Task.sleep(nanoseconds: 50_000_000)
+        XCTAssertTrue(handlerCancelled.with { $0 })
+    }
+
+    /// The approval UI view applies redactApprovalInput with the recorded actor.
+    func testApprovalInputViewIsRedacted() async throws {
+        let reg = try CapabilityRegistry(capabilities: [
+            Capability(
+                "hr.update",
+                meta: AgentMeta(description: "Update.", expose: [.mcp: true], sideEffect: .write, risk: .high, approval: .init(required: true)),
+                redactApprovalInput: { input, info in
+                    guard var o = input.objectValue else { return input }
+                    o["ssn"] = .string("*** for \(info.actor.id ?? "-")")
+                    return .object(o)
+                }
+            ) { (x: JSONValue, _) in x }
+        ])
+        let out: Outcome<JSONValue> = try await reg.invoke(
+            "hr.update", input: ["ssn": "123-45-6789"] as JSONValue, frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
+        let id = try XCTUnwrap(out.approval?.id)
+        let view = try await reg.approvalInput(id)
+        XCTAssertEqual(view["ssn"], "*** for ann")
+        await assertThrows(.approvalNotFound) { _ = try await reg.approvalInput("apr_00000000000000000000000000000000") }
+    }
+}
