@@ -198,11 +198,11 @@ function errorResult(error: unknown): CallToolResult {
   // Only a CapabilityError's message is model-safe; anything else is INTERNAL.
   const { code, message, retryable, kind } =
     error instanceof CapabilityError ? error : new CapabilityError("INTERNAL", "The capability failed while running.");
-  const hint = HINTS[code] ?? "";
-  const retry = retryable ? " It is safe to retry." : "";
+  const advice = [HINTS[code], retryable ? "It is safe to retry." : undefined].filter(Boolean).join(" ");
+  const sentence = /[.!?]$/.test(message) || advice === "" ? message : `${message}.`;
   return {
     isError: true,
-    content: [{ type: "text", text: `${code}: ${message}${hint ? ` ${hint}` : ""}${retry}` }],
+    content: [{ type: "text", text: `${code}: ${sentence}${advice ? ` ${advice}` : ""}` }],
     _meta: { [MCP_ERROR_META]: { code, kind, retryable } },
   };
 }

@@ -4,7 +4,7 @@
 import { os } from "@orpc/server";
 import * as z from "zod";
 
-import { agentProcedure, createCapabilityRegistry } from "@orpc-agent/core";
+import { abstain, agentProcedure, createCapabilityRegistry, deny } from "@orpc-agent/core";
 
 /** The app's own data: a tiny in-memory store, passed to handlers as context. */
 export function createDb() {
@@ -88,15 +88,16 @@ export const router = {
           tags: ["orders"],
           policies: [
             {
+              // A host policy: it reads the app's own data (the model's input
+              // says nothing about payment). A throw would deny (fail closed).
               name: "no-agent-cancel-of-paid-orders",
-              when: { input: ["/paid == true"] },
-              decision: "deny",
-              reason: "paid orders are cancelled by support staff",
+              evaluate: ({ input, context }) =>
+                context.db.orders.get(input.id)?.paid ? deny("paid orders are cancelled by support staff") : abstain(),
             },
           ],
         },
       })
-      .input(z.object({ id: z.string(), paid: z.boolean() }))
+      .input(z.object({ id: z.string() }))
       .output(z.object({ id: z.string(), status: z.literal("cancelled") }))
       .handler(async ({ input, context }) => {
         const order = findOrder(context, input.id);

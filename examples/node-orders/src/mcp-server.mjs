@@ -12,7 +12,7 @@ import { registerMcpTools } from "@orpc-agent/core";
 import { createDb, createRegistry } from "./app.mjs";
 
 const db = createDb();
-const registry = createRegistry({
+const registry = await createRegistry({
   sqlitePath: process.env.ORDERS_APPROVALS,
   // One line per finished invocation on stderr (stdout carries the protocol).
   audit: (record) => {
