@@ -50,7 +50,7 @@ const router = {
       .handler(handler),
   },
 };
-const registry = createCapabilityRegistry(router, { approvalStore: "memory" });
+const registry = await createCapabilityRegistry(router, { approvalStore: "memory" });
 const governed = await connect((server) => registerMcpTools(server, registry, { frame: () => ({ actor: { id: "bench" } }) }));
 
 const request = { name: "orders_get", arguments: { id: "o-1" } };

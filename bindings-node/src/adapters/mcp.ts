@@ -53,8 +53,10 @@ export interface McpRequestExtra {
 export interface RegisterMcpToolsOptions {
   /**
    * The frame of one tools/call, from the authenticated transport (actor,
-   * application context, agent/session ids). Surface, abort signal and, when
-   * the app sets none, trace and request id come from the request.
+   * application context, request/agent/session ids). Surface, abort signal
+   * and, when the app sets none, trace and MCP session id come from the
+   * request. (The JSON-RPC request id is unique per connection only: an app
+   * that wants it in audit records sets `requestId: String(extra.requestId)`.)
    */
   frame?: (extra: McpRequestExtra) => AdapterFrame | Promise<AdapterFrame>;
   /** List contextual capabilities too (default: left out, as in the AI SDK adapter). */
@@ -100,39 +102,55 @@ function publishedSchema(jsonSchema: Record<string, unknown>) {
   return z.looseObject({}).meta(jsonSchema);
 }
 
-async function callGoverned(
+/**
+ * One tools/call. Written with `then` rather than `async`/`await`: this is the
+ * hot path of every MCP call, and each `await` is another microtask turn.
+ */
+function callGoverned(
   registry: AdapterRegistry,
   capabilityId: string,
   args: Record<string, unknown>,
   extra: McpRequestExtra,
   options: RegisterMcpToolsOptions,
 ): Promise<CallToolResult> {
+  let fromApp: AdapterFrame | Promise<AdapterFrame> | undefined;
   try {
-    const frame = await frameFor(extra, options);
-    const approvalId = extra._meta?.[MCP_APPROVAL_ID_META];
-    const outcome =
-      typeof approvalId === "string"
-        ? await registry.resume(approvalId, {
-            context: frame.context,
-            signal: frame.signal,
-            trace: frame.trace,
-            requestId: frame.requestId,
-            agentId: frame.agentId,
-            sessionId: frame.sessionId,
-          })
-        : await registry.invoke(capabilityId, args, frame);
-    return toResult(outcome);
+    fromApp = options.frame?.(extra);
   } catch (error) {
-    return errorResult(error);
+    return Promise.resolve(errorResult(error));
   }
+  if (fromApp instanceof Promise) {
+    return fromApp.then((app) => run(registry, capabilityId, args, extra, app), errorResult);
+  }
+  return run(registry, capabilityId, args, extra, fromApp);
 }
 
-async function frameFor(extra: McpRequestExtra, options: RegisterMcpToolsOptions): Promise<Frame> {
-  const fromApp = options.frame?.(extra);
-  const app = (fromApp instanceof Promise ? await fromApp : fromApp) ?? {};
+function run(
+  registry: AdapterRegistry,
+  capabilityId: string,
+  args: Record<string, unknown>,
+  extra: McpRequestExtra,
+  app: AdapterFrame | undefined,
+): Promise<CallToolResult> {
+  const frame = frameFor(extra, app ?? {});
+  const approvalId = extra._meta?.[MCP_APPROVAL_ID_META];
+  const outcome =
+    typeof approvalId === "string"
+      ? registry.resume(approvalId, {
+          context: frame.context,
+          signal: frame.signal,
+          trace: frame.trace,
+          requestId: frame.requestId,
+          agentId: frame.agentId,
+          sessionId: frame.sessionId,
+        })
+      : registry.invoke(capabilityId, args, frame);
+  return outcome.then(toResult, errorResult);
+}
+
+function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
   const frame: Frame = { ...app, surface: "mcp" };
   frame.signal = app.signal === undefined ? extra.signal : AbortSignal.any([app.signal, extra.signal]);
-  frame.requestId ??= String(extra.requestId);
   if (frame.sessionId === undefined && extra.sessionId !== undefined) frame.sessionId = extra.sessionId;
   if (frame.trace === undefined) {
     const traceparent = extra._meta?.traceparent;
