@@ -214,9 +214,7 @@ impl FfiRegistry {
                 kind: 1,
                 capability_index,
                 input_json: Some(request.input.to_string()),
-                info_json: Some(
-                    serde_json::to_string(&info).map_err(|e| internal(e.to_string()))?,
-                ),
+                info_json: Some(serde_json::to_string(&info).map_err(|e| internal(e.to_string()))?),
             },
             ApprovalInputView::Withhold => FfiApprovalView {
                 kind: 2,
