@@ -26,10 +26,11 @@
  * `toolApproval: aiSdkToolApproval(tools)`; it consults the same gate.
  */
 
-import { jsonSchema, tool } from "ai";
+import type * as Ai from "ai";
 import type { ModelMessage, Tool, ToolSet } from "ai";
 
 import type { Frame } from "../types.js";
+import { optionalPeer } from "./optional-peer.js";
 import {
   CapabilityError,
   type AdapterFrame,
@@ -100,22 +101,23 @@ export function toAiSdkTools(
     abortSignals: new Map(),
     toolNames: new Set(),
   };
+  const ai = optionalPeer<typeof Ai>("ai", "toAiSdkTools");
   const tools: ToolSet = {};
   for (const descriptor of registry.descriptors({ surface: "aiSdk" })) {
     if (descriptor.discovery === "contextual") continue;
-    tools[descriptor.toolNames.aiSdk] = governedTool(state, descriptor);
+    tools[descriptor.toolNames.aiSdk] = governedTool(ai, state, descriptor);
     state.toolNames.add(descriptor.toolNames.aiSdk);
   }
   stateByToolSet.set(tools, state);
   return tools;
 }
 
-function governedTool(state: ToolSetState, descriptor: CapabilityDescriptor): Tool {
+function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: CapabilityDescriptor): Tool {
   const name = descriptor.toolNames.aiSdk;
-  return tool({
+  return ai.tool({
     description: descriptor.description,
     // No `validate`: the core validates at stage 4 with the procedure's own schema.
-    inputSchema: jsonSchema(descriptor.inputSchema ?? { type: "object", properties: {} }),
+    inputSchema: ai.jsonSchema(descriptor.inputSchema ?? { type: "object", properties: {} }),
     onInputAvailable: ({ toolCallId, abortSignal }) => {
       if (abortSignal !== undefined) state.abortSignals.set(toolCallId, abortSignal);
     },

@@ -22,9 +22,10 @@
 
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import * as z from "zod";
+import type * as Zod from "zod";
 
 import type { Frame } from "../types.js";
+import { optionalPeer } from "./optional-peer.js";
 import {
   CapabilityError,
   type AdapterFrame,
@@ -69,13 +70,14 @@ export function registerMcpTools(
   registry: AdapterRegistry,
   options: RegisterMcpToolsOptions = {},
 ): Map<string, RegisteredTool> {
+  const z = optionalPeer<typeof Zod>("zod", "registerMcpTools");
   const registered = new Map<string, RegisteredTool>();
   for (const descriptor of registry.descriptors({ surface: "mcp" })) {
     if (descriptor.discovery === "contextual" && options.includeContextual !== true) continue;
     const name = descriptor.toolNames.mcp;
     registered.set(
       name,
-      server.registerTool(name, toolConfig(descriptor), (args: Record<string, unknown>, extra: McpRequestExtra) =>
+      server.registerTool(name, toolConfig(z, descriptor), (args: Record<string, unknown>, extra: McpRequestExtra) =>
         callGoverned(registry, descriptor.id, args, extra, options),
       ),
     );
@@ -83,13 +85,13 @@ export function registerMcpTools(
   return registered;
 }
 
-function toolConfig(descriptor: CapabilityDescriptor) {
+function toolConfig(z: typeof Zod, descriptor: CapabilityDescriptor) {
   const outputSchema = descriptor.outputSchema;
   return {
     description: descriptor.description,
-    inputSchema: publishedSchema(descriptor.inputSchema ?? { type: "object" }),
+    inputSchema: publishedSchema(z, descriptor.inputSchema ?? { type: "object" }),
     // MCP structured content is an object: other output shapes travel as text only.
-    ...(outputSchema?.type === "object" ? { outputSchema: publishedSchema(outputSchema) } : {}),
+    ...(outputSchema?.type === "object" ? { outputSchema: publishedSchema(z, outputSchema) } : {}),
     annotations: descriptor.annotations,
   };
 }
@@ -98,7 +100,7 @@ function toolConfig(descriptor: CapabilityDescriptor) {
  * A schema the SDK lists as the descriptor's JSON Schema (zod merges `.meta()`
  * into its JSON Schema output) and accepts as any object at validation time.
  */
-function publishedSchema(jsonSchema: Record<string, unknown>) {
+function publishedSchema(z: typeof Zod, jsonSchema: Record<string, unknown>) {
   return z.looseObject({}).meta(jsonSchema);
 }
 
