@@ -20,6 +20,10 @@ use crate::convert::{json_to_py, py_to_json};
 use crate::errors::capability_error;
 use crate::registry::{Shared, request_to_py};
 
+/// Returned instead of `Done` when the invocation ended ok with the output
+/// held by the host: the outcome is already taken, nothing to `finish`.
+pub const DONE_OK: u8 = 0;
+
 #[pyclass(module = "orpc_agent._native", name = "Invocation")]
 pub struct Invocation {
     shared: Arc<Shared>,
@@ -34,6 +38,11 @@ impl Invocation {
             inv,
             resumed,
         }
+    }
+
+    /// Performs store and audit steps until the host has work to do.
+    pub(crate) fn first_step(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.next(py)
     }
 
     /// Feeds `answer`, then performs store and audit steps until the host
@@ -61,6 +70,15 @@ impl Invocation {
                 StepKind::Audit => {
                     self.deliver_audit(py);
                     let _ = self.inv.answer(Answer::Audited);
+                }
+                StepKind::Done => {
+                    // Hot path: an ok outcome is reported by the kind alone
+                    // (the host holds the output), saving a `finish` call.
+                    if matches!(self.inv.step(), Step::Done(Outcome::Ok(Payload::Host))) {
+                        let _ = self.inv.take_outcome();
+                        return Ok(DONE_OK);
+                    }
+                    return Ok(StepKind::Done.as_u8());
                 }
                 kind => return Ok(kind.as_u8()),
             }

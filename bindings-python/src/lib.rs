@@ -55,6 +55,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_retryable, m)?)?;
     m.add_function(wrap_pyfunction!(input_hash, m)?)?;
     m.add("MAX_HASH_DEPTH", MAX_HASH_DEPTH)?;
+    m.add("DONE_OK", invocation::DONE_OK)?;
     // Step kinds, as the driver loop compares them.
     for (name, kind) in [
         ("VALIDATE_INPUT", StepKind::ValidateInput),

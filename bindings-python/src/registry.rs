@@ -146,8 +146,9 @@ impl NativeRegistry {
         self.shared.now_ms(py)
     }
 
-    /// Starts an invocation of the capability at `index` (hot path).
-    fn start_index(&self, py: Python<'_>, index: u32, frame: &Frame) -> Invocation {
+    /// Starts an invocation of the capability at `index` (hot path) and
+    /// returns it with the kind of its first host step: one crossing.
+    fn start_index(&self, py: Python<'_>, index: u32, frame: &Frame) -> PyResult<(Invocation, u8)> {
         let opts = self.shared.options(py);
         let inv = CoreInvocation::start_index(
             Arc::clone(self.shared.host.registry()),
@@ -156,7 +157,9 @@ impl NativeRegistry {
             frame.core.clone(),
             opts,
         );
-        Invocation::new(Arc::clone(&self.shared), inv, false)
+        let mut inv = Invocation::new(Arc::clone(&self.shared), inv, false);
+        let kind = inv.first_step(py)?;
+        Ok((inv, kind))
     }
 
     /// Starts an invocation by id or adapter tool name (stage 1 in the core).

@@ -56,6 +56,7 @@ VALIDATE_OUTPUT = _native.VALIDATE_OUTPUT
 REDACT_OUTPUT = _native.REDACT_OUTPUT
 EXPORT_OUTPUT = _native.EXPORT_OUTPUT
 DONE = _native.DONE
+DONE_OK = _native.DONE_OK
 
 _CancelledError = asyncio.CancelledError
 
@@ -145,7 +146,7 @@ async def _race_deadline(inv: Any, fut: asyncio.Future[Any]) -> tuple[int, Any]:
         _abandon(fut)
         return int(inv.handler_timed_out()), None
     if fut.cancelled():
-        return int(inv.cancelled()), None
+        return inv.cancelled(), None
     exc = fut.exception()
     if exc is None:
         return int(inv.handler_ok()), fut.result()
@@ -154,7 +155,16 @@ async def _race_deadline(inv: Any, fut: asyncio.Future[Any]) -> tuple[int, Any]:
     return _handler_failed(inv, exc), None
 
 
-async def _run_handler(inv: Any, spec: CapabilitySpec, value: Any, frame: _native.Frame) -> tuple[int, Any]:
+def start_handler(
+    inv: Any, spec: CapabilitySpec, value: Any, frame: _native.Frame
+) -> tuple[int, Any, asyncio.Future[Any] | None]:
+    """Starts the handler for a ``RunHandler`` step.
+
+    Returns ``(next_kind, output, None)`` when it finished at once (an
+    ``async def`` stepped eagerly that never suspended), else
+    ``(RUN_HANDLER, None, future)``: the rest of it, to race against the
+    deadline with ``_race_deadline``.
+    """
     args: tuple[Any, ...]
     if spec.wants_context:
         args = (value, HandlerContext(spec.id, inv.attempt, inv.deadline_at_ms, frame))
@@ -165,17 +175,15 @@ async def _run_handler(inv: Any, spec: CapabilitySpec, value: Any, frame: _nativ
         try:
             first = coro.send(None)
         except StopIteration as stop:
-            return int(inv.handler_ok()), stop.value
+            return inv.handler_ok(), stop.value, None
         except _CancelledError:
-            return int(inv.cancelled()), None
+            return inv.cancelled(), None, None
         except Exception as exc:
-            return _handler_failed(inv, exc), None
-        fut: asyncio.Future[Any] = asyncio.ensure_future(_rest_of(coro, first))
-    else:
-        loop = asyncio.get_running_loop()
-        call = functools.partial(contextvars.copy_context().run, spec.handler, *args)
-        fut = loop.run_in_executor(None, call)
-    return await _race_deadline(inv, fut)
+            return _handler_failed(inv, exc), None, None
+        return RUN_HANDLER, None, asyncio.ensure_future(_rest_of(coro, first))
+    loop = asyncio.get_running_loop()
+    call = functools.partial(contextvars.copy_context().run, spec.handler, *args)
+    return RUN_HANDLER, None, loop.run_in_executor(None, call)
 
 
 def _decision_answer(inv: Any, decision: Any) -> int:
@@ -250,13 +258,24 @@ async def drive(
     spec: CapabilitySpec | None,
     value: Any,
     frame: _native.Frame,
+    k: int | None = None,
+    output: Any = None,
+    pending: asyncio.Future[Any] | None = None,
 ) -> InvokeOk[Any] | ApprovalRequired:
-    """Runs one invocation to its outcome (or raises its CapabilityError)."""
-    k = inv.advance()
-    output: Any = None
-    if k != DONE and spec is None:
+    """Runs one invocation to its outcome (or raises its CapabilityError).
+
+    ``k``/``output``/``pending`` continue an invocation whose first steps
+    the caller already performed (``CapabilityRegistry.invoke``'s fast path).
+    """
+    if k is None:
+        k = inv.advance()
+    if spec is None and k != DONE and k != DONE_OK:
         spec = registry._specs[inv.capability_index]
+    if pending is not None:
+        k, output = await _race_deadline(inv, pending)
     while True:
+        if k == DONE_OK:
+            return InvokeOk(output)
         if k == VALIDATE_INPUT:
             try:
                 value = spec.input.validate(value)  # type: ignore[union-attr]
@@ -271,7 +290,9 @@ async def drive(
                 stored = inv.input_json()
                 if stored is not None:
                     value = spec.input.validate(stored) if spec.input is not None else stored  # type: ignore[union-attr]
-            k, output = await _run_handler(inv, spec, value, frame)  # type: ignore[arg-type]
+            k, output, pending = start_handler(inv, spec, value, frame)  # type: ignore[arg-type]
+            if pending is not None:
+                k, output = await _race_deadline(inv, pending)
         elif k == VALIDATE_OUTPUT:
             try:
                 output = spec.output.validate(output)  # type: ignore[union-attr]

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from . import _native
-from ._driver import drive, run_sync
+from ._driver import DONE_OK, RUN_HANDLER, VALIDATE_INPUT, _message, drive, run_sync, start_handler
 from .capability import CapabilitySpec, HostPolicy, camel_keys, host_policy, spec_of
 from .errors import ExecutionFailedError, NotFoundError, RegistryValidationError
 from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk, RedactionInfo
@@ -107,11 +107,25 @@ class CapabilityRegistry:
         the default is the ``direct`` surface with an anonymous actor."""
         f = frame if type(frame) is Frame else _as_frame(frame)
         index = self._index.get(id_or_tool_name)
-        if index is not None:
-            inv = self._native.start_index(index, f)
-            return await drive(self, inv, self._specs[index], input, f)
-        inv = self._native.start_name(id_or_tool_name, f)
-        return await drive(self, inv, None, input, f)
+        if index is None:
+            return await drive(self, self._native.start_name(id_or_tool_name, f), None, input, f)
+        # Fast path: the common first steps inline, one crossing each
+        # (DESIGN §4); anything else continues in the general loop.
+        spec = self._specs[index]
+        inv, k = self._native.start_index(index, f)
+        if k == VALIDATE_INPUT:
+            try:
+                input = spec.input.validate(input)  # type: ignore[union-attr]
+            except Exception as exc:
+                k = inv.input_invalid(_message(exc))
+            else:
+                k = inv.input_valid()
+        if k == RUN_HANDLER:
+            k, output, pending = start_handler(inv, spec, input, f)
+            if k == DONE_OK:
+                return InvokeOk(output)
+            return await drive(self, inv, spec, input, f, k, output, pending)
+        return await drive(self, inv, spec, input, f, k)
 
     def invoke_sync(
         self,
