@@ -31,8 +31,11 @@ export declare function answerHandlerOk(reg: number, h: number, now: number): nu
 /** `RunHandler`: the deadline timer fired first. */
 export declare function answerHandlerTimedOut(reg: number, h: number, now: number): number
 
-/** `ExportInput`: the validated input, converted to JSON here. */
-export declare function answerInputExported(reg: number, h: number, input: any, now: number): number
+/**
+ * `ExportInput`: the validated input as JSON text (the façade's strict
+ * conversion, `src/json.ts`).
+ */
+export declare function answerInputExported(reg: number, h: number, inputJson: string, now: number): number
 
 /** `ValidateInput`: invalid, with a message for the model. */
 export declare function answerInputInvalid(reg: number, h: number, message: string, now: number): number
@@ -46,8 +49,11 @@ export declare function answerInputNotExportable(reg: number, h: number, message
 /** `ValidateInput`: valid; the host keeps the validated value. */
 export declare function answerInputValid(reg: number, h: number, now: number): number
 
-/** `ExportOutput`: the redacted output as JSON for the audit payload. */
-export declare function answerOutputExported(reg: number, h: number, output: any, now: number): number
+/**
+ * `ExportOutput`: the redacted output as JSON text for the audit payload
+ * (`null` when it has no JSON form).
+ */
+export declare function answerOutputExported(reg: number, h: number, outputJson: string, now: number): number
 
 /** `ValidateOutput`: invalid (the validator's message is dropped, SI-10). */
 export declare function answerOutputInvalid(reg: number, h: number, now: number): number
@@ -124,13 +130,16 @@ export declare function invokeAttempt(reg: number, h: number): number
 export declare function invokeAuditRecord(reg: number, h: number): string
 
 /**
+ * The `aux` number of the current step (for the first step, whose
+ * packed result carries the handle instead).
+ */
+export declare function invokeAux(reg: number, h: number): number
+
+/**
  * The index of the capability the invocation resolved, or -1 (not yet
  * resolved, or unknown): the façade's key to its hook table.
  */
 export declare function invokeCapability(reg: number, h: number): number
-
-/** The deadline (unix ms) once stage 9 ran. */
-export declare function invokeDeadline(reg: number, h: number): number
 
 /**
  * The input the current step shows, when the core holds it as JSON (a

@@ -72,7 +72,6 @@ pub fn surfaces() -> Vec<String> {
 #[napi]
 pub fn input_hash(capability_id: String, input_json: String) -> napi::Result<String> {
     let input = parse_json(&input_json, "the input").map_err(|e| throw(&e))?;
-    orpc_agent_core::act::input_hash(&capability_id, &input).map_err(|e| {
-        throw(&invalid(format!("The input cannot be hashed: {e}")).with_details(json!({"reason": format!("{e:?}")})))
-    })
+    orpc_agent_core::act::input_hash(&capability_id, &input)
+        .map_err(|e| throw(&CapabilityError::from(e)))
 }

@@ -14,7 +14,7 @@
 //!
 //! [`invoke_start`] returns `kind + 16 × handle` instead: the handle of the
 //! invocation in its registry's slab (read the deadline with
-//! [`invoke_deadline`] if the first step is already `RunHandler`).
+//! [`invoke_aux`] when the first step needs its aux number).
 //!
 //! Store steps (persist, consume an approval) never reach JavaScript: the
 //! memory and SQLite stores complete synchronously inside the call
@@ -59,24 +59,26 @@ fn next(r: &mut Registry, h: u32, now_ms: u64) -> Result<f64, CapabilityError> {
         .get_mut(h)
         .ok_or_else(|| internal("no such invocation"))?;
     let kind = host.advance(inv, now_ms);
-    Ok(match kind {
-        StepKind::RunHandler => pack(kind as u32, inv.deadline_at_ms()),
-        StepKind::Sleep => pack(kind as u32, inv.sleep_ms()),
+    if kind == StepKind::Done
+        && matches!(inv.step(), Step::Done(Outcome::Ok(Payload::Host)))
+    {
+        invocations.remove(h);
+        return Ok(pack(DONE_OK_HOST, 0));
+    }
+    Ok(pack(kind as u32, aux_of(inv, kind)))
+}
+
+/// The one number the host needs for step `kind` (see the module docs).
+fn aux_of(inv: &Invocation, kind: StepKind) -> u64 {
+    match kind {
+        StepKind::RunHandler => inv.deadline_at_ms(),
+        StepKind::Sleep => inv.sleep_ms(),
         StepKind::EvaluatePolicy => {
             let (scope, index) = inv.policy_at().unwrap_or((PolicyScope::Runtime, 0));
-            let scope = u64::from(matches!(scope, PolicyScope::Capability));
-            pack(kind as u32, u64::from(index) * 2 + scope)
+            u64::from(index) * 2 + u64::from(matches!(scope, PolicyScope::Capability))
         }
-        StepKind::Done => {
-            if matches!(inv.step(), Step::Done(Outcome::Ok(Payload::Host))) {
-                invocations.remove(h);
-                pack(DONE_OK_HOST, 0)
-            } else {
-                pack(kind as u32, 0)
-            }
-        }
-        k => pack(k as u32, 0),
-    })
+        _ => 0,
+    }
 }
 
 fn options(r: &Registry, now: f64) -> InvokeOptions {
@@ -197,10 +199,11 @@ fn read<T>(reg: u32, h: u32, f: impl FnOnce(&Invocation) -> T) -> napi::Result<T
 
 // ----- reading a step's details ------------------------------------------
 
-/// The deadline (unix ms) once stage 9 ran.
+/// The `aux` number of the current step (for the first step, whose
+/// packed result carries the handle instead).
 #[napi]
-pub fn invoke_deadline(reg: u32, h: u32) -> napi::Result<f64> {
-    read(reg, h, |inv| inv.deadline_at_ms() as f64)
+pub fn invoke_aux(reg: u32, h: u32) -> napi::Result<f64> {
+    read(reg, h, |inv| aux_of(inv, inv.step_kind()) as f64)
 }
 
 /// `RunHandler`: the attempt number (1-based).
@@ -331,10 +334,14 @@ pub fn answer_policy_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::PolicyFailed(String::new()))
 }
 
-/// `ExportInput`: the validated input, converted to JSON here.
+/// `ExportInput`: the validated input as JSON text (the façade's strict
+/// conversion, `src/json.ts`).
 #[napi]
-pub fn answer_input_exported(reg: u32, h: u32, input: Value, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::InputExported(input))
+pub fn answer_input_exported(reg: u32, h: u32, input_json: String, now: f64) -> napi::Result<f64> {
+    match parse_json(&input_json, "the input") {
+        Ok(v) => answer(reg, h, now, Answer::InputExported(v)),
+        Err(e) => answer(reg, h, now, Answer::InputNotExportable(e.message)),
+    }
 }
 
 /// `ExportInput`: the host value has no JSON form (NaN, a function, a
@@ -437,10 +444,12 @@ pub fn answer_redactor_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::RedactorFailed)
 }
 
-/// `ExportOutput`: the redacted output as JSON for the audit payload.
+/// `ExportOutput`: the redacted output as JSON text for the audit payload
+/// (`null` when it has no JSON form).
 #[napi]
-pub fn answer_output_exported(reg: u32, h: u32, output: Value, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::OutputExported(output))
+pub fn answer_output_exported(reg: u32, h: u32, output_json: String, now: f64) -> napi::Result<f64> {
+    let v = parse_json(&output_json, "the output").unwrap_or(Value::Null);
+    answer(reg, h, now, Answer::OutputExported(v))
 }
 
 /// `Audit`: delivered.

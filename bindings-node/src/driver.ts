@@ -13,6 +13,7 @@ import { middlewareOutputFn, createORPCErrorConstructorMap, type AnyProcedure } 
 
 import { CapabilityError, fromNative } from "./errors.js";
 import { Kind, N } from "./native.js";
+import { toJsonText } from "./json.js";
 import { issuesMessage, type StandardResult } from "./schema.js";
 import type { CapabilityHooks } from "./declare.js";
 import type {
@@ -60,35 +61,42 @@ function errorsOf(procedure: AnyProcedure): unknown {
  * `executeProcedureInternal` does, without its input/output validation:
  * the core asks for validation once, at stages 4 and 12. Middlewares see
  * the validated input. Context merging follows oRPC (`next({context})`
- * merges into the current context).
+ * merges into the current context). `signal` is a getter: the
+ * AbortController behind it is made only if someone reads it.
  */
-function runProcedure(
-  hooks: CapabilityHooks,
-  input: unknown,
-  context: unknown,
-  signal: AbortSignal,
-): unknown {
+function runProcedure(hooks: CapabilityHooks, input: unknown, context: unknown, attempt: Attempt): unknown {
   const procedure = hooks.procedure;
   const def = procedure["~orpc"];
   const middlewares = def.middlewares;
-  const base = {
-    input,
-    errors: errorsOf(procedure),
-    path: hooks.path,
-    procedure,
-    signal,
-    lastEventId: undefined,
-  };
-  if (middlewares.length === 0) {
-    return def.handler({ ...base, context } as any);
-  }
+  const errors = errorsOf(procedure);
+  const path = hooks.path;
+  const handler = (ctx: unknown) =>
+    def.handler({
+      context: ctx,
+      input,
+      errors,
+      path,
+      procedure,
+      get signal() {
+        return attempt.signal();
+      },
+      lastEventId: undefined,
+    } as any);
+  if (middlewares.length === 0) return handler(context);
   const next = async (index: number, ctx: any): Promise<unknown> => {
     const mid = middlewares[index];
-    if (mid === undefined) return def.handler({ ...base, context: ctx } as any);
+    if (mid === undefined) return handler(ctx);
     const result = await mid(
       {
-        ...base,
         context: ctx,
+        input,
+        errors,
+        path,
+        procedure,
+        get signal() {
+          return attempt.signal();
+        },
+        lastEventId: undefined,
         next: async (nextOptions?: { context?: Record<string, unknown> }) => {
           const nextContext = nextOptions?.context ?? {};
           return {
@@ -169,7 +177,7 @@ export async function drive(
   let hooks: CapabilityHooks | undefined = capIndex === undefined ? undefined : host.caps[capIndex];
   const context = frame.context ?? EMPTY_CONTEXT;
   const signal = frame.signal;
-  if (kind === Kind.RunHandler) aux = N.invokeDeadline(reg, h);
+  if (kind === Kind.RunHandler || kind === Kind.EvaluatePolicy) aux = N.invokeAux(reg, h);
   const cap = (): CapabilityHooks => {
     if (hooks === undefined) {
       const i = N.invokeCapability(reg, h);
@@ -197,7 +205,8 @@ export async function drive(
           break;
         case Kind.ExportInput:
           try {
-            r = N.answerInputExported(reg, h, value as any, Date.now());
+            const text = toJsonText(value);
+            r = N.answerInputExported(reg, h, text, Date.now());
           } catch (e) {
             const text = e instanceof Error ? e.message : String(e);
             r = N.answerInputNotExportable(reg, h, text, Date.now());
@@ -210,9 +219,9 @@ export async function drive(
             value = text == null ? undefined : JSON.parse(text);
             fromCore = false;
           }
-          r = await runHandler(host, cap(), h, aux, value, context, signal, (o) => {
-            output = o;
-          });
+          const attempt = new Attempt(reg, h, signal);
+          r = await attempt.run(cap(), aux, value, context);
+          output = attempt.output;
           break;
         }
         case Kind.AskRetryOn: {
@@ -262,11 +271,13 @@ export async function drive(
           break;
         }
         case Kind.ExportOutput:
+          let text = "null";
           try {
-            r = N.answerOutputExported(reg, h, output as any, Date.now());
+            text = toJsonText(output);
           } catch {
-            r = N.answerOutputExported(reg, h, null, Date.now());
+            // no JSON form: the audit payload is null
           }
+          r = N.answerOutputExported(reg, h, text, Date.now());
           break;
         case Kind.Audit: {
           const record = JSON.parse(N.invokeAuditRecord(reg, h)) as AuditRecord;
@@ -369,74 +380,114 @@ async function evaluatePolicy(
 }
 
 /**
- * Stage 11: one attempt. One timer per attempt, armed at the deadline the
- * core named; the handler's signal aborts at it or when the caller's
- * signal aborts; whatever arrives after that is discarded.
+ * Stage 11: one attempt. One timer, armed at the deadline the core named;
+ * the handler's signal aborts at it or when the caller's signal aborts;
+ * whatever the handler delivers after that is discarded.
  */
-function runHandler(
-  host: DriverHost,
-  hooks: CapabilityHooks,
-  h: number,
-  deadlineAt: number,
-  input: unknown,
-  context: unknown,
-  callerSignal: AbortSignal | undefined,
-  keep: (output: unknown) => void,
-): Promise<number> {
-  const reg = host.handle;
-  return new Promise<number>((resolve) => {
-    const controller = new AbortController();
-    let settled = false;
-    const onAbort = () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      controller.abort(callerSignal?.reason);
-      resolve(N.answerCancelled(reg, h, Date.now()));
-    };
-    const timer = setTimeout(() => {
-      if (settled) return;
-      settled = true;
-      callerSignal?.removeEventListener("abort", onAbort);
-      controller.abort(deadlineReason());
-      resolve(N.answerHandlerTimedOut(reg, h, Date.now()));
-    }, Math.max(0, deadlineAt - Date.now()));
-    if (callerSignal !== undefined) {
-      if (callerSignal.aborted) return onAbort();
-      callerSignal.addEventListener("abort", onAbort, { once: true });
+class Attempt {
+  output: unknown = undefined;
+  #settled = false;
+  #controller: AbortController | undefined = undefined;
+  #aborted = false;
+  #reason: unknown = undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #resolve: ((next: number) => void) | undefined = undefined;
+  #onCallerAbort: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly reg: number,
+    readonly h: number,
+    readonly callerSignal: AbortSignal | undefined,
+  ) {}
+
+  /** The handler's signal, made on first read. */
+  signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
     }
-    const done = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      clearTimeout(timer);
-      callerSignal?.removeEventListener("abort", onAbort);
-      return true;
-    };
-    const ok = (out: unknown) => {
-      if (!done()) return;
-      keep(out);
-      resolve(answerOk(reg, h));
-    };
-    const fail = (err: unknown) => {
-      if (!done()) return;
-      resolve(answerError(reg, h, err));
-    };
+    return this.#controller.signal;
+  }
+
+  #abort(reason: unknown): void {
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+
+  /** Settles once; false if the timer or the caller got there first. */
+  #settle(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    if (this.#onCallerAbort !== undefined) this.callerSignal?.removeEventListener("abort", this.#onCallerAbort);
+    return true;
+  }
+
+  run(hooks: CapabilityHooks, deadlineAt: number, input: unknown, context: unknown): Promise<number> {
+    return new Promise<number>((resolve) => {
+      this.#resolve = resolve;
+      this.#timer = setTimeout(onDeadline, Math.max(0, deadlineAt - Date.now()), this);
+      const caller = this.callerSignal;
+      if (caller !== undefined) {
+        this.#onCallerAbort = () => this.cancelled();
+        if (caller.aborted) return this.cancelled();
+        caller.addEventListener("abort", this.#onCallerAbort, { once: true });
+      }
+      let p: unknown;
+      try {
+        p = runProcedure(hooks, input, context, this);
+      } catch (e) {
+        return this.failed(e);
+      }
+      if (isThenable(p)) {
+        p.then(
+          (o) => this.ok(o),
+          (e) => this.failed(e),
+        );
+      } else {
+        this.ok(p);
+      }
+    });
+  }
+
+  ok(output: unknown): void {
+    if (!this.#settle()) return;
+    this.output = output;
+    this.#answer(() => N.answerHandlerOk(this.reg, this.h, Date.now()));
+  }
+
+  failed(err: unknown): void {
+    if (!this.#settle()) return;
+    this.#answer(() => answerError(this.reg, this.h, err));
+  }
+
+  timedOut(): void {
+    if (!this.#settle()) return;
+    this.#abort(deadlineReason());
+    this.#answer(() => N.answerHandlerTimedOut(this.reg, this.h, Date.now()));
+  }
+
+  cancelled(): void {
+    if (!this.#settle()) return;
+    this.#abort(this.callerSignal?.reason);
+    this.#answer(() => N.answerCancelled(this.reg, this.h, Date.now()));
+  }
+
+  #answer(f: () => number): void {
+    let next: number;
     try {
-      const p = runProcedure(hooks, input, context, controller.signal);
-      if (isThenable(p)) p.then(ok, fail);
-      else ok(p);
-    } catch (e) {
-      fail(e);
+      next = f();
+    } catch {
+      // The registry was closed under the call: the loop reads INTERNAL.
+      next = Kind.Done;
     }
-  });
+    this.#resolve!(next);
+  }
 }
 
-function answerOk(reg: number, h: number): number {
-  try {
-    return N.answerHandlerOk(reg, h, Date.now());
-  } catch (e) {
-    throw fromNative(e);
-  }
+function onDeadline(attempt: Attempt): void {
+  attempt.timedOut();
 }
 
 function answerError(reg: number, h: number, err: unknown): number {

@@ -6,6 +6,7 @@
 import { collectProcedures, declare, policiesToJson, type CapabilityHooks } from "./declare.js";
 import { drive, redactionInfo, type DriverHost } from "./driver.js";
 import { call, CapabilityError } from "./errors.js";
+import { toJsonText } from "./json.js";
 import { N, SURFACE_INDEX } from "./native.js";
 import type {
   ApprovalRequest,
@@ -157,8 +158,10 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     const fj = needsJson(frame, surface) ? frameJson(frame) : null;
     let start: number;
     try {
+      // With an audit subscriber the core records the name asked for, so
+      // it resolves the name itself; otherwise the cached index saves it.
       start =
-        index !== undefined
+        index !== undefined && this.audit === undefined
           ? N.invokeStart(this.handle, index, surface ?? 0, fj, Date.now())
           : N.invokeStartName(this.handle, String(idOrToolName), surface ?? 0, fj, Date.now());
     } catch (e) {
@@ -250,32 +253,29 @@ export async function createCapabilityRegistry<TContext = any>(
     caps.push(hooks);
   }
   const runtimePolicies = new Map<number, PolicyFunction>();
-  const opts: Record<string, unknown> = {};
-  if (options.defaults !== undefined) opts.defaults = options.defaults;
+  // Everything but the binding's own options goes to the core, which
+  // reports unknown keys (UNKNOWN_FIELD) instead of ignoring a typo.
+  const { approvalStore, audit, ...core } = options as RegistryOptions<TContext> & Record<string, unknown>;
+  const opts: Record<string, unknown> = { ...core };
   if (options.policies !== undefined) opts.policies = policiesToJson(options.policies, runtimePolicies);
-  if (options.approverMustDiffer !== undefined) opts.approverMustDiffer = options.approverMustDiffer;
-  const audit = options.audit;
-  const subscriber = typeof audit === "function" ? audit : audit?.subscriber;
+  const subscriber =
+    typeof audit === "function" ? audit : typeof audit === "object" && audit !== null ? audit.subscriber : undefined;
+  if (audit !== undefined && typeof subscriber !== "function") opts.audit = audit; // not a subscriber: let the core name it
   const payloads = typeof audit === "object" && audit !== null && audit.payloads === true;
   const handle = call(() =>
     N.registryBuild(
       JSON.stringify(decls),
       JSON.stringify(opts),
-      JSON.stringify(options.approvalStore ?? "memory"),
-      subscriber !== undefined,
+      JSON.stringify(approvalStore ?? "memory"),
+      typeof subscriber === "function",
       payloads,
     ),
   );
-  return new CapabilityRegistry<TContext>(handle, caps, runtimePolicies, subscriber);
+  return new CapabilityRegistry<TContext>(handle, caps, runtimePolicies, typeof subscriber === "function" ? subscriber : undefined);
 }
 
 /** The approval input hash (DESIGN §5) the core computes for `capabilityId` and `input`. */
 export function inputHash(capabilityId: string, input: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(input);
-  } catch (e) {
-    throw new CapabilityError("INVALID_INPUT", `The input cannot be hashed: ${(e as Error).message}`);
-  }
+  const text = toJsonText(input);
   return call(() => N.inputHash(capabilityId, text));
 }

@@ -35,9 +35,15 @@ const textTurn = (text) => ({
 /** A model that answers with the given turns in order, recording what it was sent. */
 const scriptedModel = (...turns) => new MockLanguageModelV3({ doGenerate: turns });
 
-const toolMessage = (messages) => messages.find((m) => m.role === "tool");
-const toolOutputs = (messages) =>
-  messages.filter((m) => m.role === "tool").flatMap((m) => m.content.filter((p) => p.type === "tool-result"));
+/**
+ * The tool results the model was sent on its `call`-th request. Read from the
+ * prompt rather than from `result.response.messages`, whose layout differs
+ * between `ai` 6 and 7: the model's view is what matters.
+ */
+const toolResultsSeenByModel = (model, call) =>
+  model.doGenerateCalls[call].prompt
+    .filter((m) => m.role === "tool")
+    .flatMap((m) => m.content.filter((p) => p.type === "tool-result"));
 
 describe("toAiSdkTools", () => {
   it("lists exposed, discoverable capabilities by their AI SDK tool names", async () => {
@@ -156,7 +162,7 @@ describe("toAiSdkTools", () => {
     });
     assert.equal(second.text, "Refunded.");
     assert.deepEqual(calls.map((c) => c.tool), ["refund"]);
-    assert.deepEqual(toolOutputs(second.response.messages)[0].output, {
+    assert.deepEqual(toolResultsSeenByModel(model, 0)[0].output, {
       type: "json",
       value: { refunded: 12.5, id: "o-7" },
     });
@@ -165,7 +171,34 @@ describe("toAiSdkTools", () => {
     assert.equal(request.decidedBy, "u1");
     const outcomes = audit.filter((r) => r.event === "finished").map((r) => r.outcome);
     assert.deepEqual(outcomes, ["approval_required", "ok"]);
-    assert.ok(JSON.stringify(model.doGenerateCalls[0].prompt).includes("refunded"));
+  });
+
+  it("runs the same round trip through a call-level toolApproval (ai 7; ai 6 ignores the option)", async () => {
+    const { registry, calls } = await ordersFixture();
+    const prompt = [{ role: "user", content: "Refund o-5" }];
+    const tools = toAiSdkTools(registry, { actor: { id: "u2" } });
+    const first = await generateText({
+      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-5", amount: 2 })),
+      tools,
+      toolApproval: aiSdkToolApproval(tools),
+      messages: prompt,
+    });
+    const [ask] = first.content.filter((p) => p.type === "tool-approval-request");
+    assert.ok(ask, "approval requested");
+    assert.equal(calls.length, 0);
+    const model = scriptedModel(textTurn("done"));
+    await generateText({
+      model,
+      tools,
+      toolApproval: aiSdkToolApproval(tools),
+      messages: [
+        ...prompt,
+        ...first.response.messages,
+        { role: "tool", content: [{ type: "tool-approval-response", approvalId: ask.approvalId, approved: true }] },
+      ],
+    });
+    assert.deepEqual(calls.map((c) => c.input), [{ id: "o-5", amount: 2 }]);
+    assert.deepEqual(toolResultsSeenByModel(model, 0)[0].output.value, { refunded: 2, id: "o-5" });
   });
 
   it("never runs a denied call and rejects its core request", async () => {
@@ -188,10 +221,11 @@ describe("toAiSdkTools", () => {
     ];
     const rejected = await settleAiSdkApprovalResponses(tools, messages);
     assert.equal(rejected.length, 1);
-    const second = await generateText({ model: scriptedModel(textTurn("Not refunded.")), tools, messages });
+    const model = scriptedModel(textTurn("Not refunded."));
+    const second = await generateText({ model, tools, messages });
     assert.equal(second.text, "Not refunded.");
     assert.equal(calls.length, 0);
-    const denied = toolOutputs(second.response.messages)[0];
+    const denied = toolResultsSeenByModel(model, 0)[0];
     assert.equal(denied.output.type, "execution-denied");
     assert.equal((await registry.approvals.get(rejected[0])).status, "rejected");
   });
@@ -206,8 +240,9 @@ describe("toAiSdkTools", () => {
       messages: prompt,
     });
     const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
-    const second = await generateText({
-      model: scriptedModel(textTurn("waiting")),
+    const model = scriptedModel(textTurn("waiting"));
+    await generateText({
+      model,
       tools,
       messages: [
         ...prompt,
@@ -216,7 +251,7 @@ describe("toAiSdkTools", () => {
       ],
     });
     assert.equal(calls.length, 0, "the core refused: nobody approved the request in its store");
-    const output = toolOutputs(second.response.messages)[0].output;
+    const output = toolResultsSeenByModel(model, 0)[0].output;
     assert.equal(output.type, "error-text");
     assert.match(output.value, /APPROVAL_PENDING|pending/i);
   });

@@ -1,0 +1,91 @@
+/**
+ * JavaScript values → JSON text for the core (the approval hash, input
+ * predicates, audit payloads). Stricter than `JSON.stringify`, which would
+ * silently turn `NaN` into `null` or a `Map` into `{}` and so bind an
+ * approval to a different value than the one the handler gets. Integers
+ * beyond ±2^53 are written as BigInt digits so the core reads them exactly.
+ * A value outside the JSON data model throws INVALID_INPUT; `details.reason`
+ * names why (the core's hash sub-codes, docs/decisions.md).
+ */
+import { CapabilityError } from "./errors.js";
+
+const MAX_DEPTH = 256;
+
+function fail(reason: string, path: string, what: string): never {
+  throw new CapabilityError("INVALID_INPUT", `The input at ${path || "/"} ${what}.`, { details: { reason } });
+}
+
+function isPlainObject(v: object): boolean {
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function write(v: unknown, path: string, depth: number, out: string[]): void {
+  switch (typeof v) {
+    case "string":
+      out.push(JSON.stringify(v));
+      return;
+    case "boolean":
+      out.push(v ? "true" : "false");
+      return;
+    case "number":
+      if (!Number.isFinite(v)) fail("NON_FINITE_NUMBER", path, "is NaN or infinite");
+      out.push(JSON.stringify(v));
+      return;
+    case "bigint":
+      if (v < -(2n ** 63n) || v >= 2n ** 64n) fail("UNREPRESENTABLE_NUMBER", path, "is an integer beyond 64 bits");
+      out.push(v.toString());
+      return;
+    case "object":
+      break;
+    default:
+      fail("NOT_JSON_VALUE", path, `is a ${typeof v}, which JSON cannot hold`);
+  }
+  if (v === null) {
+    out.push("null");
+    return;
+  }
+  if (depth >= MAX_DEPTH) fail("TOO_DEEP", path, `nests deeper than ${MAX_DEPTH} levels`);
+  if (Array.isArray(v)) {
+    out.push("[");
+    v.forEach((item, i) => {
+      if (i > 0) out.push(",");
+      write(item === undefined ? null : item, `${path}/${i}`, depth + 1, out);
+    });
+    out.push("]");
+    return;
+  }
+  if (v instanceof Map) {
+    const entries: [string, unknown][] = [];
+    for (const [k, val] of v) {
+      if (typeof k !== "string") fail("NON_TEXT_KEY", path, "has a map key that is not text");
+      entries.push([k, val]);
+    }
+    return writeObject(entries, path, depth, out);
+  }
+  if (typeof (v as { toJSON?: unknown }).toJSON === "function") {
+    return write((v as { toJSON(): unknown }).toJSON(), path, depth, out);
+  }
+  if (!isPlainObject(v)) fail("NOT_JSON_VALUE", path, `is a ${v.constructor?.name ?? "non-plain object"}, which JSON cannot hold`);
+  writeObject(Object.entries(v), path, depth, out);
+}
+
+function writeObject(entries: [string, unknown][], path: string, depth: number, out: string[]): void {
+  out.push("{");
+  let first = true;
+  for (const [k, val] of entries) {
+    if (val === undefined || typeof val === "function" || typeof val === "symbol") continue; // as JSON.stringify
+    if (!first) out.push(",");
+    first = false;
+    out.push(JSON.stringify(k), ":");
+    write(val, `${path}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`, depth + 1, out);
+  }
+  out.push("}");
+}
+
+/** The JSON text of `value`, or INVALID_INPUT when it has none. */
+export function toJsonText(value: unknown): string {
+  const out: string[] = [];
+  write(value === undefined ? null : value, "", 0, out);
+  return out.join("");
+}
