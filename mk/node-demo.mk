@@ -26,3 +26,22 @@ demo-node: node-orders-link ## the Node orders app end to end over MCP (stdio) a
 
 bench-node-mcp: build-node ## governed vs plain MCP tool call over InMemoryTransport (p50, ratio)
 	node bindings-node/bench/mcp.bench.mjs
+
+# The AI SDK adapter's suite against `ai` 7 (not in `make test`: ai 7 declares
+# Node >= 22 and CI runs Node 20, where npm installs it with an engine
+# warning). A throw-away copy of the built package whose `ai` is ai@7, so the
+# checkout's node_modules stay untouched.
+.PHONY: test-node-ai7
+test-node-ai7: node-native node-ts ## AI SDK adapter tests against ai@7 (temporary install)
+	@set -e; R=$$(mktemp -d); trap 'rm -rf "$$R"' EXIT; B=$(CURDIR)/bindings-node; \
+	(cd $$R && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error ai@7 >/dev/null); \
+	mkdir -p $$R/pkg/node_modules $$R/t/node_modules/@orpc-agent; \
+	cp -r $$B/dist $$B/index.js $$B/package.json $$B/*.node $$R/pkg/; \
+	for d in $$B/node_modules/*; do ln -s $$d $$R/pkg/node_modules/; done; \
+	rm $$R/pkg/node_modules/ai $$R/pkg/node_modules/@ai-sdk; \
+	ln -s $$R/node_modules/ai $$R/node_modules/@ai-sdk $$R/pkg/node_modules/; \
+	for d in $$R/pkg/node_modules/*; do ln -s $$(readlink -f $$d) $$R/t/node_modules/; done; \
+	ln -s $$R/pkg $$R/t/node_modules/@orpc-agent/core; \
+	cp -r $$B/test/adapters $$R/t/; \
+	echo "ai $$(node -p "require('$$R/node_modules/ai/package.json').version")"; \
+	cd $$R/t && node --test adapters/ai-sdk.test.mjs
