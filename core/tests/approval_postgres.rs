@@ -621,6 +621,153 @@ mod pg {
         );
     }
 
+    /// A consume stuck behind a row lock is cancelled by the statement
+    /// timeout: a typed, retryable `Busy`, and nothing consumed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn statement_timeout_is_a_typed_retryable_error() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("stmt").await;
+        let store = PostgresApprovalStore::connect_with(
+            &url_for(&db, ""),
+            PostgresOptions {
+                statement_timeout: Some(Duration::from_millis(300)),
+                ..options(PgClock::Database)
+            },
+        )
+        .await
+        .unwrap();
+        let req = approved(&store, Some("alice")).await;
+        let mut locker = admin(&db).await;
+        let tx = locker.transaction().await.unwrap();
+        tx.execute(
+            "SELECT 1 FROM orpc_approvals WHERE id = $1 FOR UPDATE",
+            &[&req.id],
+        )
+        .await
+        .unwrap();
+        let started = Instant::now();
+        let err = store.consume(&req.id, 0).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            matches!(
+                err,
+                StoreError::Backend {
+                    kind: BackendErrorKind::Busy,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_capability_error().retryable);
+        tx.rollback().await.unwrap();
+        assert!(
+            store.consume(&req.id, 0).await.unwrap().is_ok(),
+            "usable once released"
+        );
+    }
+
+    /// Many consumes while another session keeps killing their
+    /// connections at random moments: per request at most one success,
+    /// every other answer "already consumed" or a typed backend error, and
+    /// every success is backed by a consumed row.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn consumes_under_random_connection_kills_succeed_at_most_once() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("chaos").await;
+        let store = store_on(&db, PgClock::Database).await;
+        let victim = Arc::new(
+            PostgresApprovalStore::connect_with(
+                &url_for(&db, "sslmode=disable&application_name=chaos"),
+                PostgresOptions {
+                    max_connections: 8,
+                    ..options(PgClock::Database)
+                },
+            )
+            .await
+            .unwrap(),
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let kills = Arc::new(AtomicUsize::new(0));
+        let killer = {
+            let (stop, kills, killer_client) = (stop.clone(), kills.clone(), admin(&db).await);
+            tokio::spawn(async move {
+                let mut n: u64 = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    n += 1;
+                    let row = killer_client
+                        .query_one(
+                            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) \
+                             FROM pg_stat_activity WHERE application_name = 'chaos'",
+                            &[],
+                        )
+                        .await
+                        .unwrap();
+                    kills.fetch_add(
+                        usize::try_from(row.get::<_, i64>(0)).unwrap(),
+                        Ordering::SeqCst,
+                    );
+                    // Irregular pauses, so kills land at varied moments.
+                    tokio::time::sleep(Duration::from_millis(5 + (n * 7919) % 37)).await;
+                }
+            })
+        };
+        const ROUNDS: usize = 12;
+        let mut successes_total = 0;
+        for _ in 0..ROUNDS {
+            let req = approved(&store, Some("alice")).await;
+            let tasks: Vec<_> = (0..8)
+                .map(|_| {
+                    let (v, id) = (victim.clone(), req.id.clone());
+                    tokio::spawn(async move { v.consume(&id, 0).await })
+                })
+                .collect();
+            let (mut ok, mut unknown) = (0, 0);
+            for t in tasks {
+                match t.await.unwrap() {
+                    Ok(Ok(used)) => {
+                        assert_eq!(used.id, req.id);
+                        ok += 1;
+                    }
+                    Ok(Err(refusal)) => assert_eq!(refusal, ConsumeRefusal::AlreadyConsumed),
+                    Err(e) => {
+                        assert!(e.is_backend(), "{e:?}");
+                        unknown += 1;
+                    }
+                }
+            }
+            assert!(ok <= 1, "{ok} successes for one approval");
+            let status = store.get(&req.id).await.unwrap().unwrap().status;
+            if ok == 1 {
+                assert_eq!(status, ApprovalStatus::Consumed);
+            } else {
+                // Consumed with no success reported is only acceptable
+                // when some caller was told "outcome unknown" (a backend
+                // error), never when every caller heard "already consumed".
+                assert!(
+                    status == ApprovalStatus::Approved || unknown > 0,
+                    "consumed, yet nobody was told it succeeded or might have"
+                );
+            }
+            successes_total += ok;
+        }
+        stop.store(true, Ordering::SeqCst);
+        killer.await.unwrap();
+        eprintln!(
+            "chaos: {} connections killed, {successes_total}/{ROUNDS} approvals used",
+            kills.load(Ordering::SeqCst)
+        );
+        assert!(
+            kills.load(Ordering::SeqCst) > 0,
+            "the killer never hit a connection"
+        );
+        assert!(
+            successes_total > 0,
+            "nothing ever succeeded: the test proves nothing"
+        );
+    }
+
     /// A TCP proxy that can cut a connection on the server's next reply:
     /// the statement has reached the server (and committed), the client
     /// never hears back.

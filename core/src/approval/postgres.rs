@@ -150,6 +150,12 @@ pub struct PostgresOptions {
     /// connection to be established, before failing with
     /// [`BackendErrorKind::Busy`] / [`BackendErrorKind::CannotOpen`].
     pub connect_timeout: Duration,
+    /// The server cancels any statement of the store that runs longer
+    /// (`statement_timeout`), e.g. one waiting on a row another session
+    /// holds locked: the caller gets [`BackendErrorKind::Busy`] instead of
+    /// waiting forever, and the cancelled statement changed nothing.
+    /// `None` leaves the server's setting.
+    pub statement_timeout: Option<Duration>,
     /// See [`MAX_PENDING_PER_ACTOR`].
     pub max_pending_per_actor: usize,
     pub clock: PgClock,
@@ -161,6 +167,7 @@ impl Default for PostgresOptions {
         PostgresOptions {
             max_connections: 16,
             connect_timeout: Duration::from_secs(10),
+            statement_timeout: Some(Duration::from_secs(30)),
             max_pending_per_actor: MAX_PENDING_PER_ACTOR,
             clock: PgClock::Database,
             tls: PostgresTls::SystemRoots,
@@ -190,10 +197,19 @@ impl std::fmt::Debug for PostgresApprovalStore {
 /// A pool on `url` (a `postgresql://` URL or a libpq key/value string),
 /// with the schema migrated. Shared by the store and the audit sink.
 pub(crate) async fn connect_pool(url: &str, options: &PostgresOptions) -> Result<Pool, StoreError> {
-    let config = tokio_postgres::Config::from_str(url).map_err(|e| StoreError::Backend {
+    let mut config = tokio_postgres::Config::from_str(url).map_err(|e| StoreError::Backend {
         kind: BackendErrorKind::CannotOpen,
         message: format!("invalid PostgreSQL connection string: {e}"),
     })?;
+    if let Some(t) = options.statement_timeout {
+        // Appended to the connection string's own `options`, if any.
+        let ms = t.as_millis().max(1);
+        let opts = match config.get_options() {
+            Some(o) if !o.trim().is_empty() => format!("{o} -c statement_timeout={ms}"),
+            _ => format!("-c statement_timeout={ms}"),
+        };
+        config.options(opts);
+    }
     let tls = make_tls(&options.tls)?;
     let manager = Manager::from_config(
         config,
@@ -877,7 +893,9 @@ pub(crate) fn db_error(e: tokio_postgres::Error) -> StoreError {
         Some(c) if c.starts_with("08") => BackendErrorKind::Io,
         Some(c) if c.starts_with("28") || c == "3D000" => BackendErrorKind::CannotOpen,
         Some(c) if c.starts_with("57P") => BackendErrorKind::Io,
-        Some("40001" | "40P01" | "55P03" | "53300") => BackendErrorKind::Busy,
+        // serialization failure, deadlock, lock timeout, statement timeout
+        // (query cancelled), too many connections: try again later.
+        Some("40001" | "40P01" | "55P03" | "57014" | "53300") => BackendErrorKind::Busy,
         Some("25006") => BackendErrorKind::ReadOnly,
         Some(c) if c.starts_with("53") || c.starts_with("58") => BackendErrorKind::Io,
         Some("XX001" | "XX002") => BackendErrorKind::Corrupt,
