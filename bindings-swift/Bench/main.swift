@@ -1,1 +1,52 @@
-print("bench")
+// Governed invoke against a direct `await` of the same closure (DESIGN §11:
+// "Swift: governed invoke — report, then set"). Release build:
+//   make bench-swift
+// Prints p50/p90 per call for each, interleaved in rounds so both see the
+// same machine state, and the p50 ratio.
+import Foundation
+import OrpcAgent
+
+struct Query: Codable, Sendable { let n: Int }
+
+let handler: @Sendable (Query, HandlerContext) async throws -> Int = { q, _ in q.n &* 2 }
+let meta = AgentMeta(description: "Double a number.", expose: [.mcp: true], sideEffect: .none, risk: .low)
+let registry = try! CapabilityRegistry(capabilities: [Capability("math.double", meta: meta, handler: handler)])
+let frame = Frame(surface: .mcp)
+let context = HandlerContext(attempt: 1, deadlineAtMs: 0, capabilityId: "math.double", frame: frame)
+
+func percentile(_ xs: [UInt64], _ p: Double) -> Double {
+    let s = xs.sorted()
+    return Double(s[min(s.count - 1, Int(Double(s.count) * p))])
+}
+
+@inline(never) func direct(_ q: Query) async throws -> Int { try await handler(q, context) }
+
+@inline(never) func governed(_ q: Query) async throws -> Int {
+    let out: Outcome<Int> = try await registry.invoke("math.double", input: q, frame: frame)
+    return out.value ?? 0
+}
+
+let rounds = 10
+let perRound = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 5_000
+var directNs: [UInt64] = []
+var governedNs: [UInt64] = []
+var sink = 0
+// Warm-up.
+for i in 0..<2_000 { sink &+= try await direct(Query(n: i)); sink &+= try await governed(Query(n: i)) }
+for _ in 0..<rounds {
+    for i in 0..<perRound {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        sink &+= try await direct(Query(n: i))
+        directNs.append(DispatchTime.now().uptimeNanoseconds - t0)
+    }
+    for i in 0..<perRound {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        sink &+= try await governed(Query(n: i))
+        governedNs.append(DispatchTime.now().uptimeNanoseconds - t0)
+    }
+}
+let d50 = percentile(directNs, 0.5), g50 = percentile(governedNs, 0.5)
+print("swift bench (\(rounds * perRound) calls each, release, p50 per call; sink \(sink % 7))")
+print(String(format: "  direct await of the closure : p50 %8.3f µs  p90 %8.3f µs", d50 / 1000, percentile(directNs, 0.9) / 1000))
+print(String(format: "  governed registry.invoke     : p50 %8.3f µs  p90 %8.3f µs", g50 / 1000, percentile(governedNs, 0.9) / 1000))
+print(String(format: "  ratio governed/direct (p50)  : %.1f×  (+%.2f µs per call)", g50 / max(d50, 1), (g50 - d50) / 1000))

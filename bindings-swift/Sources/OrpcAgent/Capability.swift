@@ -10,6 +10,14 @@ public struct HandlerContext: Sendable {
     public let capabilityId: String
     /// The frozen frame (on a resumed approval: the recorded surface/actor).
     public let frame: Frame
+
+    /// For calling a handler directly (unit tests of your own handlers).
+    public init(attempt: UInt32 = 1, deadlineAtMs: UInt64 = 0, capabilityId: String, frame: Frame) {
+        self.attempt = attempt
+        self.deadlineAtMs = deadlineAtMs
+        self.capabilityId = capabilityId
+        self.frame = frame
+    }
 }
 
 /// A host policy's answer.

@@ -1,0 +1,50 @@
+# --- Swift binding (issue 7) ------------------------------------------------
+# The Swift package OrpcAgent (bindings-swift/) over the uniffi crate
+# orpc-agent-swift. Swift runs natively where `swift` is on PATH, else in a
+# Debian trixie chroot with Debian's swiftlang 6.0.3 (scripts/swift.sh;
+# provisioned once, ~100 s, cached under $SWIFT_CHROOT or /srv/orpc-agent-swift).
+# The Rust library is built on the host (the chroot has no Rust): a staticlib
+# built against glibc 2.36 links fine in trixie (2.41). SwiftPM finds it
+# through LIBRARY_PATH, pointed at a directory holding only the .a.
+
+SWIFT_SH      := scripts/swift.sh
+SWIFT_PKG     := bindings-swift
+SWIFT_LIBDIR   = $(CURDIR)/target/swift-lib/$(1)
+
+.PHONY: swift-lib swift-lib-release test-swift build-swift lint-swift demo-swift bench-swift swift-bindings
+
+swift-lib: ## the Rust static library the Swift package links (debug)
+	$(CARGO) build -q -p orpc-agent-swift
+	mkdir -p $(call SWIFT_LIBDIR,debug)
+	cp target/debug/liborpc_agent_swift.a $(call SWIFT_LIBDIR,debug)/
+
+swift-lib-release:
+	$(CARGO) build -q --release -p orpc-agent-swift
+	mkdir -p $(call SWIFT_LIBDIR,release)
+	cp target/release/liborpc_agent_swift.a $(call SWIFT_LIBDIR,release)/
+
+swift-bindings: ## regenerate the committed uniffi Swift sources, header and module map
+	$(SWIFT_PKG)/generate.sh
+
+test-swift: swift-lib ## Swift: bindings drift check, then swift test (vectors, SI-1..12, drift, concurrency)
+	$(SWIFT_PKG)/generate.sh --check
+	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift test"
+
+build-swift: swift-lib ## Swift: build the package and the example CLI
+	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build && cd ../examples/swift-cli && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build"
+
+lint-swift: ## Swift: rustfmt + clippy for the uniffi crates
+	$(CARGO) fmt -p orpc-agent-swift -p orpc-agent-uniffi-bindgen -- --check
+	$(CARGO) clippy -p orpc-agent-swift -p orpc-agent-uniffi-bindgen --all-targets -- -D warnings
+
+demo-swift: swift-lib ## Swift: the example CLI (two capabilities, an approval round trip)
+	$(SWIFT_SH) run "cd examples/swift-cli && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift run -q SwiftCLI"
+
+bench-swift: swift-lib-release ## Swift: governed invoke vs a direct await of the closure (release)
+	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,release) swift run -q -c release OrpcAgentBench"
+
+TEST_TARGETS  += test-swift
+DEMO_TARGETS  += demo-swift
+BENCH_TARGETS += bench-swift
+BUILD_TARGETS += build-swift
+LINT_TARGETS  += lint-swift
