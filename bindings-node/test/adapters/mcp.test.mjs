@@ -146,6 +146,18 @@ describe("registerMcpTools over InMemoryTransport", () => {
     assert.equal(calls.length, 1);
   });
 
+  it("aborts the handler when the client cancels the request", async () => {
+    const { client, signals, audit } = await connectedClient();
+    const controller = new AbortController();
+    const call = client.callTool({ name: "orders_get", arguments: { id: "slow" } }, undefined, { signal: controller.signal });
+    while (signals.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    controller.abort("user pressed stop");
+    await assert.rejects(call);
+    while (!audit.some((r) => r.event === "finished")) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(signals[0].aborted, true);
+    assert.equal(audit.find((r) => r.event === "finished").outcome, "CANCELLED");
+  });
+
   it("fixes the surface to mcp whatever the app's frame says (SI-2)", async () => {
     const { client, audit } = await connectedClient(undefined, { frame: () => ({ surface: "direct" }) });
     await client.callTool({ name: "orders_get", arguments: { id: "o-1" } });
