@@ -201,6 +201,31 @@ describe("toAiSdkTools", () => {
     assert.deepEqual(toolResultsSeenByModel(model, 0)[0].output.value, { refunded: 2, id: "o-5" });
   });
 
+  it("keeps request ids in the app's approvalIds store across tool sets", async () => {
+    const { registry, calls } = await ordersFixture();
+    const store = new Map();
+    const prompt = [{ role: "user", content: "Refund o-6" }];
+    const first = await generateText({
+      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-6", amount: 4 }, "call-6")),
+      tools: toAiSdkTools(registry, { actor: { id: "u3" } }, { approvalIds: store }),
+      messages: prompt,
+    });
+    const [pending] = await registry.approvals.list({ status: "pending" });
+    assert.deepEqual([...store], [["call-6", pending.id]]);
+    const [ask] = first.content.filter((p) => p.type === "tool-approval-request");
+    await generateText({
+      model: scriptedModel(textTurn("ok")),
+      tools: toAiSdkTools(registry, { actor: { id: "u3" } }, { approvalIds: store }),
+      messages: [
+        ...prompt,
+        ...first.response.messages,
+        { role: "tool", content: [{ type: "tool-approval-response", approvalId: ask.approvalId, approved: true }] },
+      ],
+    });
+    assert.equal(calls.length, 1);
+    assert.equal(store.size, 0, "a resumed request leaves the store");
+  });
+
   it("never runs a denied call and rejects its core request", async () => {
     const { registry, calls } = await ordersFixture();
     const prompt = [{ role: "user", content: "Refund o-8" }];
