@@ -10,7 +10,9 @@
  *   `tool-approval-request`.
  * - anything else (output or a `CapabilityError`) → `false`, and the settled
  *   outcome waits for `execute`, which returns it (or throws the error) —
- *   the pipeline ran exactly once.
+ *   the pipeline ran exactly once. (So a call that needs no approval runs
+ *   while `ai` asks, a moment before `execute`, and the calls of one step run
+ *   one after another: `ai` asks about them in turn.)
  *
  * On the approved re-run `ai` re-asks `needsApproval` (it checks the call still
  * needs approval) and then calls `execute`: the adapter finds the stored
@@ -22,8 +24,11 @@
  * messages)` rejects the matching core requests so approval queues stay
  * accurate (unsettled ones expire).
  *
- * `ai` 7 moved approval to a call-level `toolApproval` option: pass
- * `toolApproval: aiSdkToolApproval(tools)`; it consults the same gate.
+ * `ai` 7 adds a call-level `toolApproval` option that takes precedence over
+ * `needsApproval` (which it still honours): pass `toolApproval:
+ * aiSdkToolApproval(tools)`, or delegate to it from your own function. It
+ * consults the same gate. Without it, `execute` meets the gate itself and the
+ * model gets an `APPROVAL_REQUIRED` tool error: nothing runs unapproved.
  */
 
 import type * as Ai from "ai";
