@@ -27,7 +27,9 @@ pub const DONE_OK: u8 = 0;
 #[pyclass(module = "orpc_agent._native", name = "Invocation")]
 pub struct Invocation {
     shared: Arc<Shared>,
-    inv: CoreInvocation,
+    /// Boxed: the machine is a few hundred bytes, and the Python object
+    /// that owns it is created once per call (moves stay pointer-sized).
+    inv: Box<CoreInvocation>,
     resumed: bool,
 }
 
@@ -35,7 +37,7 @@ impl Invocation {
     pub(crate) fn new(shared: Arc<Shared>, inv: CoreInvocation, resumed: bool) -> Invocation {
         Invocation {
             shared,
-            inv,
+            inv: Box::new(inv),
             resumed,
         }
     }
@@ -59,7 +61,7 @@ impl Invocation {
             match self.inv.step_kind() {
                 StepKind::PersistApproval | StepKind::ConsumeApproval => {
                     let now = self.shared.now_ms(py);
-                    let (host, inv) = (&self.shared.host, &mut self.inv);
+                    let (host, inv) = (&self.shared.host, &mut *self.inv);
                     let kind = py.detach(|| host.advance(inv, now));
                     if matches!(kind, StepKind::PersistApproval | StepKind::ConsumeApproval) {
                         return Err(PyRuntimeError::new_err(

@@ -97,6 +97,11 @@ async def _rest_of(coro: Any, first: Any) -> Any:
     return await _Continue(coro, first)
 
 
+def continue_handler(coro: Any, first: Any) -> asyncio.Future[Any]:
+    """The rest of an eagerly stepped handler, as a task of its own."""
+    return asyncio.ensure_future(_rest_of(coro, first))
+
+
 def _retrieve(fut: asyncio.Future[Any]) -> None:
     """Done-callback of an abandoned handler: its result is discarded, and
     an exception is retrieved so asyncio does not log it as lost."""
@@ -180,7 +185,7 @@ def start_handler(
             return inv.cancelled(), None, None
         except Exception as exc:
             return _handler_failed(inv, exc), None, None
-        return RUN_HANDLER, None, asyncio.ensure_future(_rest_of(coro, first))
+        return RUN_HANDLER, None, continue_handler(coro, first)
     loop = asyncio.get_running_loop()
     call = functools.partial(contextvars.copy_context().run, spec.handler, *args)
     return RUN_HANDLER, None, loop.run_in_executor(None, call)

@@ -82,6 +82,11 @@ class CapabilitySpec:
     is_async: bool = True
     wants_context: bool = False
 
+    def __post_init__(self) -> None:
+        # Looked up once, not per call.
+        self.validate_input: Callable[[Any], Any] | None = self.input.validate if self.input is not None else None
+        self.eager = self.is_async and not self.wants_context
+
     def declaration(self) -> dict[str, Any]:
         """The JSON declaration the core builds from."""
         decl: dict[str, Any] = {"id": self.id, "meta": self.meta}

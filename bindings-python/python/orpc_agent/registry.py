@@ -3,13 +3,24 @@ Python agent host holds."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from . import _native
-from ._driver import DONE_OK, RUN_HANDLER, VALIDATE_INPUT, _message, drive, run_sync, start_handler
+from ._driver import (
+    DONE_OK,
+    RUN_HANDLER,
+    VALIDATE_INPUT,
+    _handler_failed,
+    _message,
+    continue_handler,
+    drive,
+    run_sync,
+    start_handler,
+)
 from .capability import CapabilitySpec, HostPolicy, camel_keys, host_policy, spec_of
 from .errors import ExecutionFailedError, NotFoundError, RegistryValidationError
 from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk, RedactionInfo
@@ -109,23 +120,37 @@ class CapabilityRegistry:
         index = self._index.get(id_or_tool_name)
         if index is None:
             return await drive(self, self._native.start_name(id_or_tool_name, f), None, input, f)
-        # Fast path: the common first steps inline, one crossing each
-        # (DESIGN §4); anything else continues in the general loop.
+        # Fast path (DESIGN §4): the common first steps inline, one crossing
+        # each; an `async def` handler is stepped eagerly (see _driver) and,
+        # when it finishes without suspending, the call ends here. Anything
+        # else continues in the general loop, `drive`.
         spec = self._specs[index]
         inv, k = self._native.start_index(index, f)
         if k == VALIDATE_INPUT:
             try:
-                input = spec.input.validate(input)  # type: ignore[union-attr]
+                input = spec.validate_input(input)  # type: ignore[misc]
             except Exception as exc:
                 k = inv.input_invalid(_message(exc))
             else:
                 k = inv.input_valid()
-        if k == RUN_HANDLER:
+        if k != RUN_HANDLER:
+            return await drive(self, inv, spec, input, f, k)
+        if not spec.eager:
             k, output, pending = start_handler(inv, spec, input, f)
-            if k == DONE_OK:
-                return InvokeOk(output)
             return await drive(self, inv, spec, input, f, k, output, pending)
-        return await drive(self, inv, spec, input, f, k)
+        coro = spec.handler(input)
+        try:
+            first = coro.send(None)
+        except StopIteration as stop:
+            k = inv.handler_ok()
+            if k == DONE_OK:
+                return InvokeOk(stop.value)
+            return await drive(self, inv, spec, input, f, k, stop.value)
+        except asyncio.CancelledError:
+            return await drive(self, inv, spec, input, f, inv.cancelled())
+        except Exception as exc:
+            return await drive(self, inv, spec, input, f, _handler_failed(inv, exc))
+        return await drive(self, inv, spec, input, f, RUN_HANDLER, None, continue_handler(coro, first))
 
     def invoke_sync(
         self,
