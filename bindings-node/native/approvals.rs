@@ -11,7 +11,7 @@ use crate::errors::{invalid, parse_json};
 use crate::registry::registry_call;
 
 /// One request as JSON, or `None` when the store has no such id.
-#[napi]
+#[napi(catch_unwind)]
 pub fn approval_get(reg: u32, id: String) -> napi::Result<Option<String>> {
     registry_call(reg, |r| {
         Ok(r.host
@@ -22,7 +22,7 @@ pub fn approval_get(reg: u32, id: String) -> napi::Result<Option<String>> {
 
 /// A page of requests as a JSON array; `filter` is
 /// `{capabilityId?, actorId?, status?, limit?, cursor?}`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn approval_list(reg: u32, filter: String) -> napi::Result<String> {
     registry_call(reg, |r| {
         let filter = list_filter_from_json(&parse_json(&filter, "the filter")?)?;
@@ -32,7 +32,7 @@ pub fn approval_list(reg: u32, filter: String) -> napi::Result<String> {
 
 /// Approves (`approve: true`) or rejects a pending request; returns the
 /// decided request as JSON.
-#[napi]
+#[napi(catch_unwind)]
 pub fn approval_decide(
     reg: u32,
     id: String,
@@ -60,7 +60,7 @@ pub fn approval_decide(
 /// (call the capability's `redact.approvalInput` with `info`, the
 /// *recorded* surface and actor), `{view: "asStored", input}`, or
 /// `{view: "withhold", error}` (the capability is gone).
-#[napi]
+#[napi(catch_unwind)]
 pub fn approval_input_view(reg: u32, request: String) -> napi::Result<String> {
     registry_call(reg, |r| {
         let req: ApprovalRequest = serde_json::from_value(parse_json(&request, "the request")?)

@@ -32,7 +32,7 @@ pub fn parse_json(text: &str, what: &str) -> Result<Value, CapabilityError> {
 }
 
 /// Every error code of the core, in its stable order (drift tests).
-#[napi]
+#[napi(catch_unwind)]
 pub fn all_error_codes() -> Vec<String> {
     orpc_agent_core::all_error_codes()
         .into_iter()
@@ -42,7 +42,7 @@ pub fn all_error_codes() -> Vec<String> {
 
 /// `{code: {kind, retryable}}` for every code: what a `CapabilityError`
 /// built in JavaScript reports as its `kind` and default `retryable`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn error_code_table() -> String {
     let mut m = serde_json::Map::new();
     for code in ErrorCode::ALL {
@@ -57,7 +57,7 @@ pub fn error_code_table() -> String {
 
 /// The surfaces in their stable index order (the façade passes a frame's
 /// surface as this index).
-#[napi]
+#[napi(catch_unwind)]
 pub fn surfaces() -> Vec<String> {
     orpc_agent_core::Surface::ALL
         .iter()
@@ -69,7 +69,7 @@ pub fn surfaces() -> Vec<String> {
 /// given as JSON text: lowercase hex SHA-256 of the deterministic CBOR of
 /// `{"capability", "input"}`. Errors are INVALID_INPUT with the hash
 /// sub-code in `details.reason`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn input_hash(capability_id: String, input_json: String) -> napi::Result<String> {
     let input = parse_json(&input_json, "the input").map_err(|e| throw(&e))?;
     orpc_agent_core::act::input_hash(&capability_id, &input)

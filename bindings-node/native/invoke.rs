@@ -118,7 +118,7 @@ fn started(r: &mut Registry, inv: Invocation, now_ms: u64) -> Result<f64, Capabi
 /// façade resolved once from an id or tool name). `surface` is the
 /// frame's surface index; `frame_json` carries the whole frame when it has
 /// more than a surface (actor, trace, ids). Returns `kind + 16 × handle`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_start(
     reg: u32,
     capability: u32,
@@ -142,7 +142,7 @@ pub fn invoke_start(
 
 /// [`invoke_start`] by name, for names the façade does not know (the core
 /// answers NOT_FOUND exactly as for an unexposed capability, SI-8).
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_start_name(
     reg: u32,
     name: String,
@@ -160,7 +160,7 @@ pub fn invoke_start_name(
 
 /// Resumes an approved request (stage 7, then 9–14 with the recorded
 /// surface and actor). The frame contributes trace and ids only.
-#[napi]
+#[napi(catch_unwind)]
 pub fn resume_start(
     reg: u32,
     approval_id: String,
@@ -201,26 +201,26 @@ fn read<T>(reg: u32, h: u32, f: impl FnOnce(&Invocation) -> T) -> napi::Result<T
 
 /// The `aux` number of the current step (for the first step, whose
 /// packed result carries the handle instead).
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_aux(reg: u32, h: u32) -> napi::Result<f64> {
     read(reg, h, |inv| aux_of(inv, inv.step_kind()) as f64)
 }
 
 /// `RunHandler`: the attempt number (1-based).
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_attempt(reg: u32, h: u32) -> napi::Result<u32> {
     read(reg, h, Invocation::attempt)
 }
 
 /// `EvaluatePolicy`: how long the host policy may run (ms).
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_policy_timeout(reg: u32, h: u32) -> napi::Result<f64> {
     read(reg, h, |inv| inv.policy_timeout_ms() as f64)
 }
 
 /// The input the current step shows, when the core holds it as JSON (a
 /// resumed call's stored input); `None` when the host holds it.
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_input_json(reg: u32, h: u32) -> napi::Result<Option<String>> {
     read(reg, h, |inv| match inv.step() {
         Step::RunHandler { input, .. }
@@ -231,7 +231,7 @@ pub fn invoke_input_json(reg: u32, h: u32) -> napi::Result<Option<String>> {
 }
 
 /// `AskRetryOn`: the error as JSON.
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_retry_error(reg: u32, h: u32) -> napi::Result<String> {
     read(reg, h, |inv| match inv.step() {
         Step::AskRetryOn { error } => error.to_json().to_string(),
@@ -241,7 +241,7 @@ pub fn invoke_retry_error(reg: u32, h: u32) -> napi::Result<String> {
 
 /// `RedactOutput` (and any later step): `{surface, capabilityId, actor}`
 /// from the frozen frame — on resume, the recorded one (SI-3).
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_redaction_info(reg: u32, h: u32) -> napi::Result<String> {
     read(reg, h, |inv| {
         serde_json::to_string(&inv.redaction_info()).unwrap_or_else(|_| "null".into())
@@ -249,7 +249,7 @@ pub fn invoke_redaction_info(reg: u32, h: u32) -> napi::Result<String> {
 }
 
 /// `Audit`: the record as JSON.
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_audit_record(reg: u32, h: u32) -> napi::Result<String> {
     read(reg, h, |inv| match inv.step() {
         Step::Audit(record) => record.to_json().to_string(),
@@ -260,7 +260,7 @@ pub fn invoke_audit_record(reg: u32, h: u32) -> napi::Result<String> {
 /// Takes the outcome of a finished invocation and frees its slot:
 /// `{status: "ok", output?}` (no `output` when the host holds it),
 /// `{status: "approval_required", request}` or `{status: "error", error}`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_outcome(reg: u32, h: u32) -> napi::Result<String> {
     registry_call(reg, |r| {
         let mut inv = r
@@ -283,7 +283,7 @@ pub fn invoke_outcome(reg: u32, h: u32) -> napi::Result<String> {
 }
 
 /// Frees an invocation the host gave up on (its driver threw).
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_abandon(reg: u32, h: u32) {
     let _ = crate::registry::with_registry(reg, |r| Ok(r.invocations.remove(h)));
 }
@@ -291,20 +291,20 @@ pub fn invoke_abandon(reg: u32, h: u32) {
 // ----- answers -------------------------------------------------------------
 
 /// `ValidateInput`: valid; the host keeps the validated value.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_input_valid(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::InputValid(Payload::Host))
 }
 
 /// `ValidateInput`: invalid, with a message for the model.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_input_invalid(reg: u32, h: u32, message: String, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::InputInvalid(message))
 }
 
 /// `EvaluatePolicy`: `decision` 0 allow, 1 deny, 2 requireApproval,
 /// 3 abstain. Any other number fails the policy (which denies).
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_policy(
     reg: u32,
     h: u32,
@@ -329,14 +329,14 @@ pub fn answer_policy(
 }
 
 /// `EvaluatePolicy`: the policy threw, timed out or answered nonsense.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_policy_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::PolicyFailed(String::new()))
 }
 
 /// `ExportInput`: the validated input as JSON text (the façade's strict
 /// conversion, `src/json.ts`).
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_input_exported(reg: u32, h: u32, input_json: String, now: f64) -> napi::Result<f64> {
     match parse_json(&input_json, "the input") {
         Ok(v) => answer(reg, h, now, Answer::InputExported(v)),
@@ -346,7 +346,7 @@ pub fn answer_input_exported(reg: u32, h: u32, input_json: String, now: f64) -> 
 
 /// `ExportInput`: the host value has no JSON form (NaN, a function, a
 /// cycle…): the call fails with INVALID_INPUT.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_input_not_exportable(
     reg: u32,
     h: u32,
@@ -357,7 +357,7 @@ pub fn answer_input_not_exportable(
 }
 
 /// `RunHandler`: the handler returned; the host keeps the output.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_handler_ok(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(
         reg,
@@ -373,7 +373,7 @@ pub fn answer_handler_ok(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
 /// `RunHandler`: the handler failed. `code` is the handler's own
 /// `CapabilityError` code, or absent for a plain throw (EXECUTION_FAILED
 /// with a generic message: the thrown message never reaches the caller).
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_handler_error(
     reg: u32,
     h: u32,
@@ -397,70 +397,70 @@ pub fn answer_handler_error(
 }
 
 /// `RunHandler`: the deadline timer fired first.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_handler_timed_out(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::HandlerTimedOut { now_ms: ms(now) })
 }
 
 /// `RunHandler` or `Sleep`: the caller's signal aborted.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_cancelled(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::Cancelled { now_ms: ms(now) })
 }
 
 /// `AskRetryOn`: the host's `retryOn` verdict.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_retry_on(reg: u32, h: u32, retry: bool, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::RetryOn(retry))
 }
 
 /// `Sleep`: the wait is over.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_slept(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::Slept { now_ms: ms(now) })
 }
 
 /// `ValidateOutput`: valid; the host keeps the validated value.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_output_valid(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::OutputValid(Payload::Host))
 }
 
 /// `ValidateOutput`: invalid (the validator's message is dropped, SI-10).
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_output_invalid(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::OutputInvalid(String::new()))
 }
 
 /// `RedactOutput`: redacted; the host keeps the redacted value.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_redacted(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::Redacted(Payload::Host))
 }
 
 /// `RedactOutput`: the redactor threw; the output is dropped.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_redactor_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::RedactorFailed)
 }
 
 /// `ExportOutput`: the redacted output as JSON text for the audit payload
 /// (`null` when it has no JSON form).
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_output_exported(reg: u32, h: u32, output_json: String, now: f64) -> napi::Result<f64> {
     let v = parse_json(&output_json, "the output").unwrap_or(Value::Null);
     answer(reg, h, now, Answer::OutputExported(v))
 }
 
 /// `Audit`: delivered.
-#[napi]
+#[napi(catch_unwind)]
 pub fn answer_audited(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
     answer(reg, h, now, Answer::Audited)
 }
 
 /// The index of the capability the invocation resolved, or -1 (not yet
 /// resolved, or unknown): the façade's key to its hook table.
-#[napi]
+#[napi(catch_unwind)]
 pub fn invoke_capability(reg: u32, h: u32) -> napi::Result<i32> {
     read(reg, h, |inv| {
         inv.capability()

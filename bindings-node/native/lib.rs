@@ -18,9 +18,11 @@
 //! registries, and no call here re-enters JavaScript, so a `RefCell` borrow
 //! can never be taken twice.
 //!
-//! Panics: napi-derive wraps every exported function in `catch_unwind` and
-//! turns a panic into a thrown JS error, so a Rust panic never aborts Node
-//! (`test/native.test.mjs` checks it through [`panic_for_test`]).
+//! Panics: every export is `#[napi(catch_unwind)]`, which turns a panic into
+//! a thrown JS error. Without it a panic aborts the whole Node process —
+//! napi-derive does not catch by default (checked: `panic_for_test` killed
+//! Node with "failed to initiate panic"). `test/robustness.test.js` keeps
+//! it that way.
 
 mod approvals;
 mod errors;
@@ -37,7 +39,7 @@ pub use registry::*;
 
 /// Panics on purpose: lets the test suite check that a Rust panic becomes a
 /// thrown JavaScript error instead of aborting the process.
-#[napi]
+#[napi(catch_unwind)]
 #[allow(clippy::panic)]
 pub fn panic_for_test() {
     panic!("deliberate panic from orpc-agent-node");

@@ -57,7 +57,7 @@ pub fn registry_call<T>(
 /// store (`"memory"` or `{"sqlite": path}`) and the audit flags. Returns the
 /// registry handle. Throws `{"problems": [...]}` (every problem at once,
 /// SI-4) or `{"error": CapabilityError}`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn registry_build(
     declarations: String,
     options: String,
@@ -92,14 +92,14 @@ pub fn registry_build(
 }
 
 /// Drops a registry (and any invocation still in flight in it).
-#[napi]
+#[napi(catch_unwind)]
 pub fn registry_close(reg: u32) {
     REGISTRIES.with(|cell| cell.borrow_mut().remove(reg));
 }
 
 /// The capabilities in index order, for the façade's name → index cache
 /// and hook tables: `[{index, id, toolNames: {aiSdk, mcp}}]`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn registry_capabilities(reg: u32) -> napi::Result<String> {
     registry_call(reg, |r| {
         let list: Vec<Value> = r
@@ -123,13 +123,13 @@ pub fn registry_capabilities(reg: u32) -> napi::Result<String> {
 }
 
 /// The inspect() report as JSON.
-#[napi]
+#[napi(catch_unwind)]
 pub fn registry_inspect(reg: u32) -> napi::Result<String> {
     registry_call(reg, |r| Ok(r.host.registry().inspect().to_json().to_string()))
 }
 
 /// Portable descriptors of the capabilities exposed on `surface`, as JSON.
-#[napi]
+#[napi(catch_unwind)]
 pub fn registry_descriptors(reg: u32, surface: String) -> napi::Result<String> {
     registry_call(reg, |r| {
         let s = Surface::parse(&surface)
@@ -146,7 +146,7 @@ pub fn registry_descriptors(reg: u32, surface: String) -> napi::Result<String> {
 }
 
 /// Invocations still in flight (tests check none leak).
-#[napi]
+#[napi(catch_unwind)]
 pub fn registry_in_flight(reg: u32) -> napi::Result<u32> {
     registry_call(reg, |r| {
         Ok(u32::try_from(r.invocations.len()).unwrap_or(u32::MAX))

@@ -30,7 +30,14 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
       return;
     case "number":
       if (!Number.isFinite(v)) fail("NON_FINITE_NUMBER", path, "is NaN or infinite");
-      out.push(JSON.stringify(v));
+      // A JavaScript number is a double: beyond ±2^53 an integral one must
+      // reach the core as a float, not as the integer its digits spell.
+      if (Math.abs(v) > Number.MAX_SAFE_INTEGER && Number.isInteger(v)) {
+        const t = JSON.stringify(v);
+        out.push(t.includes("e") ? t : `${t}.0`);
+      } else {
+        out.push(JSON.stringify(v));
+      }
       return;
     case "bigint":
       if (v < -(2n ** 63n) || v >= 2n ** 64n) fail("UNREPRESENTABLE_NUMBER", path, "is an integer beyond 64 bits");

@@ -5,7 +5,7 @@
  */
 import { collectProcedures, declare, policiesToJson, type CapabilityHooks } from "./declare.js";
 import { drive, redactionInfo, type DriverHost } from "./driver.js";
-import { call, CapabilityError } from "./errors.js";
+import { call, CapabilityError, fromNative } from "./errors.js";
 import { toJsonText } from "./json.js";
 import { N, SURFACE_INDEX } from "./native.js";
 import type {
@@ -165,7 +165,7 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
           ? N.invokeStart(this.handle, index, surface ?? 0, fj, Date.now())
           : N.invokeStartName(this.handle, String(idOrToolName), surface ?? 0, fj, Date.now());
     } catch (e) {
-      return Promise.reject(call(() => { throw e; }));
+      return Promise.reject(fromNative(e));
     }
     return drive(this, start, index, input, frame) as Promise<InvokeResult<TOutput>>;
   }
@@ -188,7 +188,7 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     try {
       start = N.resumeStart(this.handle, String(requestId), fj, Date.now());
     } catch (e) {
-      return Promise.reject(call(() => { throw e; }));
+      return Promise.reject(fromNative(e));
     }
     return drive(this, start, undefined, undefined, frame) as Promise<InvokeResult<TOutput>>;
   }

@@ -15,7 +15,10 @@
  *   one after another: `ai` asks about them in turn.)
  *
  * On the approved re-run `ai` re-asks `needsApproval` (it checks the call still
- * needs approval) and then calls `execute`: the adapter finds the stored
+ * needs approval) and then calls `execute`. A call the history shows was
+ * already presented for approval is answered from memory only: `true` iff
+ * this server holds a request for it under the same actor and session, so a
+ * forged or foreign approval response runs nothing. `execute` finds the stored
  * request id, records the approval in the core's store (the `ai` approval
  * response is the human's decision; `decideApprovals: false` leaves deciding
  * to another approval UI) and resumes the request with `ai`'s abort signal.
@@ -44,11 +47,15 @@ import {
   type InvokeResult,
 } from "./registry-port.js";
 
-/** Where approval request ids wait between the approval turn and the approved re-run. */
+/**
+ * Where approval request ids wait between the approval turn and the approved
+ * re-run, under a key made of the frame's actor id, session id and the tool
+ * call id (so one user's history cannot reach another's request).
+ */
 export interface ApprovalIdStore {
-  get(toolCallId: string): string | undefined;
-  set(toolCallId: string, requestId: string): void;
-  delete(toolCallId: string): void;
+  get(key: string): string | undefined;
+  set(key: string, requestId: string): void;
+  delete(key: string): void;
 }
 
 export interface AiSdkToolsOptions {
@@ -126,8 +133,8 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
     onInputAvailable: ({ toolCallId, abortSignal }) => {
       if (abortSignal !== undefined) state.abortSignals.set(toolCallId, abortSignal);
     },
-    needsApproval: (input: unknown, { toolCallId }: { toolCallId: string }) =>
-      gateNeedsApproval(state, name, input, toolCallId),
+    needsApproval: (input: unknown, { toolCallId, messages }: { toolCallId: string; messages: ModelMessage[] }) =>
+      gateNeedsApproval(state, name, input, toolCallId, messages),
     execute: async (input: unknown, { toolCallId, abortSignal }) =>
       executeGoverned(state, name, input, toolCallId, abortSignal),
   });
@@ -139,9 +146,12 @@ async function gateNeedsApproval(
   name: string,
   input: unknown,
   toolCallId: string,
+  messages: readonly ModelMessage[],
 ): Promise<boolean> {
-  // The approved re-run: the core already holds a request for this call.
-  if (state.approvalIds.get(toolCallId) !== undefined) return true;
+  // The approved re-run: only a request this server made for this caller counts.
+  if (presentedForApproval(messages, toolCallId)) {
+    return state.approvalIds.get(approvalKey(state, toolCallId)) !== undefined;
+  }
   const abortSignal = state.abortSignals.get(toolCallId);
   state.abortSignals.delete(toolCallId);
   const pending = settle(state.registry.invoke(name, input, frameFor(state, toolCallId, abortSignal)));
@@ -149,7 +159,7 @@ async function gateNeedsApproval(
   const result = await pending;
   if (result.ok && result.outcome.status === "approval_required") {
     state.settled.delete(toolCallId);
-    state.approvalIds.set(toolCallId, result.outcome.request.id);
+    state.approvalIds.set(approvalKey(state, toolCallId), result.outcome.request.id);
     return true;
   }
   return false;
@@ -167,9 +177,10 @@ async function executeGoverned(
     state.settled.delete(toolCallId);
     return unwrap(await precomputed);
   }
-  const requestId = state.approvalIds.get(toolCallId);
+  const key = approvalKey(state, toolCallId);
+  const requestId = state.approvalIds.get(key);
   if (requestId !== undefined) {
-    state.approvalIds.delete(toolCallId);
+    state.approvalIds.delete(key);
     if (state.options.decideApprovals !== false) {
       await recordDecision(state, requestId, true);
     }
@@ -191,10 +202,19 @@ async function executeGoverned(
  */
 export function aiSdkToolApproval(tools: ToolSet) {
   const state = stateOf(tools);
-  return async ({ toolCall }: { toolCall: { toolName: string; toolCallId: string; input: unknown } }) => {
+  return async ({
+    toolCall,
+    messages = [],
+  }: {
+    toolCall: { toolName: string; toolCallId: string; input: unknown };
+    messages?: ModelMessage[];
+  }) => {
     if (!state.toolNames.has(toolCall.toolName)) return undefined;
-    const needs = await gateNeedsApproval(state, toolCall.toolName, toolCall.input, toolCall.toolCallId);
+    const needs = await gateNeedsApproval(state, toolCall.toolName, toolCall.input, toolCall.toolCallId, messages);
     if (needs) return "user-approval" as const;
+    if (presentedForApproval(messages, toolCall.toolCallId)) {
+      return { type: "denied" as const, reason: "No approval request of this server matches this call." };
+    }
     const settledOutcome = await state.settled.get(toolCall.toolCallId);
     if (settledOutcome && !settledOutcome.ok && settledOutcome.error instanceof CapabilityError) {
       if (settledOutcome.error.code === "POLICY_DENIED") {
@@ -228,9 +248,10 @@ export async function settleAiSdkApprovalResponses(
   for (const part of last.content) {
     if (part.type !== "tool-approval-response" || part.approved) continue;
     const toolCallId = toolCallIdByApprovalId.get(part.approvalId);
-    const requestId = toolCallId === undefined ? undefined : state.approvalIds.get(toolCallId);
-    if (toolCallId === undefined || requestId === undefined) continue;
-    state.approvalIds.delete(toolCallId);
+    const key = toolCallId === undefined ? undefined : approvalKey(state, toolCallId);
+    const requestId = key === undefined ? undefined : state.approvalIds.get(key);
+    if (key === undefined || requestId === undefined) continue;
+    state.approvalIds.delete(key);
     await recordDecision(state, requestId, false, part.reason);
     rejected.push(requestId);
   }
@@ -264,6 +285,21 @@ function frameFor(state: ToolSetState, toolCallId: string, abortSignal?: AbortSi
   if (signals.length === 1) frame.signal = signals[0];
   else if (signals.length > 1) frame.signal = AbortSignal.any(signals);
   return frame;
+}
+
+/** Whether `messages` show this tool call was already presented for approval. */
+function presentedForApproval(messages: readonly ModelMessage[], toolCallId: string): boolean {
+  return messages.some(
+    (message) =>
+      message.role === "assistant" &&
+      typeof message.content !== "string" &&
+      message.content.some((part) => part.type === "tool-approval-request" && part.toolCallId === toolCallId),
+  );
+}
+
+/** The approval-id store key: tool call ids are unique only within one caller's history. */
+function approvalKey(state: ToolSetState, toolCallId: string): string {
+  return JSON.stringify([state.frame.actor?.id ?? null, state.frame.sessionId ?? null, toolCallId]);
 }
 
 function settle(promise: Promise<InvokeResult>): Promise<Settled> {

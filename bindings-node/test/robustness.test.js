@@ -1,0 +1,164 @@
+// Concurrency, failing handlers, cancellation, a throwing redactor,
+// approvals over SQLite across a registry re-creation, panics, error-code
+// drift, and the CommonJS entry point.
+import assert from "node:assert/strict";
+import { readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { os } from "@orpc/server";
+import * as z from "zod";
+
+import * as native from "@orpc-agent/core/native";
+import { agentProcedure, CapabilityError, createCapabilityRegistry, ERROR_CODES } from "@orpc-agent/core";
+
+const base = agentProcedure(os.$context());
+const agent = (extra = {}) => ({ description: "Does a thing.", expose: { direct: true }, sideEffect: "read", risk: "low", ...extra });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+test("1 000 concurrent invocations: no cross-talk between contexts, inputs or outputs", async () => {
+  const registry = await createCapabilityRegistry({
+    add: base
+      .meta({ agent: agent() })
+      .use(async ({ context, next }) => next({ context: { seenBy: context.caller } }))
+      .input(z.object({ n: z.number() }))
+      .handler(async ({ input, context }) => {
+        await sleep(Math.floor(Math.random() * 5));
+        return { caller: context.caller, seenBy: context.seenBy, n: input.n };
+      }),
+  });
+  const results = await Promise.all(
+    Array.from({ length: 1000 }, (_, i) => registry.invoke("add", { n: i }, { surface: "direct", context: { caller: `c${i}` }, actor: { id: `a${i}` } })),
+  );
+  results.forEach((r, i) => assert.deepEqual(r.output, { caller: `c${i}`, seenBy: `c${i}`, n: i }));
+  assert.equal(registry.inFlight(), 0);
+});
+
+test("handlers that throw, reject, or hang past the deadline ignoring the signal", async () => {
+  const registry = await createCapabilityRegistry({
+    throwsSync: base.meta({ agent: agent() }).handler(() => { throw new Error("sync secret"); }),
+    rejects: base.meta({ agent: agent() }).handler(async () => { throw new TypeError("async secret"); }),
+    rejectsValue: base.meta({ agent: agent() }).handler(() => Promise.reject("a string secret")),
+    hangs: base.meta({ agent: agent({ timeoutMs: 25 }) }).handler(() => new Promise(() => {})),
+  });
+  for (const id of ["throwsSync", "rejects", "rejectsValue"]) {
+    const e = await registry.invoke(id, {}, { surface: "direct" }).catch((x) => x);
+    assert.ok(e instanceof CapabilityError, id);
+    assert.equal(e.code, "EXECUTION_FAILED", id);
+    assert.equal(e.kind, "std:internal");
+    assert.ok(!e.message.includes("secret"), id);
+  }
+  const t0 = Date.now();
+  const e = await registry.invoke("hangs", {}, { surface: "direct" }).catch((x) => x);
+  assert.equal(e.code, "TIMEOUT");
+  assert.equal(e.retryable, true);
+  assert.ok(Date.now() - t0 >= 24);
+  assert.equal(registry.inFlight(), 0);
+});
+
+test("the frame's AbortSignal cancels: CANCELLED, and the handler's signal aborts", async () => {
+  let handlerSignal;
+  const registry = await createCapabilityRegistry({
+    wait: base.meta({ agent: agent() }).handler(({ signal }) => {
+      handlerSignal = signal;
+      return new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted"))));
+    }),
+  });
+  const ac = new AbortController();
+  const p = registry.invoke("wait", {}, { surface: "direct", signal: ac.signal });
+  setTimeout(() => ac.abort(), 5);
+  assert.equal((await p.catch((x) => x)).code, "CANCELLED");
+  assert.equal(handlerSignal.aborted, true);
+  const pre = new AbortController();
+  pre.abort();
+  assert.equal((await registry.invoke("wait", {}, { surface: "direct", signal: pre.signal }).catch((x) => x)).code, "CANCELLED");
+});
+
+test("a redactor that throws: EXECUTION_FAILED and the secret appears nowhere", async () => {
+  const records = [];
+  const registry = await createCapabilityRegistry(
+    {
+      leak: base
+        .meta({ agent: agent({ redact: { output: (o) => { throw new Error(`cannot redact ${o.secret}`); } } }) })
+        .handler(async () => ({ secret: "TOPSECRET-42" })),
+    },
+    { audit: { subscriber: (r) => records.push(r), payloads: true } },
+  );
+  const e = await registry.invoke("leak", {}, { surface: "direct" }).catch((x) => x);
+  assert.equal(e.code, "EXECUTION_FAILED");
+  const all = JSON.stringify({ e: e.toJSON(), m: e.message, d: e.details, records, stack: e.stack });
+  assert.ok(!all.includes("TOPSECRET-42"));
+  assert.equal(records.at(-1).outcome, "EXECUTION_FAILED");
+  assert.equal(records.at(-1).stage, 13);
+});
+
+test("approvals round trip over SQLite, across a registry re-creation", async () => {
+  const path = join(tmpdir(), `orpc-agent-node-${process.pid}-${Date.now()}.db`);
+  const router = {
+    refunds: {
+      create: base
+        .meta({
+          agent: agent({
+            expose: { mcp: true },
+            sideEffect: "write",
+            approval: { required: true, type: "manager" },
+            redact: { approvalInput: (input, info) => ({ ...input, card: "****", shownTo: info.surface }) },
+          }),
+        })
+        .input(z.object({ order: z.string(), card: z.string() }))
+        .handler(async ({ input, context }) => ({ refunded: input.order, by: context.clerk })),
+    },
+  };
+  try {
+    const first = await createCapabilityRegistry(router, { approvalStore: { sqlite: path }, approverMustDiffer: true });
+    const r = await first.invoke("refunds.create", { order: "o-1", card: "4111" }, { surface: "mcp", actor: { id: "alice" } });
+    assert.equal(r.status, "approval_required");
+    assert.equal(r.request.type, "manager");
+    const rejected = await first.invoke("refunds.create", { order: "o-2", card: "4111" }, { surface: "mcp", actor: { id: "alice" } });
+    first.close();
+
+    const second = await createCapabilityRegistry(router, { approvalStore: { sqlite: path }, approverMustDiffer: true });
+    const stored = await second.approvals.get(r.request.id);
+    assert.equal(stored.status, "pending");
+    assert.equal(stored.inputHash, r.request.inputHash);
+    assert.deepEqual(await second.redactApprovalInput(stored), { order: "o-1", card: "****", shownTo: "mcp" });
+    const pending = await second.approvals.list({ status: "pending" });
+    assert.deepEqual(pending.map((p) => p.id).sort(), [r.request.id, rejected.request.id].sort());
+    // The actor may not approve their own request.
+    assert.equal((await second.approvals.approve(r.request.id, { approver: "alice" }).catch((e) => e)).code, "POLICY_DENIED");
+    const decided = await second.approvals.approve(r.request.id, { approver: "bob", reason: "ok" });
+    assert.equal(decided.status, "approved");
+    assert.equal(decided.decidedBy, "bob");
+    await second.approvals.reject(rejected.request.id, { approver: "bob" });
+    const out = await second.resume(r.request.id, { context: { clerk: "desk-3" } });
+    assert.deepEqual(out, { status: "ok", output: { refunded: "o-1", by: "desk-3" } });
+    assert.equal((await second.resume(r.request.id).catch((e) => e)).code, "APPROVAL_CONSUMED");
+    assert.equal((await second.resume(rejected.request.id).catch((e) => e)).code, "APPROVAL_REJECTED");
+    second.close();
+  } finally {
+    rmSync(path, { force: true });
+  }
+});
+
+test("a Rust panic becomes a thrown error; Node keeps running", () => {
+  assert.throws(() => native.panicForTest(), /panic/);
+  assert.equal(native.allErrorCodes().length, ERROR_CODES.length);
+});
+
+test("error codes: the TypeScript union and ERROR_CODES equal the core's allErrorCodes()", () => {
+  const src = readFileSync(new URL("../src/errors.ts", import.meta.url), "utf8");
+  const union = src.slice(src.indexOf("export type CapabilityErrorCode"), src.indexOf(";", src.indexOf("export type CapabilityErrorCode")));
+  const declared = [...union.matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(declared, native.allErrorCodes());
+  assert.deepEqual([...ERROR_CODES], native.allErrorCodes());
+  for (const code of ERROR_CODES) assert.match(new CapabilityError(code, "x").kind, /^std:/);
+  assert.throws(() => new CapabilityError("NOPE", "x"), TypeError);
+});
+
+test("the CommonJS entry is the same module instance as the ESM one", async () => {
+  const require = createRequire(import.meta.url);
+  const cjs = require("@orpc-agent/core");
+  assert.equal(cjs.CapabilityError, CapabilityError);
+  assert.equal(typeof cjs.createCapabilityRegistry, "function");
+});

@@ -1,0 +1,103 @@
+// Every hash vector (tests/vectors/hash) through the public API: the
+// exported `inputHash`, and for JSON inputs also the `inputHash` of a real
+// approval request made by the pipeline. `input_cbor` cases are decoded by
+// the small CBOR reader below into JavaScript values (NaN, Map with a
+// non-text key, Uint8Array, a tag object) and hashed as host values.
+// Skipped, as the README allows: `host_integer` cases (integers beyond
+// ±2^53 need a big-integer JSON parser) and `-2^64` (JavaScript's BigInt
+// goes to the core as JSON text, which reads it as a float).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { os } from "@orpc/server";
+
+import { CapabilityError, createCapabilityRegistry, inputHash } from "@orpc-agent/core";
+
+import { loadVectors } from "./helpers.js";
+
+class Tag {
+  constructor(tag, value) {
+    this.tag = tag;
+    this.value = value;
+  }
+}
+
+/** A minimal CBOR decoder (RFC 8949) for the vectors' inputs. */
+function decodeCbor(hex) {
+  const b = Buffer.from(hex, "hex");
+  let i = 0;
+  const arg = (info) => {
+    if (info < 24) return info;
+    const n = { 24: 1, 25: 2, 26: 4, 27: 8 }[info];
+    let v = 0n;
+    for (let k = 0; k < n; k++) v = (v << 8n) | BigInt(b[i++]);
+    return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  };
+  const half = (h) => {
+    const e = (h >> 10) & 0x1f, m = h & 0x3ff, s = h & 0x8000 ? -1 : 1;
+    if (e === 0) return s * m * 2 ** -24;
+    if (e === 31) return m ? NaN : s * Infinity;
+    return s * (1 + m / 1024) * 2 ** (e - 15);
+  };
+  const item = () => {
+    const ib = b[i++];
+    const major = ib >> 5, info = ib & 31;
+    if (major === 7) {
+      if (info === 20) return false;
+      if (info === 21) return true;
+      if (info === 22) return null;
+      if (info === 23) return undefined;
+      if (info === 25) { const v = half(b.readUInt16BE(i)); i += 2; return v; }
+      if (info === 26) { const v = b.readFloatBE(i); i += 4; return v; }
+      if (info === 27) { const v = b.readDoubleBE(i); i += 8; return v; }
+      throw new Error(`simple ${info}`);
+    }
+    const n = arg(info);
+    switch (major) {
+      case 0: return n;
+      case 1: return typeof n === "bigint" ? -1n - n : -1 - n;
+      case 2: { const v = new Uint8Array(b.subarray(i, i + n)); i += n; return v; }
+      case 3: { const v = b.toString("utf8", i, i + n); i += n; return v; }
+      case 4: return Array.from({ length: n }, item);
+      case 5: {
+        const entries = Array.from({ length: n }, () => [item(), item()]);
+        return entries.every(([k]) => typeof k === "string") ? Object.fromEntries(entries) : new Map(entries);
+      }
+      case 6: return new Tag(n, item());
+    }
+  };
+  return item();
+}
+
+const cases = loadVectors("hash");
+
+for (const c of cases) {
+  const skip = c.host_integer ? "host integer beyond ±2^53" : c.name === "-2^64 as CBOR integer" ? "-2^64 reaches the core as a float" : false;
+  test(`hash vector: ${c.name}`, { skip }, () => {
+    const input = "input_cbor" in c ? decodeCbor(c.input_cbor) : c.input;
+    if (c.error !== undefined) {
+      assert.throws(
+        () => inputHash(c.capability, input),
+        (e) => e instanceof CapabilityError && e.code === c.error_code && e.details?.reason === c.error,
+      );
+    } else {
+      assert.equal(inputHash(c.capability, input), c.sha256);
+    }
+  });
+}
+
+test("hash vectors: an approval request's inputHash is the vector hash", async () => {
+  const json = cases.filter((c) => "input" in c && c.error === undefined && !c.host_integer);
+  assert.ok(json.length > 20);
+  const router = {};
+  for (const c of json) {
+    router[c.capability] ??= os
+      .meta({ agent: { description: "Gated.", expose: { test: true }, sideEffect: "write", risk: "low", approval: { required: true } } })
+      .handler(async () => null);
+  }
+  const registry = await createCapabilityRegistry(router);
+  for (const c of json) {
+    const r = await registry.invoke(c.capability, c.input, { surface: "test" });
+    assert.equal(r.status, "approval_required");
+    assert.equal(r.request.inputHash, c.sha256, c.name);
+  }
+});
