@@ -334,7 +334,7 @@ impl rustls::client::danger::ServerCertVerifier for NoVerify {
 /// [`MIGRATION_LOCK`]: a second instance starting at the same moment waits,
 /// then finds the work done. A database migrated by a newer library is
 /// refused ([`BackendErrorKind::Schema`]) rather than written to.
-pub async fn migrate(client: &mut deadpool_postgres::Client) -> Result<i32, StoreError> {
+pub(crate) async fn migrate(client: &mut deadpool_postgres::Client) -> Result<i32, StoreError> {
     let tx = client.transaction().await.map_err(db_error)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await
