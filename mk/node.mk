@@ -25,8 +25,8 @@ build-node: node-deps ## Node binding: release native module + TypeScript
 test-node: node-native node-ts ## Node binding: vectors, SI-1…SI-12, oRPC integration (node --test)
 	cd $(NODE_DIR) && node --test --test-concurrency=1 test/
 
-lint-node: node-deps ## Node binding: tsc --noEmit, clippy, generated .d.ts drift
-	cd $(NODE_DIR) && npx tsc --noEmit -p tsconfig.json
+lint-node: node-ts ## Node binding: tsc --noEmit, clippy, generated .d.ts drift
+	cd $(NODE_DIR) && npx tsc --noEmit -p tsconfig.json && npx tsc -p tsconfig.test.json
 	$(CARGO) clippy -p orpc-agent-node --all-targets -- -D warnings
 	cd $(NODE_DIR) && node scripts/check-dts.js
 

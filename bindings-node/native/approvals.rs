@@ -14,9 +14,7 @@ use crate::registry::registry_call;
 #[napi(catch_unwind)]
 pub fn approval_get(reg: u32, id: String) -> napi::Result<Option<String>> {
     registry_call(reg, |r| {
-        Ok(r.host
-            .approval(&id)?
-            .map(|req| json!(req).to_string()))
+        Ok(r.host.approval(&id)?.map(|req| json!(req).to_string()))
     })
 }
 
@@ -47,10 +45,18 @@ pub fn approval_decide(
         } else {
             ApprovalDecision::Reject
         };
-        let now_ms = if now.is_finite() && now > 0.0 { now as u64 } else { 0 };
-        let req = r
-            .host
-            .decide(&id, decision, approver.as_deref(), reason.as_deref(), now_ms)?;
+        let now_ms = if now.is_finite() && now > 0.0 {
+            now as u64
+        } else {
+            0
+        };
+        let req = r.host.decide(
+            &id,
+            decision,
+            approver.as_deref(),
+            reason.as_deref(),
+            now_ms,
+        )?;
         Ok(json!(req).to_string())
     })
 }

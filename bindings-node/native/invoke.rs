@@ -59,9 +59,7 @@ fn next(r: &mut Registry, h: u32, now_ms: u64) -> Result<f64, CapabilityError> {
         .get_mut(h)
         .ok_or_else(|| internal("no such invocation"))?;
     let kind = host.advance(inv, now_ms);
-    if kind == StepKind::Done
-        && matches!(inv.step(), Step::Done(Outcome::Ok(Payload::Host)))
-    {
+    if kind == StepKind::Done && matches!(inv.step(), Step::Done(Outcome::Ok(Payload::Host))) {
         invocations.remove(h);
         return Ok(pack(DONE_OK_HOST, 0));
     }
@@ -129,13 +127,8 @@ pub fn invoke_start(
     registry_call(reg, |r| {
         let frame = frame_of(surface, frame_json)?;
         let registry = std::sync::Arc::clone(r.host.registry());
-        let inv = Invocation::start_index(
-            registry,
-            capability,
-            Payload::Host,
-            frame,
-            options(r, now),
-        );
+        let inv =
+            Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now));
         started(r, inv, ms(now))
     })
 }
@@ -447,7 +440,12 @@ pub fn answer_redactor_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
 /// `ExportOutput`: the redacted output as JSON text for the audit payload
 /// (`null` when it has no JSON form).
 #[napi(catch_unwind)]
-pub fn answer_output_exported(reg: u32, h: u32, output_json: String, now: f64) -> napi::Result<f64> {
+pub fn answer_output_exported(
+    reg: u32,
+    h: u32,
+    output_json: String,
+    now: f64,
+) -> napi::Result<f64> {
     let v = parse_json(&output_json, "the output").unwrap_or(Value::Null);
     answer(reg, h, now, Answer::OutputExported(v))
 }

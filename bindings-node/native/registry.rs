@@ -125,7 +125,9 @@ pub fn registry_capabilities(reg: u32) -> napi::Result<String> {
 /// The inspect() report as JSON.
 #[napi(catch_unwind)]
 pub fn registry_inspect(reg: u32) -> napi::Result<String> {
-    registry_call(reg, |r| Ok(r.host.registry().inspect().to_json().to_string()))
+    registry_call(reg, |r| {
+        Ok(r.host.registry().inspect().to_json().to_string())
+    })
 }
 
 /// Portable descriptors of the capabilities exposed on `surface`, as JSON.
