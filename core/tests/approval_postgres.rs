@@ -478,6 +478,61 @@ mod pg {
         println!("RACE {ok} {consumed}");
     }
 
+    /// 20 concurrent approve/reject decisions through 4 stores (4 pools):
+    /// exactly one wins, the others learn what won, the row holds the
+    /// winner.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn concurrent_decisions_one_wins() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("decide").await;
+        let mut stores = Vec::new();
+        for _ in 0..4 {
+            stores.push(Arc::new(store_on(&db, PgClock::Database).await));
+        }
+        for round in 0..3 {
+            let req = created(stores[0].as_ref(), request(Some("alice"))).await;
+            let start = Arc::new(tokio::sync::Barrier::new(20));
+            let tasks: Vec<_> = (0..20)
+                .map(|i| {
+                    let (store, start, id) = (stores[i % 4].clone(), start.clone(), req.id.clone());
+                    tokio::spawn(async move {
+                        let d = if i % 2 == 0 {
+                            Decision::Approve
+                        } else {
+                            Decision::Reject
+                        };
+                        let who = format!("m{i}");
+                        start.wait().await;
+                        store.decide(&id, d, Some(&who), None, 0, false).await
+                    })
+                })
+                .collect();
+            let mut results = Vec::new();
+            for t in tasks {
+                results.push(t.await.unwrap());
+            }
+            let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+            assert_eq!(winners.len(), 1, "round {round}");
+            let stored = stores[1].get(&req.id).await.unwrap().unwrap();
+            assert_eq!(
+                &stored, winners[0],
+                "the stored decision is the one reported as won"
+            );
+            for r in &results {
+                if let Err(e) = r {
+                    assert_eq!(
+                        *e,
+                        StoreError::AlreadyDecided {
+                            id: req.id.clone(),
+                            status: stored.status
+                        }
+                    );
+                }
+            }
+        }
+    }
+
     // --------------------------------------------- restarts and drops
 
     /// The server stops like a crash (immediate shutdown, no checkpoint)
