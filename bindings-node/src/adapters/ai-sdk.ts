@@ -135,8 +135,8 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
     },
     needsApproval: (input: unknown, { toolCallId, messages }: { toolCallId: string; messages: ModelMessage[] }) =>
       gateNeedsApproval(state, name, input, toolCallId, messages),
-    execute: async (input: unknown, { toolCallId, abortSignal }) =>
-      executeGoverned(state, name, input, toolCallId, abortSignal),
+    execute: async (input: unknown, { toolCallId, abortSignal, messages }) =>
+      executeGoverned(state, name, input, toolCallId, abortSignal, messages),
   });
 }
 
@@ -171,6 +171,7 @@ async function executeGoverned(
   input: unknown,
   toolCallId: string,
   abortSignal: AbortSignal | undefined,
+  messages: readonly ModelMessage[] = [],
 ): Promise<unknown> {
   const precomputed = state.settled.get(toolCallId);
   if (precomputed !== undefined) {
@@ -187,6 +188,10 @@ async function executeGoverned(
     const { context, signal, trace, requestId: callId, agentId, sessionId } = frameFor(state, toolCallId, abortSignal);
     const resumed = await state.registry.resume(requestId, { context, signal, trace, requestId: callId, agentId, sessionId });
     return unwrapOutcome(resumed);
+  }
+  if (presentedForApproval(messages, toolCallId)) {
+    // An approval response for a request this server does not hold for this caller.
+    throw new CapabilityError("APPROVAL_NOT_FOUND", "No approval request of this server matches this call.");
   }
   // Called without `needsApproval` first (a direct `execute`, or an `ai` that
   // does not ask): run the pipeline here; a gate that fires is an error the
