@@ -223,7 +223,7 @@ impl Invocation {
 
     // ----- answers: each returns the next step's kind ---------------------
 
-    fn input_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
+    pub(crate) fn input_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
         self.answer(py, Answer::InputValid(Payload::Host))
     }
 
@@ -266,7 +266,7 @@ impl Invocation {
 
     /// The handler returned. A result at or after the deadline is late: the
     /// timer the step named has fired, so it is answered as timed out.
-    fn handler_ok(&mut self, py: Python<'_>) -> PyResult<u8> {
+    pub(crate) fn handler_ok(&mut self, py: Python<'_>) -> PyResult<u8> {
         let now_ms = self.now(py);
         if now_ms >= self.inv.deadline_at_ms() {
             return self.answer(py, Answer::HandlerTimedOut { now_ms });

@@ -6,6 +6,7 @@
 //! decision is the core's (`orpc-agent-core`).
 
 mod convert;
+mod eager;
 mod errors;
 mod frame;
 mod invocation;
@@ -56,6 +57,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(input_hash, m)?)?;
     m.add("MAX_HASH_DEPTH", MAX_HASH_DEPTH)?;
     m.add("DONE_OK", invocation::DONE_OK)?;
+    m.add("SUSPENDED", registry::SUSPENDED)?;
+    m.add("VALIDATOR_RAISED", registry::VALIDATOR_RAISED)?;
+    m.add("HANDLER_RAISED", registry::HANDLER_RAISED)?;
     // Step kinds, as the driver loop compares them.
     for (name, kind) in [
         ("VALIDATE_INPUT", StepKind::ValidateInput),

@@ -9,16 +9,24 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
 use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
-use orpc_agent_core::pipeline::{ApprovalInputView, InvokeOptions, Payload};
+use orpc_agent_core::pipeline::{ApprovalInputView, InvokeOptions, Payload, StepKind};
 use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Surface};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use serde_json::Value;
 
 use crate::convert::{json_to_py, py_to_json};
+use crate::eager;
 use crate::errors::{capability_error, registry_error};
 use crate::frame::Frame;
-use crate::invocation::Invocation;
+use crate::invocation::{DONE_OK, Invocation};
+
+/// `invoke_fast` outcomes beyond the step kinds: the handler suspended
+/// (the host continues it on its loop), the validator raised, the handler
+/// raised. The host answers these through the general driver loop.
+pub const SUSPENDED: u8 = 100;
+pub const VALIDATOR_RAISED: u8 = 101;
+pub const HANDLER_RAISED: u8 = 102;
 
 /// What every invocation of one registry shares.
 pub(crate) struct Shared {
@@ -148,7 +156,12 @@ impl NativeRegistry {
 
     /// Starts an invocation of the capability at `index` (hot path) and
     /// returns it with the kind of its first host step: one crossing.
-    fn start_index(&self, py: Python<'_>, index: u32, frame: &Frame) -> PyResult<(Invocation, u8)> {
+    pub(crate) fn start_index(
+        &self,
+        py: Python<'_>,
+        index: u32,
+        frame: &Frame,
+    ) -> PyResult<(Invocation, u8)> {
         let opts = self.shared.options(py);
         let inv = CoreInvocation::start_index(
             Arc::clone(self.shared.host.registry()),
@@ -160,6 +173,76 @@ impl NativeRegistry {
         let mut inv = Invocation::new(Arc::clone(&self.shared), inv, false);
         let kind = inv.first_step(py)?;
         Ok((inv, kind))
+    }
+
+    /// The hot path in one crossing (DESIGN §4): start the capability at
+    /// `index`, and while the steps are the common ones, perform them with
+    /// the host callables given — `validate(input)` for `ValidateInput`,
+    /// one synchronous step of `handler(value)`'s coroutine for
+    /// `RunHandler`. Returns `(invocation | None, kind, a, b)`:
+    ///
+    /// - `DONE_OK`: `(None, DONE_OK, output, None)` — finished;
+    /// - a step kind: `(inv, kind, value, output)` — continue the loop;
+    /// - `SUSPENDED`: `(inv, SUSPENDED, value, (coroutine, yielded))`;
+    /// - `VALIDATOR_RAISED` / `HANDLER_RAISED`: `(inv, code, value, exception)`.
+    ///
+    /// Rust never awaits: a suspended coroutine goes back to the host's loop.
+    #[allow(clippy::type_complexity)]
+    fn invoke_fast<'py>(
+        &self,
+        py: Python<'py>,
+        index: u32,
+        frame: &Frame,
+        validate: Option<&Bound<'py, PyAny>>,
+        handler: Option<&Bound<'py, PyAny>>,
+        input: Bound<'py, PyAny>,
+    ) -> PyResult<(Option<Invocation>, u8, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let none = || py.None().into_bound(py);
+        let (mut inv, mut kind) = self.start_index(py, index, frame)?;
+        let mut value = input;
+        if kind == StepKind::ValidateInput.as_u8()
+            && let Some(validate) = validate
+        {
+            match validate.call1((&value,)) {
+                Ok(v) => {
+                    value = v;
+                    kind = inv.input_valid(py)?;
+                }
+                Err(e) => {
+                    return Ok((
+                        Some(inv),
+                        VALIDATOR_RAISED,
+                        none(),
+                        e.into_value(py).into_bound(py).into_any(),
+                    ));
+                }
+            }
+        }
+        let Some(handler) = handler.filter(|_| kind == StepKind::RunHandler.as_u8()) else {
+            return Ok((Some(inv), kind, value, none()));
+        };
+        let stepped = handler
+            .call1((&value,))
+            .and_then(|coro| eager::send_none(&coro).map(|sent| (coro, sent)));
+        match stepped {
+            Ok((_, eager::Sent::Returned(output))) => {
+                kind = inv.handler_ok(py)?;
+                if kind == DONE_OK {
+                    return Ok((None, DONE_OK, output, none()));
+                }
+                Ok((Some(inv), kind, value, output))
+            }
+            Ok((coro, eager::Sent::Yielded(first))) => {
+                let pending = (coro, first).into_pyobject(py)?.into_any();
+                Ok((Some(inv), SUSPENDED, value, pending))
+            }
+            Err(e) => Ok((
+                Some(inv),
+                HANDLER_RAISED,
+                value,
+                e.into_value(py).into_bound(py).into_any(),
+            )),
+        }
     }
 
     /// Starts an invocation by id or adapter tool name (stage 1 in the core).

@@ -57,6 +57,9 @@ REDACT_OUTPUT = _native.REDACT_OUTPUT
 EXPORT_OUTPUT = _native.EXPORT_OUTPUT
 DONE = _native.DONE
 DONE_OK = _native.DONE_OK
+SUSPENDED = _native.SUSPENDED
+VALIDATOR_RAISED = _native.VALIDATOR_RAISED
+HANDLER_RAISED = _native.HANDLER_RAISED
 
 _CancelledError = asyncio.CancelledError
 

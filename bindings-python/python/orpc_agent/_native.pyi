@@ -3,7 +3,7 @@
 from collections.abc import Callable
 from typing import Any, final
 
-__all__ = ["Frame", "NativeRegistry", "Invocation", "_install_error_factories", "all_error_codes", "error_kind", "default_retryable", "input_hash", "MAX_HASH_DEPTH", "DONE_OK", "VALIDATE_INPUT", "EVALUATE_POLICY", "EXPORT_INPUT", "PERSIST_APPROVAL", "CONSUME_APPROVAL", "RUN_HANDLER", "ASK_RETRY_ON", "SLEEP", "VALIDATE_OUTPUT", "REDACT_OUTPUT", "EXPORT_OUTPUT", "AUDIT", "DONE"]
+__all__ = ["Frame", "NativeRegistry", "Invocation", "_install_error_factories", "all_error_codes", "error_kind", "default_retryable", "input_hash", "MAX_HASH_DEPTH", "DONE_OK", "SUSPENDED", "VALIDATOR_RAISED", "HANDLER_RAISED", "VALIDATE_INPUT", "EVALUATE_POLICY", "EXPORT_INPUT", "PERSIST_APPROVAL", "CONSUME_APPROVAL", "RUN_HANDLER", "ASK_RETRY_ON", "SLEEP", "VALIDATE_OUTPUT", "REDACT_OUTPUT", "EXPORT_OUTPUT", "AUDIT", "DONE"]
 
 MAX_HASH_DEPTH: int
 VALIDATE_INPUT: int
@@ -20,6 +20,9 @@ EXPORT_OUTPUT: int
 AUDIT: int
 DONE: int
 DONE_OK: int
+SUSPENDED: int
+VALIDATOR_RAISED: int
+HANDLER_RAISED: int
 
 def all_error_codes() -> list[str]: ...
 def error_kind(code: str) -> str | None: ...
@@ -79,6 +82,14 @@ class NativeRegistry:
     def id_at(self, index: int) -> str | None: ...
     def now_ms(self) -> int: ...
     def start_index(self, index: int, frame: Frame) -> tuple[Invocation, int]: ...
+    def invoke_fast(
+        self,
+        index: int,
+        frame: Frame,
+        validate: Callable[[Any], Any] | None,
+        handler: Callable[[Any], Any] | None,
+        input: Any,
+    ) -> tuple[Any, int, Any, Any]: ...  # (Invocation | None, kind, value, extra)
     def start_name(self, name: str, frame: Frame) -> Invocation: ...
     def resume(self, approval_id: str, frame: Frame) -> Invocation: ...
     def approval_get(self, id: str) -> dict[str, Any] | None: ...

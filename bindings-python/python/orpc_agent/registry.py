@@ -12,8 +12,10 @@ from typing import Any
 from . import _native
 from ._driver import (
     DONE_OK,
+    HANDLER_RAISED,
     RUN_HANDLER,
-    VALIDATE_INPUT,
+    SUSPENDED,
+    VALIDATOR_RAISED,
     _handler_failed,
     _message,
     continue_handler,
@@ -102,8 +104,13 @@ class CapabilityRegistry:
         self._native = native
         self._specs = specs
         self._runtime_policies = runtime_policies
-        # Capability ids resolved to registry indices once (DESIGN §4).
+        # Capability ids resolved to registry indices once (DESIGN §4), and
+        # what the fast path of `invoke` reads per call, in one tuple.
         self._index: dict[str, int] = {s.id: i for i, s in enumerate(specs)}
+        self._fast: dict[str, tuple[int, CapabilitySpec, Callable[[Any], Any] | None, Callable[..., Any] | None]] = {
+            s.id: (i, s, s.validate_input, s.handler if s.eager else None) for i, s in enumerate(specs)
+        }
+        self._invoke_fast = native.invoke_fast
         self.approvals = Approvals(native)
 
     async def invoke(
@@ -117,40 +124,37 @@ class CapabilityRegistry:
         subclass. ``frame`` comes from the authenticated transport (SI-2);
         the default is the ``direct`` surface with an anonymous actor."""
         f = frame if type(frame) is Frame else _as_frame(frame)
-        index = self._index.get(id_or_tool_name)
-        if index is None:
+        fast = self._fast.get(id_or_tool_name)
+        if fast is None:
             return await drive(self, self._native.start_name(id_or_tool_name, f), None, input, f)
-        # Fast path (DESIGN §4): the common first steps inline, one crossing
-        # each; an `async def` handler is stepped eagerly (see _driver) and,
-        # when it finishes without suspending, the call ends here. Anything
-        # else continues in the general loop, `drive`.
-        spec = self._specs[index]
-        inv, k = self._native.start_index(index, f)
-        if k == VALIDATE_INPUT:
-            try:
-                input = spec.validate_input(input)  # type: ignore[misc]
-            except Exception as exc:
-                k = inv.input_invalid(_message(exc))
+        index, spec, validate, eager = fast
+        # Fast path (DESIGN §4): one crossing starts the call, validates the
+        # input and steps an `async def` handler once; a handler that
+        # finishes without suspending ends the call right here. Anything else
+        # continues in the general loop, `drive`.
+        index, spec, validate, eager_handler = fast
+        inv, k, value, extra = self._invoke_fast(index, f, validate, eager_handler, input)
+        if k == DONE_OK:
+            return InvokeOk(value)
+        if k == SUSPENDED:
+            coro, first = extra
+            return await drive(self, inv, spec, value, f, RUN_HANDLER, None, continue_handler(coro, first))
+        if k == VALIDATOR_RAISED:
+            if not isinstance(extra, Exception):
+                raise extra
+            return await drive(self, inv, spec, None, f, inv.input_invalid(_message(extra)))
+        if k == HANDLER_RAISED:
+            if isinstance(extra, asyncio.CancelledError):
+                k = inv.cancelled()
+            elif isinstance(extra, Exception):
+                k = _handler_failed(inv, extra)
             else:
-                k = inv.input_valid()
-        if k != RUN_HANDLER:
-            return await drive(self, inv, spec, input, f, k)
-        if not spec.eager:
-            k, output, pending = start_handler(inv, spec, input, f)
-            return await drive(self, inv, spec, input, f, k, output, pending)
-        coro = spec.handler(input)
-        try:
-            first = coro.send(None)
-        except StopIteration as stop:
-            k = inv.handler_ok()
-            if k == DONE_OK:
-                return InvokeOk(stop.value)
-            return await drive(self, inv, spec, input, f, k, stop.value)
-        except asyncio.CancelledError:
-            return await drive(self, inv, spec, input, f, inv.cancelled())
-        except Exception as exc:
-            return await drive(self, inv, spec, input, f, _handler_failed(inv, exc))
-        return await drive(self, inv, spec, input, f, RUN_HANDLER, None, continue_handler(coro, first))
+                raise extra
+            return await drive(self, inv, spec, value, f, k)
+        if k == RUN_HANDLER:  # a sync handler, or one that takes a context
+            k, output, pending = start_handler(inv, spec, value, f)
+            return await drive(self, inv, spec, value, f, k, output, pending)
+        return await drive(self, inv, spec, value, f, k, extra)
 
     def invoke_sync(
         self,

@@ -1,0 +1,41 @@
+//! Stepping a handler's coroutine once, synchronously, from Rust.
+//!
+//! Python's `coro.send(None)` reports a return by raising `StopIteration`,
+//! which costs more than the rest of a governed call. The C API's
+//! `PyIter_Send` reports it as a status instead. Rust never *awaits* the
+//! coroutine: if it yields, the host's event loop continues it (see
+//! `_driver.continue_handler`). This is the crate's only `unsafe`.
+#![allow(unsafe_code)]
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+/// What one step of a coroutine gave.
+pub enum Sent<'py> {
+    /// It finished with this value, without suspending.
+    Returned(Bound<'py, PyAny>),
+    /// It suspended, yielding this value (a future, or `None`) to its task.
+    Yielded(Bound<'py, PyAny>),
+}
+
+/// `coro.send(None)`, without a `StopIteration` for the common case.
+pub fn send_none<'py>(coro: &Bound<'py, PyAny>) -> PyResult<Sent<'py>> {
+    let py = coro.py();
+    let mut result: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: the GIL is held (`py`); `coro` and `None` are live objects
+    // that `PyIter_Send` only borrows. On RETURN and NEXT it stores a new
+    // (owned) reference in `result`, which `from_owned_ptr` takes over; on
+    // ERROR `result` is NULL and an exception is set, which `fetch` takes.
+    let status = unsafe { ffi::PyIter_Send(coro.as_ptr(), py.None().as_ptr(), &mut result) };
+    match status {
+        ffi::PySendResult::PYGEN_RETURN => {
+            // SAFETY: see above — `result` is a new, non-NULL reference.
+            Ok(Sent::Returned(unsafe { Bound::from_owned_ptr(py, result) }))
+        }
+        ffi::PySendResult::PYGEN_NEXT => {
+            // SAFETY: see above — `result` is a new, non-NULL reference.
+            Ok(Sent::Yielded(unsafe { Bound::from_owned_ptr(py, result) }))
+        }
+        ffi::PySendResult::PYGEN_ERROR => Err(PyErr::fetch(py)),
+    }
+}
