@@ -17,14 +17,15 @@ Capability declarations (JSON or TOML, by extension):
   check FILE                 list every problem; exit 1 if there is any
   inspect FILE [--json]      resolved values, surfaces, tool names, warnings
 
-std: metadata and components:
-  meta decode FILE           CBOR metadata → readable JSON
-  meta encode FILE.json      JSON → CBOR metadata
-  meta check --position POSITION FILE
+std: metadata and components (--hex: the file holds hex text instead of bytes):
+  meta decode FILE [--hex] [--diag]   CBOR metadata → readable JSON (or diagnostic notation)
+  meta encode FILE.json [-o OUT] [--hex]
+  meta check --position POSITION FILE [--strict] [--hex]
+  meta keys                  the std: key table
   component inspect FILE.wasm
   component embed --manifest act.toml IN.wasm -o OUT.wasm
   manifest check act.toml
-  hash --capability ID INPUT.json
+  hash --capability ID INPUT.json     lowercase hex approval input hash
 
 Exit codes: 0 ok, 1 problems found, 2 usage or unreadable input.";
 
