@@ -17,7 +17,7 @@ Capability declarations (JSON or TOML, by extension):
   check FILE                 list every problem; exit 1 if there is any
   inspect FILE [--json]      resolved values, surfaces, tool names, warnings
 
-std: metadata and components (--hex: the file holds hex text instead of bytes):
+std: metadata and components (--hex: CBOR read or written as hex text instead of bytes):
   meta decode FILE [--hex] [--diag]   CBOR metadata → readable JSON (or diagnostic notation)
   meta encode FILE.json [-o OUT] [--hex]
   meta check --position POSITION FILE [--strict] [--hex]
