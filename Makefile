@@ -66,6 +66,23 @@ demo-cli: ## check and inspect the example declarations
 	@echo
 	@echo '== orpc-agent check examples/declarations/broken.toml   (six problems, one aggregate error; exit 1 expected)'
 	@$(CLI) check examples/declarations/broken.toml; test $$? -eq 1
+	@echo
+	@echo '== std: metadata: encode a tool definition to CBOR, decode it, check it per position'
+	@mkdir -p target/demo
+	$(CLI) meta encode examples/act/tool-definition.json -o target/demo/tool-definition.cbor
+	$(CLI) meta decode target/demo/tool-definition.cbor --diag
+	$(CLI) meta check --position tool-definition target/demo/tool-definition.cbor
+	@echo '-- the same keys are not allowed in per-call metadata (exit 1 expected):'
+	@$(CLI) meta check --position tool-call target/demo/tool-definition.cbor; test $$? -eq 1
+	@echo
+	@echo '== component metadata: manifest → act:component section of a .wasm file'
+	$(CLI) manifest check examples/act/act.toml
+	@printf '\000asm\001\000\000\000' > target/demo/empty.wasm
+	$(CLI) component embed --manifest examples/act/act.toml target/demo/empty.wasm -o target/demo/orders.wasm
+	$(CLI) component inspect target/demo/orders.wasm
+	@echo
+	@echo '== the approval input hash of a refund (the same in every binding)'
+	$(CLI) hash --capability orders.refund examples/act/refund-input.json
 
 bench: bench-core $(BENCH_TARGETS) ## every benchmark (figures in BENCHMARKS.md)
 
