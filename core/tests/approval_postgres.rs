@@ -1505,10 +1505,13 @@ mod pg {
             )
             .await
             .unwrap();
-        let got: Vec<(String, Option<String>, String, Option<String>)> = rows
+        // Two sinks write independently: rows are compared by outcome, not
+        // by insertion order.
+        let mut got: Vec<(String, Option<String>, String, Option<String>)> = rows
             .iter()
             .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
             .collect();
+        got.sort();
         // The refused resume never read the request: no actor, no hash.
         let who = |o: &str, actor: Option<&str>, hash: bool| {
             (
@@ -1521,9 +1524,9 @@ mod pg {
         assert_eq!(
             got,
             vec![
+                who("APPROVAL_CONSUMED", None, false),
                 who("approval_required", Some("alice"), true),
                 who("ok", Some("alice"), true),
-                who("APPROVAL_CONSUMED", None, false)
             ]
         );
     }
