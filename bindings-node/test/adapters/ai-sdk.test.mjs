@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { generateText, stepCountIs } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
+import { generateText, stepCountIs, streamText } from "ai";
+import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 
 import { aiSdkToolApproval, settleAiSdkApprovalResponses, toAiSdkTools } from "@orpc-agent/core";
 
@@ -171,6 +171,47 @@ describe("toAiSdkTools", () => {
     assert.equal(request.decidedBy, "u1");
     const outcomes = audit.filter((r) => r.event === "finished").map((r) => r.outcome);
     assert.deepEqual(outcomes, ["approval_required", "ok"]);
+  });
+
+  it("runs the approval round trip under streamText too", async () => {
+    const { registry, calls } = await ordersFixture();
+    const streamTurn = (...chunks) => ({
+      stream: convertArrayToReadableStream([{ type: "stream-start", warnings: [] }, ...chunks]),
+    });
+    const model = new MockLanguageModelV3({
+      doStream: [
+        streamTurn(
+          { type: "tool-call", toolCallId: "s-1", toolName: "orders_refund", input: JSON.stringify({ id: "o-3", amount: 3 }) },
+          { type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage },
+        ),
+        streamTurn(
+          { type: "text-start", id: "t" },
+          { type: "text-delta", id: "t", delta: "done" },
+          { type: "text-end", id: "t" },
+          { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage },
+        ),
+      ],
+    });
+    const prompt = [{ role: "user", content: "Refund o-3" }];
+    const first = streamText({ model, tools: toAiSdkTools(registry, { actor: { id: "u4" } }), messages: prompt });
+    const ask = (await first.content).find((p) => p.type === "tool-approval-request");
+    assert.ok(ask);
+    assert.equal(calls.length, 0);
+    const second = streamText({
+      model,
+      tools: toAiSdkTools(registry, { actor: { id: "u4" } }),
+      messages: [
+        ...prompt,
+        ...(await first.response).messages,
+        { role: "tool", content: [{ type: "tool-approval-response", approvalId: ask.approvalId, approved: true }] },
+      ],
+    });
+    assert.equal(await second.text, "done");
+    assert.equal(calls.length, 1);
+    const results = model.doStreamCalls[1].prompt
+      .filter((m) => m.role === "tool")
+      .flatMap((m) => m.content.filter((p) => p.type === "tool-result"));
+    assert.deepEqual(results[0].output, { type: "json", value: { refunded: 3, id: "o-3" } });
   });
 
   it("runs the same round trip through a call-level toolApproval (ai 7; ai 6 ignores the option)", async () => {
