@@ -146,6 +146,15 @@ describe("registerMcpTools over InMemoryTransport", () => {
     assert.equal(calls.length, 1);
   });
 
+  it("reports a deadline as TIMEOUT, retryable, and the handler's signal aborts (SI-9)", async () => {
+    const { client, signals } = await connectedClient({ defaults: { timeoutMs: 50 } });
+    const timedOut = await client.callTool({ name: "orders_get", arguments: { id: "slow" } });
+    assert.equal(timedOut.isError, true);
+    assert.deepEqual(errorMeta(timedOut), { code: "TIMEOUT", kind: "std:timeout", retryable: true });
+    assert.match(timedOut.content[0].text, /^TIMEOUT: .* It is safe to retry\.$/);
+    assert.equal(signals[0].aborted, true);
+  });
+
   it("aborts the handler when the client cancels the request", async () => {
     const { client, signals, audit } = await connectedClient();
     const controller = new AbortController();
