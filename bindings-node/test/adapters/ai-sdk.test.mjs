@@ -90,6 +90,13 @@ describe("toAiSdkTools", () => {
     assert.ok(JSON.stringify(secondPrompt).includes("shipped"));
   });
 
+  it("fixes the surface to aiSdk whatever the app's frame says (SI-2)", async () => {
+    const { registry, audit } = await ordersFixture();
+    const tools = toAiSdkTools(registry, { surface: "direct" });
+    await tools.orders_get.execute({ id: "o-1" }, { toolCallId: "c-si2", messages: [] });
+    assert.equal(audit.find((r) => r.event === "finished").surface, "aiSdk");
+  });
+
   it("returns redacted output only", async () => {
     const { registry } = await ordersFixture();
     const result = await generateText({
