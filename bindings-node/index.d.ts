@@ -113,6 +113,13 @@ export declare function approvalList(reg: number, filter: string): string
 export declare function errorCodeTable(): string
 
 /**
+ * `{start, inputValid, handlerOk}`: raw Node-API functions for the hot
+ * path, with the same semantics as `invokeStart` (surface-only frame),
+ * `answerInputValid` and `answerHandlerOk`.
+ */
+export declare function hotPath(): { start(reg: number, capability: number, surface: number, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }
+
+/**
  * The approval input hash of DESIGN §5 for `capability_id` and the input
  * given as JSON text: lowercase hex SHA-256 of the deterministic CBOR of
  * `{"capability", "input"}`. Errors are INVALID_INPUT with the hash

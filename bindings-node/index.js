@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputNotExportable, answerInputValid, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalGet, approvalInputView, approvalList, errorCodeTable, inputHash, invokeAbandon, invokeAttempt, invokeAuditRecord, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, registryBuild, registryCapabilities, registryClose, registryDescriptors, registryInFlight, registryInspect, resumeStart, surfaces } = nativeBinding
+const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputNotExportable, answerInputValid, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalGet, approvalInputView, approvalList, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRecord, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, registryBuild, registryCapabilities, registryClose, registryDescriptors, registryInFlight, registryInspect, resumeStart, surfaces } = nativeBinding
 export { allErrorCodes }
 export { answerAudited }
 export { answerCancelled }
@@ -798,6 +798,7 @@ export { approvalGet }
 export { approvalInputView }
 export { approvalList }
 export { errorCodeTable }
+export { hotPath }
 export { inputHash }
 export { invokeAbandon }
 export { invokeAttempt }

@@ -28,8 +28,8 @@ use orpc_agent_core::{
 };
 use serde_json::{Value, json};
 
-use crate::errors::{internal, invalid, parse_json};
-use crate::registry::{Registry, registry_call};
+use crate::errors::{internal, invalid, parse_json, throw};
+use crate::registry::{Registry, registry_call, with_registry};
 
 /// The invocation ended successfully and its output is the host's own
 /// value (`Payload::Host`): the slot is already freed, the host returns the
@@ -112,6 +112,23 @@ fn started(r: &mut Registry, inv: Invocation, now_ms: u64) -> Result<f64, Capabi
     Ok(f64::from(kind) + 16.0 * f64::from(h))
 }
 
+/// [`invoke_start`] without the JS error mapping (shared with `raw.rs`).
+pub fn start_in(
+    reg: u32,
+    capability: u32,
+    surface: u32,
+    frame_json: Option<String>,
+    now: f64,
+) -> Result<f64, CapabilityError> {
+    with_registry(reg, |r| {
+        let frame = frame_of(surface, frame_json)?;
+        let registry = std::sync::Arc::clone(r.host.registry());
+        let inv =
+            Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now));
+        started(r, inv, ms(now))
+    })
+}
+
 /// Starts an invocation of the capability at `capability` (an index the
 /// façade resolved once from an id or tool name). `surface` is the
 /// frame's surface index; `frame_json` carries the whole frame when it has
@@ -124,13 +141,7 @@ pub fn invoke_start(
     frame_json: Option<String>,
     now: f64,
 ) -> napi::Result<f64> {
-    registry_call(reg, |r| {
-        let frame = frame_of(surface, frame_json)?;
-        let registry = std::sync::Arc::clone(r.host.registry());
-        let inv =
-            Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now));
-        started(r, inv, ms(now))
-    })
+    start_in(reg, capability, surface, frame_json, now).map_err(|e| throw(&e))
 }
 
 /// [`invoke_start`] by name, for names the façade does not know (the core
@@ -168,8 +179,10 @@ pub fn resume_start(
     })
 }
 
-fn answer(reg: u32, h: u32, now: f64, a: Answer) -> napi::Result<f64> {
-    registry_call(reg, |r| {
+/// Feeds `a` to invocation `h` and reports the next step (shared with
+/// `raw.rs`).
+pub fn answer_in(reg: u32, h: u32, now: f64, a: Answer) -> Result<f64, CapabilityError> {
+    with_registry(reg, |r| {
         let inv = r
             .invocations
             .get_mut(h)
@@ -179,6 +192,10 @@ fn answer(reg: u32, h: u32, now: f64, a: Answer) -> napi::Result<f64> {
         let _ = inv.answer(a);
         next(r, h, ms(now))
     })
+}
+
+fn answer(reg: u32, h: u32, now: f64, a: Answer) -> napi::Result<f64> {
+    answer_in(reg, h, now, a).map_err(|e| throw(&e))
 }
 
 fn read<T>(reg: u32, h: u32, f: impl FnOnce(&Invocation) -> T) -> napi::Result<T> {

@@ -27,6 +27,7 @@
 mod approvals;
 mod errors;
 mod invoke;
+mod raw;
 mod registry;
 mod slab;
 
@@ -35,6 +36,7 @@ use napi_derive::napi;
 pub use approvals::*;
 pub use errors::*;
 pub use invoke::*;
+pub use raw::*;
 pub use registry::*;
 
 /// Panics on purpose: lets the test suite check that a Rust panic becomes a

@@ -12,7 +12,8 @@
 import { middlewareOutputFn, createORPCErrorConstructorMap, type AnyProcedure } from "@orpc/server";
 
 import { CapabilityError, fromNative } from "./errors.js";
-import { Kind, N } from "./native.js";
+import { HOT, Kind, N } from "./native.js";
+import type { Deadlines, Timed } from "./deadlines.js";
 import { toJsonText } from "./json.js";
 import { issuesMessage, type StandardResult } from "./schema.js";
 import type { CapabilityHooks } from "./declare.js";
@@ -32,6 +33,7 @@ export interface DriverHost {
   readonly caps: readonly CapabilityHooks[];
   readonly runtimePolicies: ReadonlyMap<number, PolicyFunction>;
   readonly audit: ((record: AuditRecord) => void) | undefined;
+  readonly deadlines: Deadlines;
 }
 
 const EMPTY_CONTEXT = Object.freeze({});
@@ -196,7 +198,7 @@ export async function drive(
             r = N.answerInputInvalid(reg, h, issuesMessage(res.issues), Date.now());
           } else {
             value = res.value;
-            r = N.answerInputValid(reg, h, Date.now());
+            r = HOT.inputValid(reg, h);
           }
           break;
         }
@@ -219,7 +221,7 @@ export async function drive(
             value = text == null ? undefined : JSON.parse(text);
             fromCore = false;
           }
-          const attempt = new Attempt(reg, h, signal);
+          const attempt = new Attempt(host, h, signal);
           r = await attempt.run(cap(), aux, value, context);
           output = attempt.output;
           break;
@@ -384,18 +386,20 @@ async function evaluatePolicy(
  * the handler's signal aborts at it or when the caller's signal aborts;
  * whatever the handler delivers after that is discarded.
  */
-class Attempt {
+class Attempt implements Timed {
   output: unknown = undefined;
+  deadline = 0;
+  prevDeadline: Timed | null = null;
+  nextDeadline: Timed | null = null;
   #settled = false;
   #controller: AbortController | undefined = undefined;
   #aborted = false;
   #reason: unknown = undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
   #resolve: ((next: number) => void) | undefined = undefined;
   #onCallerAbort: (() => void) | undefined = undefined;
 
   constructor(
-    readonly reg: number,
+    readonly host: DriverHost,
     readonly h: number,
     readonly callerSignal: AbortSignal | undefined,
   ) {}
@@ -419,7 +423,7 @@ class Attempt {
   #settle(): boolean {
     if (this.#settled) return false;
     this.#settled = true;
-    clearTimeout(this.#timer);
+    this.host.deadlines.remove(this);
     if (this.#onCallerAbort !== undefined) this.callerSignal?.removeEventListener("abort", this.#onCallerAbort);
     return true;
   }
@@ -427,7 +431,8 @@ class Attempt {
   run(hooks: CapabilityHooks, deadlineAt: number, input: unknown, context: unknown): Promise<number> {
     return new Promise<number>((resolve) => {
       this.#resolve = resolve;
-      this.#timer = setTimeout(onDeadline, Math.max(0, deadlineAt - Date.now()), this);
+      this.deadline = deadlineAt;
+      this.host.deadlines.add(this);
       const caller = this.callerSignal;
       if (caller !== undefined) {
         this.#onCallerAbort = () => this.cancelled();
@@ -454,24 +459,25 @@ class Attempt {
   ok(output: unknown): void {
     if (!this.#settle()) return;
     this.output = output;
-    this.#answer(() => N.answerHandlerOk(this.reg, this.h, Date.now()));
+    this.#answer(() => HOT.handlerOk(this.host.handle, this.h, Date.now()));
   }
 
   failed(err: unknown): void {
     if (!this.#settle()) return;
-    this.#answer(() => answerError(this.reg, this.h, err));
+    this.#answer(() => answerError(this.host.handle, this.h, err));
   }
 
-  timedOut(): void {
+  /** The deadline passed (called by the registry's `Deadlines`). */
+  expire(): void {
     if (!this.#settle()) return;
     this.#abort(deadlineReason());
-    this.#answer(() => N.answerHandlerTimedOut(this.reg, this.h, Date.now()));
+    this.#answer(() => N.answerHandlerTimedOut(this.host.handle, this.h, Date.now()));
   }
 
   cancelled(): void {
     if (!this.#settle()) return;
     this.#abort(this.callerSignal?.reason);
-    this.#answer(() => N.answerCancelled(this.reg, this.h, Date.now()));
+    this.#answer(() => N.answerCancelled(this.host.handle, this.h, Date.now()));
   }
 
   #answer(f: () => number): void {
@@ -484,10 +490,6 @@ class Attempt {
     }
     this.#resolve!(next);
   }
-}
-
-function onDeadline(attempt: Attempt): void {
-  attempt.timedOut();
 }
 
 function answerError(reg: number, h: number, err: unknown): number {

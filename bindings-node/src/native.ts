@@ -6,6 +6,9 @@ import * as native from "../index.js";
 
 export const N = native;
 
+/** Raw Node-API functions for the three crossings of every call (native/raw.rs). */
+export const HOT = native.hotPath();
+
 /** Step kinds, as the core numbers them (`StepKind`, `#[repr(u8)]`). */
 export const enum Kind {
   ValidateInput = 1,

@@ -7,7 +7,8 @@ import { collectProcedures, declare, policiesToJson, type CapabilityHooks } from
 import { drive, redactionInfo, type DriverHost } from "./driver.js";
 import { call, CapabilityError, fromNative } from "./errors.js";
 import { toJsonText } from "./json.js";
-import { N, SURFACE_INDEX } from "./native.js";
+import { Deadlines } from "./deadlines.js";
+import { HOT, N, SURFACE_INDEX } from "./native.js";
 import type {
   ApprovalRequest,
   AuditRecord,
@@ -109,6 +110,8 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
   readonly runtimePolicies: ReadonlyMap<number, PolicyFunction>;
   /** @internal */
   readonly audit: ((record: AuditRecord) => void) | undefined;
+  /** @internal */
+  readonly deadlines = new Deadlines();
   readonly #names: Map<string, number>;
   readonly approvals: Approvals;
 
@@ -161,9 +164,11 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
       // With an audit subscriber the core records the name asked for, so
       // it resolves the name itself; otherwise the cached index saves it.
       start =
-        index !== undefined && this.audit === undefined
-          ? N.invokeStart(this.handle, index, surface ?? 0, fj, Date.now())
-          : N.invokeStartName(this.handle, String(idOrToolName), surface ?? 0, fj, Date.now());
+        index === undefined || this.audit !== undefined
+          ? N.invokeStartName(this.handle, String(idOrToolName), surface ?? 0, fj, Date.now())
+          : fj === null
+            ? HOT.start(this.handle, index, surface!, Date.now())
+            : N.invokeStart(this.handle, index, surface ?? 0, fj, Date.now());
     } catch (e) {
       return Promise.reject(fromNative(e));
     }

@@ -1,0 +1,188 @@
+//! Raw Node-API functions for the three crossings every invocation makes
+//! (start, input valid, handler ok). DESIGN §4 measured napi-derive's
+//! per-call glue at 2–4× a raw Node-API function with integer arguments;
+//! on the hot path that difference is most of the binding's overhead.
+//!
+//! This is the only `unsafe` in the crate. Each callback reads a fixed
+//! number of numeric arguments with `napi_get_cb_info` into a stack array
+//! (missing arguments read as `undefined`, which `napi_get_value_*` rejects:
+//! the value stays 0 and the call fails cleanly as "no such invocation"),
+//! runs the same safe Rust as the napi-derive exports inside
+//! `catch_unwind`, and returns a double or throws. No pointer outlives the
+//! call and no JS value is stored.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr;
+
+use napi::bindgen_prelude::{Env, Object};
+use napi::sys;
+use napi_derive::napi;
+use orpc_agent_core::{Answer, CapabilityError, Payload};
+
+use crate::errors::internal;
+use crate::invoke::{answer_in, start_in};
+
+/// Reads up to `N` arguments as f64 (non-numbers read as 0).
+///
+/// # Safety
+/// `env` and `info` must be the ones Node passed to the running callback.
+unsafe fn args<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info) -> [f64; N] {
+    let mut argc = N;
+    let mut argv: [sys::napi_value; N] = [ptr::null_mut(); N];
+    let mut out = [0f64; N];
+    // SAFETY: argv has room for argc values; Node fills at most argc.
+    let status = unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &mut argc,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    if status != sys::Status::napi_ok {
+        return out;
+    }
+    for (slot, v) in out.iter_mut().zip(argv.iter()).take(argc.min(N)) {
+        let mut d = 0f64;
+        // SAFETY: v is a live handle of this callback scope.
+        if unsafe { sys::napi_get_value_double(env, *v, &mut d) } == sys::Status::napi_ok {
+            *slot = d;
+        }
+    }
+    out
+}
+
+/// Returns `r` as a JS number, or throws the error's JSON (as every export
+/// of this crate does) and returns null.
+///
+/// # Safety
+/// `env` must be the running callback's.
+unsafe fn finish(
+    env: sys::napi_env,
+    r: std::thread::Result<Result<f64, CapabilityError>>,
+) -> sys::napi_value {
+    let e = match r {
+        Ok(Ok(v)) => {
+            let mut out = ptr::null_mut();
+            // SAFETY: out receives a new handle in the current scope.
+            unsafe { sys::napi_create_double(env, v, &mut out) };
+            return out;
+        }
+        Ok(Err(e)) => e,
+        Err(_) => internal("a panic in orpc-agent-node was caught"),
+    };
+    let text = serde_json::json!({"error": e.to_json()}).to_string();
+    let msg = std::ffi::CString::new(text).unwrap_or_default();
+    // SAFETY: msg is a valid NUL-terminated string for the duration of the call.
+    unsafe { sys::napi_throw_error(env, ptr::null(), msg.as_ptr()) };
+    ptr::null_mut()
+}
+
+fn int(x: f64) -> u32 {
+    if x.is_finite() && x >= 0.0 && x <= f64::from(u32::MAX) {
+        x as u32
+    } else {
+        u32::MAX
+    }
+}
+
+/// `start(reg, capabilityIndex, surfaceIndex, now)`: `invokeStart` for a
+/// frame that is only a surface.
+unsafe extern "C" fn raw_start(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: env/info are this callback's.
+    let [reg, cap, surface, now] = unsafe { args::<4>(env, info) };
+    let r = catch_unwind(|| start_in(int(reg), int(cap), int(surface), None, now));
+    // SAFETY: as above.
+    unsafe { finish(env, r) }
+}
+
+/// `inputValid(reg, h)`: `answerInputValid`.
+unsafe extern "C" fn raw_input_valid(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: env/info are this callback's.
+    let [reg, h] = unsafe { args::<2>(env, info) };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        answer_in(int(reg), int(h), 0.0, Answer::InputValid(Payload::Host))
+    }));
+    // SAFETY: as above.
+    unsafe { finish(env, r) }
+}
+
+/// `handlerOk(reg, h, now)`: `answerHandlerOk`.
+unsafe extern "C" fn raw_handler_ok(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: env/info are this callback's.
+    let [reg, h, now] = unsafe { args::<3>(env, info) };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let now_ms = if now.is_finite() && now > 0.0 {
+            now as u64
+        } else {
+            0
+        };
+        answer_in(
+            int(reg),
+            int(h),
+            now,
+            Answer::HandlerOk {
+                output: Payload::Host,
+                now_ms,
+            },
+        )
+    }));
+    // SAFETY: as above.
+    unsafe { finish(env, r) }
+}
+
+type RawCallback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+
+/// `{start, inputValid, handlerOk}`: raw Node-API functions for the hot
+/// path, with the same semantics as `invokeStart` (surface-only frame),
+/// `answerInputValid` and `answerHandlerOk`.
+#[napi(
+    catch_unwind,
+    ts_return_type = "{ start(reg: number, capability: number, surface: number, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }"
+)]
+pub fn hot_path(env: &Env) -> napi::Result<Object<'_>> {
+    let raw = env.raw();
+    let mut obj = ptr::null_mut();
+    // SAFETY: raw is the live env of this call; obj receives a new handle.
+    let status = unsafe { sys::napi_create_object(raw, &mut obj) };
+    if status != sys::Status::napi_ok {
+        return Err(napi::Error::from_reason("napi_create_object failed"));
+    }
+    let fns: [(&std::ffi::CStr, RawCallback); 3] = [
+        (c"start", raw_start),
+        (c"inputValid", raw_input_valid),
+        (c"handlerOk", raw_handler_ok),
+    ];
+    for (name, cb) in fns {
+        let mut f = ptr::null_mut();
+        // SAFETY: name is NUL-terminated and static; cb has the callback ABI.
+        let ok = unsafe {
+            sys::napi_create_function(
+                raw,
+                name.as_ptr(),
+                name.to_bytes().len() as isize,
+                Some(cb),
+                ptr::null_mut(),
+                &mut f,
+            ) == sys::Status::napi_ok
+                && sys::napi_set_named_property(raw, obj, name.as_ptr(), f) == sys::Status::napi_ok
+        };
+        if !ok {
+            return Err(napi::Error::from_reason(
+                "creating a hot-path function failed",
+            ));
+        }
+    }
+    Ok(Object::from_raw(raw, obj))
+}

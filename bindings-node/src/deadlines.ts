@@ -1,0 +1,74 @@
+/**
+ * Deadline timers for a registry's running handler attempts.
+ *
+ * Each attempt's deadline is the one the core named (`deadline_at_ms`);
+ * nothing here computes a deadline. Instead of one `setTimeout` per
+ * attempt (~0.3–0.8 µs to arm and clear, the largest single cost of a
+ * governed call), attempts wait in a list sorted by deadline and ONE timer
+ * is armed at the earliest. An attempt that settles unlinks itself in O(1);
+ * the timer is re-armed only when a new deadline is earlier than the armed
+ * one, or when it fires. When no attempt waits, the timer is unref'd so it
+ * never keeps the process alive. At the deadline the attempt's `expire()`
+ * aborts its handler's signal and answers `HandlerTimedOut` (SI-9).
+ */
+
+export interface Timed {
+  /** Unix ms, from the core. */
+  readonly deadline: number;
+  prevDeadline: Timed | null;
+  nextDeadline: Timed | null;
+  /** The deadline passed: abort and answer; called once. */
+  expire(): void;
+}
+
+export class Deadlines {
+  #head: Timed | null = null;
+  #tail: Timed | null = null;
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #armedAt = Infinity;
+  readonly #fire = (): void => this.#onTimer();
+
+  add(t: Timed): void {
+    const wasEmpty = this.#head === null;
+    // Usually appended: equal timeouts give increasing deadlines.
+    let after = this.#tail;
+    while (after !== null && after.deadline > t.deadline) after = after.prevDeadline;
+    t.prevDeadline = after;
+    t.nextDeadline = after === null ? this.#head : after.nextDeadline;
+    if (t.nextDeadline !== null) t.nextDeadline.prevDeadline = t;
+    else this.#tail = t;
+    if (after !== null) after.nextDeadline = t;
+    else this.#head = t;
+    if (t.deadline < this.#armedAt) this.#arm(t.deadline);
+    else if (wasEmpty) this.#timer?.ref();
+  }
+
+  remove(t: Timed): void {
+    const { prevDeadline: p, nextDeadline: n } = t;
+    if (p !== null) p.nextDeadline = n;
+    else if (this.#head === t) this.#head = n;
+    else return; // not linked
+    if (n !== null) n.prevDeadline = p;
+    else this.#tail = p;
+    t.prevDeadline = t.nextDeadline = null;
+    if (this.#head === null) this.#timer?.unref();
+  }
+
+  #arm(at: number): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#armedAt = at;
+    this.#timer = setTimeout(this.#fire, Math.max(0, at - Date.now()));
+  }
+
+  #onTimer(): void {
+    this.#timer = undefined;
+    this.#armedAt = Infinity;
+    const now = Date.now();
+    while (this.#head !== null && this.#head.deadline <= now) {
+      const t = this.#head;
+      this.remove(t);
+      t.expire();
+    }
+    if (this.#head !== null) this.#arm(this.#head.deadline);
+  }
+}
