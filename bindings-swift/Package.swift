@@ -35,6 +35,6 @@ let package = Package(
         .target(name: "OrpcAgent", dependencies: ["OrpcAgentFFI"], path: "Sources/OrpcAgent"),
         .testTarget(
             name: "OrpcAgentTests", dependencies: ["OrpcAgent"], path: "Tests/OrpcAgentTests"),
-        .executableTarget(name: "OrpcAgentBench", dependencies: ["OrpcAgent"], path: "Bench"),
+        .executableTarget(name: "OrpcAgentBench", dependencies: ["OrpcAgent", "OrpcAgentFFI"], path: "Bench"),
     ]
 )

@@ -230,7 +230,47 @@ impl FfiInvocation {
         }
     }
 
-    /// The outcome, once the step is `Done`.
+    /// How the invocation ended, once the step is `Done`, as one integer
+    /// (the hot path reads no record): 0 ok with the output in Swift, 1 ok
+    /// with the output held by the core (`outcome_output_json`), 2 approval
+    /// required (`outcome_approval_json`), 3 error (`outcome_error`),
+    /// 255 not finished.
+    pub fn outcome_kind(&self) -> u8 {
+        match self.lock().step() {
+            Step::Done(Outcome::Ok(Payload::Host)) => 0,
+            Step::Done(Outcome::Ok(Payload::Json(_))) => 1,
+            Step::Done(Outcome::ApprovalRequired(_)) => 2,
+            Step::Done(Outcome::Error(_)) => 3,
+            _ => 255,
+        }
+    }
+
+    /// `outcome_kind` 1: the output as JSON.
+    pub fn outcome_output_json(&self) -> Option<String> {
+        match self.lock().step() {
+            Step::Done(Outcome::Ok(Payload::Json(v))) => Some(v.to_string()),
+            _ => None,
+        }
+    }
+
+    /// `outcome_kind` 2: the persisted approval request as JSON.
+    pub fn outcome_approval_json(&self) -> Result<Option<String>, FfiError> {
+        match self.lock().step() {
+            Step::Done(Outcome::ApprovalRequired(r)) => request_json(r).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// `outcome_kind` 3: the error.
+    pub fn outcome_error(&self) -> Option<FfiErrorInfo> {
+        match self.lock().step() {
+            Step::Done(Outcome::Error(e)) => Some(e.into()),
+            _ => None,
+        }
+    }
+
+    /// The outcome, once the step is `Done` (one record; the driver's hot
+    /// path uses `outcome_kind` instead).
     pub fn take_outcome(&self) -> Result<FfiOutcome, FfiError> {
         let outcome = self
             .lock()

@@ -8,6 +8,29 @@ public protocol AgentClock: Sendable {
     /// Returns at `deadlineMs` (unix ms); throws `CancellationError` when
     /// the calling task is cancelled first.
     func sleep(untilMs deadlineMs: UInt64) async throws
+    /// Calls `fire` at `deadlineMs` unless the returned timer is cancelled
+    /// first. The driver arms one per handler run (the deadline). The
+    /// default sleeps in a task; `SystemClock` uses one shared timer thread,
+    /// which costs no task and no thread hop on the hot path.
+    func schedule(atMs deadlineMs: UInt64, _ fire: @escaping @Sendable () -> Void) -> AgentTimer
+}
+
+/// An armed timer.
+public protocol AgentTimer: Sendable {
+    func cancel()
+}
+
+extension Task: AgentTimer {}
+
+extension AgentClock {
+    public func schedule(atMs deadlineMs: UInt64, _ fire: @escaping @Sendable () -> Void) -> AgentTimer {
+        Task {
+            do {
+                try await sleep(untilMs: deadlineMs)
+                fire()
+            } catch {}
+        }
+    }
 }
 
 /// Wall-clock time and `Task.sleep`.
@@ -18,6 +41,113 @@ public struct SystemClock: AgentClock {
         let now = nowMs()
         if deadlineMs > now { try await Task.sleep(nanoseconds: (deadlineMs - now) * 1_000_000) }
         try Task.checkCancellation()
+    }
+    public func schedule(atMs deadlineMs: UInt64, _ fire: @escaping @Sendable () -> Void) -> AgentTimer {
+        DeadlineThread.shared.schedule(atMs: deadlineMs, fire)
+    }
+}
+
+/// One thread that fires deadlines for `SystemClock`: arming is a lock and
+/// a heap push (the thread is woken only when the new deadline is the
+/// earliest), cancelling is a flag.
+final class DeadlineThread: @unchecked Sendable {
+    static let shared = DeadlineThread()
+
+    final class Entry: AgentTimer, @unchecked Sendable {
+        let at: UInt64
+        let fire: @Sendable () -> Void
+        var cancelled = false
+        init(at: UInt64, fire: @escaping @Sendable () -> Void) {
+            self.at = at
+            self.fire = fire
+        }
+        func cancel() { DeadlineThread.shared.cancel(self) }
+    }
+
+    let cond = NSCondition()
+    private var heap: [Entry] = []
+    private var cancelledInHeap = 0
+
+    /// Cancelled entries stay in the heap until popped, so cancelling is
+    /// O(1); when they are most of it, the heap is rebuilt without them
+    /// (deadlines are usually cancelled long before they fire).
+    func cancel(_ e: Entry) {
+        cond.lock()
+        if !e.cancelled {
+            e.cancelled = true
+            cancelledInHeap += 1
+            if cancelledInHeap > 1024, cancelledInHeap * 2 > heap.count {
+                heap = heap.filter { !$0.cancelled }.sorted { $0.at < $1.at }
+                cancelledInHeap = 0
+            }
+        }
+        cond.unlock()
+    }
+
+    private init() {
+        let t = Thread { [unowned self] in self.loop() }
+        t.name = "orpc-agent deadlines"
+        t.start()
+    }
+
+    func schedule(atMs at: UInt64, _ fire: @escaping @Sendable () -> Void) -> AgentTimer {
+        let e = Entry(at: at, fire: fire)
+        cond.lock()
+        push(e)
+        let earliest = heap[0] === e
+        cond.unlock()
+        if earliest { cond.signal() }
+        return e
+    }
+
+    private func loop() {
+        cond.lock()
+        while true {
+            while let top = heap.first, top.cancelled {
+                pop()
+                cancelledInHeap -= 1
+            }
+            guard let top = heap.first else {
+                cond.wait()
+                continue
+            }
+            let now = SystemClock().nowMs()
+            if top.at > now {
+                cond.wait(until: Date(timeIntervalSince1970: Double(top.at) / 1000))
+                continue
+            }
+            pop()
+            top.cancelled = true  // fired: a later cancel() is a no-op
+            cond.unlock()
+            top.fire()
+            cond.lock()
+        }
+    }
+
+    private func push(_ e: Entry) {
+        heap.append(e)
+        var i = heap.count - 1
+        while i > 0 {
+            let p = (i - 1) / 2
+            if heap[p].at <= heap[i].at { break }
+            heap.swapAt(p, i)
+            i = p
+        }
+    }
+
+    private func pop() {
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < heap.count, heap[l].at < heap[m].at { m = l }
+            if r < heap.count, heap[r].at < heap[m].at { m = r }
+            if m == i { break }
+            heap.swapAt(i, m)
+            i = m
+        }
     }
 }
 
@@ -103,12 +233,7 @@ func race<T: Sendable>(
             }
             first.onFinish { job.cancel() }
             if let deadlineMs {
-                let timer = Task {
-                    do {
-                        try await clock.sleep(untilMs: deadlineMs)
-                        first.finish(.timedOut)
-                    } catch {}
-                }
+                let timer = clock.schedule(atMs: deadlineMs) { first.finish(.timedOut) }
                 first.onFinish { timer.cancel() }
             }
             first.attach(c)

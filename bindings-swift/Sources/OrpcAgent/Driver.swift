@@ -95,19 +95,18 @@ extension CapabilityRegistry {
             }
             kind = StepKind(rawValue: next) ?? .done
         }
-        let outcome = try ffi { try inv.takeOutcome() }
-        switch outcome.kind {
-        case .ok:
-            let value: Any? = try outcome.outputJson.map { try JSONValue(parsing: $0) } ?? call.output
+        switch inv.outcomeKind() {
+        case 0, 1:
+            let value: Any? = try inv.outcomeOutputJson().map { try JSONValue(parsing: $0) } ?? call.output
             do {
                 return .ok(try JSONBridge.convert(value ?? JSONValue.null, to: Output.self))
             } catch {
                 throw CapabilityError(.outputInvalid, "The output does not have the type the caller asked for.")
             }
-        case .approvalRequired:
-            return .approvalRequired(try ApprovalRequest(json: outcome.approvalJson ?? "{}"))
-        case .error:
-            guard let e = outcome.error else { throw CapabilityError(.internal, "no error") }
+        case 2:
+            return .approvalRequired(try ApprovalRequest(json: try ffi { try inv.outcomeApprovalJson() } ?? "{}"))
+        default:
+            guard let e = inv.outcomeError() else { throw CapabilityError(.internal, "the invocation did not finish") }
             throw CapabilityError(e)
         }
     }

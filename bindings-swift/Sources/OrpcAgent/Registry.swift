@@ -114,6 +114,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
             return try core.startNamed(idOrToolName: name, surface: frame.surface.rawValue, frameJson: frame.coreJSON, nowMs: now)
         }
         let call = Call(raw: input, frame: frame, resumed: false)
+        if let i = indexById[name], Int(i) < capabilities.count { call.capability = capabilities[Int(i)] }
         return try await drive(inv, call, Output.self)
     }
 

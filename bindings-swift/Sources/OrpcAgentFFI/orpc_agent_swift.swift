@@ -730,6 +730,30 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func inputJson()  -> String?
     
     /**
+     * `outcome_kind` 2: the persisted approval request as JSON.
+     */
+    func outcomeApprovalJson() throws  -> String?
+    
+    /**
+     * `outcome_kind` 3: the error.
+     */
+    func outcomeError()  -> FfiErrorInfo?
+    
+    /**
+     * How the invocation ended, once the step is `Done`, as one integer
+     * (the hot path reads no record): 0 ok with the output in Swift, 1 ok
+     * with the output held by the core (`outcome_output_json`), 2 approval
+     * required (`outcome_approval_json`), 3 error (`outcome_error`),
+     * 255 not finished.
+     */
+    func outcomeKind()  -> UInt8
+    
+    /**
+     * `outcome_kind` 1: the output as JSON.
+     */
+    func outcomeOutputJson()  -> String?
+    
+    /**
      * `EvaluatePolicy`: which host policy, and its time limit.
      */
     func policyAt()  -> FfiPolicyAt?
@@ -756,7 +780,8 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func stepKind()  -> UInt8
     
     /**
-     * The outcome, once the step is `Done`.
+     * The outcome, once the step is `Done` (one record; the driver's hot
+     * path uses `outcome_kind` instead).
      */
     func takeOutcome() throws  -> FfiOutcome
     
@@ -1116,6 +1141,58 @@ open func inputJson() -> String?  {
 }
     
     /**
+     * `outcome_kind` 2: the persisted approval request as JSON.
+     */
+open func outcomeApprovalJson()throws  -> String?  {
+    return try  FfiConverterOptionString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_outcome_approval_json(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * `outcome_kind` 3: the error.
+     */
+open func outcomeError() -> FfiErrorInfo?  {
+    return try!  FfiConverterOptionTypeFfiErrorInfo.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_outcome_error(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * How the invocation ended, once the step is `Done`, as one integer
+     * (the hot path reads no record): 0 ok with the output in Swift, 1 ok
+     * with the output held by the core (`outcome_output_json`), 2 approval
+     * required (`outcome_approval_json`), 3 error (`outcome_error`),
+     * 255 not finished.
+     */
+open func outcomeKind() -> UInt8  {
+    return try!  FfiConverterUInt8.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_outcome_kind(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * `outcome_kind` 1: the output as JSON.
+     */
+open func outcomeOutputJson() -> String?  {
+    return try!  FfiConverterOptionString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_outcome_output_json(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * `EvaluatePolicy`: which host policy, and its time limit.
      */
 open func policyAt() -> FfiPolicyAt?  {
@@ -1177,7 +1254,8 @@ open func stepKind() -> UInt8  {
 }
     
     /**
-     * The outcome, once the step is `Done`.
+     * The outcome, once the step is `Done` (one record; the driver's hot
+     * path uses `outcome_kind` instead).
      */
 open func takeOutcome()throws  -> FfiOutcome  {
     return try  FfiConverterTypeFfiOutcome_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
@@ -2467,6 +2545,18 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_input_json() != 24031) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_approval_json() != 35524) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_error() != 47660) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_kind() != 38099) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_output_json() != 14097) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_policy_at() != 46607) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -2482,7 +2572,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_step_kind() != 40928) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_take_outcome() != 4315) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_take_outcome() != 20900) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 24566) {
