@@ -10,6 +10,7 @@ mod eager;
 mod errors;
 mod frame;
 mod invocation;
+mod outcome;
 mod registry;
 
 use orpc_agent_core::act::deterministic::MAX_HASH_DEPTH;
@@ -50,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<frame::Frame>()?;
     m.add_class::<registry::NativeRegistry>()?;
     m.add_class::<invocation::Invocation>()?;
+    m.add_class::<outcome::InvokeOk>()?;
     m.add_function(wrap_pyfunction!(errors::_install_error_factories, m)?)?;
     m.add_function(wrap_pyfunction!(all_error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(error_kind, m)?)?;

@@ -20,6 +20,7 @@ use crate::eager;
 use crate::errors::{capability_error, registry_error};
 use crate::frame::Frame;
 use crate::invocation::{DONE_OK, Invocation};
+use crate::outcome::InvokeOk;
 
 /// `invoke_fast` outcomes beyond the step kinds: the handler suspended
 /// (the host continues it on its loop), the validator raised, the handler
@@ -181,7 +182,7 @@ impl NativeRegistry {
     /// one synchronous step of `handler(value)`'s coroutine for
     /// `RunHandler`. Returns `(invocation | None, kind, a, b)`:
     ///
-    /// - `DONE_OK`: `(None, DONE_OK, output, None)` — finished;
+    /// - `DONE_OK`: `(None, DONE_OK, InvokeOk(output), None)` — finished;
     /// - a step kind: `(inv, kind, value, output)` — continue the loop;
     /// - `SUSPENDED`: `(inv, SUSPENDED, value, (coroutine, yielded))`;
     /// - `VALIDATOR_RAISED` / `HANDLER_RAISED`: `(inv, code, value, exception)`.
@@ -228,7 +229,8 @@ impl NativeRegistry {
             Ok((_, eager::Sent::Returned(output))) => {
                 kind = inv.handler_ok(py)?;
                 if kind == DONE_OK {
-                    return Ok((None, DONE_OK, output, none()));
+                    let ok = Bound::new(py, InvokeOk::of(output.unbind()))?.into_any();
+                    return Ok((None, DONE_OK, ok, none()));
                 }
                 Ok((Some(inv), kind, value, output))
             }

@@ -1,9 +1,9 @@
 """Stubs of the native module (Rust, pyo3). Checked by mypy.stubtest."""
 
 from collections.abc import Callable
-from typing import Any, final
+from typing import Any, Generic, Literal, TypeVar, final
 
-__all__ = ["Frame", "NativeRegistry", "Invocation", "_install_error_factories", "all_error_codes", "error_kind", "default_retryable", "input_hash", "MAX_HASH_DEPTH", "DONE_OK", "SUSPENDED", "VALIDATOR_RAISED", "HANDLER_RAISED", "VALIDATE_INPUT", "EVALUATE_POLICY", "EXPORT_INPUT", "PERSIST_APPROVAL", "CONSUME_APPROVAL", "RUN_HANDLER", "ASK_RETRY_ON", "SLEEP", "VALIDATE_OUTPUT", "REDACT_OUTPUT", "EXPORT_OUTPUT", "AUDIT", "DONE"]
+__all__ = ["Frame", "NativeRegistry", "Invocation", "InvokeOk", "_install_error_factories", "all_error_codes", "error_kind", "default_retryable", "input_hash", "MAX_HASH_DEPTH", "DONE_OK", "SUSPENDED", "VALIDATOR_RAISED", "HANDLER_RAISED", "VALIDATE_INPUT", "EVALUATE_POLICY", "EXPORT_INPUT", "PERSIST_APPROVAL", "CONSUME_APPROVAL", "RUN_HANDLER", "ASK_RETRY_ON", "SLEEP", "VALIDATE_OUTPUT", "REDACT_OUTPUT", "EXPORT_OUTPUT", "AUDIT", "DONE"]
 
 MAX_HASH_DEPTH: int
 VALIDATE_INPUT: int
@@ -23,6 +23,18 @@ DONE_OK: int
 SUSPENDED: int
 VALIDATOR_RAISED: int
 HANDLER_RAISED: int
+
+_T = TypeVar("_T")
+
+@final
+class InvokeOk(Generic[_T]):
+    """The call ran; ``output`` is the (redacted) output."""
+
+    def __new__(cls, output: _T) -> InvokeOk[_T]: ...
+    @property
+    def output(self) -> _T: ...
+    @property
+    def status(self) -> Literal["ok"]: ...
 
 def all_error_codes() -> list[str]: ...
 def error_kind(code: str) -> str | None: ...

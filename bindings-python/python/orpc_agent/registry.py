@@ -135,7 +135,7 @@ class CapabilityRegistry:
         index, spec, validate, eager_handler = fast
         inv, k, value, extra = self._invoke_fast(index, f, validate, eager_handler, input)
         if k == DONE_OK:
-            return InvokeOk(value)
+            return value  # type: ignore[no-any-return]  # the InvokeOk made natively
         if k == SUSPENDED:
             coro, first = extra
             return await drive(self, inv, spec, value, f, RUN_HANDLER, None, continue_handler(coro, first))

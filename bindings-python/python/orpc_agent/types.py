@@ -5,9 +5,9 @@ here decides anything."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
-from ._native import Frame
+from ._native import Frame, InvokeOk
 
 __all__ = [
     "Frame",
@@ -24,22 +24,6 @@ __all__ = [
     "RedactionInfo",
     "HandlerContext",
 ]
-
-T = TypeVar("T")
-
-
-class InvokeOk(Generic[T]):
-    """The call ran; ``output`` is the (redacted) output."""
-
-    __slots__ = ("output",)
-    status: Literal["ok"] = "ok"
-
-    def __init__(self, output: T) -> None:
-        self.output = output
-
-    def __repr__(self) -> str:
-        return f"InvokeOk(output={self.output!r})"
-
 
 class ApprovalRequired:
     """The call needs an approval first (stage 8); ``request`` is persisted.
