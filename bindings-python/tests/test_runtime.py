@@ -239,3 +239,17 @@ def test_approval_created_in_one_process_resumed_in_another(tmp_path: Path) -> N
         reg.resume_sync(out.request.id)
     with pytest.raises(CapabilityError):
         reg.approvals.approve(out.request.id, approver="x")
+
+
+async def test_a_result_returned_past_the_deadline_is_discarded() -> None:
+    """A coroutine that blocks (never suspends) past its deadline: its result
+    arrives after the timer would have fired, so it is TIMEOUT (SI-9)."""
+
+    @capability(id="h.block", description="B.", expose={"direct": True}, side_effect="read", risk="low", timeout_ms=20)
+    async def blocks(m: Msg) -> str:
+        time.sleep(0.06)
+        return "late"
+
+    reg = create_capability_registry([blocks])
+    with pytest.raises(orpc_agent.TimeoutCapabilityError):
+        await reg.invoke("h.block", {"n": 1})
