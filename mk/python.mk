@@ -15,10 +15,10 @@ python-deps: $(VPY)
 python-develop: python-deps
 	cd $(PY_DIR) && $(PY_ENV) maturin develop --quiet
 
-test-python: python-develop ## Python binding: pytest (vectors, SI-1…SI-12, MCP), stubtest, mypy
+# pytest includes tests/test_stubs.py: mypy.stubtest of the native module's
+# .pyi and mypy --strict on tests/typed_usage.py.
+test-python: python-develop ## Python binding: pytest (vectors, SI-1…SI-12, MCP, stubtest, mypy)
 	cd $(PY_DIR) && $(CURDIR)/$(VPY) -m pytest -q tests
-	cd $(PY_DIR) && $(CURDIR)/$(VPY) -m mypy.stubtest orpc_agent --allowlist stubtest-allowlist.txt
-	cd $(PY_DIR) && $(CURDIR)/$(VPY) -m mypy tests/typed_usage.py
 
 build-python: python-deps ## Python binding: the abi3 wheel (release) in target/wheels
 	cd $(PY_DIR) && $(PY_ENV) maturin build --release --quiet
