@@ -36,8 +36,6 @@ export interface DriverHost {
   readonly deadlines: Deadlines;
 }
 
-const EMPTY_CONTEXT = Object.freeze({});
-
 /** Why a handler's signal aborted at the deadline. */
 function deadlineReason(): Error {
   const e = new Error("The capability's deadline passed.");
@@ -177,7 +175,8 @@ export async function drive(
   let output: unknown;
   let fromCore = capIndex === undefined;
   let hooks: CapabilityHooks | undefined = capIndex === undefined ? undefined : host.caps[capIndex];
-  const context = frame.context ?? EMPTY_CONTEXT;
+  // A fresh `{}` when the caller gives none, as oRPC's `call()` does.
+  const context = frame.context ?? {};
   const signal = frame.signal;
   if (kind === Kind.RunHandler || kind === Kind.EvaluatePolicy) aux = N.invokeAux(reg, h);
   const cap = (): CapabilityHooks => {
