@@ -27,6 +27,7 @@ swift-bindings: ## regenerate the committed uniffi Swift sources, header and mod
 	$(SWIFT_PKG)/generate.sh
 
 test-swift: swift-lib ## Swift: bindings drift check, then swift test (vectors, SI-1..12, drift, concurrency)
+	$(CARGO) test -q -p orpc-agent-swift
 	$(SWIFT_PKG)/generate.sh --check
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift test"
 

@@ -123,3 +123,6 @@ pub fn input_hash_cbor(capability_id: String, input_cbor: Vec<u8>) -> Result<Str
         .map_err(|e| invalid_input(format!("the input is not valid CBOR: {e}")))?;
     hash_cbor_input(&capability_id, &value).map_err(|e| FfiError::from(CapabilityError::from(e)))
 }
+
+#[cfg(test)]
+mod tests;
