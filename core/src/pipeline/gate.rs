@@ -98,13 +98,17 @@ fn invalid(message: &str) -> CapabilityError {
 /// Stage 7 after the store consumed `request` for resume id `id`: checks
 /// that it is the request asked for, that its capability still exists and
 /// is exposed on the *recorded* surface (else NOT_FOUND, as for any call),
-/// that it has not expired at `now_ms`, and that the stored input still
-/// hashes to the recorded hash (SI-7). Returns the capability to run.
+/// and that the stored input still hashes to the recorded hash (SI-7).
+/// Returns the capability to run.
+///
+/// Expiry is not checked again here: the store decided it atomically with
+/// the consumption, on the store's clock (the database's, for PostgreSQL).
+/// A second check on this instance's clock could only refuse an approval
+/// the store had already used up.
 pub fn verify_grant<'r>(
     registry: &'r CapabilityRegistry,
     id: &str,
     request: &ApprovalRequest,
-    now_ms: u64,
 ) -> Result<&'r Capability, CapabilityError> {
     if request.id != id {
         return Err(invalid(
@@ -115,12 +119,6 @@ pub fn verify_grant<'r>(
         .resolve(&request.capability_id)
         .filter(|c| c.id == request.capability_id && c.exposed_on(request.surface))
         .ok_or_else(|| not_found(&request.capability_id))?;
-    if request.is_expired(now_ms) {
-        return Err(CapabilityError::new(
-            ErrorCode::ApprovalExpired,
-            "The approval request expired before it was used.",
-        ));
-    }
     match crate::act::input_hash(&cap.id, &request.input) {
         Ok(h) if h == request.input_hash => Ok(cap),
         _ => Err(invalid(

@@ -699,7 +699,7 @@ impl Invocation {
         };
         let id = self.resume_id.as_deref().unwrap_or("");
         let registry = Arc::clone(&self.registry);
-        match verify_grant(&registry, id, &request, self.now_ms) {
+        match verify_grant(&registry, id, &request) {
             Ok(cap) => {
                 let ApprovalRequest {
                     input,
