@@ -89,11 +89,3 @@ bench: bench-core $(BENCH_TARGETS) ## every benchmark (figures in BENCHMARKS.md)
 bench-core: ## criterion benchmarks of the core, and bytes per capability
 	$(CARGO) bench -p orpc-agent-core
 	$(CARGO) run --release -q -p orpc-agent-memory-bench
-
-# --- PostgreSQL approval store (issue 8) -----------------------------------
-# Installs PostgreSQL if needed (Debian, as root), starts a throwaway cluster
-# on 127.0.0.1, runs the `#[ignore]`d PostgreSQL tests against it, stops it.
-.PHONY: test-postgres
-test-postgres: ## PostgreSQL store + audit sink tests against a throwaway local server
-	scripts/pg-test-cluster.sh run -- \
-		$(CARGO) test -p orpc-agent-core --features postgres --test approval_postgres -- --ignored
