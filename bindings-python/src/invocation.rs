@@ -253,10 +253,15 @@ impl Invocation {
         self.answer(py, Answer::PolicyFailed(String::new()))
     }
 
-    /// The validated input as JSON-model Python values (the core asked for it).
+    /// The validated input as JSON-model Python values (the core asked for
+    /// it). A value with no JSON form (NaN, bytes, a 65-bit integer…) ends the
+    /// call as the core decides (INVALID_INPUT), with an audit record.
     fn input_exported(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u8> {
-        let v = py_to_json(value).map_err(|e| capability_error(py, &e))?;
-        self.answer(py, Answer::InputExported(v))
+        let answer = match py_to_json(value) {
+            Ok(v) => Answer::InputExported(v),
+            Err(e) => Answer::InputNotExportable(e.message),
+        };
+        self.answer(py, answer)
     }
 
     fn output_exported(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u8> {

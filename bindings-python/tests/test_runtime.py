@@ -253,3 +253,16 @@ async def test_a_result_returned_past_the_deadline_is_discarded() -> None:
     reg = create_capability_registry([blocks])
     with pytest.raises(orpc_agent.TimeoutCapabilityError):
         await reg.invoke("h.block", {"n": 1})
+
+
+async def test_an_input_without_a_json_form_fails_closed_at_the_approval_gate() -> None:
+    audit: list[dict[str, Any]] = []
+
+    @capability(id="n.pay", description="P.", expose={"direct": True}, side_effect="write", risk="high",
+                approval={"required": True})
+    async def pay(x: dict[str, Any]) -> None: ...
+
+    reg = create_capability_registry([pay], audit=audit.append)
+    with pytest.raises(orpc_agent.InvalidInputError):
+        await reg.invoke("n.pay", {"amount": float("nan")})
+    assert audit[-1]["outcome"] == "INVALID_INPUT"

@@ -37,8 +37,9 @@ class Schema(Protocol):
 
 
 def to_jsonable(value: Any) -> Any:
-    """Any pydantic-serialisable value as plain JSON-model Python values."""
-    return to_jsonable_python(value)
+    """Any pydantic-serialisable value as plain JSON-model Python values
+    (NaN and infinities kept, so the core can refuse them)."""
+    return to_jsonable_python(value, inf_nan_mode="constants")
 
 
 class PydanticSchema:
@@ -60,7 +61,11 @@ class PydanticSchema:
             self._schema = self._adapter.json_schema()
 
     def dump(self, value: Any) -> Any:
-        return self._adapter.dump_python(value, mode="json")
+        # The type's own serializers first (python mode), then the JSON data
+        # model with non-finite floats kept as they are: pydantic's JSON mode
+        # would turn NaN into null, and the approval hash must bind the
+        # input as it is (the core refuses NaN: INVALID_INPUT).
+        return to_jsonable_python(self._adapter.dump_python(value), inf_nan_mode="constants")
 
     def json_schema(self) -> dict[str, Any] | None:
         return self._schema
@@ -87,7 +92,7 @@ class JsonSchema:
         return value
 
     def dump(self, value: Any) -> Any:
-        return to_jsonable_python(value)
+        return to_jsonable(value)
 
     def json_schema(self) -> dict[str, Any] | None:
         return self.schema
