@@ -34,7 +34,7 @@ let package = Package(
         // The idiomatic API apps use.
         .target(name: "OrpcAgent", dependencies: ["OrpcAgentFFI"], path: "Sources/OrpcAgent"),
         .testTarget(
-            name: "OrpcAgentTests", dependencies: ["OrpcAgent"], path: "Tests/OrpcAgentTests"),
+            name: "OrpcAgentTests", dependencies: ["OrpcAgent", "OrpcAgentFFI"], path: "Tests/OrpcAgentTests"),
         .executableTarget(name: "OrpcAgentBench", dependencies: ["OrpcAgent", "OrpcAgentFFI"], path: "Bench"),
     ]
 )

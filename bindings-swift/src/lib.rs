@@ -22,6 +22,7 @@ mod convert;
 mod invocation;
 mod registry;
 
+pub use convert::surface_names;
 pub use invocation::{FfiInvocation, FfiOutcome, FfiOutcomeKind};
 pub use registry::{FfiApprovalView, FfiRegistry};
 

@@ -98,11 +98,11 @@ impl FfiRegistry {
     pub fn start(
         &self,
         capability_index: u32,
-        surface: String,
+        surface: u8,
         frame_json: Option<String>,
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
-        let frame = frame(&surface, frame_json.as_deref())?;
+        let frame = frame(surface, frame_json.as_deref())?;
         let inv = Invocation::start_index(
             Arc::clone(self.host.registry()),
             capability_index,
@@ -118,11 +118,11 @@ impl FfiRegistry {
     pub fn start_named(
         &self,
         id_or_tool_name: String,
-        surface: String,
+        surface: u8,
         frame_json: Option<String>,
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
-        let frame = frame(&surface, frame_json.as_deref())?;
+        let frame = frame(surface, frame_json.as_deref())?;
         let inv = Invocation::start(
             Arc::clone(self.host.registry()),
             &id_or_tool_name,
@@ -138,11 +138,11 @@ impl FfiRegistry {
     pub fn resume(
         &self,
         approval_id: String,
-        surface: String,
+        surface: u8,
         frame_json: Option<String>,
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
-        let frame = frame(&surface, frame_json.as_deref())?;
+        let frame = frame(surface, frame_json.as_deref())?;
         let inv = Invocation::resume(
             Arc::clone(self.host.registry()),
             &approval_id,

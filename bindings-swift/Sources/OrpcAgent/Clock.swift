@@ -151,22 +151,22 @@ final class DeadlineThread: @unchecked Sendable {
     }
 }
 
-/// Resumes a continuation once, whoever comes first (the work, the timer,
+/// Resumes a continuation exactly once, whoever comes first (the work, the timer,
 /// the caller's cancellation); later results are discarded.
 final class FirstOf<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<T, Never>?
+    private var continuation: UnsafeContinuation<T, Never>?
     private var early: T?
     private var done = false
     private var cleanup: [@Sendable () -> Void] = []
 
-    func attach(_ c: CheckedContinuation<T, Never>) {
+    func attach(_ c: UnsafeContinuation<T, Never>) {
         lock.lock()
         if let v = early {
             early = nil
             lock.unlock()
-            c.resume(returning: v)
             runCleanup()
+            c.resume(returning: v)
             return
         }
         continuation = c
@@ -191,15 +191,15 @@ final class FirstOf<T: Sendable>: @unchecked Sendable {
             return
         }
         done = true
-        if let c = continuation {
-            continuation = nil
-            lock.unlock()
-            c.resume(returning: v)
-            runCleanup()
-        } else {
-            early = v
-            lock.unlock()
-        }
+        let c = continuation
+        continuation = nil
+        if c == nil { early = v }
+        lock.unlock()
+        guard let c else { return }
+        // Clean up first and resume last: the resumed caller is then the
+        // next job this thread can run, instead of waking another thread.
+        runCleanup()
+        c.resume(returning: v)
     }
 
     private func runCleanup() {
@@ -227,7 +227,8 @@ func race<T: Sendable>(
 ) async -> Raced<T> {
     let first = FirstOf<Raced<T>>()
     return await withTaskCancellationHandler {
-        await withCheckedContinuation { (c: CheckedContinuation<Raced<T>, Never>) in
+        // Unsafe is sound here: FirstOf resumes exactly once.
+        await withUnsafeContinuation { (c: UnsafeContinuation<Raced<T>, Never>) in
             let job = Task {
                 do { first.finish(.value(try await work())) } catch { first.finish(.failed(error)) }
             }

@@ -109,9 +109,9 @@ public final class CapabilityRegistry: @unchecked Sendable {
         let now = options.clock.nowMs()
         let inv = try ffi {
             if let i = indexById[name] {
-                return try core.start(capabilityIndex: i, surface: frame.surface.rawValue, frameJson: frame.coreJSON, nowMs: now)
+                return try core.start(capabilityIndex: i, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now)
             }
-            return try core.startNamed(idOrToolName: name, surface: frame.surface.rawValue, frameJson: frame.coreJSON, nowMs: now)
+            return try core.startNamed(idOrToolName: name, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now)
         }
         let call = Call(raw: input, frame: frame, resumed: false)
         if let i = indexById[name], Int(i) < capabilities.count { call.capability = capabilities[Int(i)] }
@@ -126,7 +126,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
     ) async throws -> Outcome<Output> {
         let now = options.clock.nowMs()
         let inv = try ffi {
-            try core.resume(approvalId: approvalId, surface: frame.surface.rawValue, frameJson: frame.coreJSON, nowMs: now)
+            try core.resume(approvalId: approvalId, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now)
         }
         return try await drive(inv, Call(raw: nil, frame: frame, resumed: true), Output.self)
     }

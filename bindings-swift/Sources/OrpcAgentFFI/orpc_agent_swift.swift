@@ -1367,20 +1367,20 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
      * Resumes an approved request (stage 7, then 9–14 with the recorded
      * surface and actor; the frame gives only trace and ids).
      */
-    func resume(approvalId: String, surface: String, frameJson: String?, nowMs: UInt64) throws  -> FfiInvocation
+    func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: UInt64) throws  -> FfiInvocation
     
     /**
      * Starts an invocation of the capability at `capability_index`
      * (resolved once by the caller) and runs it to the first step Swift
      * must perform (read it with `step_kind`).
      */
-    func start(capabilityIndex: UInt32, surface: String, frameJson: String?, nowMs: UInt64) throws  -> FfiInvocation
+    func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, nowMs: UInt64) throws  -> FfiInvocation
     
     /**
      * Like `start`, by id or adapter tool name (an unknown name ends in
      * NOT_FOUND and is audited as requested).
      */
-    func startNamed(idOrToolName: String, surface: String, frameJson: String?, nowMs: UInt64) throws  -> FfiInvocation
+    func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, nowMs: UInt64) throws  -> FfiInvocation
     
     /**
      * The unix time in ms as the core's stores see it: Swift's driver
@@ -1577,13 +1577,13 @@ open func resolve(idOrToolName: String) -> UInt32?  {
      * Resumes an approved request (stage 7, then 9–14 with the recorded
      * surface and actor; the frame gives only trace and ids).
      */
-open func resume(approvalId: String, surface: String, frameJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
+open func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_resume(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(approvalId),
-        FfiConverterString.lower(surface),
+        FfiConverterUInt8.lower(surface),
         FfiConverterOptionString.lower(frameJson),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
@@ -1595,13 +1595,13 @@ open func resume(approvalId: String, surface: String, frameJson: String?, nowMs:
      * (resolved once by the caller) and runs it to the first step Swift
      * must perform (read it with `step_kind`).
      */
-open func start(capabilityIndex: UInt32, surface: String, frameJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
+open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_start(
             self.uniffiCloneHandle(),
         FfiConverterUInt32.lower(capabilityIndex),
-        FfiConverterString.lower(surface),
+        FfiConverterUInt8.lower(surface),
         FfiConverterOptionString.lower(frameJson),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
@@ -1612,13 +1612,13 @@ open func start(capabilityIndex: UInt32, surface: String, frameJson: String?, no
      * Like `start`, by id or adapter tool name (an unknown name ends in
      * NOT_FOUND and is audited as requested).
      */
-open func startNamed(idOrToolName: String, surface: String, frameJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
+open func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_start_named(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(idOrToolName),
-        FfiConverterString.lower(surface),
+        FfiConverterUInt8.lower(surface),
         FfiConverterOptionString.lower(frameJson),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
@@ -2448,6 +2448,17 @@ public func inputHashJson(capabilityId: String, inputJson: String)throws  -> Str
     )
 })
 }
+/**
+ * The surfaces in the order of their index (`Surface::ALL`), for the
+ * Swift enum's drift test.
+ */
+public func surfaceNames() -> [String]  {
+    return try!  FfiConverterSequenceString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_surface_names(uniffiCallStatus
+    )
+})
+}
 
 private enum InitializationResult {
     case ok
@@ -2474,6 +2485,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_input_hash_json() != 13996) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_surface_names() != 64633) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_audited() != 15834) {
@@ -2599,13 +2613,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resolve() != 40776) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 3963) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 54146) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 15949) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 48308) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 8511) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 46377) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_unix_now_ms() != 61126) {

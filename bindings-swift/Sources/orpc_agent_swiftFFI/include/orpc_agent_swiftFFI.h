@@ -475,17 +475,17 @@ RustBuffer uniffi_orpc_agent_swift_fn_method_ffiregistry_resolve(uint64_t ptr, R
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_RESUME
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_RESUME
-uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_resume(uint64_t ptr, RustBuffer approval_id, RustBuffer surface, RustBuffer frame_json, uint64_t now_ms, RustCallStatus *_Nonnull out_status
+uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_resume(uint64_t ptr, RustBuffer approval_id, uint8_t surface, RustBuffer frame_json, uint64_t now_ms, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_START
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_START
-uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_start(uint64_t ptr, uint32_t capability_index, RustBuffer surface, RustBuffer frame_json, uint64_t now_ms, RustCallStatus *_Nonnull out_status
+uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_start(uint64_t ptr, uint32_t capability_index, uint8_t surface, RustBuffer frame_json, uint64_t now_ms, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_START_NAMED
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_START_NAMED
-uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_start_named(uint64_t ptr, RustBuffer id_or_tool_name, RustBuffer surface, RustBuffer frame_json, uint64_t now_ms, RustCallStatus *_Nonnull out_status
+uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_start_named(uint64_t ptr, RustBuffer id_or_tool_name, uint8_t surface, RustBuffer frame_json, uint64_t now_ms, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_UNIX_NOW_MS
@@ -512,6 +512,12 @@ RustBuffer uniffi_orpc_agent_swift_fn_func_input_hash_cbor(RustBuffer capability
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_INPUT_HASH_JSON
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_INPUT_HASH_JSON
 RustBuffer uniffi_orpc_agent_swift_fn_func_input_hash_json(RustBuffer capability_id, RustBuffer input_json, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_SURFACE_NAMES
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_SURFACE_NAMES
+RustBuffer uniffi_orpc_agent_swift_fn_func_surface_names(RustCallStatus *_Nonnull out_status
+    
 );
 #endif
 #ifndef UNIFFI_FFIDEF_FFI_ORPC_AGENT_SWIFT_RUSTBUFFER_ALLOC
@@ -795,6 +801,12 @@ uint16_t uniffi_orpc_agent_swift_checksum_func_input_hash_cbor(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_INPUT_HASH_JSON
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_INPUT_HASH_JSON
 uint16_t uniffi_orpc_agent_swift_checksum_func_input_hash_json(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_SURFACE_NAMES
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_SURFACE_NAMES
+uint16_t uniffi_orpc_agent_swift_checksum_func_surface_names(void
     
 );
 #endif
