@@ -84,6 +84,10 @@ bootstrap_once() {
 
 provision() {
   [ -f "$STAMP" ] && return 0
+  mkdir -p "$(dirname "$ROOT")"
+  exec 8>"$ROOT.provision.lock"
+  flock 8
+  [ -f "$STAMP" ] && return 0 # provisioned while we waited
   [ "$(id -u)" = 0 ] || { say "provisioning the Swift chroot needs root (or put swift on PATH)"; exit 1; }
   MIRROR=${DEBIAN_MIRROR:-$(host_mirror | head -n 1)}
   [ -n "$MIRROR" ] || { say "no Debian mirror in the host's apt sources; set DEBIAN_MIRROR"; exit 1; }
@@ -116,6 +120,10 @@ run() {
     return
   fi
   provision
+  # One run at a time: a second run's exit would unmount the first's
+  # bind mounts (make -j, two shells).
+  exec 9>"$ROOT.lock"
+  flock 9
   trap unmount_all EXIT
   mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
   mkdir -p "$ROOT$REPO"
