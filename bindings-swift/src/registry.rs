@@ -18,7 +18,7 @@ use crate::{FfiError, internal, invalid_input};
 pub struct FfiApprovalView {
     /// 0: show `input_json` as stored; 1: pass `input_json` through the
     /// capability's `redact.approvalInput` (index `capability_index`) with
-    /// `info_json`; 2: withhold it (the capability is gone).
+    /// `info_json`. (A request whose capability is gone is NOT_FOUND.)
     pub kind: u8,
     pub capability_index: u32,
     pub input_json: Option<String>,
@@ -216,12 +216,12 @@ impl FfiRegistry {
                 input_json: Some(request.input.to_string()),
                 info_json: Some(serde_json::to_string(&info).map_err(|e| internal(e.to_string()))?),
             },
-            ApprovalInputView::Withhold => FfiApprovalView {
-                kind: 2,
-                capability_index: 0,
-                input_json: None,
-                info_json: None,
-            },
+            // The capability is gone: the same NOT_FOUND as a call (SI-8).
+            ApprovalInputView::Withhold => {
+                return Err(
+                    orpc_agent_core::pipeline::gate::not_found(&request.capability_id).into(),
+                );
+            }
         })
     }
 

@@ -176,7 +176,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
                 throw CapabilityError(.executionFailed, "The approval input could not be prepared for display.")
             }
         default:
-            throw CapabilityError(.notFound, "No capability with that name is available.")
+            throw CapabilityError(.internal, "unknown approval view")
         }
     }
 

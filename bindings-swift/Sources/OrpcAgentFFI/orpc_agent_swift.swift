@@ -1693,7 +1693,7 @@ public struct FfiApprovalView: Equatable, Hashable {
     /**
      * 0: show `input_json` as stored; 1: pass `input_json` through the
      * capability's `redact.approvalInput` (index `capability_index`) with
-     * `info_json`; 2: withhold it (the capability is gone).
+     * `info_json`. (A request whose capability is gone is NOT_FOUND.)
      */
     public var kind: UInt8
     public var capabilityIndex: UInt32
@@ -1706,7 +1706,7 @@ public struct FfiApprovalView: Equatable, Hashable {
         /**
          * 0: show `input_json` as stored; 1: pass `input_json` through the
          * capability's `redact.approvalInput` (index `capability_index`) with
-         * `info_json`; 2: withhold it (the capability is gone).
+         * `info_json`. (A request whose capability is gone is NOT_FOUND.)
          */kind: UInt8, capabilityIndex: UInt32, inputJson: String?, infoJson: String?) {
         self.kind = kind
         self.capabilityIndex = capabilityIndex
