@@ -162,9 +162,15 @@ def test_hash_vector(case: dict[str, Any]) -> None:
         assert input_hash(case["capability"], value) == case["sha256"]
 
 
-def test_python_float_and_int_hash_alike() -> None:
+def test_python_values_hash_like_json() -> None:
+    # Python 1 and 1.0 hash alike (DESIGN §5); tuples are arrays; a pydantic
+    # dump and the dict it came from agree.
     assert input_hash("c", {"a": 1.0}) == input_hash("c", {"a": 1})
-    assert not math.isnan(1.0)
+    assert input_hash("c", {"a": (1, 2)}) == input_hash("c", {"a": [1, 2]})
+    assert input_hash("c", {"a": 2**64 - 1}) != input_hash("c", {"a": float(2**64 - 1)})
+    with pytest.raises(CapabilityError) as err:
+        input_hash("c", {"a": math.inf})
+    assert err.value.details == {"reason": "NON_FINITE_NUMBER"}
 
 
 # ----- pipeline ---------------------------------------------------------
