@@ -113,7 +113,7 @@ final class DeadlineThread: @unchecked Sendable {
             }
             let now = SystemClock().nowMs()
             if top.at > now {
-                cond.wait(until: Date(timeIntervalSince1970: Double(top.at) / 1000))
+                _ = cond.wait(until: Date(timeIntervalSince1970: Double(top.at) / 1000))
                 continue
             }
             pop()

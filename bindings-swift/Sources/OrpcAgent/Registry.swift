@@ -107,14 +107,17 @@ public final class CapabilityRegistry: @unchecked Sendable {
         _ name: String, input: Input, frame: Frame, as _: Output.Type = Output.self
     ) async throws -> Outcome<Output> {
         let now = options.clock.nowMs()
+        let index = indexById[name]
         let inv = try ffi {
-            if let i = indexById[name] {
+            if let i = index {
                 return try core.start(capabilityIndex: i, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now)
             }
             return try core.startNamed(idOrToolName: name, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now)
         }
         let call = Call(raw: input, frame: frame, resumed: false)
-        if let i = indexById[name], Int(i) < capabilities.count { call.capability = capabilities[Int(i)] }
+        // Known by id: no crossing to learn the capability (by tool name it
+        // is read from the invocation when first needed).
+        if let i = index { call.capability = capabilities[Int(i)] }
         return try await drive(inv, call, Output.self)
     }
 
