@@ -95,7 +95,10 @@ fn inspect_of_an_invalid_file_reports_and_exits_1() {
 
 #[test]
 fn parse_errors_name_file_line_and_column() {
-    let json = temp_file("bad.json", "{\"capabilities\": {\n  \"a\": {\"risk\": }\n}}");
+    let json = temp_file(
+        "bad.json",
+        "{\"capabilities\": {\n  \"a\": {\"risk\": }\n}}",
+    );
     let o = run(&["check", &json]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains(&format!("{json}:2:")), "{}", stderr(&o));
@@ -105,10 +108,7 @@ fn parse_errors_name_file_line_and_column() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains(&format!("{toml}:2:")), "{}", stderr(&o));
 
-    let dup = temp_file(
-        "dup.json",
-        "{\"capabilities\": {\"a\": {}, \n\"a\": {}}}",
-    );
+    let dup = temp_file("dup.json", "{\"capabilities\": {\"a\": {}, \n\"a\": {}}}");
     let o = run(&["check", &dup]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("duplicate key `a`"), "{}", stderr(&o));
@@ -158,7 +158,12 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn structural_errors_exit_2() {
-    for text in ["[]", "{}", "{\"capabilities\": []}", "{\"capabilities\": {}, \"extra\": 1}"] {
+    for text in [
+        "[]",
+        "{}",
+        "{\"capabilities\": []}",
+        "{\"capabilities\": {}, \"extra\": 1}",
+    ] {
         let f = temp_file("structure.json", text);
         let o = run(&["check", &f]);
         assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
