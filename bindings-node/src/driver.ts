@@ -117,7 +117,12 @@ function runProcedure(hooks: CapabilityHooks, input: unknown, context: unknown, 
 
 const DECISION_CODE: Record<string, number> = { allow: 0, deny: 1, requireApproval: 2, abstain: 3 };
 
-function frozenFrame(frame: Frame): FrozenFrame {
+/** A frozen shallow copy of the application context for hooks (SI-3). */
+export function frozenContext(context: unknown): unknown {
+  return context !== null && typeof context === "object" ? Object.freeze({ ...context }) : context;
+}
+
+function frozenFrame(frame: Frame, context: unknown): FrozenFrame {
   const actor = frame.actor ?? {};
   return Object.freeze({
     surface: frame.surface,
@@ -126,7 +131,7 @@ function frozenFrame(frame: Frame): FrozenFrame {
       roles: Object.freeze([...(actor.roles ?? [])]) as string[],
       attributes: Object.freeze({ ...(actor.attributes ?? {}) }),
     }),
-    context: frame.context,
+    context,
     trace: frame.trace,
     requestId: frame.requestId,
     agentId: frame.agentId,
@@ -191,8 +196,14 @@ export async function drive(
     for (;;) {
       switch (kind) {
         case Kind.ValidateInput: {
-          let res = cap().inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>;
-          if (isThenable(res)) res = await res;
+          let res: StandardResult | Promise<StandardResult>;
+          try {
+            res = cap().inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>;
+            if (isThenable(res)) res = await res;
+          } catch {
+            // A validator that throws rejects the input; its text may quote it.
+            res = { issues: [{ message: "The input could not be validated." }] };
+          }
           if (res.issues) {
             r = N.answerInputInvalid(reg, h, issuesMessage(res.issues), Date.now());
           } else {
@@ -259,7 +270,7 @@ export async function drive(
           break;
         }
         case Kind.RedactOutput: {
-          const info = redactionInfo(JSON.parse(N.invokeRedactionInfo(reg, h)), context);
+          const info = redactionInfo(JSON.parse(N.invokeRedactionInfo(reg, h)), frozenContext(context));
           try {
             let red = cap().meta.redact!.output!(output, info);
             if (isThenable(red)) red = await red;
@@ -346,11 +357,12 @@ async function evaluatePolicy(
   const fn = scope === 0 ? host.runtimePolicies.get(index) : hooks.policies.get(index);
   if (fn === undefined) return N.answerPolicyFailed(reg, h, Date.now());
   const timeoutMs = N.invokePolicyTimeout(reg, h);
+  const context = frozenContext(frame.context);
   const request = Object.freeze({
     capability: Object.freeze({ id: hooks.id, meta: hooks.meta }),
     input,
-    frame: frozenFrame(frame),
-    context: frame.context,
+    frame: frozenFrame(frame, context),
+    context,
   });
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {

@@ -4,7 +4,7 @@
  * meta and runs invocations through the driver loop (`driver.ts`).
  */
 import { collectProcedures, declare, policiesToJson, type CapabilityHooks } from "./declare.js";
-import { drive, redactionInfo, type DriverHost } from "./driver.js";
+import { drive, frozenContext, redactionInfo, type DriverHost } from "./driver.js";
 import { call, CapabilityError, fromNative } from "./errors.js";
 import { toJsonText } from "./json.js";
 import { Deadlines } from "./deadlines.js";
@@ -212,7 +212,7 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     const fn = hooks?.meta.redact?.approvalInput;
     if (!fn) throw new CapabilityError("INTERNAL", "no approval-input redactor");
     try {
-      return await fn(request.input, redactionInfo(view.info, info.context));
+      return await fn(request.input, redactionInfo(view.info, frozenContext(info.context)));
     } catch {
       throw new CapabilityError("EXECUTION_FAILED", "The approval input could not be prepared for display.");
     }

@@ -87,6 +87,7 @@ test("SI-3 hooks get frozen copies; a resumed approval runs as the recorded surf
   assert.equal(infos[0].actor.id, "alice");
   assert.deepEqual(infos[0].context, { app: 1 });
   assert.ok(Object.isFrozen(infos[0]));
+  assert.ok(Object.isFrozen(infos[0].context), "hooks get a frozen copy of the context");
   assert.deepEqual(attempts.at(-1), "roles frozen");
 });
 

@@ -57,6 +57,14 @@ test("handlers that throw, reject, or hang past the deadline ignoring the signal
   assert.equal(registry.inFlight(), 0);
 });
 
+test("a validator that throws rejects the input without echoing it", async () => {
+  const throwing = { "~standard": { version: 1, vendor: "t", validate: (v) => { throw new Error(`bad ${v.secret}`); } } };
+  const registry = await createCapabilityRegistry({ v: base.meta({ agent: agent() }).input(throwing).handler(async () => 1) });
+  const e = await registry.invoke("v", { secret: "PIN-1234" }, { surface: "direct" }).catch((x) => x);
+  assert.equal(e.code, "INVALID_INPUT");
+  assert.ok(!JSON.stringify(e.toJSON()).includes("PIN-1234"));
+});
+
 test("the frame's AbortSignal cancels: CANCELLED, and the handler's signal aborts", async () => {
   let handlerSignal;
   const registry = await createCapabilityRegistry({
