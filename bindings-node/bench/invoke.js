@@ -1,7 +1,8 @@
 // registry.invoke vs a bare oRPC `call()` of the same procedure, side by
 // side in one process (DESIGN §11): zod input, a trivial async handler,
-// one middleware. Prints p50s (mitata), the ratio, and sequential
-// throughput. Run with `make bench-node` (release native module).
+// one middleware. Times every awaited call in interleaved rounds and prints
+// p50s, their ratio and sequential throughput. Run with `make bench-node`
+// (release native module).
 import { call, os } from "@orpc/server";
 import { measure } from "mitata";
 import * as z from "zod";
@@ -58,8 +59,13 @@ for (let round = 0; round < ROUNDS; round++) {
   all.governed.push(...g.each);
   rounds.push({ b: b.mean, g: g.mean, ratio: median(g.each) / median(b.each) });
 }
+// mitata decides per run whether to batch async samples; on a shared
+// machine its p50 for these two flipped between 0.6x and 1.5x from run to
+// run, so it is a cross-check behind --mitata, not the figure.
 const sm = [];
-for (let round = 0; round < 3; round++) sm.push({ bare: (await measure(bare)).p50, governed: (await measure(governed)).p50 });
+if (process.argv.includes("--mitata")) {
+  for (let round = 0; round < 3; round++) sm.push({ bare: (await measure(bare)).p50, governed: (await measure(governed)).p50 });
+}
 const us = (ns) => (ns / 1000).toFixed(3);
 const p50b = median(all.bare);
 const p50g = median(all.governed);
@@ -69,5 +75,7 @@ console.log(`node ${process.version}, ${process.arch}; ${ROUNDS} interleaved rou
 console.log(`bare call(procedure, input, {context})  p50 ${us(p50b)} µs   sequential ${Math.round(1e9 / mb).toLocaleString("en")} calls/s`);
 console.log(`registry.invoke on surface direct      p50 ${us(p50g)} µs   sequential ${Math.round(1e9 / mg).toLocaleString("en")} invocations/s`);
 console.log(`ratio governed / bare at p50: ${(p50g / p50b).toFixed(2)}x (median of per-round ratios ${median(rounds.map((r) => r.ratio)).toFixed(2)}x; target <= 1.2x)`);
-console.log(`mitata p50 (batched samples, noisy on a shared machine): bare ${us(median(sm.map((r) => r.bare)))} µs, governed ${us(median(sm.map((r) => r.governed)))} µs`);
+if (sm.length > 0) {
+  console.log(`mitata p50 (adaptive batching): bare ${us(median(sm.map((r) => r.bare)))} µs, governed ${us(median(sm.map((r) => r.governed)))} µs`);
+}
 if (registry.inFlight() !== 0) throw new Error("invocations leaked");
