@@ -9,11 +9,10 @@
  * Every decision (order, eligibility, deadlines, what may leak) is the
  * core's: nothing here decides whether a step happens, only how to do it.
  */
-import { middlewareOutputFn, createORPCErrorConstructorMap, type AnyProcedure } from "@orpc/server";
-
 import { CapabilityError, fromNative } from "./errors.js";
 import { HOT, Kind, N } from "./native.js";
-import type { Deadlines, Timed } from "./deadlines.js";
+import { Attempt, isThenable } from "./attempt.js";
+import type { Deadlines } from "./deadlines.js";
 import { toJsonText } from "./json.js";
 import { issuesMessage, type StandardResult } from "./schema.js";
 import type { CapabilityHooks } from "./declare.js";
@@ -34,83 +33,6 @@ export interface DriverHost {
   readonly runtimePolicies: ReadonlyMap<number, PolicyFunction>;
   readonly audit: ((record: AuditRecord) => void) | undefined;
   readonly deadlines: Deadlines;
-}
-
-/** Why a handler's signal aborted at the deadline. */
-function deadlineReason(): Error {
-  const e = new Error("The capability's deadline passed.");
-  e.name = "TimeoutError";
-  return e;
-}
-
-// ----- running an oRPC procedure without its validation ---------------------
-
-const errorMaps = new WeakMap<AnyProcedure, unknown>();
-
-function errorsOf(procedure: AnyProcedure): unknown {
-  let m = errorMaps.get(procedure);
-  if (m === undefined) {
-    m = createORPCErrorConstructorMap(procedure["~orpc"].errorMap);
-    errorMaps.set(procedure, m);
-  }
-  return m;
-}
-
-/**
- * Runs the procedure's own middleware chain and handler, as oRPC's
- * `executeProcedureInternal` does, without its input/output validation:
- * the core asks for validation once, at stages 4 and 12. Middlewares see
- * the validated input. Context merging follows oRPC (`next({context})`
- * merges into the current context). `signal` is a getter: the
- * AbortController behind it is made only if someone reads it.
- */
-function runProcedure(hooks: CapabilityHooks, input: unknown, context: unknown, attempt: Attempt): unknown {
-  const procedure = hooks.procedure;
-  const def = procedure["~orpc"];
-  const middlewares = def.middlewares;
-  const errors = errorsOf(procedure);
-  const path = hooks.path;
-  const handler = (ctx: unknown) =>
-    def.handler({
-      context: ctx,
-      input,
-      errors,
-      path,
-      procedure,
-      get signal() {
-        return attempt.signal();
-      },
-      lastEventId: undefined,
-    } as any);
-  if (middlewares.length === 0) return handler(context);
-  const next = async (index: number, ctx: any): Promise<unknown> => {
-    const mid = middlewares[index];
-    if (mid === undefined) return handler(ctx);
-    const result = await mid(
-      {
-        context: ctx,
-        input,
-        errors,
-        path,
-        procedure,
-        get signal() {
-          return attempt.signal();
-        },
-        lastEventId: undefined,
-        next: async (nextOptions?: { context?: Record<string, unknown> }) => {
-          const nextContext = nextOptions?.context ?? {};
-          return {
-            output: await next(index + 1, { ...ctx, ...nextContext }),
-            context: nextContext,
-          };
-        },
-      } as any,
-      input,
-      middlewareOutputFn as any,
-    );
-    return (result as { output: unknown }).output;
-  };
-  return next(0, context);
 }
 
 // ----- host answers -----------------------------------------------------------
@@ -155,9 +77,6 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
   });
 }
 
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return v !== null && typeof v === "object" && typeof (v as any).then === "function";
-}
 
 /**
  * One governed invocation. `start` is the packed result of
@@ -390,124 +309,4 @@ async function evaluatePolicy(
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
-}
-
-/**
- * Stage 11: one attempt. One timer, armed at the deadline the core named;
- * the handler's signal aborts at it or when the caller's signal aborts;
- * whatever the handler delivers after that is discarded.
- */
-class Attempt implements Timed {
-  output: unknown = undefined;
-  deadline = 0;
-  prevDeadline: Timed | null = null;
-  nextDeadline: Timed | null = null;
-  #settled = false;
-  #controller: AbortController | undefined = undefined;
-  #aborted = false;
-  #reason: unknown = undefined;
-  #resolve: ((next: number) => void) | undefined = undefined;
-  #onCallerAbort: (() => void) | undefined = undefined;
-
-  constructor(
-    readonly host: DriverHost,
-    readonly h: number,
-    readonly callerSignal: AbortSignal | undefined,
-  ) {}
-
-  /** The handler's signal, made on first read. */
-  signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.#aborted) this.#controller.abort(this.#reason);
-    }
-    return this.#controller.signal;
-  }
-
-  #abort(reason: unknown): void {
-    this.#aborted = true;
-    this.#reason = reason;
-    this.#controller?.abort(reason);
-  }
-
-  /** Settles once; false if the timer or the caller got there first. */
-  #settle(): boolean {
-    if (this.#settled) return false;
-    this.#settled = true;
-    this.host.deadlines.remove(this);
-    if (this.#onCallerAbort !== undefined) this.callerSignal?.removeEventListener("abort", this.#onCallerAbort);
-    return true;
-  }
-
-  run(hooks: CapabilityHooks, deadlineAt: number, input: unknown, context: unknown): Promise<number> {
-    return new Promise<number>((resolve) => {
-      this.#resolve = resolve;
-      this.deadline = deadlineAt;
-      this.host.deadlines.add(this);
-      const caller = this.callerSignal;
-      if (caller !== undefined) {
-        this.#onCallerAbort = () => this.cancelled();
-        if (caller.aborted) return this.cancelled();
-        caller.addEventListener("abort", this.#onCallerAbort, { once: true });
-      }
-      let p: unknown;
-      try {
-        p = runProcedure(hooks, input, context, this);
-      } catch (e) {
-        return this.failed(e);
-      }
-      if (isThenable(p)) {
-        p.then(
-          (o) => this.ok(o),
-          (e) => this.failed(e),
-        );
-      } else {
-        this.ok(p);
-      }
-    });
-  }
-
-  ok(output: unknown): void {
-    if (!this.#settle()) return;
-    this.output = output;
-    this.#answer(() => HOT.handlerOk(this.host.handle, this.h, Date.now()));
-  }
-
-  failed(err: unknown): void {
-    if (!this.#settle()) return;
-    this.#answer(() => answerError(this.host.handle, this.h, err));
-  }
-
-  /** The deadline passed (called by the registry's `Deadlines`). */
-  expire(): void {
-    if (!this.#settle()) return;
-    this.#abort(deadlineReason());
-    this.#answer(() => N.answerHandlerTimedOut(this.host.handle, this.h, Date.now()));
-  }
-
-  cancelled(): void {
-    if (!this.#settle()) return;
-    this.#abort(this.callerSignal?.reason);
-    this.#answer(() => N.answerCancelled(this.host.handle, this.h, Date.now()));
-  }
-
-  #answer(f: () => number): void {
-    let next: number;
-    try {
-      next = f();
-    } catch {
-      // The registry was closed under the call: the loop reads INTERNAL.
-      next = Kind.Done;
-    }
-    this.#resolve!(next);
-  }
-}
-
-function answerError(reg: number, h: number, err: unknown): number {
-  if (err instanceof CapabilityError) {
-    return N.answerHandlerError(reg, h, err.code, err.message, err.retryable, Date.now());
-  }
-  // A plain throw: EXECUTION_FAILED with the core's generic message; the
-  // thrown text is not passed on (it may quote data, SI-10).
-  return N.answerHandlerError(reg, h, null, "", false, Date.now());
 }
