@@ -24,9 +24,13 @@
 //! Node with "failed to initiate panic"). `test/robustness.test.js` keeps
 //! it that way.
 
+// `unsafe` only in raw.rs (raw Node-API for the hot path).
+#![deny(unsafe_code)]
+
 mod approvals;
 mod errors;
 mod invoke;
+#[allow(unsafe_code)]
 mod raw;
 mod registry;
 mod slab;
