@@ -185,6 +185,14 @@ public final class CapabilityRegistry: @unchecked Sendable {
 
     // MARK: introspection
 
+    /// The capability id an id or adapter tool name resolves to (stage 1),
+    /// whatever the surface; `nil` when unknown.
+    public func capabilityId(for idOrToolName: String) -> String? {
+        core.resolve(idOrToolName: idOrToolName).flatMap { i in
+            Int(i) < capabilities.count ? capabilities[Int(i)].id : nil
+        }
+    }
+
     /// The inspect() report: resolved values, surfaces, tool names, warnings.
     public func inspect() -> JSONValue { (try? JSONValue(parsing: core.inspect())) ?? .null }
 

@@ -100,7 +100,7 @@ final class RegistryVectorTests: XCTestCase {
                 XCTAssertTrue(subset(exp, names), "\(name): tool names of \(id)")
                 // Every name resolves to the same capability (stage 1).
                 for n in [names?["aiSdk"]?.stringValue, names?["mcp"]?.stringValue].compactMap({ $0 }) {
-                    XCTAssertEqual(registry.core.resolve(idOrToolName: n), registry.indexById[id], "\(name): \(n)")
+                    XCTAssertEqual(registry.capabilityId(for: n), id, "\(name): \(n)")
                 }
             }
             for (surface, ids) in expect["exposedOn"]?.objectValue ?? JSONObject() {
