@@ -170,34 +170,46 @@ export class Attempt implements Timed {
   ok(output: unknown): void {
     if (!this.#settle()) return;
     this.output = output;
-    this.#answer(() => HOT.handlerOk(this.host.handle, this.h, Date.now()));
+    let next: number;
+    try {
+      next = HOT.handlerOk(this.host.handle, this.h, Date.now());
+    } catch {
+      next = Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
+    }
+    this.#resolve!(next);
   }
 
   failed(err: unknown): void {
     if (!this.#settle()) return;
-    this.#answer(() => answerError(this.host.handle, this.h, err));
+    this.#answer(0, err);
   }
 
   /** The deadline passed (called by the registry's `Deadlines`). */
   expire(): void {
     if (!this.#settle()) return;
     this.#abort(deadlineReason());
-    this.#answer(() => N.answerHandlerTimedOut(this.host.handle, this.h, Date.now()));
+    this.#answer(1, undefined);
   }
 
   cancelled(): void {
     if (!this.#settle()) return;
     this.#abort(this.callerSignal?.reason);
-    this.#answer(() => N.answerCancelled(this.host.handle, this.h, Date.now()));
+    this.#answer(2, undefined);
   }
 
-  #answer(f: () => number): void {
+  /** 0: the handler failed with `err`; 1: timed out; 2: cancelled. */
+  #answer(how: 0 | 1 | 2, err: unknown): void {
+    const reg = this.host.handle;
     let next: number;
     try {
-      next = f();
+      next =
+        how === 0
+          ? answerError(reg, this.h, err)
+          : how === 1
+            ? N.answerHandlerTimedOut(reg, this.h, Date.now())
+            : N.answerCancelled(reg, this.h, Date.now());
     } catch {
-      // The registry was closed under the call: the loop reads INTERNAL.
-      next = Kind.Done;
+      next = Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
     }
     this.#resolve!(next);
   }

@@ -83,6 +83,13 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
  * `invokeStart`/`invokeStartName`/`resumeStart`; `input` the caller's raw
  * input (`undefined` on resume: the core holds the stored input).
  */
+/** The hooks of the capability an invocation resolved (name path, resume). */
+function hooksOf(host: DriverHost, h: number): CapabilityHooks {
+  const hooks = host.caps[N.invokeCapability(host.handle, h)];
+  if (hooks === undefined) throw new CapabilityError("INTERNAL", "no capability for this step");
+  return hooks;
+}
+
 export async function drive(
   host: DriverHost,
   start: number,
@@ -103,21 +110,14 @@ export async function drive(
   const context = frame.context ?? {};
   const signal = frame.signal;
   if (kind === Kind.RunHandler || kind === Kind.EvaluatePolicy) aux = N.invokeAux(reg, h);
-  const cap = (): CapabilityHooks => {
-    if (hooks === undefined) {
-      const i = N.invokeCapability(reg, h);
-      hooks = host.caps[i];
-      if (hooks === undefined) throw new CapabilityError("INTERNAL", "no capability for this step");
-    }
-    return hooks;
-  };
+
   try {
     for (;;) {
       switch (kind) {
         case Kind.ValidateInput: {
           let res: StandardResult | Promise<StandardResult>;
           try {
-            res = cap().inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>;
+            res = (hooks ??= hooksOf(host, h)).inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>;
             if (isThenable(res)) res = await res;
           } catch {
             // A validator that throws rejects the input; its text may quote it.
@@ -132,7 +132,7 @@ export async function drive(
           break;
         }
         case Kind.EvaluatePolicy:
-          r = await evaluatePolicy(host, cap(), h, aux, value, frame);
+          r = await evaluatePolicy(host, (hooks ??= hooksOf(host, h)), h, aux, value, frame);
           break;
         case Kind.ExportInput:
           try {
@@ -151,7 +151,7 @@ export async function drive(
             fromCore = false;
           }
           const attempt = new Attempt(host, h, signal);
-          r = await attempt.run(cap(), aux, value, context);
+          r = await attempt.run((hooks ??= hooksOf(host, h)), aux, value, context);
           output = attempt.output;
           break;
         }
@@ -159,7 +159,7 @@ export async function drive(
           const error = CapabilityError.fromJSON(JSON.parse(N.invokeRetryError(reg, h)));
           let retry = false;
           try {
-            retry = cap().meta.retry?.retryOn?.(error) === true;
+            retry = (hooks ??= hooksOf(host, h)).meta.retry?.retryOn?.(error) === true;
           } catch {
             retry = false; // a throwing predicate does not retry
           }
@@ -174,7 +174,7 @@ export async function drive(
         case Kind.ValidateOutput: {
           let res: StandardResult | Promise<StandardResult>;
           try {
-            res = cap().outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>;
+            res = (hooks ??= hooksOf(host, h)).outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>;
             if (isThenable(res)) res = await res;
           } catch {
             res = { issues: [{ message: "the output validator threw" }] };
@@ -191,7 +191,7 @@ export async function drive(
         case Kind.RedactOutput: {
           const info = redactionInfo(JSON.parse(N.invokeRedactionInfo(reg, h)), frozenContext(context));
           try {
-            let red = cap().meta.redact!.output!(output, info);
+            let red = (hooks ??= hooksOf(host, h)).meta.redact!.output!(output, info);
             if (isThenable(red)) red = await red;
             output = red;
             r = N.answerRedacted(reg, h, Date.now());
