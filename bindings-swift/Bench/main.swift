@@ -10,7 +10,11 @@ struct Query: Codable, Sendable { let n: Int }
 
 let handler: @Sendable (Query, HandlerContext) async throws -> Int = { q, _ in q.n &* 2 }
 let meta = AgentMeta(description: "Double a number.", expose: [.mcp: true], sideEffect: .none, risk: .low)
-let registry = try! CapabilityRegistry(capabilities: [Capability("math.double", meta: meta, handler: handler)])
+let jsonHandler: @Sendable (JSONValue, HandlerContext) async throws -> JSONValue = { v, _ in v }
+let registry = try! CapabilityRegistry(capabilities: [
+    Capability("math.double", meta: meta, handler: handler),
+    Capability("json.echo", meta: meta, handler: jsonHandler),
+])
 let frame = Frame(surface: .mcp)
 let context = HandlerContext(attempt: 1, deadlineAtMs: 0, capabilityId: "math.double", frame: frame)
 
@@ -25,6 +29,12 @@ func percentile(_ xs: [UInt64], _ p: Double) -> Double {
 /// (SI-9): the closure in its own task, awaited.
 @inline(never) func inTask(_ q: Query) async throws -> Int { try await Task { try await handler(q, context) }.value }
 
+/// A model's tool call: dynamic JSON in and out (no stage 4 conversion).
+@inline(never) func governedJSON(_ v: JSONValue) async throws -> Int {
+    let out: Outcome<JSONValue> = try await registry.invoke("json.echo", input: v, frame: frame)
+    return out.value == nil ? 0 : 1
+}
+
 @inline(never) func governed(_ q: Query) async throws -> Int {
     let out: Outcome<Int> = try await registry.invoke("math.double", input: q, frame: frame)
     return out.value ?? 0
@@ -37,6 +47,7 @@ let perRound = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 5_000
 var directNs: [UInt64] = []
 var governedNs: [UInt64] = []
 var taskNs: [UInt64] = []
+var jsonNs: [UInt64] = []
 var sink = 0
 // Warm-up.
 for i in 0..<2_000 { sink &+= try await direct(Query(n: i)); sink &+= try await governed(Query(n: i)) }
@@ -53,6 +64,11 @@ for _ in 0..<rounds {
     }
     for i in 0..<perRound {
         let t0 = DispatchTime.now().uptimeNanoseconds
+        sink &+= try await governedJSON(.int(Int64(i)))
+        jsonNs.append(DispatchTime.now().uptimeNanoseconds - t0)
+    }
+    for i in 0..<perRound {
+        let t0 = DispatchTime.now().uptimeNanoseconds
         sink &+= try await inTask(Query(n: i))
         taskNs.append(DispatchTime.now().uptimeNanoseconds - t0)
     }
@@ -62,6 +78,7 @@ print("swift bench (\(rounds * perRound) calls each, release, p50 per call; sink
 print(String(format: "  direct await of the closure : p50 %8.3f µs  p90 %8.3f µs", d50 / 1000, percentile(directNs, 0.9) / 1000))
 print(String(format: "  the closure in its own Task  : p50 %8.3f µs  p90 %8.3f µs", percentile(taskNs, 0.5) / 1000, percentile(taskNs, 0.9) / 1000))
 print(String(format: "  governed registry.invoke     : p50 %8.3f µs  p90 %8.3f µs", g50 / 1000, percentile(governedNs, 0.9) / 1000))
+print(String(format: "  governed, JSONValue in/out   : p50 %8.3f µs  p90 %8.3f µs", percentile(jsonNs, 0.5) / 1000, percentile(jsonNs, 0.9) / 1000))
 print(String(format: "  ratio governed/direct (p50)  : %.1f×  (+%.2f µs per call)", g50 / max(d50, 1), (g50 - d50) / 1000))
 }
 
