@@ -89,8 +89,9 @@ fn options(r: &Registry, now: f64) -> InvokeOptions {
 
 fn frame_of(surface: u32, frame_json: Option<String>) -> Result<Frame, CapabilityError> {
     match frame_json {
-        Some(text) => serde_json::from_value(parse_json(&text, "the frame")?)
-            .map_err(|e| invalid(format!("invalid frame: {e}"))),
+        Some(text) => {
+            serde_json::from_str(&text).map_err(|e| invalid(format!("invalid frame: {e}")))
+        }
         None => {
             let s = u8::try_from(surface)
                 .ok()
