@@ -7,11 +7,15 @@
 //! integers. An answer that does not fit the step ends the invocation in
 //! `Done` with an INTERNAL error (the core's rule); the next kind says so.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use orpc_agent_core::host::HostRegistry;
 use orpc_agent_core::pipeline::{Decision, PolicyScope};
-use orpc_agent_core::{Answer, CapabilityError, ErrorCode, Invocation, Outcome, Payload, Step};
+use orpc_agent_core::{
+    Answer, CapabilityError, ErrorCode, Invocation, Outcome, Payload, Step, StepKind,
+};
 
 use crate::convert::parse_json;
 use crate::registry::request_json;
@@ -109,6 +113,14 @@ pub struct FfiInvocation {
     inv: Mutex<Invocation>,
     /// The clock reading store steps use until Swift sends a newer one.
     now_ms: Mutex<u64>,
+    /// The core panicked while running this invocation (it must not; the
+    /// panic is caught here so it never unwinds into Swift or aborts the
+    /// app). The invocation then ends in INTERNAL.
+    panicked: AtomicBool,
+}
+
+fn panic_error() -> CapabilityError {
+    CapabilityError::new(ErrorCode::Internal, "The agent runtime failed internally.")
 }
 
 impl FfiInvocation {
@@ -117,11 +129,9 @@ impl FfiInvocation {
             host,
             inv: Mutex::new(inv),
             now_ms: Mutex::new(now_ms),
+            panicked: AtomicBool::new(false),
         };
-        {
-            let mut inv = this.lock();
-            this.host.advance(&mut inv, now_ms);
-        }
+        this.run_core(|inv, host| host.advance(inv, now_ms).as_u8());
         Arc::new(this)
     }
 
@@ -144,11 +154,28 @@ impl FfiInvocation {
     /// step kind for Swift.
     fn answer(&self, answer: Answer, now_ms: Option<u64>) -> u8 {
         let now = self.clock(now_ms);
+        self.run_core(move |inv, host| {
+            // An out-of-turn answer ends the machine in Done(INTERNAL); the
+            // returned kind (Done) and the outcome report it.
+            let _ = inv.answer(answer);
+            host.advance(inv, now).as_u8()
+        })
+    }
+
+    /// Runs core code on the invocation, catching a panic: the invocation
+    /// then reports `Done` and an INTERNAL outcome.
+    fn run_core(&self, f: impl FnOnce(&mut Invocation, &HostRegistry) -> u8) -> u8 {
+        if self.panicked.load(Ordering::Relaxed) {
+            return StepKind::Done.as_u8();
+        }
         let mut inv = self.lock();
-        // An out-of-turn answer ends the machine in Done(INTERNAL); the
-        // returned kind (Done) and the outcome report it.
-        let _ = inv.answer(answer);
-        self.host.advance(&mut inv, now).as_u8()
+        match catch_unwind(AssertUnwindSafe(|| f(&mut inv, &self.host))) {
+            Ok(kind) => kind,
+            Err(_) => {
+                self.panicked.store(true, Ordering::Relaxed);
+                StepKind::Done.as_u8()
+            }
+        }
     }
 }
 
@@ -156,6 +183,9 @@ impl FfiInvocation {
 impl FfiInvocation {
     /// The current step kind (core `StepKind` as an integer).
     pub fn step_kind(&self) -> u8 {
+        if self.panicked.load(Ordering::Relaxed) {
+            return StepKind::Done.as_u8();
+        }
         self.lock().step_kind().as_u8()
     }
 
@@ -236,6 +266,9 @@ impl FfiInvocation {
     /// required (`outcome_approval_json`), 3 error (`outcome_error`),
     /// 255 not finished.
     pub fn outcome_kind(&self) -> u8 {
+        if self.panicked.load(Ordering::Relaxed) {
+            return 3;
+        }
         match self.lock().step() {
             Step::Done(Outcome::Ok(Payload::Host)) => 0,
             Step::Done(Outcome::Ok(Payload::Json(_))) => 1,
@@ -263,6 +296,9 @@ impl FfiInvocation {
 
     /// `outcome_kind` 3: the error.
     pub fn outcome_error(&self) -> Option<FfiErrorInfo> {
+        if self.panicked.load(Ordering::Relaxed) {
+            return Some((&panic_error()).into());
+        }
         match self.lock().step() {
             Step::Done(Outcome::Error(e)) => Some(e.into()),
             _ => None,

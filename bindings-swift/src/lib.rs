@@ -13,10 +13,11 @@
 //! Values the core does not need stay in Swift (`Payload::Host`); the core
 //! asks for JSON only when it must read them (`ExportInput`/`ExportOutput`).
 //!
-//! Panics: every exported call that reaches core code returns `Result`, so a
-//! panic (there should be none: clippy denies `unwrap`/`panic`) is caught by
-//! uniffi's `rust_call` and surfaces in Swift as a thrown error, never an
-//! abort of the host process.
+//! Panics (there should be none: the core denies `unwrap`/`panic`) never
+//! reach Swift: the calls that run the state machine catch them and end the
+//! invocation in INTERNAL; the other calls that reach core code return
+//! `Result`, so uniffi's own catch turns a panic into a thrown Swift error.
+//! Neither aborts the host process.
 
 mod convert;
 mod invocation;

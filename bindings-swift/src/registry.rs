@@ -226,8 +226,8 @@ impl FfiRegistry {
     }
 
     /// The inspect() report as JSON.
-    pub fn inspect(&self) -> String {
-        self.host.registry().inspect().to_json().to_string()
+    pub fn inspect(&self) -> Result<String, FfiError> {
+        Ok(self.host.registry().inspect().to_json().to_string())
     }
 
     /// The portable descriptors of the capabilities exposed on `surface`

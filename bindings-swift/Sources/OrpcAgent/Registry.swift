@@ -194,7 +194,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
     }
 
     /// The inspect() report: resolved values, surfaces, tool names, warnings.
-    public func inspect() -> JSONValue { (try? JSONValue(parsing: core.inspect())) ?? .null }
+    public func inspect() -> JSONValue { (try? JSONValue(parsing: try core.inspect())) ?? .null }
 
     /// Portable descriptors of the capabilities exposed on `surface`.
     public func descriptors(surface: Surface) throws -> [JSONValue] {

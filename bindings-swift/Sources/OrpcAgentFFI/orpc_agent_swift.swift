@@ -1356,7 +1356,7 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     /**
      * The inspect() report as JSON.
      */
-    func inspect()  -> String
+    func inspect() throws  -> String
     
     /**
      * The index of a capability id or adapter tool name.
@@ -1551,8 +1551,8 @@ open func descriptors(surface: String)throws  -> String  {
     /**
      * The inspect() report as JSON.
      */
-open func inspect() -> String  {
-    return try!  FfiConverterString.lift(try! rustCall() {
+open func inspect()throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_inspect(
             self.uniffiCloneHandle(),uniffiCallStatus
@@ -2607,7 +2607,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_descriptors() != 60815) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_inspect() != 60462) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_inspect() != 64447) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resolve() != 40776) {
