@@ -1,0 +1,72 @@
+import Foundation
+import XCTest
+@testable import OrpcAgent
+
+/// The embedded SQLite approval store through the Swift API: a request
+/// made before a restart is approved and resumed after it.
+final class StoreTests: XCTestCase {
+    struct Payment: Codable, Sendable, Equatable { let to: String; let cents: Int }
+
+    func capabilities(_ calls: Locked<Int>) -> [Capability] {
+        [
+            Capability(
+                "payments.send",
+                meta: AgentMeta(
+                    description: "Send a payment.", expose: [.mcp: true], sideEffect: .external, risk: .high,
+                    approval: .init(required: true))
+            ) { (p: Payment, _) in
+                calls.with { $0 += 1 }
+                return p.cents
+            }
+        ]
+    }
+
+    func testApprovalsSurviveARestartWithSQLite() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orpc-agent-\(UUID().uuidString).db").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let calls = Locked(0)
+        var first: CapabilityRegistry? = try CapabilityRegistry(
+            capabilities: capabilities(calls), options: RegistryOptions(approvalStore: .sqlite(path: path)))
+        let pending: Outcome<Int> = try await first!.invoke(
+            "payments.send", input: Payment(to: "bob", cents: 500), frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
+        let id = try XCTUnwrap(pending.approval?.id)
+        first = nil  // "restart"
+
+        let second = try CapabilityRegistry(
+            capabilities: capabilities(calls), options: RegistryOptions(approvalStore: .sqlite(path: path)))
+        let listed = try second.approvals(ApprovalFilter(actorId: "ann"))
+        XCTAssertEqual(listed.map(\.id), [id])
+        XCTAssertEqual(listed.first?.input, ["to": "bob", "cents": 500])
+        try second.approve(id, approver: "boss")
+        let done: Outcome<Int> = try await second.resume(id, frame: Frame(surface: .mcp))
+        XCTAssertEqual(done.value, 500)
+        XCTAssertEqual(try second.approval(id)?.status, "consumed")
+        XCTAssertEqual(calls.with { $0 }, 1)
+    }
+
+    func testAStoreThatCannotOpenIsATypedError() {
+        XCTAssertThrowsError(
+            try CapabilityRegistry(
+                capabilities: [], options: RegistryOptions(approvalStore: .sqlite(path: "/nonexistent-dir/x/approvals.db")))
+        ) { error in
+            XCTAssertEqual((error as? CapabilityError)?.code, .internal, "\(error)")
+        }
+    }
+
+    func testAnAlreadyCancelledCallerGetsCancelled() async throws {
+        let calls = Locked(0)
+        let reg = try CapabilityRegistry(capabilities: [
+            Capability(
+                "notes.read", meta: AgentMeta(description: "Read.", expose: [.mcp: true], sideEffect: .read, risk: .low)
+            ) { (x: JSONValue, _) in
+                calls.with { $0 += 1 }
+                return x
+            }
+        ])
+        let task = Task { () -> Outcome<JSONValue> in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await reg.invoke("notes.read", input: JSONValue.null, frame: Frame(surface: .mcp))
+        }
+        await assertThrows(.cancelled) { _ = try await task.value }
+    }
+}
