@@ -373,6 +373,19 @@ impl Invocation {
     /// Feeds the host's answer to the current step. An answer that does not
     /// fit the step ends the invocation with INTERNAL (and returns it).
     pub fn answer(&mut self, answer: Answer) -> Result<(), CapabilityError> {
+        // A finished invocation keeps its outcome: a stray answer must not
+        // turn an `Ok` whose handler already ran into an error a caller
+        // would retry (the write would run twice), nor make a taken
+        // outcome appear again.
+        if self.is_done() {
+            return Err(CapabilityError::new(
+                ErrorCode::Internal,
+                format!(
+                    "host answered {} after the invocation finished",
+                    answer.name()
+                ),
+            ));
+        }
         let state = std::mem::replace(&mut self.state, State::Vacant);
         match (state, answer) {
             (State::ValidateInput, Answer::InputValid(p)) => {
