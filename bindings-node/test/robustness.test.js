@@ -149,6 +149,15 @@ test("approvals round trip over SQLite, across a registry re-creation", async ()
   }
 });
 
+test("approval store options: bad values and the not-yet-available PostgreSQL store fail clearly", async () => {
+  const router = { x: base.meta({ agent: agent() }).handler(async () => 1) };
+  for (const approvalStore of ["disk", { sqlite: "" }, { postgres: "postgres://127.0.0.1/x" }]) {
+    const e = await createCapabilityRegistry(router, { approvalStore }).catch((x) => x);
+    assert.ok(e instanceof CapabilityError, JSON.stringify(approvalStore));
+    assert.equal(e.code, "INVALID_INPUT");
+  }
+});
+
 test("a Rust panic becomes a thrown error; Node keeps running", () => {
   assert.throws(() => native.panicForTest(), /panic/);
   assert.equal(native.allErrorCodes().length, ERROR_CODES.length);
