@@ -61,9 +61,11 @@ impl<'v> ObjReader<'v> {
             *slot = key;
             self.seen_len += 1;
         }
-        match self.obj.get(key) {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(v),
+        // A linear scan beats hashing here: declaration objects hold a
+        // handful of short keys, and most fields asked for are absent.
+        match self.obj.iter().find(|(k, _)| k.as_str() == key) {
+            None | Some((_, Value::Null)) => None,
+            Some((_, v)) => Some(v),
         }
     }
 

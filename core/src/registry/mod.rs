@@ -153,7 +153,7 @@ impl CapabilityRegistry {
                 problems: analysis.problems,
             });
         }
-        let mut names = HashMap::with_capacity(analysis.capabilities.len() * 2);
+        let mut names = HashMap::with_capacity(analysis.capabilities.len() * 3);
         for c in &analysis.capabilities {
             for name in [&c.id, &c.ai_sdk_tool_name, &c.mcp_tool_name] {
                 if !names.contains_key(name.as_str()) {
@@ -237,7 +237,7 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
 
     // 1. Ids: well-formed and unique. `usable[i]` says whether decl i goes on.
     let mut usable = vec![false; decls.len()];
-    let mut claimed: HashMap<&str, usize> = HashMap::with_capacity(decls.len() * 2);
+    let mut claimed: HashMap<&str, usize> = HashMap::with_capacity(decls.len() * 3);
     for (i, decl) in decls.iter().enumerate() {
         let mut p = Problems {
             capability: Some(&decl.id),
@@ -272,8 +272,9 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
             list: &mut problems,
         };
         metas.push(read_agent_meta(&decl.meta, &mut p));
-        let ai = tool_name_for(decl, Adapter::AiSdk, &mut p);
-        let mcp = tool_name_for(decl, Adapter::Mcp, &mut p);
+        let derived = derive_tool_name(&decl.id);
+        let ai = tool_name_for(decl, &derived, Adapter::AiSdk, &mut p);
+        let mcp = tool_name_for(decl, &derived, Adapter::Mcp, &mut p);
         tool_names.push(ai.zip(mcp).map(|(a, b)| [a, b]));
     }
 
@@ -376,7 +377,12 @@ const fn tool_name_path(adapter: Adapter) -> &'static str {
 
 /// Resolves one adapter's tool name (override or derived) and checks it
 /// against the protocol, recording a problem if it would be rejected.
-fn tool_name_for(decl: &CapabilityDecl, adapter: Adapter, p: &mut Problems) -> Option<String> {
+fn tool_name_for(
+    decl: &CapabilityDecl,
+    derived: &str,
+    adapter: Adapter,
+    p: &mut Problems,
+) -> Option<String> {
     let override_name = decl
         .meta
         .get("adapters")
@@ -385,7 +391,7 @@ fn tool_name_for(decl: &CapabilityDecl, adapter: Adapter, p: &mut Problems) -> O
         .and_then(Value::as_str);
     let name = match override_name {
         Some(n) => n.to_owned(),
-        None => derive_tool_name(&decl.id),
+        None => derived.to_owned(),
     };
     if let Some(reason) = adapter.reject_reason(&name) {
         let message = if override_name.is_some() {

@@ -65,15 +65,15 @@ impl Adapter {
 
 /// The default tool name of a capability id (documented rule above).
 pub fn derive_tool_name(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let mut name = String::with_capacity(id.len());
+    name.extend(id.chars().map(|c| {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            c
+        } else {
+            '_'
+        }
+    }));
+    name
 }
 
 /// Why a capability id is unacceptable, if it is: ids are non-empty, at most
