@@ -80,3 +80,61 @@ fn an_answer_after_done_keeps_an_error_outcome() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Every crash input the fuzzers found, kept in fuzz/regressions/<target>/:
+/// the decoders must answer each (value or typed error), never panic.
+#[test]
+fn recorded_crash_inputs_decode_or_fail_cleanly() {
+    use orpc_agent_core::act::{DecodeOptions, MetaMap, MetaView, decode, diagnostic};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions");
+    let mut replayed = 0;
+    for target in std::fs::read_dir(&dir).unwrap() {
+        for file in std::fs::read_dir(target.unwrap().path()).unwrap() {
+            let bytes = std::fs::read(file.unwrap().path()).unwrap();
+            let _ = decode(&bytes, DecodeOptions::LENIENT);
+            let _ = decode(&bytes, DecodeOptions::default());
+            let _ = MetaMap::decode(&bytes);
+            let _ = MetaView::parse(&bytes);
+            let _ = diagnostic(&bytes);
+            replayed += 1;
+        }
+    }
+    assert!(
+        replayed > 0,
+        "no regression inputs found in {}",
+        dir.display()
+    );
+}
+
+/// fuzz/cbor_roundtrip: a map with more than 16 keys of mixed types
+/// (NaN floats among them) made the duplicate-key check sort with a
+/// comparator that is not a total order, which panics in Rust ≥ 1.81. Keys
+/// are now ordered by their deterministic encoding.
+#[test]
+fn a_large_map_with_nan_and_mixed_keys_decodes() {
+    use orpc_agent_core::act::{DecodeOptions, decode};
+    // Map of 40 entries: NaN, -0.0, 1.5, integers, text and arrays as keys.
+    let mut bytes = vec![0xb8, 40];
+    for i in 0u8..40 {
+        match i % 5 {
+            0 => bytes.extend_from_slice(&[0xfb, 0x7f, 0xf8, 0, 0, 0, 0, 0, i]), // NaN, payload i
+            1 => bytes.extend_from_slice(&[0x18, i]),
+            2 => bytes.extend_from_slice(&[0x61, b'a' + (i % 26)]),
+            3 => bytes.extend_from_slice(&[0xfa, 0x3f, 0xc0, 0, i]),
+            _ => bytes.extend_from_slice(&[0x81, i % 24]),
+        }
+        bytes.push(0xf6);
+    }
+    let v = decode(&bytes, DecodeOptions::LENIENT).expect("no duplicates: every key differs");
+    assert_eq!(v.as_map().map(Vec::len), Some(40));
+    // The same key twice among many is still found.
+    let mut dup = vec![0xb8, 20];
+    for i in 0u8..19 {
+        dup.extend_from_slice(&[0x18, 100 + i, 0xf6]);
+    }
+    dup.extend_from_slice(&[0x18, 100, 0xf6]);
+    assert_eq!(
+        decode(&dup, DecodeOptions::LENIENT).unwrap_err().code(),
+        "DUPLICATE_KEY"
+    );
+}

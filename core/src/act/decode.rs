@@ -14,6 +14,8 @@
 
 use ciborium::Value as Cbor;
 
+use super::deterministic::encode_deterministic;
+
 /// Deepest nesting accepted (arrays, maps and tags each add a level).
 /// Metadata is shallow; 64 leaves room for `std:forward` chains and
 /// nested argument maps while keeping recursion far from the stack limit.
@@ -374,7 +376,7 @@ fn decode_with_head(
                     entries
                 }
             };
-            if let Some(k) = find_duplicate(&entries, |e| &e.0) {
+            if let Some(k) = find_duplicate_cbor(&entries, |e| &e.0) {
                 return Err(DecodeError::DuplicateKey {
                     offset: h.offset,
                     key: describe_key(k),
@@ -622,11 +624,9 @@ fn indefinite_allowed(h: Head, opts: DecodeOptions) -> Result<(), DecodeError> {
 }
 
 /// The first key that occurs twice. Pairwise for small maps (no
-/// allocation), sorted copy of references for larger ones.
-pub(crate) fn find_duplicate<T, K: PartialEq + PartialOrd>(
-    items: &[T],
-    key: impl Fn(&T) -> &K,
-) -> Option<&K> {
+/// allocation), sorted copy of references for larger ones. Keys must be
+/// totally ordered (text keys): see [`find_duplicate_cbor`] for any key.
+pub(crate) fn find_duplicate<T, K: Ord>(items: &[T], key: impl Fn(&T) -> &K) -> Option<&K> {
     if items.len() <= 16 {
         for (i, a) in items.iter().enumerate() {
             if items[i + 1..].iter().any(|b| key(a) == key(b)) {
@@ -636,8 +636,47 @@ pub(crate) fn find_duplicate<T, K: PartialEq + PartialOrd>(
         return None;
     }
     let mut keys: Vec<&K> = items.iter().map(&key).collect();
-    keys.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    keys.sort_unstable();
     keys.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+}
+
+/// [`find_duplicate`] for keys of any CBOR type. `ciborium::Value` is only
+/// partially ordered (NaN, mixed types), and sorting with a comparator that
+/// is not a total order panics (fuzz finding, docs/fuzzing.md), so larger
+/// maps sort by each key's deterministic encoding, a total order on bytes
+/// under which equal keys are adjacent.
+pub(crate) fn find_duplicate_cbor<T>(items: &[T], key: impl Fn(&T) -> &Cbor) -> Option<&Cbor> {
+    if items.len() <= 16 {
+        return find_duplicate_pairwise(items, key);
+    }
+    let mut keys: Vec<(Vec<u8>, &Cbor)> = items
+        .iter()
+        .map(|item| {
+            let k = key(item);
+            (encode_deterministic(k).unwrap_or_default(), k)
+        })
+        .collect();
+    keys.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some(w) = keys.windows(2).find(|w| w[0].1 == w[1].1) {
+        return Some(w[0].1);
+    }
+    // A key the encoder refused sorts first with an empty encoding; compare
+    // those (if any) pairwise.
+    let refused = keys.iter().take_while(|(e, _)| e.is_empty()).count();
+    let refused = &keys[..refused];
+    refused
+        .iter()
+        .enumerate()
+        .find(|(i, a)| refused[i + 1..].iter().any(|b| a.1 == b.1))
+        .map(|(_, a)| a.1)
+}
+
+fn find_duplicate_pairwise<T>(items: &[T], key: impl Fn(&T) -> &Cbor) -> Option<&Cbor> {
+    items
+        .iter()
+        .enumerate()
+        .find(|(i, a)| items[i + 1..].iter().any(|b| key(a) == key(b)))
+        .map(|(_, a)| key(a))
 }
 
 fn describe_key(k: &Cbor) -> String {
