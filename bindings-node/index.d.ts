@@ -228,6 +228,12 @@ export declare function registryInspect(reg: number): string
 export declare function resumeStart(reg: number, approvalId: string, frameJson: string | undefined | null, now: number): number
 
 /**
+ * The core's step kinds by number: `stepKinds()[i]` names kind `i + 1`
+ * (drift test of the façade's `Kind` mirror).
+ */
+export declare function stepKinds(): Array<string>
+
+/**
  * The surfaces in their stable index order (the façade passes a frame's
  * surface as this index).
  */

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputNotExportable, answerInputValid, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalGet, approvalInputView, approvalList, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRecord, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, registryBuild, registryCapabilities, registryClose, registryDescriptors, registryInFlight, registryInspect, resumeStart, surfaces } = nativeBinding
+const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputNotExportable, answerInputValid, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalGet, approvalInputView, approvalList, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRecord, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, registryBuild, registryCapabilities, registryClose, registryDescriptors, registryInFlight, registryInspect, resumeStart, stepKinds, surfaces } = nativeBinding
 export { allErrorCodes }
 export { answerAudited }
 export { answerCancelled }
@@ -820,5 +820,6 @@ export { registryDescriptors }
 export { registryInFlight }
 export { registryInspect }
 export { resumeStart }
+export { stepKinds }
 export { surfaces }
 export const __napiBindingTarget = __napiLoadedBindingTarget

@@ -55,6 +55,16 @@ pub fn error_code_table() -> String {
     Value::Object(m).to_string()
 }
 
+/// The core's step kinds by number: `stepKinds()[i]` names kind `i + 1`
+/// (drift test of the façade's `Kind` mirror).
+#[napi(catch_unwind)]
+pub fn step_kinds() -> Vec<String> {
+    orpc_agent_core::StepKind::ALL
+        .iter()
+        .map(|k| k.name().to_owned())
+        .collect()
+}
+
 /// The surfaces in their stable index order (the façade passes a frame's
 /// surface as this index).
 #[napi(catch_unwind)]

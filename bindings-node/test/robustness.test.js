@@ -173,6 +173,17 @@ test("error codes: the TypeScript union and ERROR_CODES equal the core's allErro
   assert.throws(() => new CapabilityError("NOPE", "x"), TypeError);
 });
 
+test("step kinds: the façade's Kind mirror equals the core's StepKind numbering", () => {
+  const src = readFileSync(new URL("../src/native.ts", import.meta.url), "utf8");
+  const body = src.slice(src.indexOf("export const enum Kind"), src.indexOf("}", src.indexOf("export const enum Kind")));
+  const mirrored = Object.fromEntries([...body.matchAll(/^\s*([A-Za-z]+) = (\d+),/gm)].map((m) => [m[1], Number(m[2])]));
+  const core = native.stepKinds();
+  assert.equal(core.length, 13);
+  core.forEach((name, i) => assert.equal(mirrored[name], i + 1, name));
+  // Binding-only codes sit above the core's numbers.
+  for (const [name, n] of Object.entries(mirrored)) if (!core.includes(name)) assert.ok(n > core.length, name);
+});
+
 test("the CommonJS entry is the same module instance as the ESM one", async () => {
   const require = createRequire(import.meta.url);
   const cjs = require("@orpc-agent/core");

@@ -131,8 +131,57 @@ pub enum StepKind {
 }
 
 impl StepKind {
+    /// Every kind, in numeric order (`ALL[i]` is kind `i + 1`). Bindings
+    /// that mirror the numbers assert them against this list.
+    pub const ALL: [StepKind; 13] = [
+        StepKind::ValidateInput,
+        StepKind::EvaluatePolicy,
+        StepKind::ExportInput,
+        StepKind::PersistApproval,
+        StepKind::ConsumeApproval,
+        StepKind::RunHandler,
+        StepKind::AskRetryOn,
+        StepKind::Sleep,
+        StepKind::ValidateOutput,
+        StepKind::RedactOutput,
+        StepKind::ExportOutput,
+        StepKind::Audit,
+        StepKind::Done,
+    ];
+
     pub const fn as_u8(self) -> u8 {
         self as u8
+    }
+
+    /// The variant's name, as bindings spell their mirrors of it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            StepKind::ValidateInput => "ValidateInput",
+            StepKind::EvaluatePolicy => "EvaluatePolicy",
+            StepKind::ExportInput => "ExportInput",
+            StepKind::PersistApproval => "PersistApproval",
+            StepKind::ConsumeApproval => "ConsumeApproval",
+            StepKind::RunHandler => "RunHandler",
+            StepKind::AskRetryOn => "AskRetryOn",
+            StepKind::Sleep => "Sleep",
+            StepKind::ValidateOutput => "ValidateOutput",
+            StepKind::RedactOutput => "RedactOutput",
+            StepKind::ExportOutput => "ExportOutput",
+            StepKind::Audit => "Audit",
+            StepKind::Done => "Done",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StepKind;
+
+    #[test]
+    fn all_is_in_numeric_order() {
+        for (i, k) in StepKind::ALL.iter().enumerate() {
+            assert_eq!(usize::from(k.as_u8()), i + 1, "{}", k.name());
+        }
     }
 }
 
