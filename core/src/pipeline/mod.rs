@@ -29,6 +29,7 @@ pub mod driver;
 pub mod gate;
 pub mod machine;
 pub mod policies;
+pub mod progress;
 pub mod redaction;
 pub mod retry;
 pub mod stage;
