@@ -202,6 +202,25 @@ impl HostRegistry {
         }
     }
 
+    /// The store step `inv` is waiting on (after [`advance`](Self::advance)
+    /// returned `PersistApproval` or `ConsumeApproval`) as an owned
+    /// operation: run it on an async runtime, feed its answer back with
+    /// `inv.answer(..)` and `advance` again. `None` when the current step is
+    /// not a store step. Bindings use it for stores that wait (PostgreSQL),
+    /// so the store call needs no borrow of the invocation while it runs.
+    pub fn store_op(&self, inv: &Invocation, now_ms: u64) -> Option<StoreOp> {
+        let kind = match inv.step() {
+            Step::PersistApproval(request) => StoreOpKind::Persist(Box::new(request.clone())),
+            Step::ConsumeApproval { id } => StoreOpKind::Consume(id.to_string()),
+            _ => return None,
+        };
+        Some(StoreOp {
+            store: Arc::clone(&self.store),
+            kind,
+            now_ms,
+        })
+    }
+
     /// One request, as stored (synchronous stores).
     pub fn approval(&self, id: &str) -> Result<Option<ApprovalRequest>, CapabilityError> {
         run_ready(self.store.get(id))
@@ -241,6 +260,47 @@ impl HostRegistry {
     pub fn approval_input_view<'a>(&self, request: &'a ApprovalRequest) -> ApprovalInputView<'a> {
         crate::pipeline::approval_input_redaction(&self.registry, request)
     }
+}
+
+/// A pending store step, detached from its invocation (see
+/// [`HostRegistry::store_op`]). `Send + 'static`: it can run on any runtime
+/// thread.
+pub struct StoreOp {
+    store: Arc<dyn ApprovalStore>,
+    kind: StoreOpKind,
+    now_ms: u64,
+}
+
+enum StoreOpKind {
+    Persist(Box<ApprovalRequest>),
+    Consume(String),
+}
+
+impl StoreOp {
+    /// Performs the operation and returns the invocation's answer, mapped
+    /// exactly as [`HostRegistry::advance`] maps a store that does not wait.
+    pub async fn run(self) -> Answer {
+        match self.kind {
+            StoreOpKind::Persist(request) => match self.store.create(&request).await {
+                Ok(()) => Answer::Persisted,
+                Err(e) => Answer::StoreFailed(e.into()),
+            },
+            StoreOpKind::Consume(id) => {
+                Answer::Consumed(match self.store.consume(&id, self.now_ms).await {
+                    Ok(Ok(req)) => Ok(Box::new(req)),
+                    Ok(Err(refusal)) => Err(refusal.into()),
+                    Err(e) => Err(e.into()),
+                })
+            }
+        }
+    }
+}
+
+/// The next page's cursor: the last request's when the page is full
+/// (there may be more), else `None` (this was the last page).
+pub fn next_cursor(page: &[ApprovalRequest], filter: &ListFilter) -> Option<String> {
+    let full = u32::try_from(page.len()).unwrap_or(u32::MAX) >= filter.effective_limit();
+    page.last().filter(|_| full).map(ApprovalRequest::cursor)
 }
 
 /// A list filter from the JSON an approval UI sends:
@@ -322,6 +382,57 @@ mod tests {
                 ErrorCode::InvalidInput
             );
         }
+    }
+
+    #[test]
+    fn store_op_answers_like_advance() {
+        let host = HostRegistry::build(
+            &json!([{"id": "orders.cancel", "meta": {
+                "description": "Cancel.", "expose": {"direct": true}, "sideEffect": "destructive",
+                "risk": "medium", "approval": {"required": true}}, "validateInput": false}]),
+            &json!({}),
+            StoreConfig::Memory.open_sync().unwrap(),
+        )
+        .unwrap();
+        let mut inv = Invocation::start(
+            Arc::clone(host.registry()),
+            "orders.cancel",
+            crate::pipeline::Payload::Json(json!({"order": 1})),
+            crate::Frame::new(crate::Surface::Direct),
+            crate::pipeline::InvokeOptions::at(1_000),
+        );
+        // Walk the machine by hand up to its store step.
+        while inv.step_kind() != StepKind::PersistApproval {
+            assert_ne!(inv.step_kind(), StepKind::Done);
+            let a = match inv.step() {
+                Step::ExportInput => Answer::InputExported(json!({"order": 1})),
+                other => panic!("unexpected step {:?}", other.kind()),
+            };
+            inv.answer(a).unwrap();
+        }
+        let op = host.store_op(&inv, 1_000).unwrap();
+        assert_eq!(run_ready(op.run()), Some(Answer::Persisted));
+        assert!(host.store_op(&inv, 1_000).is_some(), "still the same step");
+        inv.answer(Answer::Persisted).unwrap();
+        assert!(host.store_op(&inv, 1_000).is_none());
+        assert_eq!(host.advance(&mut inv, 1_000), StepKind::Done);
+        let page = host
+            .approvals(&ListFilter {
+                limit: 1,
+                ..ListFilter::default()
+            })
+            .unwrap();
+        assert_eq!(
+            next_cursor(
+                &page,
+                &ListFilter {
+                    limit: 1,
+                    ..ListFilter::default()
+                }
+            ),
+            Some(page[0].cursor())
+        );
+        assert_eq!(next_cursor(&page, &ListFilter::default()), None);
     }
 
     #[test]

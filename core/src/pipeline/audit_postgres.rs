@@ -101,6 +101,18 @@ impl PostgresAuditSink {
     }
 }
 
+impl PostgresAuditSink {
+    /// Queues a record already in its JSON form ([`AuditRecord::to_json`]),
+    /// for bindings whose audit records arrive as JSON from the host side.
+    /// Same rules as [`AuditSink::record`]: never waits; counted as dropped
+    /// when the queue is full.
+    pub fn record_json(&self, record: Value) {
+        if self.tx.try_send(Msg::Record(record)).is_err() {
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
 impl AuditSink for PostgresAuditSink {
     fn record(&self, record: &AuditRecord) {
         if self.tx.try_send(Msg::Record(record.to_json())).is_err() {
