@@ -7,6 +7,11 @@
 //! decides governance (that is the pipeline's and the registry's), it only
 //! saves three bindings from re-writing the same plumbing three ways.
 
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "postgres")]
+pub use postgres::{open_postgres, open_postgres_audit, postgres_options_from_json};
+
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::pin;
