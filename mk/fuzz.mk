@@ -1,0 +1,32 @@
+# Fuzzing (issue 10): cargo-fuzz targets in fuzz/ for every parser and
+# decoder of the core. `make fuzz-smoke` (part of `make test`) builds them
+# once and runs each for FUZZ_SECONDS; any crash fails it. `make fuzz-long`
+# is the longer run recorded in docs/fuzzing.md. Seeds are committed in
+# fuzz/seeds/<target>/ and copied into fuzz/corpus/<target>/ (git-ignored)
+# before each run, so corpora grow locally and CI starts from the seeds.
+
+.PHONY: fuzz-smoke fuzz-long fuzz-build fuzz-tools
+TEST_TARGETS += fuzz-smoke
+
+FUZZ_TARGETS   := cbor_meta cbor_roundtrip input_hash manifest_toml declaration \
+                  wasm_section trace_context descriptor_json pipeline_answers
+FUZZ_SECONDS   ?= 10
+FUZZ_LONG_SECONDS ?= 300
+# No ASan: the core is `forbid(unsafe_code)`; panics, overflows, stack
+# exhaustion and timeouts are what we hunt, and libFuzzer catches those
+# without it at 2-3x the speed (docs/fuzzing.md).
+FUZZ_FLAGS     := --fuzz-dir fuzz -O -s none  # fuzz/run.sh uses the same
+FUZZ_NIGHTLY   := $(CARGO) +nightly
+
+fuzz-tools:
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	@$(FUZZ_NIGHTLY) fuzz --version >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+
+fuzz-build: fuzz-tools
+	$(FUZZ_NIGHTLY) fuzz build $(FUZZ_FLAGS)
+
+fuzz-smoke: fuzz-build ## run every fuzz target briefly; fails on any crash
+	fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-long: fuzz-build ## the longer run per target recorded in docs/fuzzing.md
+	fuzz/run.sh $(FUZZ_LONG_SECONDS) $(FUZZ_TARGETS)
