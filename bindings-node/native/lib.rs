@@ -30,6 +30,7 @@
 mod approvals;
 mod errors;
 mod invoke;
+mod postgres;
 #[allow(unsafe_code)]
 mod raw;
 mod registry;
@@ -40,6 +41,7 @@ use napi_derive::napi;
 pub use approvals::*;
 pub use errors::*;
 pub use invoke::*;
+pub use postgres::*;
 pub use raw::*;
 pub use registry::*;
 

@@ -91,6 +91,12 @@ pub fn registry_build(
     }))
 }
 
+/// Adds a built registry to this thread's slab and returns its handle
+/// (registries whose store was opened asynchronously, `postgres.rs`).
+pub fn insert_registry(r: Registry) -> u32 {
+    REGISTRIES.with(|cell| cell.borrow_mut().insert(r))
+}
+
 /// Drops a registry (and any invocation still in flight in it).
 #[napi(catch_unwind)]
 pub fn registry_close(reg: u32) {
