@@ -106,7 +106,8 @@ fn busy_registry() -> Arc<CapabilityRegistry> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
     /// Any sequence of answers: never a panic; an answer that does not fit
-    /// ends the machine in Done(INTERNAL) and every later answer is refused.
+    /// ends the machine in Done(INTERNAL) and every later answer is refused
+    /// without changing the outcome.
     #[test]
     fn arbitrary_answer_sequences_never_panic(
         answers in prop::collection::vec(any_answer(), 0..40),
@@ -122,11 +123,19 @@ proptest! {
         };
         for a in answers {
             let was_done = inv.is_done();
+            let before = match inv.step() {
+                Step::Done(o) => Some(o.clone()),
+                _ => None,
+            };
             let r = inv.answer(a);
             if was_done {
+                // A finished invocation keeps its outcome (issue 10).
                 prop_assert!(r.is_err());
-            }
-            if let Err(e) = r {
+                match inv.step() {
+                    Step::Done(o) => prop_assert_eq!(Some(o.clone()), before),
+                    other => prop_assert!(false, "{:?}", other.kind()),
+                }
+            } else if let Err(e) = r {
                 prop_assert_eq!(e.code, ErrorCode::Internal);
                 prop_assert!(inv.is_done());
                 match inv.step() {
