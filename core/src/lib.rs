@@ -14,6 +14,7 @@ pub mod descriptor;
 pub mod error;
 pub mod frame;
 pub mod host;
+pub mod limits;
 pub mod meta;
 pub mod pipeline;
 pub mod policy;

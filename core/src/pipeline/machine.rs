@@ -124,6 +124,8 @@ pub struct Invocation {
     input: Payload,
     /// The validated input as JSON, when the host exported it.
     input_json: Option<Value>,
+    /// The input limits were checked on a JSON form of the input.
+    input_checked: bool,
     input_hash: Option<String>,
     policy_records: Vec<PolicyRecord>,
     draft: Option<ApprovalDraft>,
@@ -155,6 +157,7 @@ impl Invocation {
             resume_id: None,
             input,
             input_json: None,
+            input_checked: false,
             input_hash: None,
             policy_records: Vec::new(),
             draft: None,
@@ -194,6 +197,30 @@ impl Invocation {
         inv.stage = Stage::FreezeFrame;
         inv.enter_input_validation();
         inv
+    }
+
+    /// Input limits ([`crate::limits`]) on a JSON input, checked once:
+    /// before stage 4 for a JSON input, else on the first JSON form the
+    /// host hands over (validated or exported input).
+    fn check_limits(&self, input: &Value) -> Result<(), CapabilityError> {
+        if self.input_checked {
+            return Ok(());
+        }
+        crate::limits::check(input)
+    }
+
+    /// Records a limits verdict; `false` when the invocation failed with
+    /// LIMIT_EXCEEDED (audited at stage 4, before any hook saw the input).
+    fn limits_passed(&mut self, verdict: Result<(), CapabilityError>) -> bool {
+        self.input_checked = true;
+        match verdict {
+            Ok(()) => true,
+            Err(e) => {
+                self.stage = Stage::ValidateInput;
+                self.fail(e);
+                false
+            }
+        }
     }
 
     /// Starts an invocation of `id_or_tool_name` (a capability id or any of
@@ -389,6 +416,12 @@ impl Invocation {
         let state = std::mem::replace(&mut self.state, State::Vacant);
         match (state, answer) {
             (State::ValidateInput, Answer::InputValid(p)) => {
+                if let Payload::Json(v) = &p {
+                    let verdict = self.check_limits(v);
+                    if !self.limits_passed(verdict) {
+                        return Ok(());
+                    }
+                }
                 // The raw input is gone: everything after sees only the
                 // validated one (SI-5).
                 self.input = p;
@@ -405,6 +438,10 @@ impl Invocation {
                 self.host_policy_answered(scope, index, Decision::Deny { reason: None }, true);
             }
             (State::ExportInput(then), Answer::InputExported(v)) => {
+                let verdict = self.check_limits(&v);
+                if !self.limits_passed(verdict) {
+                    return Ok(());
+                }
                 self.input_json = Some(v);
                 match then {
                     AfterExport::Policies { scope, index } => self.run_policies(scope, index),
@@ -530,6 +567,12 @@ impl Invocation {
 
     fn enter_input_validation(&mut self) {
         self.stage = Stage::ValidateInput;
+        if let Payload::Json(v) = &self.input {
+            let verdict = self.check_limits(v);
+            if !self.limits_passed(verdict) {
+                return;
+            }
+        }
         match self.capability() {
             Some(c) if c.validate_input => self.state = State::ValidateInput,
             Some(_) => self.enter_policies(),

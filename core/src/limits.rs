@@ -1,0 +1,264 @@
+//! Input limits (issue 10): how big, deep and wide an input a model or a
+//! stranger may hand a capability. Exceeding one is a typed
+//! `LIMIT_EXCEEDED` error whose message and details name the limit, never
+//! the input (SI-10).
+//!
+//! Where they are enforced: the pipeline checks every input it holds as
+//! JSON — a `Payload::Json` input when the invocation starts (before stage
+//! 4, so no validator, policy or handler sees it), a validated input the
+//! host returns as JSON when the raw one was host-held, and an input the
+//! host exports (which is what an approval request stores and hashes).
+//! A binding that keeps inputs host-side (`Payload::Host`) and receives
+//! them as JSON text calls [`check_json_text`] (or [`check`]) at its
+//! boundary; `tests/vectors/limits/` pins the behaviour for every binding.
+//! The CBOR decoder has its own bounds ([`crate::act::MAX_DEPTH`], lengths
+//! checked against the bytes present), as do declaration files
+//! ([`crate::declaration::MAX_DEPTH`]); pending approvals per actor are
+//! bounded by the stores ([`crate::approval::MAX_PENDING_PER_ACTOR`]).
+
+use serde_json::{Value, json};
+
+use crate::error::{CapabilityError, ErrorCode};
+
+/// Largest input, measured as its compact JSON text (UTF-8 bytes).
+pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
+/// Deepest nesting of arrays and objects (a top-level object is depth 1).
+/// Equal to the CBOR decoder's limit, well under serde_json's 128 and the
+/// input hash's 256, so an accepted input always hashes.
+pub const MAX_INPUT_DEPTH: usize = 64;
+/// Most keys in one object.
+pub const MAX_OBJECT_KEYS: usize = 1024;
+/// Longest string (and object key), in UTF-8 bytes.
+pub const MAX_STRING_BYTES: usize = 64 * 1024;
+
+/// Which limit an input exceeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    InputBytes,
+    Depth,
+    ObjectKeys,
+    StringBytes,
+}
+
+impl Limit {
+    /// The wire name used in error details and vectors.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Limit::InputBytes => "inputBytes",
+            Limit::Depth => "depth",
+            Limit::ObjectKeys => "objectKeys",
+            Limit::StringBytes => "stringBytes",
+        }
+    }
+}
+
+/// The limits in force. [`InputLimits::DEFAULT`] is what the pipeline uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputLimits {
+    pub max_bytes: usize,
+    pub max_depth: usize,
+    pub max_object_keys: usize,
+    pub max_string_bytes: usize,
+}
+
+impl InputLimits {
+    pub const DEFAULT: InputLimits = InputLimits {
+        max_bytes: MAX_INPUT_BYTES,
+        max_depth: MAX_INPUT_DEPTH,
+        max_object_keys: MAX_OBJECT_KEYS,
+        max_string_bytes: MAX_STRING_BYTES,
+    };
+
+    fn max(&self, limit: Limit) -> usize {
+        match limit {
+            Limit::InputBytes => self.max_bytes,
+            Limit::Depth => self.max_depth,
+            Limit::ObjectKeys => self.max_object_keys,
+            Limit::StringBytes => self.max_string_bytes,
+        }
+    }
+}
+
+impl Default for InputLimits {
+    fn default() -> Self {
+        InputLimits::DEFAULT
+    }
+}
+
+/// The `LIMIT_EXCEEDED` error for `limit`: message and details name the
+/// limit and its maximum, nothing of the input.
+pub fn limit_error(limit: Limit, limits: &InputLimits) -> CapabilityError {
+    let max = limits.max(limit);
+    let message = match limit {
+        Limit::InputBytes => format!("The input is larger than {max} bytes."),
+        Limit::Depth => format!("The input nests deeper than {max} levels."),
+        Limit::ObjectKeys => format!("An object in the input has more than {max} keys."),
+        Limit::StringBytes => format!("A string in the input is longer than {max} bytes."),
+    };
+    CapabilityError::new(ErrorCode::LimitExceeded, message)
+        .with_details(json!({"limit": limit.as_str(), "max": max}))
+}
+
+/// Checks `input` against `limits`. Allocation-free; stops at the first
+/// limit exceeded and never recurses deeper than `max_depth`.
+pub fn check_with(input: &Value, limits: &InputLimits) -> Result<(), CapabilityError> {
+    let mut bytes = 0usize;
+    walk(input, 1, limits, &mut bytes).map_err(|l| limit_error(l, limits))
+}
+
+/// Checks `input` against [`InputLimits::DEFAULT`].
+pub fn check(input: &Value) -> Result<(), CapabilityError> {
+    check_with(input, &InputLimits::DEFAULT)
+}
+
+/// Parses JSON text received from a transport and checks it: the size
+/// first (before parsing), then the structure. Text that is not JSON is
+/// `INVALID_INPUT`; text nested beyond serde_json's own recursion limit
+/// (128) is `LIMIT_EXCEEDED` like any other too-deep input.
+pub fn check_json_text(text: &str) -> Result<Value, CapabilityError> {
+    let limits = InputLimits::DEFAULT;
+    if text.len() > limits.max_bytes {
+        return Err(limit_error(Limit::InputBytes, &limits));
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        if e.to_string().contains("recursion limit") {
+            limit_error(Limit::Depth, &limits)
+        } else {
+            CapabilityError::new(ErrorCode::InvalidInput, "The input is not valid JSON.")
+        }
+    })?;
+    check_with(&value, &limits)?;
+    Ok(value)
+}
+
+fn add(bytes: &mut usize, n: usize, limits: &InputLimits) -> Result<(), Limit> {
+    *bytes = bytes.saturating_add(n);
+    if *bytes > limits.max_bytes {
+        Err(Limit::InputBytes)
+    } else {
+        Ok(())
+    }
+}
+
+/// The compact JSON length of a string, quotes and escapes included.
+fn string_bytes(s: &str, limits: &InputLimits) -> Result<usize, Limit> {
+    if s.len() > limits.max_string_bytes {
+        return Err(Limit::StringBytes);
+    }
+    let escaped: usize = s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum();
+    Ok(escaped + 2)
+}
+
+/// Length of a number's JSON text, counted without allocating.
+fn number_bytes(n: &serde_json::Number) -> usize {
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len();
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = std::fmt::write(&mut c, format_args!("{n}"));
+    c.0
+}
+
+fn walk(v: &Value, depth: usize, limits: &InputLimits, bytes: &mut usize) -> Result<(), Limit> {
+    match v {
+        Value::Null | Value::Bool(true) => add(bytes, 4, limits),
+        Value::Bool(false) => add(bytes, 5, limits),
+        Value::Number(n) => add(bytes, number_bytes(n), limits),
+        Value::String(s) => add(bytes, string_bytes(s, limits)?, limits),
+        Value::Array(items) => {
+            if depth > limits.max_depth {
+                return Err(Limit::Depth);
+            }
+            add(bytes, 2 + items.len().saturating_sub(1), limits)?;
+            items
+                .iter()
+                .try_for_each(|x| walk(x, depth + 1, limits, bytes))
+        }
+        Value::Object(map) => {
+            if depth > limits.max_depth {
+                return Err(Limit::Depth);
+            }
+            if map.len() > limits.max_object_keys {
+                return Err(Limit::ObjectKeys);
+            }
+            // Braces, commas, and a colon per entry.
+            add(bytes, 2 + map.len().saturating_sub(1) + map.len(), limits)?;
+            map.iter().try_for_each(|(k, x)| {
+                add(bytes, string_bytes(k, limits)?, limits)?;
+                walk(x, depth + 1, limits, bytes)
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_is_the_compact_json_length() {
+        for v in [
+            json!(null),
+            json!({"a": [1, 2.5, -3, "x\"\n\u{1}é"], "b": {"c": true, "d": false}}),
+            json!([]),
+            json!({}),
+            json!([1e300, 12345678901234567890u64]),
+        ] {
+            let mut bytes = 0;
+            walk(&v, 1, &InputLimits::DEFAULT, &mut bytes).unwrap();
+            assert_eq!(bytes, serde_json::to_string(&v).unwrap().len(), "{v}");
+        }
+    }
+
+    #[test]
+    fn each_limit_is_typed_and_names_no_data() {
+        let small = InputLimits {
+            max_bytes: 40,
+            max_depth: 3,
+            max_object_keys: 2,
+            max_string_bytes: 8,
+        };
+        let code = |v: Value| {
+            let e = check_with(&v, &small).unwrap_err();
+            assert_eq!(e.code, ErrorCode::LimitExceeded);
+            assert!(!e.message.contains("secret"), "{}", e.message);
+            e.details.unwrap()["limit"].as_str().unwrap().to_owned()
+        };
+        assert_eq!(code(json!([[[["secret"]]]])), "depth");
+        assert_eq!(code(json!({"a": 1, "b": 2, "secret": 3})), "objectKeys");
+        assert_eq!(code(json!({"a": "secret-secret"})), "stringBytes");
+        assert_eq!(code(json!({"secretkey": 1})), "stringBytes");
+        assert_eq!(
+            code(json!(["secret", "secret", "secret", "secret", "secret"])),
+            "inputBytes"
+        );
+        assert!(check_with(&json!([[["ok"]]]), &small).is_ok());
+        assert!(check_with(&json!({"a": 1, "b": "12345678"}), &small).is_ok());
+    }
+
+    #[test]
+    fn json_text_is_checked_before_and_after_parsing() {
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        let e = check_json_text(&deep).unwrap_err();
+        assert_eq!(e.details.unwrap()["limit"], "depth");
+        let e = check_json_text("{nope").unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        let big = format!("\"{}\"", "a".repeat(MAX_INPUT_BYTES));
+        assert_eq!(
+            check_json_text(&big).unwrap_err().details.unwrap()["limit"],
+            "inputBytes"
+        );
+        assert_eq!(check_json_text("{\"a\": [1]}").unwrap(), json!({"a": [1]}));
+    }
+}
