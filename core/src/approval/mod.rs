@@ -683,4 +683,15 @@ pub trait ApprovalStore: Send + Sync {
         id: &'a str,
         now_ms: u64,
     ) -> BoxFuture<'a, Result<Result<ApprovalRequest, ConsumeRefusal>, StoreError>>;
+
+    /// Whether this store's operations wait on I/O (a network database),
+    /// so they must run to completion on an async runtime. Such a future
+    /// must never be polled once and dropped: the statement may already be
+    /// on its way (a consume would be spent with no caller told).
+    /// [`crate::host::HostRegistry`] hands these stores' steps back to the
+    /// binding instead of trying them synchronously. The embedded stores
+    /// complete on the first poll and keep the default.
+    fn waits(&self) -> bool {
+        false
+    }
 }

@@ -712,6 +712,10 @@ impl PostgresApprovalStore {
 }
 
 impl ApprovalStore for PostgresApprovalStore {
+    fn waits(&self) -> bool {
+        true
+    }
+
     fn create<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             check_new(request)?;

@@ -184,6 +184,11 @@ impl HostRegistry {
     /// the first step the host itself must perform. With a store that
     /// would wait, returns the store step unperformed.
     pub fn advance(&self, inv: &mut Invocation, now_ms: u64) -> StepKind {
+        if self.store.waits() {
+            // Never poll a waiting store's future here (see
+            // `ApprovalStore::waits`): its steps go to the host as they are.
+            return inv.step_kind();
+        }
         loop {
             let answer = match inv.step() {
                 Step::PersistApproval(request) => match run_ready(self.store.create(request)) {
@@ -226,8 +231,18 @@ impl HostRegistry {
         })
     }
 
+    /// Refuses a synchronous call on a store that waits.
+    fn sync_store(&self) -> Result<(), CapabilityError> {
+        if self.store.waits() {
+            Err(would_block())
+        } else {
+            Ok(())
+        }
+    }
+
     /// One request, as stored (synchronous stores).
     pub fn approval(&self, id: &str) -> Result<Option<ApprovalRequest>, CapabilityError> {
+        self.sync_store()?;
         run_ready(self.store.get(id))
             .ok_or_else(would_block)?
             .map_err(CapabilityError::from)
@@ -235,6 +250,7 @@ impl HostRegistry {
 
     /// A page of requests for an approval UI (synchronous stores).
     pub fn approvals(&self, filter: &ListFilter) -> Result<Vec<ApprovalRequest>, CapabilityError> {
+        self.sync_store()?;
         run_ready(self.store.list(filter))
             .ok_or_else(would_block)?
             .map_err(CapabilityError::from)
@@ -250,6 +266,7 @@ impl HostRegistry {
         reason: Option<&str>,
         now_ms: u64,
     ) -> Result<ApprovalRequest, CapabilityError> {
+        self.sync_store()?;
         let must_differ = self.registry.options().approver_must_differ;
         run_ready(
             self.store
@@ -438,6 +455,99 @@ mod tests {
             Some(page[0].cursor())
         );
         assert_eq!(next_cursor(&page, &ListFilter::default()), None);
+    }
+
+    /// The memory store, declared as one that waits (like PostgreSQL).
+    struct Waiting(MemoryApprovalStore);
+
+    impl ApprovalStore for Waiting {
+        fn create<'a>(
+            &'a self,
+            r: &'a ApprovalRequest,
+        ) -> crate::approval::BoxFuture<'a, Result<(), crate::approval::StoreError>> {
+            self.0.create(r)
+        }
+        fn get<'a>(
+            &'a self,
+            id: &'a str,
+        ) -> crate::approval::BoxFuture<
+            'a,
+            Result<Option<ApprovalRequest>, crate::approval::StoreError>,
+        > {
+            self.0.get(id)
+        }
+        fn list<'a>(
+            &'a self,
+            f: &'a ListFilter,
+        ) -> crate::approval::BoxFuture<'a, Result<Vec<ApprovalRequest>, crate::approval::StoreError>>
+        {
+            self.0.list(f)
+        }
+        fn decide<'a>(
+            &'a self,
+            id: &'a str,
+            d: ApprovalDecision,
+            approver: Option<&'a str>,
+            reason: Option<&'a str>,
+            now_ms: u64,
+            must_differ: bool,
+        ) -> crate::approval::BoxFuture<'a, Result<ApprovalRequest, crate::approval::StoreError>>
+        {
+            self.0.decide(id, d, approver, reason, now_ms, must_differ)
+        }
+        fn consume<'a>(
+            &'a self,
+            id: &'a str,
+            now_ms: u64,
+        ) -> crate::approval::BoxFuture<
+            'a,
+            Result<
+                Result<ApprovalRequest, crate::approval::ConsumeRefusal>,
+                crate::approval::StoreError,
+            >,
+        > {
+            self.0.consume(id, now_ms)
+        }
+        fn waits(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_waiting_store_is_never_polled_synchronously() {
+        let host = HostRegistry::build(
+            &json!([{"id": "orders.cancel", "meta": {
+                "description": "Cancel.", "expose": {"direct": true}, "sideEffect": "destructive",
+                "risk": "medium", "approval": {"required": true}}, "validateInput": false}]),
+            &json!({}),
+            Arc::new(Waiting(MemoryApprovalStore::new())),
+        )
+        .unwrap();
+        let mut inv = Invocation::start(
+            Arc::clone(host.registry()),
+            "orders.cancel",
+            crate::pipeline::Payload::Json(json!({"order": 1})),
+            crate::Frame::new(crate::Surface::Direct),
+            crate::pipeline::InvokeOptions::at(1_000),
+        );
+        // The memory store would finish on the first poll: `advance` still
+        // hands the step back because the store says it waits.
+        assert_eq!(host.advance(&mut inv, 1_000), StepKind::PersistApproval);
+        assert!(host.approvals(&ListFilter::default()).is_err());
+        let answer = run_ready(host.store_op(&inv, 1_000).unwrap().run()).unwrap();
+        inv.answer(answer).unwrap();
+        assert_eq!(host.advance(&mut inv, 1_000), StepKind::Done);
+        assert_eq!(
+            host.approval("apr_x").unwrap_err().code,
+            ErrorCode::Internal
+        );
+        assert_eq!(
+            run_ready(host.store().list(&ListFilter::default()))
+                .unwrap()
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]
