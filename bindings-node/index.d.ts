@@ -194,6 +194,21 @@ export declare function invokeStartName(reg: number, name: string, surface: numb
 export declare function panicForTest(): void
 
 /**
+ * Checks one progress report against the last accepted one (`lastDone`
+ * < 0: none yet; `lastTotal` < 0: no total). Returns `total + 1` for an
+ * accepted report with a total (the total in force, carried forward),
+ * `0` for one without, and `-code` (`ProgressError::code`) for a dropped
+ * one — one number, no object per report.
+ */
+export declare function progressCheck(lastDone: number, lastTotal: number, done: number, total: number): number
+
+/**
+ * A progress event as deterministic CBOR content-part metadata
+ * (`std:progress`, `std:progress-total`; `total` NaN when unknown).
+ */
+export declare function progressMetadataCbor(done: number, total: number): Buffer
+
+/**
  * Builds a registry from `declarations` (a JSON array of
  * `{id, meta, inputSchema?, outputSchema?, validateInput?, validateOutput?}`),
  * `options` (`{defaults, policies, approverMustDiffer}`), the approval
@@ -214,6 +229,13 @@ export declare function registryClose(reg: number): void
 
 /** Portable descriptors of the capabilities exposed on `surface`, as JSON. */
 export declare function registryDescriptors(reg: number, surface: string): string
+
+/**
+ * The descriptors exposed on `surface` as one CBOR array; each item is
+ * `tool_meta::descriptor_to_cbor` (the JSON fields plus a `metadata` map
+ * of `std:` keys).
+ */
+export declare function registryDescriptorsCbor(reg: number, surface: string): Buffer
 
 /** Invocations still in flight (tests check none leak). */
 export declare function registryInFlight(reg: number): number
@@ -238,3 +260,13 @@ export declare function stepKinds(): Array<string>
  * surface as this index).
  */
 export declare function surfaces(): Array<string>
+
+/**
+ * The trace context of an HTTP request's headers (`[name, value, name,
+ * value, …]`), as `{"traceparent", "tracestate"?}` JSON, or `null` when
+ * absent or invalid (an invalid context is dropped, never fatal).
+ */
+export declare function traceFromHttpHeaders(pairs: Array<string>): string | null
+
+/** The headers to send for a trace context (`[name, value, …]`). */
+export declare function traceToHttpHeaders(traceparent: string, tracestate?: string | undefined | null): Array<string>

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputNotExportable, answerInputValid, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalGet, approvalInputView, approvalList, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRecord, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, registryBuild, registryCapabilities, registryClose, registryDescriptors, registryInFlight, registryInspect, resumeStart, stepKinds, surfaces } = nativeBinding
+const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputNotExportable, answerInputValid, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalPage, approvalPageAsync, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRecord, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryInFlight, registryInspect, resumeStart, stepKinds, storeStep, surfaces } = nativeBinding
 export { allErrorCodes }
 export { answerAudited }
 export { answerCancelled }
@@ -794,9 +794,13 @@ export { answerRedactorFailed }
 export { answerRetryOn }
 export { answerSlept }
 export { approvalDecide }
+export { approvalDecideAsync }
 export { approvalGet }
+export { approvalGetAsync }
 export { approvalInputView }
 export { approvalList }
+export { approvalPage }
+export { approvalPageAsync }
 export { errorCodeTable }
 export { hotPath }
 export { inputHash }
@@ -813,7 +817,14 @@ export { invokeRetryError }
 export { invokeStart }
 export { invokeStartName }
 export { panicForTest }
+export { postgresAuditClose }
+export { postgresAuditFlush }
+export { postgresAuditOpen }
+export { postgresAuditRecord }
+export { postgresAuditStats }
+export { postgresOpen }
 export { registryBuild }
+export { registryBuildPostgres }
 export { registryCapabilities }
 export { registryClose }
 export { registryDescriptors }
@@ -821,5 +832,6 @@ export { registryInFlight }
 export { registryInspect }
 export { resumeStart }
 export { stepKinds }
+export { storeStep }
 export { surfaces }
 export const __napiBindingTarget = __napiLoadedBindingTarget

@@ -29,6 +29,7 @@
 
 mod approvals;
 mod errors;
+mod gateway;
 mod invoke;
 mod postgres;
 #[allow(unsafe_code)]

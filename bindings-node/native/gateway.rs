@@ -1,0 +1,125 @@
+//! Exports for the agent gateway and for progress (issue 9): descriptors as
+//! CBOR with `std:` keys, the W3C trace context read from HTTP headers, and
+//! the core's progress check. Conversions only; the rules are the core's
+//! (`act::tool_meta`, `act::trace`, `pipeline::progress`).
+
+use napi::bindgen_prelude::Buffer;
+use napi_derive::napi;
+use orpc_agent_core::Surface;
+use orpc_agent_core::act::{tool_meta, trace};
+use orpc_agent_core::pipeline::progress::{self, ProgressEvent};
+
+use crate::errors::{internal, invalid, throw};
+use crate::registry::registry_call;
+
+/// The CBOR head of an array of `n` items (RFC 8949 §3.1, shortest form).
+fn array_head(n: usize, out: &mut Vec<u8>) {
+    let n = n as u64;
+    match n {
+        0..=23 => out.push(0x80 | n as u8),
+        24..=0xff => out.extend_from_slice(&[0x98, n as u8]),
+        0x100..=0xffff => {
+            out.push(0x99);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        _ => {
+            out.push(0x9a);
+            out.extend_from_slice(&(n as u32).to_be_bytes());
+        }
+    }
+}
+
+/// The descriptors exposed on `surface` as one CBOR array; each item is
+/// `tool_meta::descriptor_to_cbor` (the JSON fields plus a `metadata` map
+/// of `std:` keys).
+#[napi(catch_unwind)]
+pub fn registry_descriptors_cbor(reg: u32, surface: String) -> napi::Result<Buffer> {
+    registry_call(reg, |r| {
+        let s = Surface::parse(&surface)
+            .ok_or_else(|| invalid(format!("unknown surface `{surface}`")))?;
+        let list = r.host.registry().descriptors(s);
+        let mut out = Vec::new();
+        array_head(list.len(), &mut out);
+        for d in list.iter() {
+            let bytes = tool_meta::descriptor_to_cbor(d)
+                .map_err(|e| internal(&format!("descriptor CBOR: {e}")))?;
+            out.extend_from_slice(&bytes);
+        }
+        Ok(out.into())
+    })
+}
+
+/// The trace context of an HTTP request's headers (`[name, value, name,
+/// value, …]`), as `{"traceparent", "tracestate"?}` JSON, or `null` when
+/// absent or invalid (an invalid context is dropped, never fatal).
+#[napi(catch_unwind)]
+pub fn trace_from_http_headers(pairs: Vec<String>) -> Option<String> {
+    let headers = pairs
+        .chunks_exact(2)
+        .map(|p| (p[0].as_str(), p[1].as_str()));
+    match trace::from_http_headers(headers) {
+        Ok(Some(tc)) => serde_json::to_string(&tc).ok(),
+        _ => None,
+    }
+}
+
+/// The headers to send for a trace context (`[name, value, …]`).
+#[napi(catch_unwind)]
+pub fn trace_to_http_headers(traceparent: String, tracestate: Option<String>) -> Vec<String> {
+    let tc = orpc_agent_core::TraceContext {
+        traceparent,
+        tracestate,
+    };
+    trace::to_http_headers(&tc)
+        .into_iter()
+        .flat_map(|(k, v)| [k.to_owned(), v])
+        .collect()
+}
+
+/// Checks one progress report against the last accepted one (`lastDone`
+/// < 0: none yet; `lastTotal` < 0: no total). Returns `total + 1` for an
+/// accepted report with a total (the total in force, carried forward),
+/// `0` for one without, and `-code` (`ProgressError::code`) for a dropped
+/// one — one number, no object per report.
+#[napi(catch_unwind)]
+pub fn progress_check(last_done: f64, last_total: f64, done: f64, total: f64) -> f64 {
+    let count = |x: f64| (x >= 0.0).then(|| progress::count_from_f64(x)).transpose();
+    let result = (|| {
+        let last = match count(last_done)? {
+            Some(done) => Some(ProgressEvent {
+                done,
+                total: count(last_total)?,
+            }),
+            None => None,
+        };
+        let total = if total.is_nan() {
+            None
+        } else {
+            Some(progress::count_from_f64(total)?)
+        };
+        progress::check(last, progress::count_from_f64(done)?, total)
+    })();
+    match result {
+        #[allow(clippy::cast_precision_loss)]
+        Ok(ProgressEvent { total: Some(t), .. }) => t as f64 + 1.0,
+        Ok(_) => 0.0,
+        Err(e) => -f64::from(e.code()),
+    }
+}
+
+/// A progress event as deterministic CBOR content-part metadata
+/// (`std:progress`, `std:progress-total`; `total` NaN when unknown).
+#[napi(catch_unwind)]
+pub fn progress_metadata_cbor(done: f64, total: f64) -> napi::Result<Buffer> {
+    let err = |e: progress::ProgressError| throw(&invalid(e.to_string()));
+    let done = progress::count_from_f64(done).map_err(err)?;
+    let total = if total.is_nan() {
+        None
+    } else {
+        Some(progress::count_from_f64(total).map_err(err)?)
+    };
+    ProgressEvent { done, total }
+        .to_cbor()
+        .map(Buffer::from)
+        .map_err(|e| throw(&internal(&e.to_string())))
+}
