@@ -14,6 +14,7 @@ import { HOT, Kind, N } from "./native.js";
 import { Attempt, isThenable } from "./attempt.js";
 import type { Deadlines } from "./deadlines.js";
 import { toJsonText } from "./json.js";
+import { storeStep } from "./stores.js";
 import { issuesMessage, type StandardResult } from "./schema.js";
 import type { CapabilityHooks } from "./declare.js";
 import type {
@@ -224,8 +225,13 @@ export async function drive(
           return { status: "ok", output };
         case Kind.Done:
           return outcome(JSON.parse(N.invokeOutcome(reg, h)), output);
+        case Kind.PersistApproval:
+        case Kind.ConsumeApproval:
+          // Only a store that waits (PostgreSQL) hands its steps back here:
+          // the one asynchronous crossing, settled on this thread.
+          r = await storeStep(reg, h);
+          break;
         default:
-          // Store steps of a store that waits: not available synchronously.
           throw new CapabilityError("INTERNAL", `step ${kind} cannot be performed by this registry`);
       }
       kind = r % 16;

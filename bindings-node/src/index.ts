@@ -24,6 +24,13 @@ export {
   type RegistryProblem,
 } from "./errors.js";
 export { allow, abstain, deny, requireApproval } from "./policies.js";
+export {
+  PostgresAuditSink,
+  type ApprovalPage,
+  type AuditSinkStats,
+  type PostgresConnection,
+  type PostgresConnectionOptions,
+} from "./stores.js";
 export type { StandardSchema } from "./schema.js";
 export type * from "./types.js";
 export * from "./adapters/index.js";

@@ -9,6 +9,15 @@ import { call, CapabilityError, fromNative } from "./errors.js";
 import { toJsonText } from "./json.js";
 import { Deadlines } from "./deadlines.js";
 import { HOT, N, SURFACE_INDEX } from "./native.js";
+import {
+  buildOnPostgres,
+  PostgresAuditSink,
+  postgresOf,
+  syncPage,
+  waitingApprovals,
+  type ApprovalPage,
+  type PostgresConnection,
+} from "./stores.js";
 import type {
   ApprovalRequest,
   AuditRecord,
@@ -21,8 +30,12 @@ import type {
   TraceContext,
 } from "./types.js";
 
-/** Where approval requests live. `{postgres: url}` is planned (issue 8). */
-export type ApprovalStoreOption = "memory" | { sqlite: string } | { postgres: string };
+/**
+ * Where approval requests live: in this process, in a SQLite file shared by
+ * the processes of one machine, or in PostgreSQL shared by every instance
+ * (`{postgres: url}` or `{postgres: {url, maxConnections?, tls?, …}}`).
+ */
+export type ApprovalStoreOption = "memory" | { sqlite: string } | { postgres: PostgresConnection };
 
 export interface RegistryOptions<TContext = any> {
   /** Runtime-level policies, evaluated before each capability's own (SI-6). */
@@ -31,8 +44,15 @@ export interface RegistryOptions<TContext = any> {
   /** An approver may not approve their own request. */
   approverMustDiffer?: boolean;
   approvalStore?: ApprovalStoreOption;
-  /** Audit subscriber, or `{subscriber, payloads}` to include redacted outputs. */
-  audit?: ((record: AuditRecord) => void) | { subscriber: (record: AuditRecord) => void; payloads?: boolean };
+  /**
+   * Audit subscriber, or `{subscriber, payloads}` to include redacted
+   * outputs, or `{postgres: url, subscriber?, payloads?}` to write every
+   * record to PostgreSQL (`registry.auditSink`).
+   */
+  audit?:
+    | ((record: AuditRecord) => void)
+    | { subscriber: (record: AuditRecord) => void; payloads?: boolean }
+    | { postgres: PostgresConnection; subscriber?: (record: AuditRecord) => void; payloads?: boolean };
 }
 
 export interface ResumeOptions<TContext = any> {
@@ -62,6 +82,8 @@ export interface DecideOptions {
 export interface Approvals {
   get(id: string): Promise<ApprovalRequest | null>;
   list(filter?: ApprovalListFilter): Promise<ApprovalRequest[]>;
+  /** One page and the cursor of the next (`null` on the last page): pass it as `cursor`. */
+  page(filter?: ApprovalListFilter): Promise<ApprovalPage>;
   approve(id: string, options?: DecideOptions): Promise<ApprovalRequest>;
   reject(id: string, options?: DecideOptions): Promise<ApprovalRequest>;
 }
@@ -114,6 +136,8 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
   readonly deadlines = new Deadlines();
   readonly #names: Map<string, number>;
   readonly approvals: Approvals;
+  /** The PostgreSQL audit sink of `audit: {postgres}`: counters and `flush()`. */
+  readonly auditSink: PostgresAuditSink | undefined;
 
   /** @internal use `createCapabilityRegistry` */
   constructor(
@@ -121,7 +145,10 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     caps: CapabilityHooks[],
     runtimePolicies: Map<number, PolicyFunction>,
     audit: ((record: AuditRecord) => void) | undefined,
+    waits = false,
+    auditSink?: PostgresAuditSink,
   ) {
+    this.auditSink = auditSink;
     this.handle = handle;
     this.caps = caps;
     this.runtimePolicies = runtimePolicies;
@@ -138,13 +165,16 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     }
     const decide = (approve: boolean) => async (id: string, o: DecideOptions = {}) =>
       JSON.parse(call(() => N.approvalDecide(handle, id, approve, o.approver ?? null, o.reason ?? null, Date.now())));
-    this.approvals = Object.freeze({
+    // A store that waits (PostgreSQL) answers through promises settled off
+    // the JS thread; the others answer inside a synchronous call.
+    this.approvals = waits ? Object.freeze(waitingApprovals(handle)) : Object.freeze({
       get: async (id: string) => {
         const text = call(() => N.approvalGet(handle, id));
         return text == null ? null : JSON.parse(text);
       },
       list: async (filter: ApprovalListFilter = {}) =>
         JSON.parse(call(() => N.approvalList(handle, JSON.stringify(filter)))),
+      page: async (filter: ApprovalListFilter = {}) => syncPage(handle, filter),
       approve: decide(true),
       reject: decide(false),
     });
@@ -263,20 +293,30 @@ export async function createCapabilityRegistry<TContext = any>(
   const { approvalStore, audit, ...core } = options as RegistryOptions<TContext> & Record<string, unknown>;
   const opts: Record<string, unknown> = { ...core };
   if (options.policies !== undefined) opts.policies = policiesToJson(options.policies, runtimePolicies);
-  const subscriber =
+  const auditPg = postgresOf(audit);
+  const sink = auditPg === undefined ? undefined : await PostgresAuditSink.open(auditPg);
+  let subscriber =
     typeof audit === "function" ? audit : typeof audit === "object" && audit !== null ? audit.subscriber : undefined;
+  if (sink !== undefined) {
+    const own = subscriber;
+    subscriber = typeof own === "function" ? (r) => (sink.record(r), own(r)) : (r) => sink.record(r);
+  }
   if (audit !== undefined && typeof subscriber !== "function") opts.audit = audit; // not a subscriber: let the core name it
   const payloads = typeof audit === "object" && audit !== null && audit.payloads === true;
-  const handle = call(() =>
-    N.registryBuild(
-      JSON.stringify(decls),
-      JSON.stringify(opts),
-      JSON.stringify(approvalStore ?? "memory"),
-      typeof subscriber === "function",
-      payloads,
-    ),
+  const storePg = postgresOf(approvalStore);
+  const build = [JSON.stringify(decls), JSON.stringify(opts)] as const;
+  const handle =
+    storePg === undefined
+      ? call(() => N.registryBuild(...build, JSON.stringify(approvalStore ?? "memory"), typeof subscriber === "function", payloads))
+      : await buildOnPostgres(storePg, ...build, typeof subscriber === "function", payloads);
+  return new CapabilityRegistry<TContext>(
+    handle,
+    caps,
+    runtimePolicies,
+    typeof subscriber === "function" ? subscriber : undefined,
+    storePg !== undefined,
+    sink,
   );
-  return new CapabilityRegistry<TContext>(handle, caps, runtimePolicies, typeof subscriber === "function" ? subscriber : undefined);
 }
 
 /** The approval input hash (DESIGN §5) the core computes for `capabilityId` and `input`. */
