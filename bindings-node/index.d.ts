@@ -88,8 +88,17 @@ export declare function answerSlept(reg: number, h: number, now: number): number
  */
 export declare function approvalDecide(reg: number, id: string, approve: boolean, approver: string | undefined | null, reason: string | undefined | null, now: number): string
 
+/**
+ * `approvals.approve`/`reject` for a store that waits, with the
+ * registry's `approverMustDiffer` rule; resolves to the decided request.
+ */
+export declare function approvalDecideAsync(reg: number, id: string, approve: boolean, approver?: string | undefined | null, reason?: string | undefined | null): Promise<string>
+
 /** One request as JSON, or `None` when the store has no such id. */
 export declare function approvalGet(reg: number, id: string): string | null
+
+/** `approvals.get` for a store that waits: the request as JSON, or null. */
+export declare function approvalGetAsync(reg: number, id: string): Promise<string | undefined | null>
 
 /**
  * How an approval UI may show `request`'s input (the request as JSON, as
@@ -105,6 +114,15 @@ export declare function approvalInputView(reg: number, request: string): string
  * `{capabilityId?, actorId?, status?, limit?, cursor?}`.
  */
 export declare function approvalList(reg: number, filter: string): string
+
+/**
+ * One page of requests with the cursor of the next (synchronous stores):
+ * `{requests, nextCursor}`; `nextCursor` is null on the last page.
+ */
+export declare function approvalPage(reg: number, filter: string): string
+
+/** [`approval_page`] for a store that waits. */
+export declare function approvalPageAsync(reg: number, filter: string): Promise<string>
 
 /**
  * `{code: {kind, retryable}}` for every code: what a `CapabilityError`
@@ -193,6 +211,38 @@ export declare function invokeStartName(reg: number, name: string, surface: numb
  */
 export declare function panicForTest(): void
 
+/** Forgets a sink: its writer finishes the queue and stops. */
+export declare function postgresAuditClose(id: number): void
+
+/**
+ * Resolves once every record queued before the call is written (or
+ * counted as failed).
+ */
+export declare function postgresAuditFlush(id: number): Promise<undefined>
+
+/**
+ * Connects a PostgreSQL audit sink (its own small pool, migrations
+ * applied) and resolves to its handle.
+ */
+export declare function postgresAuditOpen(url: string, optionsJson: string): Promise<number>
+
+/**
+ * Queues one audit record (JSON text). Never waits; a full queue or a
+ * closed sink counts the record as dropped.
+ */
+export declare function postgresAuditRecord(id: number, record: string): void
+
+/** `{written, dropped, failed}` of a sink. */
+export declare function postgresAuditStats(id: number): string
+
+/**
+ * Connects to PostgreSQL at `url` (pool + migrations) and resolves to a
+ * store handle for [`registry_build_postgres`]. `options` is the JSON of
+ * `core::host::postgres_options_from_json`. Rejects with a
+ * `CapabilityError` (INTERNAL, `details.store` = the backend kind).
+ */
+export declare function postgresOpen(url: string, optionsJson: string): Promise<number>
+
 /**
  * Checks one progress report against the last accepted one (`lastDone`
  * < 0: none yet; `lastTotal` < 0: no total). Returns `total + 1` for an
@@ -217,6 +267,12 @@ export declare function progressMetadataCbor(done: number, total: number): Buffe
  * SI-4) or `{"error": CapabilityError}`.
  */
 export declare function registryBuild(declarations: string, options: string, store: string, audit: boolean, auditPayloads: boolean): number
+
+/**
+ * Builds a registry (as `registryBuild`) on an opened PostgreSQL store;
+ * the store handle is used up (one registry per open).
+ */
+export declare function registryBuildPostgres(declarations: string, options: string, store: number, audit: boolean, auditPayloads: boolean): number
 
 /**
  * The capabilities in index order, for the façade's name → index cache
@@ -254,6 +310,13 @@ export declare function resumeStart(reg: number, approvalId: string, frameJson: 
  * (drift test of the façade's `Kind` mirror).
  */
 export declare function stepKinds(): Array<string>
+
+/**
+ * Performs the store step invocation `h` waits on (`PersistApproval` or
+ * `ConsumeApproval`) on the runtime, answers it on the JS thread, and
+ * resolves to the next step, packed as every answer call packs it.
+ */
+export declare function storeStep(reg: number, h: number): Promise<number>
 
 /**
  * The surfaces in their stable index order (the façade passes a frame's

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputNotExportable, answerInputValid, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalPage, approvalPageAsync, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRecord, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryInFlight, registryInspect, resumeStart, stepKinds, storeStep, surfaces } = nativeBinding
+const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputNotExportable, answerInputValid, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalPage, approvalPageAsync, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRecord, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
 export { allErrorCodes }
 export { answerAudited }
 export { answerCancelled }
@@ -823,15 +823,20 @@ export { postgresAuditOpen }
 export { postgresAuditRecord }
 export { postgresAuditStats }
 export { postgresOpen }
+export { progressCheck }
+export { progressMetadataCbor }
 export { registryBuild }
 export { registryBuildPostgres }
 export { registryCapabilities }
 export { registryClose }
 export { registryDescriptors }
+export { registryDescriptorsCbor }
 export { registryInFlight }
 export { registryInspect }
 export { resumeStart }
 export { stepKinds }
 export { storeStep }
 export { surfaces }
+export { traceFromHttpHeaders }
+export { traceToHttpHeaders }
 export const __napiBindingTarget = __napiLoadedBindingTarget
