@@ -6,6 +6,7 @@
 import { createORPCErrorConstructorMap, middlewareOutputFn, type AnyProcedure } from "@orpc/server";
 
 import { CapabilityError } from "./errors.js";
+import { progressReporter, type ProgressListener, type ReportProgress } from "./progress.js";
 import { HOT, Kind, N } from "./native.js";
 import type { CapabilityHooks } from "./declare.js";
 import type { Timed } from "./deadlines.js";
@@ -59,6 +60,9 @@ function runProcedure(hooks: CapabilityHooks, input: unknown, context: unknown, 
       get signal() {
         return attempt.signal();
       },
+      get progress() {
+        return attempt.progress();
+      },
       lastEventId: undefined,
     } as any);
   if (middlewares.length === 0) return handler(context);
@@ -74,6 +78,9 @@ function runProcedure(hooks: CapabilityHooks, input: unknown, context: unknown, 
         procedure,
         get signal() {
           return attempt.signal();
+        },
+        get progress() {
+          return attempt.progress();
         },
         lastEventId: undefined,
         next: async (nextOptions?: { context?: Record<string, unknown> }) => {
@@ -114,6 +121,15 @@ export class Attempt implements Timed {
     readonly h: number,
     readonly callerSignal: AbortSignal | undefined,
   ) {}
+
+  /** The frame's progress listener, and the invocation's reporter (kept across retries). */
+  onProgress: ProgressListener | undefined = undefined;
+  report: ReportProgress | undefined = undefined;
+
+  /** The handler's `progress(done, total?)`, made on first read (see progress.ts). */
+  progress(): ReportProgress {
+    return (this.report ??= progressReporter(this.onProgress));
+  }
 
   /** The handler's signal, made on first read. */
   signal(): AbortSignal {

@@ -13,6 +13,7 @@ import { CapabilityError, fromNative } from "./errors.js";
 import { HOT, Kind, N } from "./native.js";
 import { Attempt, isThenable } from "./attempt.js";
 import type { Deadlines } from "./deadlines.js";
+import type { ReportProgress } from "./progress.js";
 import { toJsonText } from "./json.js";
 import { storeStep } from "./stores.js";
 import { issuesMessage, type StandardResult } from "./schema.js";
@@ -106,6 +107,7 @@ export async function drive(
   let value = input;
   let output: unknown;
   let fromCore = capIndex === undefined;
+  let report: ReportProgress | undefined;
   let hooks: CapabilityHooks | undefined = capIndex === undefined ? undefined : host.caps[capIndex];
   // A fresh `{}` when the caller gives none, as oRPC's `call()` does.
   const context = frame.context ?? {};
@@ -152,7 +154,10 @@ export async function drive(
             fromCore = false;
           }
           const attempt = new Attempt(host, h, signal);
+          attempt.onProgress = frame.onProgress;
+          attempt.report = report;
           r = await attempt.run((hooks ??= hooksOf(host, h)), aux, value, context);
+          report = attempt.report;
           output = attempt.output;
           break;
         }

@@ -59,6 +59,8 @@ export interface ResumeOptions<TContext = any> {
   /** The application context for the procedure (the recorded actor and surface are used, SI-3). */
   context?: TContext;
   signal?: AbortSignal;
+  /** Receives the handler's accepted progress reports. */
+  onProgress?: Frame["onProgress"];
   trace?: TraceContext;
   requestId?: string;
   agentId?: string;

@@ -42,10 +42,12 @@ export interface Frame<TContext = unknown> {
   sessionId?: string;
   /** Cancels the call: the handler's signal aborts, the result is CANCELLED. */
   signal?: AbortSignal;
+  /** Receives the handler's accepted progress reports (`progress(done, total?)`, checked by the core). */
+  onProgress?: (event: { done: number; total?: number }) => void;
 }
 
 /** A frozen copy of the frame, as policies see it. */
-export type FrozenFrame<TContext = unknown> = Readonly<Omit<Frame<TContext>, "signal" | "actor">> & {
+export type FrozenFrame<TContext = unknown> = Readonly<Omit<Frame<TContext>, "signal" | "actor" | "onProgress">> & {
   readonly actor: Readonly<Actor>;
 };
 
