@@ -34,3 +34,4 @@ export {
 export type { StandardSchema } from "./schema.js";
 export type * from "./types.js";
 export * from "./adapters/index.js";
+export * from "./gateway/index.js";

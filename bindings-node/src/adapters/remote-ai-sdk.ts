@@ -1,0 +1,223 @@
+/**
+ * Remote AI SDK adapter: the capabilities of an agent gateway as real `ai`
+ * tools whose `execute` calls the gateway over HTTP.
+ *
+ * It reuses the AI SDK adapter (`ai-sdk.ts`) unchanged — same
+ * `needsApproval` gate, same approval-id memory, same resume — over a small
+ * registry port whose `invoke`, `resume`, `approvals` and `descriptors` are
+ * gateway calls. So the approval decision stays the core's (on the
+ * gateway's side), asked once per tool call, and nothing about governance
+ * lives here. Contextual capabilities are left out of the unbound list
+ * (`toAiSdkTools` skips them).
+ *
+ * **Bound presentation** (`presentBound`): a UI presents ONE capability —
+ * usually a contextual one — with some arguments fixed ("refund order 42")
+ * as one `ai` tool and as a `run(input)` action. The fixed arguments are
+ * merged on the client, fixed values winning over the model's, and the
+ * tool's input schema shows only the free arguments. Binding is a
+ * presentation, not a grant: the gateway receives the full input and runs
+ * every stage on it (validation, policies, approval gate, audit) exactly as
+ * for any other call on its surface.
+ */
+import type { ToolSet } from "ai";
+
+import { CapabilityError } from "../errors.js";
+import type { ApprovalRequest, CapabilityDescriptor, InvokeResult, TraceContext } from "../types.js";
+import { createGatewayClient, type AgentGatewayClient, type GatewayClientOptions } from "../gateway/client.js";
+import { capabilityErrorOf, type GatewayInvokeOutput } from "../gateway/wire.js";
+import { toAiSdkTools, type AiSdkToolsOptions } from "./ai-sdk.js";
+import type { AdapterRegistry } from "./registry-port.js";
+
+/**
+ * What a remote tool set knows of its caller. The actor and surface are the
+ * gateway's (from its authentication and mount); `actorId` and `sessionId`
+ * only key the client-side approval-id memory, and `trace` travels as
+ * `traceparent`/`tracestate` headers.
+ */
+export interface RemoteFrame {
+  actorId?: string;
+  sessionId?: string;
+  trace?: TraceContext;
+  signal?: AbortSignal;
+}
+
+export interface RemoteAiSdkToolsOptions extends Omit<AiSdkToolsOptions, "approver"> {
+  /** A gateway client (e.g. `createGatewayClient`, or the app's own client at the gateway's key). */
+  client?: AgentGatewayClient;
+  /** Or the gateway's URL (a client over `@orpc/client`'s fetch link is made). */
+  url?: GatewayClientOptions["url"];
+  headers?: GatewayClientOptions["headers"];
+  fetch?: GatewayClientOptions["fetch"];
+  frame?: RemoteFrame;
+}
+
+/** The gateway's tools for `ai`: every discoverable capability of its surface. */
+export async function createRemoteAiSdkTools(options: RemoteAiSdkToolsOptions): Promise<ToolSet> {
+  const client = clientOf(options);
+  const frame = options.frame ?? {};
+  const listed = await remote(() => client.descriptors({ format: "json" }, callOptions(frame)));
+  if (listed.format !== "json") throw new CapabilityError("INTERNAL", "The gateway did not answer with JSON descriptors.");
+  return toAiSdkTools(remoteRegistry(client, listed.descriptors, undefined), adapterFrame(frame), options);
+}
+
+export interface BoundPresentationOptions extends RemoteAiSdkToolsOptions {
+  /** The capability id or tool name to present (contextual or not). */
+  capability: string;
+  /** Arguments fixed by the UI's context; they win over the model's. */
+  fixed: Record<string, unknown>;
+  /** The tool's name (default: the capability's AI SDK tool name). */
+  toolName?: string;
+  /** The tool's description (default: the capability's, naming the fixed arguments). */
+  description?: string;
+}
+
+export interface BoundPresentation {
+  /** The capability as the gateway describes it. */
+  readonly descriptor: CapabilityDescriptor;
+  readonly toolName: string;
+  /** One `ai` tool: the free arguments only; approval through `needsApproval`. */
+  readonly tools: ToolSet;
+  /** Runs it as a UI action (fixed arguments merged): the gateway's outcome. */
+  run(input?: Record<string, unknown>): Promise<GatewayInvokeOutput>;
+  /** Resumes an approved request this presentation made. */
+  resume(requestId: string): Promise<GatewayInvokeOutput>;
+}
+
+/** One capability of the gateway, presented with some arguments fixed. */
+export async function presentBound(options: BoundPresentationOptions): Promise<BoundPresentation> {
+  const client = clientOf(options);
+  const frame = options.frame ?? {};
+  const fixed = { ...options.fixed };
+  const listed = await remote(() => client.descriptors({ format: "json" }, callOptions(frame)));
+  if (listed.format !== "json") throw new CapabilityError("INTERNAL", "The gateway did not answer with JSON descriptors.");
+  const descriptor = listed.descriptors.find(
+    (d) => d.id === options.capability || d.toolNames.aiSdk === options.capability || d.toolNames.mcp === options.capability,
+  );
+  if (descriptor === undefined) throw new CapabilityError("NOT_FOUND", `No capability ${options.capability} on this gateway.`);
+  const toolName = options.toolName ?? descriptor.toolNames.aiSdk;
+  const presented: CapabilityDescriptor = {
+    ...descriptor,
+    // Presented bound, so listed: the unbound rule is about the open list.
+    discovery: "discoverable",
+    toolNames: { ...descriptor.toolNames, aiSdk: toolName },
+    description:
+      options.description ?? `${descriptor.description} (Bound to ${JSON.stringify(fixed)}; those arguments are fixed.)`,
+    ...(descriptor.inputSchema === undefined ? {} : { inputSchema: withoutFixed(descriptor.inputSchema, fixed) }),
+  };
+  const bind = { name: toolName, id: descriptor.id, fixed };
+  const tools = toAiSdkTools(remoteRegistry(client, [presented], bind), adapterFrame(frame), options);
+  return {
+    descriptor,
+    toolName,
+    tools,
+    run: (input = {}) =>
+      remote(() => client.invoke({ capability: descriptor.id, input: merge(input, fixed) }, callOptions(frame))),
+    resume: (requestId) => remote(() => client.approvals.resume({ id: requestId }, callOptions(frame))),
+  };
+}
+
+// ----- the registry port over a gateway ----------------------------------------
+
+interface Binding {
+  name: string;
+  id: string;
+  fixed: Record<string, unknown>;
+}
+
+/** The part of `CapabilityRegistry` the AI SDK adapter uses, as gateway calls. */
+function remoteRegistry(
+  client: AgentGatewayClient,
+  descriptors: CapabilityDescriptor[],
+  bind: Binding | undefined,
+): AdapterRegistry {
+  const port = {
+    descriptors: () => descriptors,
+    async invoke(name: string, input: unknown, frame: RemoteFrame): Promise<InvokeResult> {
+      const call =
+        bind !== undefined && name === bind.name
+          ? { capability: bind.id, input: merge(input, bind.fixed) }
+          : { capability: name, input };
+      return asResult(await remote(() => client.invoke(call, callOptions(frame))));
+    },
+    async resume(requestId: string, frame: RemoteFrame): Promise<InvokeResult> {
+      return asResult(await remote(() => client.approvals.resume({ id: requestId }, callOptions(frame))));
+    },
+    approvals: {
+      approve: (id: string, o: { reason?: string } = {}) => decide(client, id, true, o.reason),
+      reject: (id: string, o: { reason?: string } = {}) => decide(client, id, false, o.reason),
+    },
+  };
+  return port as unknown as AdapterRegistry;
+}
+
+async function decide(client: AgentGatewayClient, id: string, approve: boolean, reason?: string): Promise<ApprovalRequest> {
+  try {
+    return (await client.approvals.decide({ id, approve, ...(reason === undefined ? {} : { reason }) })) as ApprovalRequest;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "FORBIDDEN") {
+      // This user may not decide: the adapter resumes anyway and the core
+      // reports the request's state (APPROVAL_PENDING until someone who may decides).
+      throw new CapabilityError("POLICY_DENIED", "You may not decide this approval request.", { cause: error });
+    }
+    throw capabilityErrorOf(error) ?? error;
+  }
+}
+
+function asResult(out: GatewayInvokeOutput): InvokeResult {
+  return out.status === "ok" ? out : { status: "approval_required", request: out.request as ApprovalRequest };
+}
+
+/** A remote call: capability errors come back as `CapabilityError`. */
+async function remote<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (error) {
+    throw capabilityErrorOf(error) ?? error;
+  }
+}
+
+function callOptions(frame: RemoteFrame) {
+  return {
+    ...(frame.signal === undefined ? {} : { signal: frame.signal }),
+    context: frame.trace === undefined ? {} : { trace: frame.trace },
+  };
+}
+
+function adapterFrame(frame: RemoteFrame) {
+  return {
+    ...(frame.actorId === undefined ? {} : { actor: { id: frame.actorId } }),
+    ...(frame.sessionId === undefined ? {} : { sessionId: frame.sessionId }),
+    ...(frame.trace === undefined ? {} : { trace: frame.trace }),
+    ...(frame.signal === undefined ? {} : { signal: frame.signal }),
+  };
+}
+
+function clientOf(options: RemoteAiSdkToolsOptions): AgentGatewayClient {
+  if (options.client !== undefined) return options.client;
+  if (options.url === undefined) throw new TypeError("createRemoteAiSdkTools needs a `client` or a `url`.");
+  return createGatewayClient({
+    url: options.url,
+    ...(options.headers === undefined ? {} : { headers: options.headers }),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  });
+}
+
+/** The model's arguments with the fixed ones on top (fixed win). */
+function merge(input: unknown, fixed: Record<string, unknown>): unknown {
+  if (input === undefined || input === null) return { ...fixed };
+  if (typeof input !== "object" || Array.isArray(input)) return input; // the gateway rejects it
+  return { ...(input as Record<string, unknown>), ...fixed };
+}
+
+/** The input schema without the fixed properties (the model sees only the free ones). */
+function withoutFixed(schema: Record<string, unknown>, fixed: Record<string, unknown>): Record<string, unknown> {
+  const properties = schema.properties;
+  if (properties === null || typeof properties !== "object") return schema;
+  const free: Record<string, unknown> = { ...(properties as Record<string, unknown>) };
+  for (const key of Object.keys(fixed)) delete free[key];
+  const out: Record<string, unknown> = { ...schema, properties: free };
+  if (Array.isArray(schema.required)) out.required = schema.required.filter((k) => !(k in fixed));
+  return out;
+}
+

@@ -1,0 +1,19 @@
+/** The agent gateway (server and client) and progress helpers (issue 9). */
+export {
+  createAgentGateway,
+  traceOf,
+  traceHeaders,
+  type AgentGatewayOptions,
+  type AgentGatewayRouter,
+  type HeadersLike,
+} from "./server.js";
+export { createGatewayClient, type AgentGatewayClient, type GatewayClientContext, type GatewayClientOptions } from "./client.js";
+export { capabilityErrorOf, type GatewayApprovalView, type GatewayDescriptorsOutput, type GatewayInvokeOutput, type GatewayErrorData } from "./wire.js";
+export {
+  createRemoteAiSdkTools,
+  presentBound,
+  type RemoteAiSdkToolsOptions,
+  type BoundPresentation,
+  type BoundPresentationOptions,
+} from "../adapters/remote-ai-sdk.js";
+export { progressMetadataCbor, type ProgressEvent, type ProgressListener, type ReportProgress } from "../progress.js";

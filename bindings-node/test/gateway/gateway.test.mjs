@@ -1,0 +1,296 @@
+// The agent gateway over real HTTP on loopback: `@orpc/server/node`'s
+// RPCHandler on node:http, `@orpc/client` with its fetch link, and `ai`'s
+// mock language model driving `generateText` through remote tools.
+
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+
+import { generateText, stepCountIs } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+
+import {
+  CapabilityError,
+  createAgentGateway,
+  createGatewayClient,
+  createRemoteAiSdkTools,
+  presentBound,
+} from "@orpc-agent/core";
+
+import { bearer, startGatewayApp } from "./gateway-fixture.mjs";
+
+const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+const toolCallTurn = (toolName, input, toolCallId = "call-1") => ({
+  content: [{ type: "tool-call", toolCallId, toolName, input: JSON.stringify(input) }],
+  finishReason: { unified: "tool-calls", raw: "tool_calls" },
+  usage,
+  warnings: [],
+});
+const textTurn = (text) => ({ content: [{ type: "text", text }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] });
+const scriptedModel = (...turns) => new MockLanguageModelV3({ doGenerate: turns });
+
+/** Rejects with the error a promise rejects with (fails if it resolves). */
+async function rejection(promise) {
+  try {
+    const value = await promise;
+    assert.fail(`expected a rejection, got ${JSON.stringify(value)}`);
+  } catch (error) {
+    if (error instanceof assert.AssertionError) throw error;
+    return error;
+  }
+}
+
+let app;
+before(async () => {
+  app = await startGatewayApp();
+});
+after(async () => {
+  await app.close();
+});
+const client = (user, mount = "agent") => createGatewayClient({ url: app.url(mount), headers: user ? bearer(user) : {} });
+
+describe("agent gateway: descriptors", () => {
+  it("lists the surface's descriptors as JSON; direct-only capabilities are absent", async () => {
+    const out = await client("alice").descriptors({});
+    assert.equal(out.format, "json");
+    assert.equal(out.surface, "aiSdk");
+    const ids = out.descriptors.map((d) => d.id).sort();
+    assert.deepEqual(ids, ["orders.get", "orders.refund"]);
+    assert.equal(out.descriptors.find((d) => d.id === "orders.refund").discovery, "contextual");
+  });
+
+  it("lists them as CBOR with std: keys when asked", async () => {
+    const out = await client("alice").descriptors({ format: "cbor" });
+    assert.equal(out.format, "cbor");
+    assert.equal(out.contentType, "application/cbor");
+    const bytes = Buffer.from(out.data, "base64");
+    assert.equal(bytes[0], 0x80 | 2, "a CBOR array of two descriptors");
+    const text = bytes.toString("latin1");
+    assert.ok(text.includes("std:"), "std: metadata keys");
+    assert.ok(text.includes("orders.refund") && text.includes("orders.get"));
+    assert.ok(!text.includes("orders.purge"));
+  });
+
+  it("a malformed body is BAD_REQUEST", async () => {
+    const error = await rejection(client("alice").descriptors({ format: "xml" }));
+    assert.equal(error.code, "BAD_REQUEST");
+  });
+});
+
+describe("agent gateway: authentication stays the app's", () => {
+  for (const mount of ["agent", "authedAgent"]) {
+    it(`an unauthenticated caller gets nothing but an error (${mount})`, async () => {
+      const before = { calls: app.calls.length, audit: app.audit.length };
+      const anon = client(undefined, mount);
+      for (const call of [
+        () => anon.descriptors({}),
+        () => anon.invoke({ capability: "orders.get", input: { id: "1" } }),
+        () => anon.approvals.list({}),
+        () => anon.approvals.get({ id: "x" }),
+        () => anon.approvals.decide({ id: "x", approve: true }),
+        () => anon.approvals.resume({ id: "x" }),
+      ]) {
+        const error = await rejection(call());
+        assert.equal(error.code, "UNAUTHORIZED");
+        assert.equal(error.status, 401);
+        assert.equal(error.data, undefined, "no data leaks");
+      }
+      assert.equal(app.calls.length, before.calls, "nothing ran");
+      assert.equal(app.audit.length, before.audit, "nothing reached the pipeline");
+    });
+  }
+
+  it("the app's own routes sit next to the gateway", async () => {
+    const res = await fetch(`${app.origin}/rpc/app/ping`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).json, "pong");
+  });
+
+  it("the gateway behind the app's middleware gets the actor from the middleware", async () => {
+    const out = await client("alice", "authedAgent").invoke({ capability: "orders.get", input: { id: "7" } });
+    assert.deepEqual(out, { status: "ok", output: { id: "7", status: "shipped" } });
+    assert.equal(app.audit.at(-1).actorId, "alice");
+  });
+});
+
+describe("agent gateway: the surface is the mount's", () => {
+  it("a gateway cannot be created for surface direct", () => {
+    assert.throws(() => createAgentGateway(app.registry, { surface: "direct", actor: () => ({ id: "x" }) }), /direct/);
+  });
+
+  it("a direct-only capability is unreachable through the gateway", async () => {
+    const error = await rejection(client("bob").invoke({ capability: "orders.purge", input: { id: "1" } }));
+    assert.ok(error instanceof Error);
+    assert.equal(error.code, "NOT_FOUND");
+    assert.equal(error.data.kind, "std:not-found");
+    assert.ok(!app.calls.some((c) => c.tool === "purge"));
+  });
+
+  it("a forged surface field in the body changes nothing", async () => {
+    const forged = client("alice");
+    const purge = await rejection(forged.invoke({ capability: "orders.purge", input: { id: "1" }, surface: "direct" }));
+    assert.equal(purge.code, "NOT_FOUND");
+    const refund = await forged.invoke({
+      capability: "orders.refund",
+      input: { id: "42", amount: 5 },
+      surface: "direct",
+      actor: { id: "bob", roles: ["manager"] },
+    });
+    assert.equal(refund.status, "approval_required", "still stopped by its approval gate");
+    assert.equal(refund.request.surface, "aiSdk");
+    assert.equal(refund.request.actor.id, "alice", "the body's actor is ignored");
+    const record = app.audit.at(-1);
+    assert.equal(record.surface, "aiSdk");
+    assert.equal(record.actorId, "alice");
+    assert.ok(!app.calls.some((c) => c.tool === "purge" || c.tool === "refund"));
+  });
+});
+
+describe("agent gateway: trace context", () => {
+  it("traceparent/tracestate headers reach the audit record", async () => {
+    const trace = { traceparent: TRACEPARENT, tracestate: "vendor=abc" };
+    await client("alice").invoke({ capability: "orders.get", input: { id: "t" } }, { context: { trace } });
+    const finished = app.audit.filter((r) => r.event === "finished").at(-1);
+    assert.equal(finished.traceparent, TRACEPARENT);
+    assert.equal(finished.tracestate, "vendor=abc");
+  });
+
+  it("an invalid traceparent is dropped, not fatal", async () => {
+    const c = createGatewayClient({ url: app.url(), headers: { ...bearer("alice"), traceparent: "00-zz" } });
+    const out = await c.invoke({ capability: "orders.get", input: { id: "u" } });
+    assert.equal(out.status, "ok");
+    assert.equal(app.audit.at(-1).traceparent ?? null, null);
+  });
+});
+
+describe("agent gateway: approvals", () => {
+  it("a contextual capability is stopped by its gate; only a permitted decider decides; the requester resumes", async () => {
+    const alice = client("alice");
+    const bob = client("bob");
+    const first = await alice.invoke({ capability: "orders.refund", input: { id: "42", amount: 5 } });
+    assert.equal(first.status, "approval_required");
+    const id = first.request.id;
+    assert.ok(!app.calls.some((c) => c.tool === "refund" && c.input.id === "42"));
+
+    assert.equal((await rejection(alice.approvals.resume({ id }))).code, "APPROVAL_PENDING");
+    assert.equal((await rejection(alice.approvals.decide({ id, approve: true }))).code, "FORBIDDEN", "no permission, no decision");
+    assert.equal((await rejection(bob.approvals.resume({ id }))).code, "APPROVAL_NOT_FOUND", "only the requester resumes");
+
+    assert.ok((await alice.approvals.list({})).some((r) => r.id === id), "the requester sees their request");
+    assert.ok((await bob.approvals.list({ status: "pending" })).some((r) => r.id === id), "a decider sees it");
+    const decided = await bob.approvals.decide({ id, approve: true, reason: "ok" });
+    assert.equal(decided.status, "approved");
+    assert.equal(decided.decidedBy, "bob");
+
+    const resumed = await alice.approvals.resume({ id });
+    assert.deepEqual(resumed, { status: "ok", output: { refunded: 5, id: "42" } });
+    assert.equal((await rejection(alice.approvals.resume({ id }))).code, "APPROVAL_CONSUMED", "single use");
+  });
+
+  it("a throwing or missing canDecide refuses", async () => {
+    for (const canDecide of [undefined, () => { throw new Error("boom"); }, () => "yes"]) {
+      const local = await startGatewayApp({ gatewayOptions: { canDecide } });
+      try {
+        const c = createGatewayClient({ url: local.url(), headers: bearer("bob") });
+        const out = await c.invoke({ capability: "orders.refund", input: { id: "1", amount: 1 } });
+        const error = await rejection(c.approvals.decide({ id: out.request.id, approve: true }));
+        assert.equal(error.code, "FORBIDDEN");
+        assert.equal((await local.registry.approvals.get(out.request.id)).status, "pending");
+      } finally {
+        await local.close();
+      }
+    }
+  });
+});
+
+describe("remote AI SDK tools", () => {
+  it("the unbound list leaves the contextual capability out; a mock-model tool loop calls the gateway", async () => {
+    const trace = { traceparent: TRACEPARENT };
+    const tools = await createRemoteAiSdkTools({ url: app.url(), headers: bearer("alice"), frame: { actorId: "alice", trace } });
+    assert.deepEqual(Object.keys(tools).sort(), ["orders_get"]);
+    const result = await generateText({
+      model: scriptedModel(toolCallTurn("orders_get", { id: "9" }), textTurn("Order 9 has shipped.")),
+      tools,
+      stopWhen: stepCountIs(3),
+      prompt: "Where is order 9?",
+    });
+    assert.equal(result.text, "Order 9 has shipped.");
+    const toolResult = result.steps[0].content.find((p) => p.type === "tool-result");
+    assert.deepEqual(toolResult.output, { id: "9", status: "shipped" });
+    const record = app.audit.filter((r) => r.event === "finished").at(-1);
+    assert.equal(record.capabilityId, "orders.get");
+    assert.equal(record.surface, "aiSdk");
+    assert.equal(record.traceparent, TRACEPARENT);
+  });
+
+  it("a remote capability error is a CapabilityError for the tool", async () => {
+    const tools = await createRemoteAiSdkTools({ url: app.url(), headers: bearer("alice") });
+    const error = await rejection(tools.orders_get.execute({ id: "" }, { toolCallId: "x", messages: [] }));
+    assert.ok(error instanceof CapabilityError);
+    assert.equal(error.code, "INVALID_INPUT");
+  });
+
+  it("a bound presentation shows the contextual capability, fixes its arguments, and goes through approval", async () => {
+    const alice = client("alice");
+    const bound = await presentBound({
+      client: alice,
+      capability: "orders.refund",
+      fixed: { id: "42" },
+      toolName: "refund_this_order",
+      frame: { actorId: "alice", sessionId: "s1" },
+    });
+    assert.deepEqual(Object.keys(bound.tools), ["refund_this_order"]);
+    assert.equal(bound.descriptor.discovery, "contextual");
+
+    // The model may try another order: the fixed id wins.
+    const model = scriptedModel(toolCallTurn("refund_this_order", { id: "99", amount: 3 }, "call-r"), textTurn("Refunded."));
+    const prompt = [{ role: "user", content: "Refund 3 on this order." }];
+    const turn1 = await generateText({ model, tools: bound.tools, stopWhen: stepCountIs(3), messages: prompt });
+    const approval = turn1.content.find((p) => p.type === "tool-approval-request");
+    assert.ok(approval, "ai asks for approval: the gateway's gate fired");
+    assert.ok(!app.calls.some((c) => c.tool === "refund" && c.input.amount === 3), "nothing ran");
+    const pending = (await client("bob").approvals.list({ status: "pending", capabilityId: "orders.refund" })).find(
+      (r) => r.input?.amount === 3,
+    );
+    assert.deepEqual(pending.input, { id: "42", amount: 3 }, "the full, merged input reached the gateway");
+    await client("bob").approvals.decide({ id: pending.id, approve: true });
+
+    // The user approves in the chat; alice may not decide, so the manager's decision is the one that counts.
+    const turn2 = await generateText({
+      model,
+      tools: bound.tools,
+      stopWhen: stepCountIs(3),
+      messages: [
+        ...prompt,
+        ...turn1.response.messages,
+        { role: "tool", content: [{ type: "tool-approval-response", approvalId: approval.approvalId, approved: true }] },
+      ],
+    });
+    assert.equal(turn2.text, "Refunded.");
+    assert.deepEqual(
+      app.calls.filter((c) => c.tool === "refund" && c.input.amount === 3).map((c) => c.input),
+      [{ id: "42", amount: 3 }],
+    );
+  });
+
+  it("a bound action run by a UI: stopped by the gate until a manager approves", async () => {
+    const bound = await presentBound({ url: app.url(), headers: bearer("alice"), capability: "orders_refund", fixed: { id: "43" } });
+    const out = await bound.run({ amount: 2, id: "other" });
+    assert.equal(out.status, "approval_required");
+    assert.deepEqual(out.request.input, { id: "43", amount: 2 });
+    assert.equal((await rejection(bound.resume(out.request.id))).code, "APPROVAL_PENDING");
+    await client("bob").approvals.decide({ id: out.request.id, approve: true });
+    assert.deepEqual(await bound.resume(out.request.id), { status: "ok", output: { refunded: 2, id: "43" } });
+  });
+
+  it("a bound presentation still validates the full input", async () => {
+    const bound = await presentBound({ url: app.url(), headers: bearer("alice"), capability: "orders.refund", fixed: { id: "44" } });
+    const error = await rejection(bound.run({ amount: -1 }));
+    assert.equal(error.code, "INVALID_INPUT");
+    assert.equal((await rejection(presentBound({ url: app.url(), headers: bearer("alice"), capability: "orders.purge", fixed: {} }))).code, "NOT_FOUND");
+  });
+});
