@@ -49,6 +49,9 @@ export interface McpRequestExtra {
   sessionId?: string;
   _meta?: Record<string, unknown>;
   authInfo?: unknown;
+  /** Sends a notification related to this request (the SDK's `extra.sendNotification`). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the SDK types it as its ServerNotification union
+  sendNotification?: (notification: any) => Promise<void>;
 }
 
 export interface RegisterMcpToolsOptions {
@@ -162,7 +165,25 @@ function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
       frame.trace = typeof tracestate === "string" ? { traceparent, tracestate } : { traceparent };
     }
   }
+  const token = extra._meta?.progressToken;
+  if (frame.onProgress === undefined && (typeof token === "string" || typeof token === "number") && extra.sendNotification) {
+    frame.onProgress = progressNotifier(extra, token);
+  }
   return frame;
+}
+
+/**
+ * Accepted progress reports (checked by the core) as MCP
+ * `notifications/progress` for the client's `progressToken`. A failed send
+ * is ignored: progress is advisory.
+ */
+function progressNotifier(extra: McpRequestExtra, progressToken: string | number): NonNullable<Frame["onProgress"]> {
+  const send = extra.sendNotification!;
+  return ({ done, total }) => {
+    const params: Record<string, unknown> = { progressToken, progress: done };
+    if (total !== undefined) params.total = total;
+    send({ method: "notifications/progress", params }).catch(() => undefined);
+  };
 }
 
 function toResult(outcome: InvokeResult): CallToolResult {
