@@ -119,7 +119,9 @@ pub trait Policy: Send + Sync {
 }
 
 /// A redactor: pure and total. `Err` fails the call with EXECUTION_FAILED
-/// and the value is dropped.
+/// and the value is dropped; so does an output redactor still running at
+/// the deadline (its future is dropped). A redactor that spins without
+/// yielding blocks its thread: no async runtime can interrupt it.
 pub trait Redactor: Send + Sync {
     fn redact<'a>(
         &'a self,
@@ -130,6 +132,11 @@ pub trait Redactor: Send + Sync {
 }
 
 /// Receives audit records (one `finished` per invocation, plus `started`).
+///
+/// Called synchronously on the invocation's task: it must not block (queue
+/// records for a slow backend, as the PostgreSQL sink does); a blocking
+/// sink delays the call by as long as it blocks. A sink that panics loses
+/// that record; the invocation goes on unchanged.
 pub trait AuditSink: Send + Sync {
     fn record(&self, record: &AuditRecord);
 }
@@ -638,17 +645,31 @@ impl Driver {
             }
             Step::RedactOutput { output, info } => {
                 let v = output.as_json()?;
+                // A redactor that never finishes is bounded by the deadline
+                // (issue 10): past it the output is dropped, as when the
+                // redactor throws. A future that is ready wins a tie.
+                let remaining = inv.deadline_at_ms().saturating_sub(self.clock.now_ms());
                 match hooks.and_then(|h| h.redact_output.as_ref()) {
-                    Some(r) => match r.redact(v, info, cx).await {
-                        Ok(v) => Answer::Redacted(Payload::Json(v)),
-                        Err(_) => Answer::RedactorFailed,
+                    Some(r) => tokio::select! {
+                        biased;
+                        done = r.redact(v, info, cx) => match done {
+                            Ok(v) => Answer::Redacted(Payload::Json(v)),
+                            Err(_) => Answer::RedactorFailed,
+                        },
+                        _ = tokio::time::sleep(Duration::from_millis(remaining)) => Answer::RedactorFailed,
                     },
                     None => Answer::RedactorFailed,
                 }
             }
             Step::Audit(record) => {
                 if let Some(sink) = &self.audit {
-                    sink.record(record);
+                    // A subscriber that panics loses its record and changes
+                    // nothing else: the outcome stands and nothing runs
+                    // twice (as a raising subscriber in the bindings).
+                    let delivered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        sink.record(record);
+                    }));
+                    drop(delivered);
                 }
                 Answer::Audited
             }
@@ -669,6 +690,15 @@ impl Driver {
     ) -> Answer {
         let token = call.cancel.child_token();
         let remaining = deadline_at_ms.saturating_sub(self.clock.now_ms());
+        // Already past the deadline (a slow audit subscriber or validator
+        // spent it): a zero-length tokio timer only fires on the next timer
+        // tick, so a ready handler would win the race below and a write
+        // would run after its deadline. Do not start it (SI-9).
+        if remaining == 0 {
+            return Answer::HandlerTimedOut {
+                now_ms: self.clock.now_ms(),
+            };
+        }
         let cx = HandlerContext {
             cancel: token.clone(),
             attempt,
