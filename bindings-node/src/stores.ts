@@ -74,12 +74,7 @@ export async function buildOnPostgres(
     // The core's wording for a malformed store option.
     call(() => N.registryBuild(decls, options, JSON.stringify({ postgres: "" }), audit, payloads));
   }
-  let store: number;
-  try {
-    store = await N.postgresOpen(url, opts);
-  } catch (e) {
-    throw fromNative(e);
-  }
+  const store = await settle(() => N.postgresOpen(url, opts));
   return call(() => N.registryBuildPostgres(decls, options, store, audit, payloads));
 }
 
@@ -109,11 +104,7 @@ export class PostgresAuditSink {
   /** Connects (its own small pool; migrations applied). */
   static async open(conn: PostgresConnection): Promise<PostgresAuditSink> {
     const [url, opts] = split(conn);
-    try {
-      return new PostgresAuditSink(await N.postgresAuditOpen(url, opts));
-    } catch (e) {
-      throw fromNative(e);
-    }
+    return new PostgresAuditSink(await settle(() => N.postgresAuditOpen(url, opts)));
   }
 
   /** Queues one record; never waits. */
@@ -138,12 +129,13 @@ export class PostgresAuditSink {
 
 /** Performs a store step of a store that waits; resolves to the next step (packed). */
 export function storeStep(reg: number, h: number): Promise<number> {
-  return N.storeStep(reg, h);
+  return settle(() => N.storeStep(reg, h));
 }
 
-async function settle<T>(p: Promise<T>): Promise<T> {
+/** Runs a native call that returns a promise; what it throws (synchronously or not) is mapped. */
+async function settle<T>(f: () => Promise<T>): Promise<T> {
   try {
-    return await p;
+    return await f();
   } catch (e) {
     throw fromNative(e);
   }
@@ -152,12 +144,12 @@ async function settle<T>(p: Promise<T>): Promise<T> {
 /** The approval UI's operations on a store that waits. */
 export function waitingApprovals(handle: number) {
   const decide = (approve: boolean) => async (id: string, o: { approver?: string; reason?: string } = {}) =>
-    JSON.parse(await settle(N.approvalDecideAsync(handle, id, approve, o.approver ?? null, o.reason ?? null))) as ApprovalRequest;
+    JSON.parse(await settle(() => N.approvalDecideAsync(handle, id, approve, o.approver ?? null, o.reason ?? null))) as ApprovalRequest;
   const page = async (filter: object = {}): Promise<ApprovalPage> =>
-    JSON.parse(await settle(N.approvalPageAsync(handle, JSON.stringify(filter))));
+    JSON.parse(await settle(() => N.approvalPageAsync(handle, JSON.stringify(filter))));
   return {
     get: async (id: string): Promise<ApprovalRequest | null> => {
-      const text = await settle(N.approvalGetAsync(handle, id));
+      const text = await settle(() => N.approvalGetAsync(handle, id));
       return text == null ? null : JSON.parse(text);
     },
     list: async (filter: object = {}) => (await page(filter)).requests,
