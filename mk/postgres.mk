@@ -12,3 +12,18 @@ test-postgres: ## PostgreSQL store + audit sink tests against a throwaway local 
 
 lint-postgres: ## clippy over the core with the postgres feature
 	$(CARGO) clippy -p orpc-agent-core --features postgres --all-targets -- -D warnings
+
+# --- The PostgreSQL store through the bindings (issue 8, items 3 and 5) -----
+# Each binding's PostgreSQL suite and the cross-binding test (a request
+# created by one binding's process, approved by another's, resumed by a
+# third) against one throwaway server. The bindings' own deps and native
+# builds come from their make targets.
+
+.PHONY: test-postgres-bindings pg-bindings-deps
+TEST_TARGETS += test-postgres-bindings
+
+pg-bindings-deps: node-native node-ts
+
+test-postgres-bindings: pg-bindings-deps ## Node (and Python) PostgreSQL store, audit sink, multi-process and cross-binding tests
+	scripts/pg-test-cluster.sh run -- \
+		sh -c 'cd $(NODE_DIR) && node --test --test-concurrency=1 test/postgres/*.test.js'

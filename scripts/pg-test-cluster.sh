@@ -162,6 +162,7 @@ case "${1:-}" in
         export ORPC_AGENT_TEST_PG_URL="$url"
         export ORPC_AGENT_TEST_PG_CA="$DIR/ca.crt"
         export ORPC_AGENT_TEST_PG_CLUSTER="$here/scripts/pg-test-cluster.sh"
+        export ORPC_AGENT_TEST_PG_BIN="$BIN"
         export PG_TEST_STATE="$STATE"
         set +e
         "$@"

@@ -30,7 +30,7 @@ async function request(reg, who, order = "o-1") {
 
 /** Runs SQL on the test server with psql (the cluster's own client). */
 function psql(sql) {
-  const bin = process.env.PG_BIN ?? "psql";
+  const bin = process.env.ORPC_AGENT_TEST_PG_BIN ? join(process.env.ORPC_AGENT_TEST_PG_BIN, "psql") : "psql";
   return execFileSync(bin, [process.env.ORPC_AGENT_TEST_PG_URL, "-tAc", sql], { encoding: "utf8" }).trim();
 }
 
