@@ -23,7 +23,7 @@ build-node: node-deps ## Node binding: release native module + TypeScript
 	$(MAKE) node-ts
 
 test-node: node-native node-ts ## Node binding: vectors, SI-1…SI-12, oRPC integration (node --test)
-	cd $(NODE_DIR) && node --test --test-concurrency=1 test/*.test.js test/adapters/*.test.mjs
+	cd $(NODE_DIR) && node --test --test-concurrency=1 test/*.test.js test/adapters/*.test.mjs test/hardening/*.test.mjs
 
 lint-node: node-ts ## Node binding: tsc --noEmit, clippy, generated .d.ts drift
 	cd $(NODE_DIR) && npx tsc --noEmit -p tsconfig.json && npx tsc -p tsconfig.test.json
