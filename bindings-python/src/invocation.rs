@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use orpc_agent_core::pipeline::{Answer, Decision, PolicyScope, Step, StepKind};
 use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome, Payload};
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
 use crate::convert::{json_to_py, py_to_json};
@@ -64,9 +63,9 @@ impl Invocation {
                     let (host, inv) = (&self.shared.host, &mut *self.inv);
                     let kind = py.detach(|| host.advance(inv, now));
                     if matches!(kind, StepKind::PersistApproval | StepKind::ConsumeApproval) {
-                        return Err(PyRuntimeError::new_err(
-                            "the approval store would wait; only synchronous stores are supported",
-                        ));
+                        // A store that waits (PostgreSQL): the host awaits
+                        // `store_step` (src/postgres.rs).
+                        return Ok(kind.as_u8());
                     }
                 }
                 StepKind::Audit => {
@@ -91,6 +90,10 @@ impl Invocation {
     /// change the outcome (audit is a delivery, not a gate); the exception
     /// is reported through `sys.unraisablehook`.
     fn deliver_audit(&self, py: Python<'_>) {
+        if let (Some(sink), Step::Audit(record)) = (&self.shared.pg_audit, self.inv.step()) {
+            // Queued for the sink's writer; never waits (src/postgres.rs).
+            orpc_agent_core::pipeline::driver::AuditSink::record(&**sink, record);
+        }
         let (Some(subscriber), Step::Audit(record)) = (&self.shared.audit, self.inv.step()) else {
             return;
         };
@@ -103,6 +106,19 @@ impl Invocation {
 
     fn now(&self, py: Python<'_>) -> u64 {
         self.shared.now_ms(py)
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(crate) fn core(&self) -> &CoreInvocation {
+        &self.inv
+    }
+
+    /// Feeds an answer made elsewhere (a store step run on the runtime).
+    pub(crate) fn feed(&mut self, py: Python<'_>, answer: Answer) -> PyResult<u8> {
+        self.answer(py, answer)
     }
 }
 

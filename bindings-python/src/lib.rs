@@ -11,6 +11,7 @@ mod errors;
 mod frame;
 mod invocation;
 mod outcome;
+mod postgres;
 mod registry;
 
 use orpc_agent_core::act::deterministic::MAX_HASH_DEPTH;
@@ -57,6 +58,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(error_kind, m)?)?;
     m.add_function(wrap_pyfunction!(default_retryable, m)?)?;
     m.add_function(wrap_pyfunction!(input_hash, m)?)?;
+    postgres::register(m)?;
     m.add("MAX_HASH_DEPTH", MAX_HASH_DEPTH)?;
     m.add("DONE_OK", invocation::DONE_OK)?;
     m.add("SUSPENDED", registry::SUSPENDED)?;

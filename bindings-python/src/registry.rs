@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
 use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
 use orpc_agent_core::pipeline::{ApprovalInputView, InvokeOptions, Payload, StepKind};
-use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Surface};
+use orpc_agent_core::{CapabilityError, Invocation as CoreInvocation, Surface};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -38,6 +38,9 @@ pub(crate) struct Shared {
     /// Receives each audit record as a dict, synchronously.
     pub(crate) audit: Option<Py<PyAny>>,
     audit_payloads: bool,
+    /// The PostgreSQL audit sink (`audit={"postgres": url}`): records go
+    /// to it straight from the core, without a Python dict.
+    pub(crate) pg_audit: Option<Arc<orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink>>,
 }
 
 fn system_now_ms() -> u64 {
@@ -61,7 +64,7 @@ impl Shared {
     fn options(&self, py: Python<'_>) -> InvokeOptions {
         InvokeOptions {
             now_ms: self.now_ms(py),
-            audit: self.audit.is_some(),
+            audit: self.audit.is_some() || self.pg_audit.is_some(),
             audit_payloads: self.audit_payloads,
         }
     }
@@ -88,7 +91,8 @@ impl NativeRegistry {
     /// (`"memory"` or `{"sqlite": path}`). Raises `RegistryValidationError`
     /// with every problem.
     #[new]
-    #[pyo3(signature = (declarations, options, store, *, audit = None, audit_payloads = false, clock = None))]
+    #[pyo3(signature = (declarations, options, store, *, audit = None, audit_payloads = false, clock = None, postgres_options = None, audit_postgres = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         declarations: &str,
@@ -97,21 +101,26 @@ impl NativeRegistry {
         audit: Option<Py<PyAny>>,
         audit_payloads: bool,
         clock: Option<Py<PyAny>>,
+        postgres_options: Option<&str>,
+        audit_postgres: Option<(String, String)>,
     ) -> PyResult<NativeRegistry> {
         let decls = parse_json(declarations, "declarations")?;
         let options = parse_json(options, "options")?;
         let config =
             StoreConfig::from_json(&parse_json(store, "approval_store")?).map_err(to_py_err(py))?;
-        if !config.is_sync() {
-            return Err(capability_error(
+        let pg_options = parse_json(postgres_options.unwrap_or("null"), "postgres options")?;
+        let store = match config {
+            StoreConfig::Postgres(url) => crate::postgres::open_store(py, url, &pg_options)?,
+            config => py.detach(|| config.open_sync()).map_err(to_py_err(py))?,
+        };
+        let pg_audit = match audit_postgres {
+            Some((url, opts)) => Some(crate::postgres::open_audit(
                 py,
-                &CapabilityError::new(
-                    ErrorCode::InvalidInput,
-                    "the Python binding supports the \"memory\" and {\"sqlite\": path} approval stores",
-                ),
-            ));
-        }
-        let store = py.detach(|| config.open_sync()).map_err(to_py_err(py))?;
+                url,
+                &parse_json(&opts, "audit postgres options")?,
+            )?),
+            None => None,
+        };
         let host = HostRegistry::build(&decls, &options, store).map_err(|e| match e {
             BuildError::Invalid(e) => registry_error(py, &e),
             BuildError::Setup(e) => capability_error(py, &e),
@@ -122,6 +131,7 @@ impl NativeRegistry {
                 clock,
                 audit,
                 audit_payloads,
+                pg_audit,
             }),
         })
     }

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from .registry import CapabilityRegistry
 
 VALIDATE_INPUT = _native.VALIDATE_INPUT
+PERSIST_APPROVAL = _native.PERSIST_APPROVAL
+CONSUME_APPROVAL = _native.CONSUME_APPROVAL
 EVALUATE_POLICY = _native.EVALUATE_POLICY
 EXPORT_INPUT = _native.EXPORT_INPUT
 RUN_HANDLER = _native.RUN_HANDLER
@@ -277,7 +279,7 @@ async def drive(
     """
     if k is None:
         k = inv.advance()
-    if spec is None and k != DONE and k != DONE_OK:
+    if spec is None and k != DONE and k != DONE_OK and k != CONSUME_APPROVAL:
         spec = registry._specs[inv.capability_index]
     if pending is not None:
         k, output = await _race_deadline(inv, pending)
@@ -346,8 +348,21 @@ async def drive(
                 inv.cancelled()
                 raise
             k = inv.slept()
+        elif k == PERSIST_APPROVAL or k == CONSUME_APPROVAL:
+            # Only a store that waits (PostgreSQL) hands its steps back: run
+            # on the native runtime, awaited here without holding the GIL.
+            k = _native.store_answered(inv, await _native.store_step(inv))
+            if spec is None and k != DONE and k != DONE_OK:
+                spec = registry._specs[inv.capability_index]
         else:
             raise RuntimeError(f"orpc_agent: unknown step kind {k}")
+
+
+def _settle(fut: asyncio.Future[Any], method: str, value: Any) -> None:
+    """Completes a future from the native runtime's thread (through
+    ``call_soon_threadsafe``), unless its awaiter gave up meanwhile."""
+    if not fut.done():
+        getattr(fut, method)(value)
 
 
 def run_sync(coro_fn: Callable[[], Any]) -> Any:

@@ -25,6 +25,7 @@ from ._driver import (
 )
 from .capability import CapabilitySpec, HostPolicy, camel_keys, host_policy, spec_of
 from .errors import ExecutionFailedError, NotFoundError, RegistryValidationError
+from .postgres import ApprovalPage, PostgresAuditSink, connection
 from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk, RedactionInfo
 
 __all__ = ["create_capability_registry", "CapabilityRegistry", "Approvals"]
@@ -54,15 +55,65 @@ def _as_frame(frame: Frame | Mapping[str, Any] | None) -> Frame:
     return Frame(surface, **kwargs)
 
 
+def _filter(capability_id: str | None, actor_id: str | None, status: str | None, limit: int | None, cursor: str | None) -> dict[str, Any]:
+    filt = {"capabilityId": capability_id, "actorId": actor_id, "status": status, "limit": limit, "cursor": cursor}
+    return {k: v for k, v in filt.items() if v is not None}
+
+
+def _page(raw: tuple[list[dict[str, Any]], str | None]) -> ApprovalPage:
+    return ApprovalPage([ApprovalRequest.from_dict(r) for r in raw[0]], raw[1])
+
+
 class Approvals:
-    """Approval requests for approval UIs: ``get``, ``list``, ``approve``, ``reject``."""
+    """Approval requests for approval UIs: ``get``, ``list``, ``page``,
+    ``approve``, ``reject``, and their ``*_async`` forms. The synchronous
+    forms work on every store (a PostgreSQL call blocks with the GIL
+    released); in async code use the ``*_async`` forms, which never block
+    the event loop."""
 
     def __init__(self, native: _native.NativeRegistry) -> None:
         self._native = native
 
     def get(self, request_id: str) -> ApprovalRequest | None:
-        found = self._native.approval_get(request_id)
+        found = _native.approval_get_blocking(self._native, request_id)
         return ApprovalRequest.from_dict(found) if found is not None else None
+
+    def page(
+        self,
+        *,
+        capability_id: str | None = None,
+        actor_id: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> ApprovalPage:
+        """One page, oldest first, and the cursor of the next (``None`` on the last)."""
+        return _page(_native.approval_page(self._native, _filter(capability_id, actor_id, status, limit, cursor)))
+
+    async def page_async(
+        self,
+        *,
+        capability_id: str | None = None,
+        actor_id: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> ApprovalPage:
+        raw = await _native.approval_page_async(self._native, _filter(capability_id, actor_id, status, limit, cursor))
+        return _page(raw)
+
+    async def get_async(self, request_id: str) -> ApprovalRequest | None:
+        found = await _native.approval_get_async(self._native, request_id)
+        return ApprovalRequest.from_dict(found) if found is not None else None
+
+    async def list_async(self, **filters: Any) -> list[ApprovalRequest]:
+        return (await self.page_async(**filters)).requests
+
+    async def approve_async(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
+        return ApprovalRequest.from_dict(await _native.decide_async(self._native, request_id, True, approver, reason))
+
+    async def reject_async(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
+        return ApprovalRequest.from_dict(await _native.decide_async(self._native, request_id, False, approver, reason))
 
     def list(
         self,
@@ -74,21 +125,13 @@ class Approvals:
         cursor: str | None = None,
     ) -> list[ApprovalRequest]:
         """A page of requests, oldest first; pass the last id as ``cursor`` for the next."""
-        filt = {
-            "capabilityId": capability_id,
-            "actorId": actor_id,
-            "status": status,
-            "limit": limit,
-            "cursor": cursor,
-        }
-        page = self._native.approval_list({k: v for k, v in filt.items() if v is not None})
-        return [ApprovalRequest.from_dict(r) for r in page]
+        return self.page(capability_id=capability_id, actor_id=actor_id, status=status, limit=limit, cursor=cursor).requests
 
     def approve(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
-        return ApprovalRequest.from_dict(self._native.decide(request_id, True, approver, reason))
+        return ApprovalRequest.from_dict(_native.decide_blocking(self._native, request_id, True, approver, reason))
 
     def reject(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
-        return ApprovalRequest.from_dict(self._native.decide(request_id, False, approver, reason))
+        return ApprovalRequest.from_dict(_native.decide_blocking(self._native, request_id, False, approver, reason))
 
 
 class CapabilityRegistry:
@@ -112,6 +155,8 @@ class CapabilityRegistry:
         }
         self._invoke_fast = native.invoke_fast
         self.approvals = Approvals(native)
+        #: The PostgreSQL audit sink of ``audit={"postgres": url}``, else ``None``.
+        self.audit_sink = PostgresAuditSink(native) if _native.audit_stats(native) is not None else None
 
     async def invoke(
         self,
@@ -255,8 +300,8 @@ def create_capability_registry(
     policies: Sequence[Any] | None = None,
     defaults: Mapping[str, Any] | None = None,
     approver_must_differ: bool | None = None,
-    approval_store: str | Mapping[str, str] = "memory",
-    audit: Callable[[dict[str, Any]], Any] | None = None,
+    approval_store: str | Mapping[str, Any] = "memory",
+    audit: Callable[[dict[str, Any]], Any] | Mapping[str, Any] | None = None,
     audit_payloads: bool = False,
     host_policies: Mapping[str, Callable[..., Any]] | None = None,
     clock: Callable[[], int] | None = None,
@@ -266,8 +311,11 @@ def create_capability_registry(
 
     Raises ``RegistryValidationError`` whose ``problems`` lists every problem.
     ``policies`` are runtime-level policies (run before capability ones):
-    declarative dicts or host callables. ``approval_store`` is ``"memory"`` or
-    ``{"sqlite": path}``. ``audit`` receives each audit record (a dict);
+    declarative dicts or host callables. ``approval_store`` is ``"memory"``,
+    ``{"sqlite": path}`` or ``{"postgres": url}`` (or ``{"postgres": {"url":
+    url, **options}}``, see ``orpc_agent.postgres``). ``audit`` receives each
+    audit record (a dict); ``{"postgres": url, "subscriber": fn?}`` also
+    writes every record to PostgreSQL (``registry.audit_sink``);
     ``audit_payloads`` adds the redacted output to finished records.
     ``clock`` (unix ms) replaces the system clock (tests). ``options`` is
     raw registry options JSON (camelCase, as in declaration files), taken
@@ -297,7 +345,17 @@ def create_capability_registry(
         wire_options["defaults"] = camel_keys(defaults)
     if approver_must_differ is not None:
         wire_options["approverMustDiffer"] = approver_must_differ
-    store = approval_store if isinstance(approval_store, str) else dict(approval_store)
+    store: Any = approval_store if isinstance(approval_store, str) else dict(approval_store)
+    postgres_options = None
+    if isinstance(store, dict) and "postgres" in store and len(store) == 1:
+        url, postgres_options = connection(store["postgres"])
+        store = {"postgres": url}
+    audit_postgres = None
+    if isinstance(audit, Mapping):
+        audit_postgres = connection(audit.get("postgres"))
+        if not audit_postgres[0]:
+            raise ValueError('audit must be a callable or {"postgres": url, "subscriber": callable?}')
+        audit = audit.get("subscriber")
     native = _native.NativeRegistry(
         json.dumps([s.declaration() for s in specs]),
         json.dumps(wire_options),
@@ -305,6 +363,8 @@ def create_capability_registry(
         audit=audit,
         audit_payloads=audit_payloads,
         clock=clock,
+        postgres_options=postgres_options,
+        audit_postgres=audit_postgres,
     )
     problems = _hook_problems(specs, runtime_wire, runtime_impl)
     if problems:

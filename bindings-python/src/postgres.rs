@@ -1,0 +1,428 @@
+//! The PostgreSQL approval store and audit sink for Python (issue 8).
+//!
+//! PostgreSQL calls really wait. They run on ONE process-wide multi-thread
+//! tokio runtime (two workers), created on first use: the pool's connection
+//! tasks live there, so every store call of every registry shares it (a
+//! runtime per call would stall the pool's connections).
+//!
+//! Asyncio callers never block their loop: a store call is spawned on the
+//! runtime and the caller awaits an `asyncio.Future` that the runtime
+//! thread completes with `loop.call_soon_threadsafe` — the GIL is taken
+//! only to hand over the result, never held while the database works.
+//! Synchronous callers (`approvals.get`, building a registry) block with
+//! the GIL released.
+//!
+//! **fork()**: a tokio runtime and its connections do not survive `fork()`.
+//! A registry made before a fork refuses PostgreSQL calls in the child with
+//! a clear error (create the registry after forking, e.g. in each worker).
+
+use std::future::Future;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use orpc_agent_core::approval::{ApprovalRequest, ApprovalStore, Decision as ApprovalDecision};
+use orpc_agent_core::host::{
+    list_filter_from_json, next_cursor, open_postgres, open_postgres_audit,
+    postgres_options_from_json,
+};
+use orpc_agent_core::pipeline::Answer;
+use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
+use orpc_agent_core::{CapabilityError, ErrorCode};
+use pyo3::prelude::*;
+use serde_json::Value;
+use tokio::runtime::Runtime;
+
+use crate::convert::py_to_json;
+use crate::errors::capability_error;
+use crate::invocation::Invocation;
+use crate::registry::{NativeRegistry, request_to_py};
+
+/// The runtime and the process it was made in.
+struct Shared {
+    runtime: Runtime,
+    pid: u32,
+}
+
+static RUNTIME: OnceLock<Result<Shared, String>> = OnceLock::new();
+
+fn internal(message: impl Into<String>) -> CapabilityError {
+    CapabilityError::new(ErrorCode::Internal, message)
+}
+
+/// The process-wide runtime; an error in a child forked after it was made.
+fn runtime() -> Result<&'static Runtime, CapabilityError> {
+    let shared = RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("orpc-agent-postgres")
+                .enable_all()
+                .build()
+                .map(|runtime| Shared {
+                    runtime,
+                    pid: std::process::id(),
+                })
+                .map_err(|e| format!("cannot start the PostgreSQL runtime: {e}"))
+        })
+        .as_ref()
+        .map_err(|e| internal(e.clone()))?;
+    if shared.pid != std::process::id() {
+        return Err(internal(
+            "this registry's PostgreSQL pool was created before fork(); create the registry in the child process",
+        ));
+    }
+    Ok(&shared.runtime)
+}
+
+/// Runs `fut` on the runtime and blocks until it is done, GIL released.
+fn block_on<T: Send>(
+    py: Python<'_>,
+    fut: impl Future<Output = Result<T, CapabilityError>> + Send,
+) -> PyResult<T> {
+    let rt = runtime().map_err(|e| capability_error(py, &e))?;
+    py.detach(|| rt.block_on(fut))
+        .map_err(|e| capability_error(py, &e))
+}
+
+/// Spawns `fut` on the runtime; returns an `asyncio.Future` of the running
+/// loop that resolves to `convert(result)` or raises the CapabilityError.
+fn spawn<T: Send + 'static>(
+    py: Python<'_>,
+    fut: impl Future<Output = Result<T, CapabilityError>> + Send + 'static,
+    convert: impl FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
+) -> PyResult<Py<PyAny>> {
+    let rt = runtime().map_err(|e| capability_error(py, &e))?;
+    let event_loop = py
+        .import("asyncio")?
+        .call_method0("get_running_loop")?
+        .unbind();
+    let future = event_loop.bind(py).call_method0("create_future")?.unbind();
+    let done = future.clone_ref(py);
+    rt.spawn(async move {
+        let result = fut.await;
+        Python::attach(|py| {
+            let (method, value) = match result.map_err(|e| capability_error(py, &e)) {
+                Ok(v) => match convert(py, v) {
+                    Ok(obj) => ("set_result", obj),
+                    Err(e) => ("set_exception", e.into_value(py).into_any()),
+                },
+                Err(e) => ("set_exception", e.into_value(py).into_any()),
+            };
+            // `_settle` ignores a future that was cancelled meanwhile; a
+            // closed loop (the caller is gone) drops the result.
+            let Ok(settle) = py
+                .import("orpc_agent._driver")
+                .and_then(|m| m.getattr("_settle"))
+            else {
+                return;
+            };
+            let _ = event_loop.bind(py).call_method1(
+                "call_soon_threadsafe",
+                (settle, done.bind(py), method, value.bind(py)),
+            );
+        });
+    });
+    Ok(future)
+}
+
+/// Opens the approval store of `NativeRegistry::new` (`{"postgres": url}`)
+/// on the runtime, blocking with the GIL released.
+pub(crate) fn open_store(
+    py: Python<'_>,
+    url: String,
+    options: &Value,
+) -> PyResult<Arc<dyn ApprovalStore>> {
+    let (opts, _) = postgres_options_from_json(options).map_err(|e| capability_error(py, &e))?;
+    let store = block_on(py, async move { open_postgres(&url, opts).await })?;
+    Ok(store as Arc<dyn ApprovalStore>)
+}
+
+/// Opens an audit sink; its writer task runs on the runtime.
+pub(crate) fn open_audit(
+    py: Python<'_>,
+    url: String,
+    options: &Value,
+) -> PyResult<Arc<PostgresAuditSink>> {
+    let (opts, queue) =
+        postgres_options_from_json(options).map_err(|e| capability_error(py, &e))?;
+    block_on(
+        py,
+        async move { open_postgres_audit(&url, opts, queue).await },
+    )
+}
+
+/// An answer to a store step, made on the runtime, fed back on the loop.
+#[pyclass(module = "orpc_agent._native", name = "StoreAnswer", frozen)]
+pub struct StoreAnswer(Mutex<Option<Answer>>);
+
+/// `await store_step(inv)` performs the store step invocation `inv` waits
+/// on (`PERSIST_APPROVAL` / `CONSUME_APPROVAL`); pass what it resolves to to
+/// `store_answered(inv, answer)` for the next step.
+#[pyfunction]
+pub fn store_step(py: Python<'_>, inv: &Bound<'_, Invocation>) -> PyResult<Py<PyAny>> {
+    let op = {
+        let inv = inv.borrow();
+        let now = inv.shared().now_ms(py);
+        inv.shared()
+            .host
+            .store_op(inv.core(), now)
+            .ok_or_else(|| internal("the invocation is not at a store step"))
+            .map_err(|e| capability_error(py, &e))?
+    };
+    spawn(py, async move { Ok(op.run().await) }, |py, answer| {
+        Ok(Py::new(py, StoreAnswer(Mutex::new(Some(answer))))?.into_any())
+    })
+}
+
+/// Feeds the answer of [`store_step`] and returns the next step's kind.
+#[pyfunction]
+pub fn store_answered(
+    py: Python<'_>,
+    inv: &Bound<'_, Invocation>,
+    answer: &Bound<'_, StoreAnswer>,
+) -> PyResult<u8> {
+    let taken = answer.get().0.lock().ok().and_then(|mut a| a.take());
+    let answer = taken
+        .ok_or_else(|| capability_error(py, &internal("this store answer was already used")))?;
+    inv.borrow_mut().feed(py, answer)
+}
+
+fn store_of(reg: &NativeRegistry) -> Arc<dyn ApprovalStore> {
+    Arc::clone(reg.shared.host.store())
+}
+
+fn page_to_py(
+    py: Python<'_>,
+    page: &[ApprovalRequest],
+    filter: &orpc_agent_core::approval::ListFilter,
+) -> PyResult<Py<PyAny>> {
+    let requests: Vec<Bound<'_, PyAny>> = page
+        .iter()
+        .map(|r| request_to_py(py, r))
+        .collect::<PyResult<_>>()?;
+    Ok((requests, next_cursor(page, filter))
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
+}
+
+/// `(requests, next_cursor)` of one page; `next_cursor` is `None` on the
+/// last page. Any store: a waiting one blocks with the GIL released.
+#[pyfunction]
+pub fn approval_page(
+    py: Python<'_>,
+    reg: &Bound<'_, NativeRegistry>,
+    filter: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let filter = py_to_json(filter)
+        .and_then(|f| list_filter_from_json(&f))
+        .map_err(|e| capability_error(py, &e))?;
+    let store = store_of(reg.get());
+    let page = if store.waits() {
+        let f = filter.clone();
+        block_on(py, async move {
+            store.list(&f).await.map_err(CapabilityError::from)
+        })?
+    } else {
+        let host = &reg.get().shared.host;
+        py.detach(|| host.approvals(&filter))
+            .map_err(|e| capability_error(py, &e))?
+    };
+    page_to_py(py, &page, &filter)
+}
+
+/// [`approval_page`] without blocking: an awaitable.
+#[pyfunction]
+pub fn approval_page_async(
+    py: Python<'_>,
+    reg: &Bound<'_, NativeRegistry>,
+    filter: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let filter = py_to_json(filter)
+        .and_then(|f| list_filter_from_json(&f))
+        .map_err(|e| capability_error(py, &e))?;
+    let store = store_of(reg.get());
+    let f = filter.clone();
+    spawn(
+        py,
+        async move { store.list(&f).await.map_err(CapabilityError::from) },
+        move |py, page| page_to_py(py, &page, &filter),
+    )
+}
+
+/// One request (dict) or `None`, as an awaitable.
+#[pyfunction]
+pub fn approval_get_async(
+    py: Python<'_>,
+    reg: &Bound<'_, NativeRegistry>,
+    id: String,
+) -> PyResult<Py<PyAny>> {
+    let store = store_of(reg.get());
+    spawn(
+        py,
+        async move { store.get(&id).await.map_err(CapabilityError::from) },
+        |py, found| match found {
+            Some(r) => Ok(request_to_py(py, &r)?.unbind()),
+            None => Ok(py.None()),
+        },
+    )
+}
+
+/// Approve or reject (with `approverMustDiffer`), as an awaitable of the
+/// decided request (dict).
+#[pyfunction]
+#[pyo3(signature = (reg, id, approve, approver = None, reason = None))]
+pub fn decide_async(
+    py: Python<'_>,
+    reg: &Bound<'_, NativeRegistry>,
+    id: String,
+    approve: bool,
+    approver: Option<String>,
+    reason: Option<String>,
+) -> PyResult<Py<PyAny>> {
+    let shared = &reg.get().shared;
+    let store = Arc::clone(shared.host.store());
+    let must_differ = shared.host.registry().options().approver_must_differ;
+    let now = shared.now_ms(py);
+    let decision = if approve {
+        ApprovalDecision::Approve
+    } else {
+        ApprovalDecision::Reject
+    };
+    spawn(
+        py,
+        async move {
+            store
+                .decide(
+                    &id,
+                    decision,
+                    approver.as_deref(),
+                    reason.as_deref(),
+                    now,
+                    must_differ,
+                )
+                .await
+                .map_err(CapabilityError::from)
+        },
+        |py, r| Ok(request_to_py(py, &r)?.unbind()),
+    )
+}
+
+/// Approve or reject, blocking with the GIL released (any store).
+#[pyfunction]
+#[pyo3(signature = (reg, id, approve, approver = None, reason = None))]
+pub fn decide_blocking(
+    py: Python<'_>,
+    reg: &Bound<'_, NativeRegistry>,
+    id: String,
+    approve: bool,
+    approver: Option<String>,
+    reason: Option<String>,
+) -> PyResult<Py<PyAny>> {
+    let shared = &reg.get().shared;
+    let store = Arc::clone(shared.host.store());
+    if !store.waits() {
+        return Ok(reg
+            .call_method1("decide", (id, approve, approver, reason))?
+            .unbind());
+    }
+    let must_differ = shared.host.registry().options().approver_must_differ;
+    let now = shared.now_ms(py);
+    let decision = if approve {
+        ApprovalDecision::Approve
+    } else {
+        ApprovalDecision::Reject
+    };
+    let r = block_on(py, async move {
+        store
+            .decide(
+                &id,
+                decision,
+                approver.as_deref(),
+                reason.as_deref(),
+                now,
+                must_differ,
+            )
+            .await
+            .map_err(CapabilityError::from)
+    })?;
+    Ok(request_to_py(py, &r)?.unbind())
+}
+
+/// One request or `None`, blocking with the GIL released (any store).
+#[pyfunction]
+pub fn approval_get_blocking(
+    py: Python<'_>,
+    reg: &Bound<'_, NativeRegistry>,
+    id: String,
+) -> PyResult<Py<PyAny>> {
+    let store = store_of(reg.get());
+    if !store.waits() {
+        return Ok(reg.call_method1("approval_get", (id,))?.unbind());
+    }
+    match block_on(py, async move {
+        store.get(&id).await.map_err(CapabilityError::from)
+    })? {
+        Some(r) => Ok(request_to_py(py, &r)?.unbind()),
+        None => Ok(py.None()),
+    }
+}
+
+/// The registry's PostgreSQL audit sink's counters:
+/// `(written, dropped, failed)`, or `None` without a sink.
+#[pyfunction]
+pub fn audit_stats(reg: &Bound<'_, NativeRegistry>) -> Option<(u64, u64, u64)> {
+    reg.get()
+        .shared
+        .pg_audit
+        .as_ref()
+        .map(|s| (s.written(), s.dropped(), s.failed()))
+}
+
+/// Waits (GIL released) until every queued audit record is written.
+#[pyfunction]
+pub fn audit_flush(py: Python<'_>, reg: &Bound<'_, NativeRegistry>) -> PyResult<()> {
+    if let Some(sink) = reg.get().shared.pg_audit.clone() {
+        block_on(py, async move {
+            sink.flush().await;
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// [`audit_flush`] as an awaitable.
+#[pyfunction]
+pub fn audit_flush_async(py: Python<'_>, reg: &Bound<'_, NativeRegistry>) -> PyResult<Py<PyAny>> {
+    let sink = reg.get().shared.pg_audit.clone();
+    spawn(
+        py,
+        async move {
+            if let Some(sink) = sink {
+                sink.flush().await;
+            }
+            Ok(())
+        },
+        |py, ()| Ok(py.None()),
+    )
+}
+
+/// Everything this module adds to `orpc_agent._native`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<StoreAnswer>()?;
+    for f in [
+        wrap_pyfunction!(store_step, m)?,
+        wrap_pyfunction!(store_answered, m)?,
+        wrap_pyfunction!(approval_page, m)?,
+        wrap_pyfunction!(approval_page_async, m)?,
+        wrap_pyfunction!(approval_get_async, m)?,
+        wrap_pyfunction!(approval_get_blocking, m)?,
+        wrap_pyfunction!(decide_async, m)?,
+        wrap_pyfunction!(decide_blocking, m)?,
+        wrap_pyfunction!(audit_stats, m)?,
+        wrap_pyfunction!(audit_flush, m)?,
+        wrap_pyfunction!(audit_flush_async, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    Ok(())
+}
