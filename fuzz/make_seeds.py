@@ -78,4 +78,11 @@ put("wasm_section", b"\0asm\x01\0\0\0")
 # Pipeline: a few byte strings; arbitrary reads any bytes.
 for s in [b"\x00" * 64, b"\x01\x00\x02\x00" * 32, bytes(range(256))]:
     put("pipeline_answers", s)
+# Input limits: small JSON documents, deep and wide ones at the limits.
+for c in cases(os.path.join(vec, "hash", "input_hash.json")):
+    if "input" in c:
+        put("input_limits", json.dumps(c["input"]))
+put("input_limits", '{"v":' + "[" * 63 + "]" * 63 + "}")
+put("input_limits", '{"v":' + "[" * 64 + "]" * 64 + "}")
+put("input_limits", json.dumps({f"k{i}": 0 for i in range(1025)}))
 print("seeds:", {t: len(os.listdir(os.path.join(SEEDS, t))) for t in sorted(os.listdir(SEEDS))})

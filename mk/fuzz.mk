@@ -9,7 +9,7 @@
 TEST_TARGETS += fuzz-smoke
 
 FUZZ_TARGETS   := cbor_meta cbor_roundtrip input_hash manifest_toml declaration \
-                  wasm_section trace_context descriptor_json pipeline_answers
+                  wasm_section trace_context descriptor_json pipeline_answers input_limits
 FUZZ_SECONDS   ?= 10
 FUZZ_LONG_SECONDS ?= 300
 # No ASan: the core is `forbid(unsafe_code)`; panics, overflows, stack

@@ -6,9 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use orpc_agent_core::act::{
-    MetaMap, MetaView, Position, ValidateOptions, diagnostic, json_view,
-};
+use orpc_agent_core::act::{MetaMap, MetaView, Position, ValidateOptions, diagnostic, json_view};
 
 fuzz_target!(|data: &[u8]| {
     let owned = MetaMap::decode(data);
@@ -30,7 +28,9 @@ fuzz_target!(|data: &[u8]| {
             // different first fault in a map (the owned path walks entries
             // in deterministic order, the view in wire order).
             let brief = |p: Vec<orpc_agent_core::act::Problem>| {
-                p.into_iter().map(|p| (p.key, p.code, p.severity)).collect::<Vec<_>>()
+                p.into_iter()
+                    .map(|p| (p.key, p.code, p.severity))
+                    .collect::<Vec<_>>()
             };
             let a = brief(map.validate(position, opts));
             let b = brief(view.validate(position, opts));

@@ -30,7 +30,11 @@ fn canonical(v: &Cbor) -> Cbor {
                 .iter()
                 .map(|(k, v)| {
                     let key = canonical(k);
-                    (encode_deterministic(&key).unwrap_or_default(), key, canonical(v))
+                    (
+                        encode_deterministic(&key).unwrap_or_default(),
+                        key,
+                        canonical(v),
+                    )
                 })
                 .collect();
             entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -53,11 +57,16 @@ fuzz_target!(|data: &[u8]| {
     };
     let second = decode(&bytes, DecodeOptions::LENIENT).expect("encoder output decodes");
     if !has_nan(&first) {
-        assert_eq!(canonical(&first), second, "decode → encode → decode changed the value");
+        assert_eq!(
+            canonical(&first),
+            second,
+            "decode → encode → decode changed the value"
+        );
     }
     let again = encode_deterministic(&second).expect("re-encodes");
     assert_eq!(bytes, again, "deterministic encoding is not a fixed point");
     if strict.is_ok() {
-        decode(&bytes, DecodeOptions::default()).expect("strict decoder accepts the encoder's output");
+        decode(&bytes, DecodeOptions::default())
+            .expect("strict decoder accepts the encoder's output");
     }
 });

@@ -14,7 +14,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
-    let format = if selector & 1 == 0 { Format::Json } else { Format::Toml };
+    let format = if selector & 1 == 0 {
+        Format::Json
+    } else {
+        Format::Toml
+    };
     let Ok(decls) = Declarations::parse(text, format) else {
         return;
     };

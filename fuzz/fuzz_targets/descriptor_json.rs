@@ -14,14 +14,22 @@ use orpc_agent_core::{Descriptor, Surface};
 fuzz_target!(|text: &str| {
     if let Ok(d) = Descriptor::from_json(text) {
         let again = serde_json::to_string(&d.to_json()).expect("serializes");
-        assert_eq!(Descriptor::from_json(&again).ok(), Some(d), "descriptor round trip");
+        assert_eq!(
+            Descriptor::from_json(&again).ok(),
+            Some(d),
+            "descriptor round trip"
+        );
     }
-    let Ok(serde_json::Value::Array(parts)) = serde_json::from_str::<serde_json::Value>(text) else {
+    let Ok(serde_json::Value::Array(parts)) = serde_json::from_str::<serde_json::Value>(text)
+    else {
         return;
     };
     // `[decls, options]`, as a binding passes them.
     let decls = parts.first().cloned().unwrap_or_default();
-    let options = parts.get(1).cloned().unwrap_or_else(|| serde_json::json!({}));
+    let options = parts
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({}));
     let store = Arc::new(MemoryApprovalStore::new());
     let Ok(host) = HostRegistry::build(&decls, &options, store) else {
         return;
@@ -29,7 +37,11 @@ fuzz_target!(|text: &str| {
     for &surface in Surface::ALL {
         for d in host.registry().descriptors(surface) {
             let again = serde_json::to_string(&d.to_json()).expect("serializes");
-            assert_eq!(Descriptor::from_json(&again).ok(), Some(d), "built descriptor round trip");
+            assert_eq!(
+                Descriptor::from_json(&again).ok(),
+                Some(d),
+                "built descriptor round trip"
+            );
         }
     }
 });

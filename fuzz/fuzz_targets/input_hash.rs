@@ -11,7 +11,9 @@ fuzz_target!(|data: &[u8]| {
     // First line: the capability id; the rest: the JSON input.
     let split = data.iter().position(|&b| b == b'\n').unwrap_or(0);
     let (id, json) = data.split_at(split);
-    let Ok(id) = std::str::from_utf8(id) else { return };
+    let Ok(id) = std::str::from_utf8(id) else {
+        return;
+    };
     let Ok(input) = serde_json::from_slice::<serde_json::Value>(json) else {
         return;
     };
@@ -20,10 +22,17 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(first, second, "the hash is not stable");
     let Ok(hash) = first else { return };
     assert_eq!(hash.len(), 64);
-    assert!(hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    assert!(
+        hash.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    );
     let text = serde_json::to_string(&input).expect("a parsed value serializes");
     let reparsed: serde_json::Value = serde_json::from_str(&text).expect("re-parses");
-    assert_eq!(input_hash(id, &reparsed).ok(), Some(hash.clone()), "hash changed on re-parse");
+    assert_eq!(
+        input_hash(id, &reparsed).ok(),
+        Some(hash.clone()),
+        "hash changed on re-parse"
+    );
     let preimage = hash_preimage(id, &input).expect("preimage of a hashable input");
     let envelope = decode(&preimage, DecodeOptions::default()).expect("preimage is strict CBOR");
     let ciborium::Value::Map(entries) = envelope else {

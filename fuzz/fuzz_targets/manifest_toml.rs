@@ -12,10 +12,18 @@ fuzz_target!(|text: &str| {
     };
     let cbor = meta.to_cbor().expect("validated metadata encodes");
     let back = ComponentMeta::from_cbor(&cbor).expect("its CBOR reads back");
-    assert_eq!(back.to_cbor().ok(), Some(cbor.clone()), "CBOR round trip changed it");
+    assert_eq!(
+        back.to_cbor().ok(),
+        Some(cbor.clone()),
+        "CBOR round trip changed it"
+    );
     if let Ok(manifest) = meta.to_manifest() {
         let again = ComponentMeta::from_manifest(&manifest, "again.toml")
             .expect("a written manifest reads back");
-        assert_eq!(again.to_cbor().ok(), Some(cbor), "manifest round trip changed it");
+        assert_eq!(
+            again.to_cbor().ok(),
+            Some(cbor),
+            "manifest round trip changed it"
+        );
     }
 });

@@ -15,8 +15,12 @@ use std::sync::{Arc, OnceLock};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use orpc_agent_core::approval::ApprovalRequest;
-use orpc_agent_core::pipeline::{Answer, Decision, InvokeOptions, Outcome, Payload, Step, StepKind};
-use orpc_agent_core::{Actor, CapabilityDecl, CapabilityRegistry, ErrorCode, Frame, Invocation, Surface};
+use orpc_agent_core::pipeline::{
+    Answer, Decision, InvokeOptions, Outcome, Payload, Step, StepKind,
+};
+use orpc_agent_core::{
+    Actor, CapabilityDecl, CapabilityRegistry, ErrorCode, Frame, Invocation, Surface,
+};
 use serde_json::{Value, json};
 
 const SENTINEL: &str = "SENTINEL-8c1f-unredacted";
@@ -137,8 +141,14 @@ fn request_for(cap: &str, input: Val) -> ApprovalRequest {
 fn decision(d: u8) -> Decision {
     match d % 4 {
         0 => Decision::Allow,
-        1 => Decision::Deny { reason: Some("no".into()) },
-        2 => Decision::RequireApproval { approval_type: None, reason: None, expires_in_ms: Some(1000) },
+        1 => Decision::Deny {
+            reason: Some("no".into()),
+        },
+        2 => Decision::RequireApproval {
+            approval_type: None,
+            reason: None,
+            expires_in_ms: Some(1000),
+        },
         _ => Decision::Abstain,
     }
 }
@@ -148,7 +158,10 @@ fn now(d: u16) -> u64 {
 }
 
 fn build(a: &Ans, inv: &Invocation) -> Answer {
-    let cap = inv.capability().map_or("notes.read", |c| c.id.as_str()).to_owned();
+    let cap = inv
+        .capability()
+        .map_or("notes.read", |c| c.id.as_str())
+        .to_owned();
     match *a {
         Ans::InputValid(v) => Answer::InputValid(v.payload()),
         Ans::InputInvalid => Answer::InputInvalid("bad".into()),
@@ -157,18 +170,31 @@ fn build(a: &Ans, inv: &Invocation) -> Answer {
         Ans::InputExported(v) => Answer::InputExported(v.json()),
         Ans::InputNotExportable => Answer::InputNotExportable("NaN".into()),
         Ans::Persisted => Answer::Persisted,
-        Ans::StoreFailed => Answer::StoreFailed(orpc_agent_core::CapabilityError::new(ErrorCode::Internal, "down")),
+        Ans::StoreFailed => Answer::StoreFailed(orpc_agent_core::CapabilityError::new(
+            ErrorCode::Internal,
+            "down",
+        )),
         Ans::Consumed(ok, v) => Answer::Consumed(if ok {
             Ok(Box::new(request_for(&cap, v)))
         } else {
-            Err(orpc_agent_core::CapabilityError::new(ErrorCode::ApprovalPending, "pending"))
+            Err(orpc_agent_core::CapabilityError::new(
+                ErrorCode::ApprovalPending,
+                "pending",
+            ))
         }),
-        Ans::HandlerOk(v, d) => Answer::HandlerOk { output: v.payload(), now_ms: now(d) },
+        Ans::HandlerOk(v, d) => Answer::HandlerOk {
+            output: v.payload(),
+            now_ms: now(d),
+        },
         Ans::HandlerError(coded, retryable, d) => Answer::HandlerError {
             code: coded.then_some(ErrorCode::ExecutionFailed),
             // A handler's own CapabilityError keeps its message by design;
             // a plain throw's message may quote data and must not leak.
-            message: if coded { "coded failure".into() } else { SENTINEL.into() },
+            message: if coded {
+                "coded failure".into()
+            } else {
+                SENTINEL.into()
+            },
             retryable,
             now_ms: now(d),
         },
@@ -180,7 +206,9 @@ fn build(a: &Ans, inv: &Invocation) -> Answer {
         Ans::OutputInvalid => Answer::OutputInvalid(SENTINEL.into()),
         Ans::Redacted(v) => Answer::Redacted(v.redacted()),
         Ans::RedactorFailed => Answer::RedactorFailed,
-        Ans::OutputExported(v) => Answer::OutputExported(v.redacted().as_json().cloned().unwrap_or(Value::Null)),
+        Ans::OutputExported(v) => {
+            Answer::OutputExported(v.redacted().as_json().cloned().unwrap_or(Value::Null))
+        }
         Ans::Audited => Answer::Audited,
         Ans::Fitting(v, d) => fitting(inv, &cap, v, d),
     }
@@ -196,15 +224,25 @@ fn fitting(inv: &Invocation, cap: &str, v: Val, d: u8) -> Answer {
         StepKind::PersistApproval => Answer::Persisted,
         StepKind::ConsumeApproval => Answer::Consumed(Ok(Box::new(request_for(cap, v)))),
         StepKind::RunHandler => match d % 4 {
-            0 | 1 => Answer::HandlerOk { output: v.payload(), now_ms: t },
-            2 => Answer::HandlerError { code: None, message: SENTINEL.into(), retryable: true, now_ms: t },
+            0 | 1 => Answer::HandlerOk {
+                output: v.payload(),
+                now_ms: t,
+            },
+            2 => Answer::HandlerError {
+                code: None,
+                message: SENTINEL.into(),
+                retryable: true,
+                now_ms: t,
+            },
             _ => Answer::HandlerTimedOut { now_ms: t },
         },
         StepKind::AskRetryOn => Answer::RetryOn(d % 2 == 0),
         StepKind::Sleep => Answer::Slept { now_ms: t },
         StepKind::ValidateOutput => Answer::OutputValid(v.payload()),
         StepKind::RedactOutput => Answer::Redacted(v.redacted()),
-        StepKind::ExportOutput => Answer::OutputExported(v.redacted().as_json().cloned().unwrap_or(Value::Null)),
+        StepKind::ExportOutput => {
+            Answer::OutputExported(v.redacted().as_json().cloned().unwrap_or(Value::Null))
+        }
         StepKind::Audit | StepKind::Done => Answer::Audited,
     }
 }
@@ -218,14 +256,33 @@ fuzz_target!(|case: Case| {
     let caps = registry.capabilities();
     let cap = &caps[usize::from(case.capability) % caps.len()];
     let surface = Surface::ALL[usize::from(case.surface) % Surface::ALL.len()];
-    let frame = Frame::new(surface).with_actor(Actor { id: Some("u1".into()), ..Actor::default() });
-    let opts = InvokeOptions { now_ms: NOW, audit: case.audit, audit_payloads: case.audit_payloads };
+    let frame = Frame::new(surface).with_actor(Actor {
+        id: Some("u1".into()),
+        ..Actor::default()
+    });
+    let opts = InvokeOptions {
+        now_ms: NOW,
+        audit: case.audit,
+        audit_payloads: case.audit_payloads,
+    };
     let mut inv = if case.resume {
         Invocation::resume(Arc::clone(registry), "apr_fuzz", frame, opts)
     } else if case.by_index {
-        Invocation::start_index(Arc::clone(registry), cap.index, case.input.payload(), frame, opts)
+        Invocation::start_index(
+            Arc::clone(registry),
+            cap.index,
+            case.input.payload(),
+            frame,
+            opts,
+        )
     } else {
-        Invocation::start(Arc::clone(registry), &cap.id, case.input.payload(), frame, opts)
+        Invocation::start(
+            Arc::clone(registry),
+            &cap.id,
+            case.input.payload(),
+            frame,
+            opts,
+        )
     };
     let mut handler_runs = 0u32;
     let mut gated = false;
@@ -256,7 +313,10 @@ fuzz_target!(|case: Case| {
                     .capability()
                     .and_then(|c| c.meta.retry.as_ref())
                     .map_or(1, |r| r.max_attempts.saturating_add(1));
-                assert!(u64::from(handler_runs) <= u64::from(max), "handler ran {handler_runs} times, max {max}");
+                assert!(
+                    u64::from(handler_runs) <= u64::from(max),
+                    "handler ran {handler_runs} times, max {max}"
+                );
             }
             _ => {}
         }
@@ -268,7 +328,10 @@ fuzz_target!(|case: Case| {
         }
         if let Err(e) = fits {
             assert_eq!(e.code, ErrorCode::Internal);
-            assert!(inv.is_done(), "an out-of-turn answer must end the invocation");
+            assert!(
+                inv.is_done(),
+                "an out-of-turn answer must end the invocation"
+            );
         }
     }
     if let Some(outcome) = inv.take_outcome() {
@@ -278,7 +341,11 @@ fuzz_target!(|case: Case| {
                 assert!(!contains_sentinel(v), "unredacted output returned");
             }
             Outcome::Error(e) => {
-                assert!(!e.message.contains(SENTINEL), "error message leaks: {}", e.message);
+                assert!(
+                    !e.message.contains(SENTINEL),
+                    "error message leaks: {}",
+                    e.message
+                );
             }
             _ => {}
         }

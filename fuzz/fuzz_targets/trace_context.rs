@@ -37,10 +37,18 @@ fuzz_target!(|case: Case<'_>| {
     assert_eq!(back.as_ref(), Some(&tc), "HTTP header round trip");
     let mut meta = serde_json::Map::new();
     to_mcp_meta(&tc, &mut meta);
-    assert_eq!(from_mcp_meta(&meta).expect("own _meta").as_ref(), Some(&tc), "MCP _meta round trip");
+    assert_eq!(
+        from_mcp_meta(&meta).expect("own _meta").as_ref(),
+        Some(&tc),
+        "MCP _meta round trip"
+    );
     let mut map = MetaMap::new();
     to_metadata(&tc, &mut map);
     let bytes = map.encode().expect("encodes");
     let decoded = MetaMap::decode(&bytes).expect("decodes");
-    assert_eq!(from_metadata(&decoded).expect("own metadata").as_ref(), Some(&tc), "std: round trip");
+    assert_eq!(
+        from_metadata(&decoded).expect("own metadata").as_ref(),
+        Some(&tc),
+        "std: round trip"
+    );
 });
