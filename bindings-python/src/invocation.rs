@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use orpc_agent_core::pipeline::progress::ProgressChecker;
 use orpc_agent_core::pipeline::{Answer, Decision, PolicyScope, Step, StepKind};
 use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome, Payload};
 use pyo3::prelude::*;
@@ -30,6 +31,8 @@ pub struct Invocation {
     /// that owns it is created once per call (moves stay pointer-sized).
     inv: Box<CoreInvocation>,
     resumed: bool,
+    /// The handler's progress reports so far (`progress`).
+    progress: ProgressChecker,
 }
 
 impl Invocation {
@@ -38,6 +41,7 @@ impl Invocation {
             shared,
             inv: Box::new(inv),
             resumed,
+            progress: ProgressChecker::new(),
         }
     }
 
@@ -143,6 +147,33 @@ fn decision(
 
 #[pymethods]
 impl Invocation {
+    /// A progress report of the handler, checked by the core
+    /// (`pipeline::progress`: `done` increases, `done <= total`, a total
+    /// is fixed once given). The accepted event as `(done, total)`, or
+    /// `None` when it is dropped (not a count, or against the rules).
+    #[pyo3(signature = (done, total = None))]
+    fn progress(
+        &mut self,
+        done: &Bound<'_, PyAny>,
+        total: Option<&Bound<'_, PyAny>>,
+    ) -> Option<(u64, Option<u64>)> {
+        let count = |v: &Bound<'_, PyAny>| {
+            if v.is_instance_of::<pyo3::types::PyBool>() {
+                return None;
+            }
+            v.extract::<u64>().ok()
+        };
+        let done = count(done)?;
+        let total = match total {
+            Some(t) => Some(count(t)?),
+            None => None,
+        };
+        self.progress
+            .report(done, total)
+            .ok()
+            .map(|e| (e.done, e.total))
+    }
+
     /// The first step the host must perform.
     fn advance(&mut self, py: Python<'_>) -> PyResult<u8> {
         self.next(py)

@@ -47,6 +47,7 @@ from .errors import (
     SessionNotFoundError,
     TimeoutCapabilityError,
 )
+from .progress import ProgressEvent, on_progress
 from .registry import Approvals, CapabilityRegistry, create_capability_registry
 from .schema import JsonSchema, PydanticSchema, Schema
 from .types import (
@@ -99,6 +100,7 @@ __all__ = [
     "OutputInvalidError",
     "PolicyDeniedError",
     "PolicyRequest",
+    "ProgressEvent",
     "PydanticSchema",
     "RedactionInfo",
     "RegistryValidationError",
@@ -113,4 +115,5 @@ __all__ = [
     "errors",
     "host_policy",
     "input_hash",
+    "on_progress",
 ]

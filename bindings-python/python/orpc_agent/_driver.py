@@ -177,7 +177,7 @@ def start_handler(
     """
     args: tuple[Any, ...]
     if spec.wants_context:
-        args = (value, HandlerContext(spec.id, inv.attempt, inv.deadline_at_ms, frame))
+        args = (value, HandlerContext(spec.id, inv.attempt, inv.deadline_at_ms, frame, inv))
     else:
         args = (value,)
     if spec.is_async:

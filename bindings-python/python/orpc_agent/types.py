@@ -153,8 +153,16 @@ class HandlerContext:
     attempt: int
     deadline_at_ms: int
     frame: Frame
+    _invocation: Any = field(default=None, repr=False, compare=False)
 
     @property
     def context(self) -> Any:
         """The application context the caller put in the frame."""
         return self.frame.context
+
+    def progress(self, done: int, total: int | None = None) -> bool:
+        """Reports progress (``orpc_agent.progress``): ``True`` if the core
+        accepted the report, ``False`` if it was dropped."""
+        from .progress import report
+
+        return report(self._invocation, done, total)
