@@ -22,6 +22,8 @@ builds a server with them. Each tool:
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +35,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import PrivateAttr
 
 from .errors import CapabilityError
+from .progress import ProgressEvent, on_progress
 from .registry import CapabilityRegistry
 from .schema import to_jsonable
 from .types import ApprovalRequired, Frame
@@ -90,6 +93,43 @@ def _mcp_frame(base: Frame | None, context: Context[Any, Any]) -> Frame:
     )
 
 
+class _ProgressSender:
+    """Accepted progress as ``notifications/progress`` for the client's
+    ``progressToken``. Reports may come from an executor thread (sync
+    handlers), so each send is scheduled on the loop, in report order;
+    ``flush`` waits for them before the result goes out. A failed send is
+    ignored (progress is advisory)."""
+
+    def __init__(self, context: Context[Any, Any]) -> None:
+        self._context = context
+        self._loop = asyncio.get_running_loop()
+        self._last: concurrent.futures.Future[None] | None = None
+
+    def __call__(self, event: ProgressEvent) -> None:
+        previous = self._last
+
+        async def send() -> None:
+            if previous is not None:
+                await asyncio.gather(asyncio.wrap_future(previous), return_exceptions=True)
+            try:
+                await self._context.report_progress(event.done, event.total)
+            except Exception:
+                pass
+
+        self._last = asyncio.run_coroutine_threadsafe(send(), self._loop)
+
+    async def flush(self) -> None:
+        if self._last is not None:  # nothing was reported: nothing to wait for
+            await asyncio.gather(asyncio.wrap_future(self._last), return_exceptions=True)
+
+
+def _progress_sender(context: Context[Any, Any]) -> _ProgressSender:
+    """A sender for this tools/call. The SDK's ``report_progress`` sends only
+    when the client asked for progress (a ``progressToken`` over JSON-RPC, a
+    callback in process) and is a no-op otherwise."""
+    return _ProgressSender(context)
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
@@ -139,7 +179,12 @@ class GovernedTool(Tool):
     ) -> CallToolResult:
         frame = _mcp_frame(self._frame(context) if self._frame else None, context)
         try:
-            outcome = await self._registry.invoke(self._capability_id, arguments, frame)
+            sender = _progress_sender(context)
+            try:
+                with on_progress(sender):
+                    outcome = await self._registry.invoke(self._capability_id, arguments, frame)
+            finally:
+                await sender.flush()
         except CapabilityError as e:
             return CallToolResult(
                 content=[TextContent(type="text", text=f"{e.code}: {e.message}")],
