@@ -22,8 +22,9 @@ lint-postgres: ## clippy over the core with the postgres feature
 .PHONY: test-postgres-bindings pg-bindings-deps
 TEST_TARGETS += test-postgres-bindings
 
-pg-bindings-deps: node-native node-ts
+pg-bindings-deps: node-native node-ts python-develop
 
-test-postgres-bindings: pg-bindings-deps ## Node (and Python) PostgreSQL store, audit sink, multi-process and cross-binding tests
-	scripts/pg-test-cluster.sh run -- \
-		sh -c 'cd $(NODE_DIR) && node --test --test-concurrency=1 test/postgres/*.test.js'
+test-postgres-bindings: pg-bindings-deps ## Node + Python PostgreSQL store, audit sink, multi-process and cross-binding tests
+	scripts/pg-test-cluster.sh run -- sh -c '\
+		(cd $(NODE_DIR) && node --test --test-concurrency=1 test/postgres/*.test.js) && \
+		(cd $(PY_DIR) && $(CURDIR)/$(VPY) -m pytest -q -p no:cacheprovider tests_postgres)'
