@@ -41,6 +41,7 @@ use napi_derive::napi;
 
 pub use approvals::*;
 pub use errors::*;
+pub use gateway::*;
 pub use invoke::*;
 pub use postgres::*;
 pub use raw::*;
