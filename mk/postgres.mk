@@ -28,3 +28,22 @@ test-postgres-bindings: pg-bindings-deps ## Node + Python PostgreSQL store, audi
 	scripts/pg-test-cluster.sh run -- sh -c '\
 		(cd $(NODE_DIR) && node --test --test-concurrency=1 test/postgres/*.test.js) && \
 		(cd $(PY_DIR) && $(CURDIR)/$(VPY) -m pytest -q -p no:cacheprovider tests_postgres)'
+
+# --- make demo-cluster (issue 8, item 6) -------------------------------------
+# Two instances of one oRPC app sharing approvals through a throwaway
+# PostgreSQL: asked on A, approved and resumed on B, refused again on A.
+
+CLUSTER_DEMO := examples/cluster-demo
+
+.PHONY: demo-cluster cluster-demo-link
+DEMO_TARGETS += demo-cluster
+
+cluster-demo-link: node-native node-ts
+	@mkdir -p $(CLUSTER_DEMO)/node_modules/@orpc-agent
+	@for dep in bindings-node/node_modules/*; do \
+		ln -sfn ../../../$$dep $(CLUSTER_DEMO)/node_modules/$$(basename $$dep); \
+	done
+	@ln -sfn ../../../../bindings-node $(CLUSTER_DEMO)/node_modules/@orpc-agent/core
+
+demo-cluster: cluster-demo-link ## two app instances on one PostgreSQL: approval asked on A, approved + resumed on B
+	scripts/pg-test-cluster.sh run -- node $(CLUSTER_DEMO)/demo.mjs
