@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use orpc_agent_core::host::HostRegistry;
+use orpc_agent_core::pipeline::progress::ProgressChecker;
 use orpc_agent_core::pipeline::{Decision, PolicyScope};
 use orpc_agent_core::{
     Answer, CapabilityError, ErrorCode, Invocation, Outcome, Payload, Step, StepKind,
@@ -117,6 +118,15 @@ pub struct FfiInvocation {
     /// panic is caught here so it never unwinds into Swift or aborts the
     /// app). The invocation then ends in INTERNAL.
     panicked: AtomicBool,
+    /// The handler's progress reports so far (`report_progress`).
+    progress: Mutex<ProgressChecker>,
+}
+
+/// An accepted progress report: `total` carried forward once given.
+#[derive(uniffi::Record)]
+pub struct ProgressReport {
+    pub done: u64,
+    pub total: Option<u64>,
 }
 
 fn panic_error() -> CapabilityError {
@@ -130,6 +140,7 @@ impl FfiInvocation {
             inv: Mutex::new(inv),
             now_ms: Mutex::new(now_ms),
             panicked: AtomicBool::new(false),
+            progress: Mutex::new(ProgressChecker::new()),
         };
         this.run_core(|inv, host| host.advance(inv, now_ms).as_u8());
         Arc::new(this)
@@ -181,6 +192,18 @@ impl FfiInvocation {
 
 #[uniffi::export]
 impl FfiInvocation {
+    /// A progress report of the handler, checked by the core
+    /// (`pipeline::progress`: `done` increases, `done <= total`, a total is
+    /// fixed once given). The accepted report, or `None` when it is dropped.
+    /// Callable from the handler's task while the driver waits.
+    pub fn report_progress(&self, done: u64, total: Option<u64>) -> Option<ProgressReport> {
+        let mut checker = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+        checker.report(done, total).ok().map(|e| ProgressReport {
+            done: e.done,
+            total: e.total,
+        })
+    }
+
     /// The current step kind (core `StepKind` as an integer).
     pub fn step_kind(&self) -> u8 {
         if self.panicked.load(Ordering::Relaxed) {

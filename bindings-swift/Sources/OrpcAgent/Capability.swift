@@ -10,13 +10,46 @@ public struct HandlerContext: Sendable {
     public let capabilityId: String
     /// The frozen frame (on a resumed approval: the recorded surface/actor).
     public let frame: Frame
+    /// The core's check of one report (nil outside a governed call).
+    let reporter: (@Sendable (UInt64, UInt64?) -> ProgressEvent?)?
 
     /// For calling a handler directly (unit tests of your own handlers).
     public init(attempt: UInt32 = 1, deadlineAtMs: UInt64 = 0, capabilityId: String, frame: Frame) {
+        self.init(attempt: attempt, deadlineAtMs: deadlineAtMs, capabilityId: capabilityId, frame: frame, reporter: nil)
+    }
+
+    init(
+        attempt: UInt32, deadlineAtMs: UInt64, capabilityId: String, frame: Frame,
+        reporter: (@Sendable (UInt64, UInt64?) -> ProgressEvent?)?
+    ) {
         self.attempt = attempt
         self.deadlineAtMs = deadlineAtMs
         self.capabilityId = capabilityId
         self.frame = frame
+        self.reporter = reporter
+    }
+
+    /// Reports progress: `done` units, and the `total` when known. The core
+    /// checks it (per invocation, across retries); an accepted report goes
+    /// to the frame's `onProgress` and returns `true`, a rejected one is
+    /// dropped and returns `false` — the call goes on either way.
+    @discardableResult
+    public func progress(_ done: UInt64, total: UInt64? = nil) -> Bool {
+        guard let event = reporter?(done, total) else { return false }
+        frame.onProgress?(event)
+        return true
+    }
+}
+
+/// One accepted progress report (spec/004 `std:progress`, `std:progress-total`).
+public struct ProgressEvent: Sendable, Hashable {
+    public let done: UInt64
+    /// Carried forward once given.
+    public let total: UInt64?
+
+    public init(done: UInt64, total: UInt64? = nil) {
+        self.done = done
+        self.total = total
     }
 }
 

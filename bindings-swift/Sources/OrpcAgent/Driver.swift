@@ -200,7 +200,9 @@ extension CapabilityRegistry {
             frame.actor = (try? JSONBridge.convert(recorded["actor"] ?? .null, to: Actor.self)) ?? Actor()
         }
         let deadline = inv.deadlineAtMs()
-        let context = HandlerContext(attempt: inv.attempt(), deadlineAtMs: deadline, capabilityId: cap.id, frame: frame)
+        let context = HandlerContext(
+            attempt: inv.attempt(), deadlineAtMs: deadline, capabilityId: cap.id, frame: frame,
+            reporter: { done, total in inv.reportProgress(done: done, total: total).map { ProgressEvent(done: $0.done, total: $0.total) } })
         let handler = cap.hooks.handler
         switch await race(clock: clock, deadlineMs: deadline, { try await handler(input, context) }) {
         case .value(let out):

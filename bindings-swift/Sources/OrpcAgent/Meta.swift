@@ -168,10 +168,14 @@ public struct Frame: Sendable {
     /// Your application's context: opaque to the core, handed back to
     /// handlers, policies and redactors.
     public var context: (any Sendable)?
+    /// Receives the handler's accepted progress reports (checked by the
+    /// core: `done` increases, `done <= total`, the total is fixed once given).
+    public var onProgress: (@Sendable (ProgressEvent) -> Void)?
 
     public init(
         surface: Surface, actor: Actor = Actor(), trace: TraceContext? = nil, requestId: String? = nil,
-        agentId: String? = nil, sessionId: String? = nil, context: (any Sendable)? = nil
+        agentId: String? = nil, sessionId: String? = nil, context: (any Sendable)? = nil,
+        onProgress: (@Sendable (ProgressEvent) -> Void)? = nil
     ) {
         self.surface = surface
         self.actor = actor
@@ -180,6 +184,7 @@ public struct Frame: Sendable {
         self.agentId = agentId
         self.sessionId = sessionId
         self.context = context
+        self.onProgress = onProgress
     }
 
     /// The frame as JSON for the core, or `nil` when it carries only a

@@ -765,6 +765,14 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func redactionInfoJson() throws  -> String
     
     /**
+     * A progress report of the handler, checked by the core
+     * (`pipeline::progress`: `done` increases, `done <= total`, a total is
+     * fixed once given). The accepted report, or `None` when it is dropped.
+     * Callable from the handler's task while the driver waits.
+     */
+    func reportProgress(done: UInt64, total: UInt64?)  -> ProgressReport?
+    
+    /**
      * `AskRetryOn`: the error the host's `retryOn` is asked about.
      */
     func retryError()  -> FfiErrorInfo?
@@ -1213,6 +1221,23 @@ open func redactionInfoJson()throws  -> String  {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_redaction_info_json(
             self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * A progress report of the handler, checked by the core
+     * (`pipeline::progress`: `done` increases, `done <= total`, a total is
+     * fixed once given). The accepted report, or `None` when it is dropped.
+     * Callable from the handler's task while the driver waits.
+     */
+open func reportProgress(done: UInt64, total: UInt64?) -> ProgressReport?  {
+    return try!  FfiConverterOptionTypeProgressReport.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_report_progress(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(done),
+        FfiConverterOptionUInt64.lower(total),uniffiCallStatus
     )
 })
 }
@@ -1985,6 +2010,63 @@ public func FfiConverterTypeFfiPolicyAt_lower(_ value: FfiPolicyAt) -> RustBuffe
 
 
 /**
+ * An accepted progress report: `total` carried forward once given.
+ */
+public struct ProgressReport: Equatable, Hashable {
+    public var done: UInt64
+    public var total: UInt64?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(done: UInt64, total: UInt64?) {
+        self.done = done
+        self.total = total
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ProgressReport: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeProgressReport: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ProgressReport {
+        return
+            try ProgressReport(
+                done: FfiConverterUInt64.read(from: &buf), 
+                total: FfiConverterOptionUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ProgressReport, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.done, into: &buf)
+        FfiConverterOptionUInt64.write(value.total, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeProgressReport_lift(_ buf: RustBuffer) throws -> ProgressReport {
+    return try FfiConverterTypeProgressReport.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeProgressReport_lower(_ value: ProgressReport) -> RustBuffer {
+    return FfiConverterTypeProgressReport.lower(value)
+}
+
+
+/**
  * A host policy's decision.
  */
 
@@ -2377,6 +2459,30 @@ fileprivate struct FfiConverterOptionTypeFfiPolicyAt: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeProgressReport: FfiConverterRustBuffer {
+    typealias SwiftType = ProgressReport?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeProgressReport.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeProgressReport.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
     typealias SwiftType = [String]
 
@@ -2575,6 +2681,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_redaction_info_json() != 2836) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_report_progress() != 28723) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_retry_error() != 43911) {
