@@ -295,7 +295,7 @@ export async function createCapabilityRegistry<TContext = any>(
   const { approvalStore, audit, ...core } = options as RegistryOptions<TContext> & Record<string, unknown>;
   const opts: Record<string, unknown> = { ...core };
   if (options.policies !== undefined) opts.policies = policiesToJson(options.policies, runtimePolicies);
-  const auditPg = postgresOf(audit);
+  const auditPg = postgresOf(audit, ["subscriber", "payloads"]);
   const sink = auditPg === undefined ? undefined : await PostgresAuditSink.open(auditPg);
   let subscriber =
     typeof audit === "function" ? audit : typeof audit === "object" && audit !== null ? audit.subscriber : undefined;

@@ -50,9 +50,14 @@ function split(conn: PostgresConnection): [string, string] {
   return [url, JSON.stringify(options)];
 }
 
-/** The `{postgres: …}` connection of a store or audit option, if it is one. */
-export function postgresOf(option: unknown): PostgresConnection | undefined {
+/**
+ * The `{postgres: …}` connection of a store or audit option, if it is one:
+ * `postgres` and only the `alongside` keys. Anything else goes to the core,
+ * which names the problem.
+ */
+export function postgresOf(option: unknown, alongside: readonly string[] = []): PostgresConnection | undefined {
   if (option === null || typeof option !== "object" || !("postgres" in option)) return undefined;
+  if (Object.keys(option).some((k) => k !== "postgres" && !alongside.includes(k))) return undefined;
   return (option as { postgres: PostgresConnection }).postgres;
 }
 

@@ -149,9 +149,11 @@ test("approvals round trip over SQLite, across a registry re-creation", async ()
   }
 });
 
-test("approval store options: bad values and the not-yet-available PostgreSQL store fail clearly", async () => {
+// The PostgreSQL store itself is tested against a real server in
+// test/postgres/ (make test-postgres-bindings).
+test("approval store options: bad values fail clearly", async () => {
   const router = { x: base.meta({ agent: agent() }).handler(async () => 1) };
-  for (const approvalStore of ["disk", { sqlite: "" }, { postgres: "postgres://127.0.0.1/x" }]) {
+  for (const approvalStore of ["disk", { sqlite: "" }, { postgres: "" }, { postgres: { url: 3 } }, { postgres: "x", sqlite: "y" }]) {
     const e = await createCapabilityRegistry(router, { approvalStore }).catch((x) => x);
     assert.ok(e instanceof CapabilityError, JSON.stringify(approvalStore));
     assert.equal(e.code, "INVALID_INPUT");
