@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=$1
 shift
-# The binaries `cargo +nightly fuzz build --fuzz-dir fuzz -O -s none` made
+# The binaries `cargo +nightly fuzz build --fuzz-dir fuzz -s none` made
 # (mk/fuzz.mk fuzz-build); running them directly skips a cargo check per target.
 bin="fuzz/target/$(rustc +nightly -vV | sed -n 's/^host: //p')/release"
 mkdir -p fuzz/artifacts

@@ -15,7 +15,7 @@ FUZZ_LONG_SECONDS ?= 300
 # No ASan: the core is `forbid(unsafe_code)`; panics, overflows, stack
 # exhaustion and timeouts are what we hunt, and libFuzzer catches those
 # without it at 2-3x the speed (docs/fuzzing.md).
-FUZZ_FLAGS     := --fuzz-dir fuzz -O -s none  # fuzz/run.sh uses the same
+FUZZ_FLAGS     := --fuzz-dir fuzz -s none  # release + debug assertions and overflow checks
 FUZZ_NIGHTLY   := $(CARGO) +nightly
 
 fuzz-tools:
