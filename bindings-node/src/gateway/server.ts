@@ -25,8 +25,10 @@ import { N } from "../native.js";
 import type { CapabilityRegistry } from "../registry.js";
 import type { Actor, ApprovalRequest, ExposureSurface, Frame, TraceContext } from "../types.js";
 import { readDecideInput, readDescriptorsInput, readId, readInvokeInput, readListInput } from "./parse.js";
+import { progressMetadataCbor, type ProgressEvent } from "../progress.js";
 import {
   statusOf,
+  type GatewayStreamEvent,
   type GatewayApprovalView,
   type GatewayDescriptorsOutput,
   type GatewayInvokeOutput,
@@ -148,6 +150,45 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
       const body = readInvokeInput(input);
       const frame = frameOf(context, actor, signal);
       return outcome(await guard(() => registry.invoke(body.capability, body.input, frame)), context);
+    }),
+
+    /**
+     * `invoke` as an event stream: the handler's accepted progress reports
+     * as `{type: "progress", done, total?, metadata}` events (`metadata`:
+     * base64 CBOR with `std:progress`/`std:progress-total`), then one
+     * `{type: "result", ...outcome}`; a capability error ends the stream.
+     */
+    invokeStream: base.handler(async function* ({ input, context, signal }): AsyncGenerator<GatewayStreamEvent, void, unknown> {
+      const actor = await actorOf(context);
+      const body = readInvokeInput(input);
+      const frame = frameOf(context, actor, signal);
+      const queue: ProgressEvent[] = [];
+      let wake: (() => void) | undefined;
+      frame.onProgress = (event) => {
+        queue.push(event);
+        wake?.();
+      };
+      let settled: { ok: true; result: Awaited<ReturnType<typeof registry.invoke>> } | { ok: false; error: unknown } | undefined;
+      void registry.invoke(body.capability, body.input, frame).then(
+        (result) => {
+          settled = { ok: true, result };
+          wake?.();
+        },
+        (error: unknown) => {
+          settled = { ok: false, error };
+          wake?.();
+        },
+      );
+      for (;;) {
+        for (let event = queue.shift(); event !== undefined; event = queue.shift()) {
+          yield { type: "progress", ...event, metadata: Buffer.from(progressMetadataCbor(event)).toString("base64") };
+        }
+        if (settled !== undefined) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+      if (!settled.ok) throw toOrpc(settled.error);
+      yield { type: "result", ...(await outcome(settled.result, context)) };
     }),
 
     approvals: {

@@ -21,6 +21,11 @@ export type GatewayInvokeOutput =
   | { status: "ok"; output: unknown }
   | { status: "approval_required"; request: GatewayApprovalView };
 
+/** Events of `invokeStream`: progress reports, then the outcome. */
+export type GatewayStreamEvent =
+  | { type: "progress"; done: number; total?: number; metadata: string }
+  | ({ type: "result" } & GatewayInvokeOutput);
+
 export type GatewayDescriptorsOutput =
   | { format: "json"; surface: ExposureSurface; descriptors: CapabilityDescriptor[] }
   /** `data`: base64 of a CBOR array of descriptors with their `std:` metadata map. */

@@ -51,6 +51,19 @@ export async function startGatewayApp({ gatewayOptions = {}, registryOptions = {
           progress(2);
           return { refunded: input.amount, id: input.id };
         }),
+      export: base
+        .meta({
+          agent: { description: "Export an order's history.", expose: { aiSdk: true }, sideEffect: "read", risk: "low" },
+        })
+        .input(z.object({ id: z.string() }))
+        .handler(async ({ input, progress }) => {
+          const answers = [];
+          for (const [done, total] of [[1, 3], [2], [2], [3]]) {
+            answers.push(progress(done, total));
+            await new Promise((resolve) => setTimeout(resolve, 2));
+          }
+          return { id: input.id, answers };
+        }),
       purge: base
         .meta({
           agent: { description: "Delete an order for good.", expose: { direct: true }, sideEffect: "destructive", risk: "critical" },

@@ -59,7 +59,7 @@ describe("agent gateway: descriptors", () => {
     assert.equal(out.format, "json");
     assert.equal(out.surface, "aiSdk");
     const ids = out.descriptors.map((d) => d.id).sort();
-    assert.deepEqual(ids, ["orders.get", "orders.refund"]);
+    assert.deepEqual(ids, ["orders.export", "orders.get", "orders.refund"]);
     assert.equal(out.descriptors.find((d) => d.id === "orders.refund").discovery, "contextual");
   });
 
@@ -68,7 +68,7 @@ describe("agent gateway: descriptors", () => {
     assert.equal(out.format, "cbor");
     assert.equal(out.contentType, "application/cbor");
     const bytes = Buffer.from(out.data, "base64");
-    assert.equal(bytes[0], 0x80 | 2, "a CBOR array of two descriptors");
+    assert.equal(bytes[0], 0x80 | 3, "a CBOR array of three descriptors");
     const text = bytes.toString("latin1");
     assert.ok(text.includes("std:"), "std: metadata keys");
     assert.ok(text.includes("orders.refund") && text.includes("orders.get"));
@@ -211,7 +211,7 @@ describe("remote AI SDK tools", () => {
   it("the unbound list leaves the contextual capability out; a mock-model tool loop calls the gateway", async () => {
     const trace = { traceparent: TRACEPARENT };
     const tools = await createRemoteAiSdkTools({ url: app.url(), headers: bearer("alice"), frame: { actorId: "alice", trace } });
-    assert.deepEqual(Object.keys(tools).sort(), ["orders_get"]);
+    assert.deepEqual(Object.keys(tools).sort(), ["orders_export", "orders_get"]);
     const result = await generateText({
       model: scriptedModel(toolCallTurn("orders_get", { id: "9" }), textTurn("Order 9 has shipped.")),
       tools,
@@ -292,5 +292,39 @@ describe("remote AI SDK tools", () => {
     const error = await rejection(bound.run({ amount: -1 }));
     assert.equal(error.code, "INVALID_INPUT");
     assert.equal((await rejection(presentBound({ url: app.url(), headers: bearer("alice"), capability: "orders.purge", fixed: {} }))).code, "NOT_FOUND");
+  });
+});
+
+describe("agent gateway: invokeStream", () => {
+  it("streams the handler's accepted progress (with std: CBOR metadata), then the outcome", async () => {
+    const events = [];
+    for await (const event of await client("alice").invokeStream({ capability: "orders.export", input: { id: "5" } })) {
+      events.push(event);
+    }
+    const progress = events.filter((e) => e.type === "progress");
+    assert.deepEqual(progress.map(({ done, total }) => ({ done, total })), [
+      { done: 1, total: 3 },
+      { done: 2, total: 3 },
+      { done: 3, total: 3 },
+    ]);
+    const meta = Buffer.from(progress[0].metadata, "base64");
+    assert.deepEqual(meta, Buffer.concat([Buffer.from([0xa2, 0x6c]), Buffer.from("std:progress"), Buffer.from([0x01, 0x72]), Buffer.from("std:progress-total"), Buffer.from([0x03])]));
+    assert.deepEqual(events.at(-1), { type: "result", status: "ok", output: { id: "5", answers: [true, true, false, true] } });
+  });
+
+  it("an approval gate ends the stream with approval_required; an error ends it with the error", async () => {
+    const events = [];
+    for await (const e of await client("alice").invokeStream({ capability: "orders.refund", input: { id: "8", amount: 1 } })) events.push(e);
+    assert.equal(events.length, 1);
+    assert.equal(events[0].type, "result");
+    assert.equal(events[0].status, "approval_required");
+    const error = await rejection(
+      (async () => {
+        for await (const _ of await client("alice").invokeStream({ capability: "orders.purge", input: { id: "1" } }));
+      })(),
+    );
+    assert.equal(error.code, "NOT_FOUND");
+    const anon = await rejection((async () => { for await (const _ of await client(undefined).invokeStream({ capability: "orders.get", input: { id: "1" } })); })());
+    assert.equal(anon.code, "UNAUTHORIZED");
   });
 });
