@@ -63,7 +63,10 @@ def registry(url: str = PG_URL, **options: Any) -> CapabilityRegistry:
 
 async def main(cmd: str, *args: str) -> int:
     reg = registry()
-    out = lambda v: print(json.dumps(v), flush=True)  # noqa: E731
+
+    def out(v: Any) -> None:
+        print(json.dumps(v), flush=True)
+
     try:
         if cmd == "create":
             actor, order = args
