@@ -236,7 +236,7 @@ fn fitting(inv: &Invocation, cap: &str, v: Val, d: u8) -> Answer {
             },
             _ => Answer::HandlerTimedOut { now_ms: t },
         },
-        StepKind::AskRetryOn => Answer::RetryOn(d % 2 == 0),
+        StepKind::AskRetryOn => Answer::RetryOn(d.is_multiple_of(2)),
         StepKind::Sleep => Answer::Slept { now_ms: t },
         StepKind::ValidateOutput => Answer::OutputValid(v.payload()),
         StepKind::RedactOutput => Answer::Redacted(v.redacted()),
