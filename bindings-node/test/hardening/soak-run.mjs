@@ -195,3 +195,34 @@ export async function soak({ total, warmup = Math.min(50_000, Math.max(5_000, to
 }
 
 export const mb = (bytes) => (bytes / 1024 / 1024).toFixed(1);
+
+/** Resident-memory growth allowed once warm (allocator arenas, V8 code and map space)... */
+export const RSS_GROWTH_BOUND = 64 * 1024 * 1024;
+/**
+ * ...plus this much per approval row created while measuring: the memory
+ * store keeps decided and consumed requests (a second resume must say
+ * APPROVAL_CONSUMED), so they are retained data, not a leak (bench/soak/README.md).
+ */
+export const RSS_PER_APPROVAL_ROW = 2048;
+/** JS heap growth allowed once warm: nothing per invocation survives a GC. */
+export const HEAP_GROWTH_BOUND = 4 * 1024 * 1024;
+
+export const rssBound = (f) => RSS_GROWTH_BOUND + RSS_PER_APPROVAL_ROW * f.tally.approval;
+
+/** The leak checks and bounds; empty when the soak passed. */
+export function problems(f) {
+  return [
+    f.tally.unexpected !== 0 && `unexpected outcomes: ${JSON.stringify(f.tally)}`,
+    f.unfinishedApprovals !== 0 && `unfinished approvals: ${f.unfinishedApprovals}`,
+    f.timersLeft !== 0 && `timers left: ${f.timersLeft}`,
+    f.inFlight !== 0 && `in flight: ${f.inFlight}`,
+    f.rssEnd - f.rssStart >= rssBound(f) && `RSS grew ${mb(f.rssEnd - f.rssStart)} MB, bound ${mb(rssBound(f))} MB`,
+    f.heapEnd - f.heapStart >= HEAP_GROWTH_BOUND && `heap grew ${mb(f.heapEnd - f.heapStart)} MB`,
+  ].filter(Boolean);
+}
+
+export const summary = (f) =>
+  `soak-node: ${f.invocations} invocations in ${f.seconds.toFixed(1)} s (${Math.round(f.perSecond)}/s); ` +
+  `RSS start ${mb(f.rssStart)} MB, end ${mb(f.rssEnd)} MB (growth ${mb(f.rssEnd - f.rssStart)}, bound ${mb(rssBound(f))}); ` +
+  `heap ${mb(f.heapStart)} -> ${mb(f.heapEnd)} MB; approval rows ${f.approvalRows} (unfinished ${f.unfinishedApprovals}); ` +
+  `timers left ${f.timersLeft}; in flight ${f.inFlight}; tally ${JSON.stringify(f.tally)}`;
