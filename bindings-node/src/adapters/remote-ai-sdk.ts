@@ -25,7 +25,7 @@ import { CapabilityError } from "../errors.js";
 import type { ApprovalRequest, CapabilityDescriptor, InvokeResult, TraceContext } from "../types.js";
 import { createGatewayClient, type AgentGatewayClient, type GatewayClientOptions } from "../gateway/client.js";
 import { capabilityErrorOf, type GatewayInvokeOutput } from "../gateway/wire.js";
-import { toAiSdkTools, type AiSdkToolsOptions } from "./ai-sdk.js";
+import { toAiSdkTools, type AiSdkToolsOptions, type ApprovalIdStore } from "./ai-sdk.js";
 import type { AdapterRegistry } from "./registry-port.js";
 
 /**
@@ -57,7 +57,7 @@ export async function createRemoteAiSdkTools(options: RemoteAiSdkToolsOptions): 
   const frame = options.frame ?? {};
   const listed = await remote(() => client.descriptors({ format: "json" }, callOptions(frame)));
   if (listed.format !== "json") throw new CapabilityError("INTERNAL", "The gateway did not answer with JSON descriptors.");
-  return toAiSdkTools(remoteRegistry(client, listed.descriptors, undefined), adapterFrame(frame), options);
+  return toAiSdkTools(remoteRegistry(client, listed.descriptors, undefined), adapterFrame(frame), withApprovalIds(options));
 }
 
 export interface BoundPresentationOptions extends RemoteAiSdkToolsOptions {
@@ -105,7 +105,7 @@ export async function presentBound(options: BoundPresentationOptions): Promise<B
     ...(descriptor.inputSchema === undefined ? {} : { inputSchema: withoutFixed(descriptor.inputSchema, fixed) }),
   };
   const bind = { name: toolName, id: descriptor.id, fixed };
-  const tools = toAiSdkTools(remoteRegistry(client, [presented], bind), adapterFrame(frame), options);
+  const tools = toAiSdkTools(remoteRegistry(client, [presented], bind), adapterFrame(frame), withApprovalIds(options));
   return {
     descriptor,
     toolName,
@@ -191,6 +191,29 @@ function adapterFrame(frame: RemoteFrame) {
     ...(frame.trace === undefined ? {} : { trace: frame.trace }),
     ...(frame.signal === undefined ? {} : { signal: frame.signal }),
   };
+}
+
+/**
+ * Approval ids must outlive one tool set: apps build tools per request, and
+ * the approved re-run comes in a later request. Default: one in-process map
+ * per gateway client (or per URL), as the in-process adapter keeps one per
+ * registry.
+ */
+const approvalIdsByClient = new WeakMap<object, ApprovalIdStore>();
+const approvalIdsByUrl = new Map<string, ApprovalIdStore>();
+
+function withApprovalIds(options: RemoteAiSdkToolsOptions): AiSdkToolsOptions {
+  if (options.approvalIds !== undefined) return options;
+  let store: ApprovalIdStore | undefined;
+  if (options.client !== undefined) {
+    store = approvalIdsByClient.get(options.client);
+    if (store === undefined) approvalIdsByClient.set(options.client, (store = new Map()));
+  } else {
+    const url = String(options.url);
+    store = approvalIdsByUrl.get(url);
+    if (store === undefined) approvalIdsByUrl.set(url, (store = new Map()));
+  }
+  return { ...options, approvalIds: store };
 }
 
 function clientOf(options: RemoteAiSdkToolsOptions): AgentGatewayClient {

@@ -78,6 +78,10 @@ describe("agent gateway: descriptors", () => {
   it("a malformed body is BAD_REQUEST", async () => {
     const error = await rejection(client("alice").descriptors({ format: "xml" }));
     assert.equal(error.code, "BAD_REQUEST");
+    for (const body of [{}, { capability: 7 }, "orders.get", [1]]) {
+      assert.equal((await rejection(client("alice").invoke(body))).code, "BAD_REQUEST", JSON.stringify(body));
+    }
+    assert.equal((await rejection(client("bob").approvals.decide({ id: "x", approve: "yes" }))).code, "BAD_REQUEST");
   });
 });
 
@@ -260,9 +264,17 @@ describe("remote AI SDK tools", () => {
     await client("bob").approvals.decide({ id: pending.id, approve: true });
 
     // The user approves in the chat; alice may not decide, so the manager's decision is the one that counts.
+    // The app builds its tools again for the next request (approval ids outlive a tool set).
+    const again = await presentBound({
+      client: alice,
+      capability: "orders.refund",
+      fixed: { id: "42" },
+      toolName: "refund_this_order",
+      frame: { actorId: "alice", sessionId: "s1" },
+    });
     const turn2 = await generateText({
       model,
-      tools: bound.tools,
+      tools: again.tools,
       stopWhen: stepCountIs(3),
       messages: [
         ...prompt,

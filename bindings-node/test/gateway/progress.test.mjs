@@ -11,7 +11,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { os } from "@orpc/server";
 import * as z from "zod";
 
-import { agentProcedure, createCapabilityRegistry, progressMetadataCbor, registerMcpTools } from "@orpc-agent/core";
+import { agentProcedure, CapabilityError, createCapabilityRegistry, progressMetadataCbor, registerMcpTools } from "@orpc-agent/core";
 
 /** A capability whose handler makes the given reports and returns what `progress()` answered. */
 async function reportingRegistry(reports) {
@@ -79,6 +79,47 @@ describe("progress", () => {
     const registry = await reportingRegistry(REPORTS);
     const out = await registry.invoke("work", {}, { surface: "direct" });
     assert.deepEqual(out.output.answers, ANSWERS);
+    registry.close();
+  });
+
+  it("progress is checked per invocation, across retries", async () => {
+    const base = agentProcedure(os.$context());
+    let attempt = 0;
+    const registry = await createCapabilityRegistry(
+      {
+        flaky: base
+          .meta({
+            agent: {
+              description: "Fails once.",
+              expose: { direct: true },
+              sideEffect: "read",
+              risk: "low",
+              idempotent: true,
+              retry: { maxAttempts: 2, backoffMs: 1, retryOn: () => true },
+            },
+          })
+          .input(z.object({}))
+          .handler(async ({ progress }) => {
+            attempt += 1;
+            if (attempt === 1) {
+              progress(1, 4);
+              progress(2);
+              throw new CapabilityError("EXECUTION_FAILED", "transient", { retryable: true });
+            }
+            return { answers: [progress(1), progress(3), progress(4, 5)] };
+          }),
+      },
+      { approvalStore: "memory" },
+    );
+    const events = [];
+    const out = await registry.invoke("flaky", {}, { surface: "direct", onProgress: (e) => events.push(e) });
+    assert.equal(attempt, 2, "retried");
+    assert.deepEqual(out.output.answers, [false, true, false]);
+    assert.deepEqual(events, [
+      { done: 1, total: 4 },
+      { done: 2, total: 4 },
+      { done: 3, total: 4 },
+    ]);
     registry.close();
   });
 
