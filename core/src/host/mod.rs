@@ -183,14 +183,26 @@ impl HostRegistry {
     /// consume one on resume) with a store that does not wait, and returns
     /// the first step the host itself must perform. With a store that
     /// would wait, returns the store step unperformed.
+    ///
+    /// A handler whose deadline has already passed at `now_ms` (a slow
+    /// audit subscriber, validator or policy spent it) is not started: the
+    /// attempt is answered `HandlerTimedOut` here, as the tokio driver does,
+    /// so no binding runs a write after its deadline (SI-9). A `now_ms` of 0
+    /// (a host that did not read its clock) never triggers it.
     pub fn advance(&self, inv: &mut Invocation, now_ms: u64) -> StepKind {
         if self.store.waits() {
             // Never poll a waiting store's future here (see
             // `ApprovalStore::waits`): its steps go to the host as they are.
+            if inv.step_kind() == StepKind::RunHandler && now_ms >= inv.deadline_at_ms() {
+                let _ = inv.answer(Answer::HandlerTimedOut { now_ms });
+            }
             return inv.step_kind();
         }
         loop {
             let answer = match inv.step() {
+                Step::RunHandler { deadline_at_ms, .. } if now_ms >= deadline_at_ms => {
+                    Answer::HandlerTimedOut { now_ms }
+                }
                 Step::PersistApproval(request) => match run_ready(self.store.create(request)) {
                     Some(Ok(())) => Answer::Persisted,
                     Some(Err(e)) => Answer::StoreFailed(e.into()),
@@ -455,6 +467,57 @@ mod tests {
             Some(page[0].cursor())
         );
         assert_eq!(next_cursor(&page, &ListFilter::default()), None);
+    }
+
+    /// A slow audit subscriber spent the deadline before the handler's
+    /// step: `advance` answers the attempt TIMEOUT instead of handing the
+    /// host a handler to start (issue 10, as the tokio driver does).
+    #[test]
+    fn advance_does_not_start_a_handler_past_its_deadline() {
+        let host = HostRegistry::build(
+            &json!([{"id": "docs.write", "meta": {
+                "description": "Write.", "expose": {"direct": true}, "sideEffect": "write",
+                "risk": "low", "timeoutMs": 20}, "validateInput": false}]),
+            &json!({}),
+            StoreConfig::Memory.open_sync().unwrap(),
+        )
+        .unwrap();
+        let start = |at: u64| {
+            let mut opts = crate::pipeline::InvokeOptions::at(at);
+            opts.audit = true;
+            Invocation::start(
+                Arc::clone(host.registry()),
+                "docs.write",
+                crate::pipeline::Payload::Json(json!({})),
+                crate::Frame::new(crate::Surface::Direct),
+                opts,
+            )
+        };
+        // In time: the handler's step reaches the host.
+        let mut inv = start(1_000);
+        assert_eq!(host.advance(&mut inv, 1_000), StepKind::Audit);
+        inv.answer(Answer::Audited).unwrap();
+        assert_eq!(host.advance(&mut inv, 1_019), StepKind::RunHandler);
+        // The `started` subscriber blocked 60 ms: TIMEOUT, no handler step.
+        let mut inv = start(1_000);
+        assert_eq!(host.advance(&mut inv, 1_000), StepKind::Audit);
+        inv.answer(Answer::Audited).unwrap();
+        assert_eq!(
+            host.advance(&mut inv, 1_060),
+            StepKind::Audit,
+            "the finished record"
+        );
+        inv.answer(Answer::Audited).unwrap();
+        assert_eq!(host.advance(&mut inv, 1_060), StepKind::Done);
+        match inv.take_outcome() {
+            Some(crate::pipeline::Outcome::Error(e)) => assert_eq!(e.code, ErrorCode::Timeout),
+            other => panic!("expected TIMEOUT, got {other:?}"),
+        }
+        // A host that passes no clock (0) is never timed out here.
+        let mut inv = start(1_000);
+        host.advance(&mut inv, 0);
+        inv.answer(Answer::Audited).unwrap();
+        assert_eq!(host.advance(&mut inv, 0), StepKind::RunHandler);
     }
 
     /// The memory store, declared as one that waits (like PostgreSQL).
