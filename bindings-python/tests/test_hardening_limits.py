@@ -1,0 +1,137 @@
+"""Limits through the Python binding's public API (issue 10, item 5): every
+case of tests/vectors/limits/limits.json — input size, nesting depth, keys
+per object, string and key length in UTF-8 bytes, pending approvals per
+actor on the memory and SQLite stores — gives the typed error the vector
+names (``LimitExceededError``, details ``{limit, max}``) and runs no handler.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orpc_agent import (
+    ApprovalRequired,
+    CapabilityError,
+    Frame,
+    InvokeOk,
+    LimitExceededError,
+    create_capability_registry,
+    define_capability,
+)
+
+VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "limits" / "limits.json"
+V = json.loads(VECTORS.read_text())
+
+# The Python binding keeps inputs host-side and does not yet hand the core a
+# JSON form before validation (see the issue-10 report): the input limits are
+# not enforced there. Strict: these go red the day they are.
+INPUT_LIMITS_GAP = pytest.mark.xfail(strict=True, reason="input limits not enforced by the Python binding yet (issue 10)")
+
+
+def generate(g: dict[str, Any]) -> Any:
+    """The generators of tests/vectors/README.md, section limits."""
+    if "depth" in g:
+        a: Any = []
+        for _ in range(g["depth"] - 2):
+            a = [a]
+        return {"v": a}
+    if "keys" in g:
+        return {f"k{i}": 0 for i in range(g["keys"])}
+    if "string" in g:
+        return {"text": g.get("char", "a") * g["string"]}
+    if "key" in g:
+        return {"a" * g["key"]: 0}
+    if "size" in g:
+        chunks: list[str] = []
+        remaining = g["size"] - 13
+        while remaining > 0:
+            if chunks:
+                remaining -= 1
+            take = min(remaining - 2, 60000)
+            chunks.append("a" * take)
+            remaining -= take + 2
+        return {"chunks": chunks}
+    raise ValueError(g)
+
+
+class Identity:
+    """The host validator the vectors ask for: returns its input unchanged, counting calls."""
+
+    def __init__(self, calls: dict[str, int]) -> None:
+        self.calls = calls
+
+    def validate(self, value: Any) -> Any:
+        self.calls["validated"] += 1
+        return value
+
+    def dump(self, value: Any) -> Any:
+        return value
+
+    def json_schema(self) -> dict[str, Any] | None:
+        return {"type": "object"}
+
+
+def registry_for(store: Any = "memory") -> tuple[Any, dict[str, int]]:
+    calls = {"handler": 0, "validated": 0}
+    specs = []
+    for cap_id, cap in V["capabilities"].items():
+
+        async def handler(value: Any) -> dict[str, bool]:
+            calls["handler"] += 1
+            return {"ok": True}
+
+        specs.append(define_capability(handler, id=cap_id, meta=cap["meta"], input=Identity(calls)))
+    return create_capability_registry(specs, approval_store=store), calls
+
+
+def test_generators_make_what_the_readme_says() -> None:
+    assert json.dumps(generate({"depth": 3}), separators=(",", ":")) == '{"v":[[]]}'
+    for n in (1048576, 1048577, 100):
+        assert len(json.dumps(generate({"size": n}), separators=(",", ":")).encode()) == n
+
+
+def _cases() -> list[Any]:
+    out = []
+    for c in V["cases"]:
+        marks = [INPUT_LIMITS_GAP] if c["expect"].get("code") == "LIMIT_EXCEEDED" else []
+        out.append(pytest.param(c, id=c["name"], marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("case", _cases())
+async def test_limit_vector(case: dict[str, Any]) -> None:
+    registry, calls = registry_for()
+    expect = case["expect"]
+    frame = Frame(V["surface"], actor={"id": "a1"})
+    if expect["status"] == "ok":
+        assert isinstance(await registry.invoke(case["capability"], generate(case["generate"]), frame), InvokeOk)
+    else:
+        with pytest.raises(CapabilityError) as info:
+            await registry.invoke(case["capability"], generate(case["generate"]), frame)
+        assert info.value.code == expect["code"], info.value
+        if "details" in expect:
+            assert info.value.details == expect["details"]
+        if expect["code"] == "LIMIT_EXCEEDED":
+            assert isinstance(info.value, LimitExceededError)
+            assert (info.value.kind, info.value.retryable) == ("std:invalid-args", False)
+            assert calls["validated"] == 0, "no validator sees an over-limit input"
+    assert calls["handler"] == case["handlerCalls"]
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+@pytest.mark.parametrize("case", V["pending"], ids=[p["name"] for p in V["pending"]])
+async def test_pending_approvals_per_actor(case: dict[str, Any], store: str, tmp_path: Path) -> None:
+    registry, calls = registry_for("memory" if store == "memory" else {"sqlite": str(tmp_path / "a.db")})
+    for step in case["steps"]:
+        frame = Frame(V["surface"], actor={"id": step["actor"]})
+        for _ in range(step["times"]):
+            if step["expect"]["status"] == "approval_required":
+                assert isinstance(await registry.invoke(case["capability"], case["input"], frame), ApprovalRequired)
+            else:
+                with pytest.raises(LimitExceededError):
+                    await registry.invoke(case["capability"], case["input"], frame)
+    assert calls["handler"] == 0
