@@ -6,9 +6,9 @@
 //! runtime per call would stall the pool's connections).
 //!
 //! Asyncio callers never block their loop: a store call is spawned on the
-//! runtime and the caller awaits an `asyncio.Future` that the runtime
-//! thread completes with `loop.call_soon_threadsafe` — the GIL is taken
-//! only to hand over the result, never held while the database works.
+//! runtime and the caller awaits a [`Pending`] through a Python worker
+//! thread that waits with the GIL released (see [`Pending`] for why the
+//! runtime's threads never call into Python).
 //! Synchronous callers (`approvals.get`, building a registry) block with
 //! the GIL released.
 //!
@@ -83,45 +83,52 @@ fn block_on<T: Send>(
         .map_err(|e| capability_error(py, &e))
 }
 
-/// Spawns `fut` on the runtime; returns an `asyncio.Future` of the running
-/// loop that resolves to `convert(result)` or raises the CapabilityError.
+/// A store call running on the runtime. Python awaits it with
+/// `await loop.run_in_executor(executor, pending.wait)` (`orpc_agent.postgres`):
+/// `wait` blocks a Python worker thread with the GIL released until the
+/// runtime is done, then converts the result under the GIL. The runtime's
+/// threads never touch Python — a runtime thread inside Python while the
+/// interpreter finalizes crashed the process at exit (seen: a decref in a
+/// thread that Python was tearing down).
+#[pyclass(module = "orpc_agent._native", name = "Pending", frozen)]
+pub struct Pending(Mutex<Option<std::sync::mpsc::Receiver<Finish>>>);
+
+/// Makes the Python result of a finished call, under the GIL.
+type Finish = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
+
+#[pymethods]
+impl Pending {
+    /// Blocks (GIL released) until the call is done; its result, or the
+    /// CapabilityError it ended in. A second `wait` is INTERNAL.
+    fn wait(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let rx = self.0.lock().ok().and_then(|mut r| r.take());
+        let rx =
+            rx.ok_or_else(|| capability_error(py, &internal("this call was already awaited")))?;
+        match py.detach(move || rx.recv()) {
+            Ok(finish) => finish(py),
+            Err(_) => Err(capability_error(py, &internal("a PostgreSQL task failed"))),
+        }
+    }
+}
+
+/// Spawns `fut` on the runtime; the [`Pending`] to await.
 fn spawn<T: Send + 'static>(
     py: Python<'_>,
     fut: impl Future<Output = Result<T, CapabilityError>> + Send + 'static,
     convert: impl FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 ) -> PyResult<Py<PyAny>> {
     let rt = runtime().map_err(|e| capability_error(py, &e))?;
-    let event_loop = py
-        .import("asyncio")?
-        .call_method0("get_running_loop")?
-        .unbind();
-    let future = event_loop.bind(py).call_method0("create_future")?.unbind();
-    let done = future.clone_ref(py);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Finish>(1);
     rt.spawn(async move {
         let result = fut.await;
-        Python::attach(|py| {
-            let (method, value) = match result.map_err(|e| capability_error(py, &e)) {
-                Ok(v) => match convert(py, v) {
-                    Ok(obj) => ("set_result", obj),
-                    Err(e) => ("set_exception", e.into_value(py).into_any()),
-                },
-                Err(e) => ("set_exception", e.into_value(py).into_any()),
-            };
-            // `_settle` ignores a future that was cancelled meanwhile; a
-            // closed loop (the caller is gone) drops the result.
-            let Ok(settle) = py
-                .import("orpc_agent._driver")
-                .and_then(|m| m.getattr("_settle"))
-            else {
-                return;
-            };
-            let _ = event_loop.bind(py).call_method1(
-                "call_soon_threadsafe",
-                (settle, done.bind(py), method, value.bind(py)),
-            );
+        let finish: Finish = Box::new(move |py| match result {
+            Ok(v) => convert(py, v),
+            Err(e) => Err(capability_error(py, &e)),
         });
+        // The waiter may be gone (its task cancelled): nothing to tell.
+        let _ = tx.send(finish);
     });
-    Ok(future)
+    Ok(Py::new(py, Pending(Mutex::new(Some(rx))))?.into_any())
 }
 
 /// Opens the approval store of `NativeRegistry::new` (`{"postgres": url}`)
@@ -409,6 +416,7 @@ pub fn audit_flush_async(py: Python<'_>, reg: &Bound<'_, NativeRegistry>) -> PyR
 /// Everything this module adds to `orpc_agent._native`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<StoreAnswer>()?;
+    m.add_class::<Pending>()?;
     for f in [
         wrap_pyfunction!(store_step, m)?,
         wrap_pyfunction!(store_answered, m)?,

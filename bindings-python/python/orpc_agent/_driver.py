@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _native
 from .errors import CapabilityError
+from .postgres import wait
 from .schema import to_jsonable
 from .types import (
     Abstain,
@@ -351,18 +352,11 @@ async def drive(
         elif k == PERSIST_APPROVAL or k == CONSUME_APPROVAL:
             # Only a store that waits (PostgreSQL) hands its steps back: run
             # on the native runtime, awaited here without holding the GIL.
-            k = _native.store_answered(inv, await _native.store_step(inv))
+            k = _native.store_answered(inv, await wait(_native.store_step(inv)))
             if spec is None and k != DONE and k != DONE_OK:
                 spec = registry._specs[inv.capability_index]
         else:
             raise RuntimeError(f"orpc_agent: unknown step kind {k}")
-
-
-def _settle(fut: asyncio.Future[Any], method: str, value: Any) -> None:
-    """Completes a future from the native runtime's thread (through
-    ``call_soon_threadsafe``), unless its awaiter gave up meanwhile."""
-    if not fut.done():
-        getattr(fut, method)(value)
 
 
 def run_sync(coro_fn: Callable[[], Any]) -> Any:

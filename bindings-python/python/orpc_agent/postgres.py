@@ -11,8 +11,10 @@ ones block with the GIL released. Create registries after ``fork()``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +45,20 @@ def connection(value: Any) -> tuple[str, str]:
     return "", "null"
 
 
+_executor: ThreadPoolExecutor | None = None
+
+
+async def wait(pending: _native.Pending) -> Any:
+    """Awaits a store call running on the native runtime: a worker thread
+    waits for it with the GIL released, so the event loop keeps running and
+    the runtime's own threads never call into Python."""
+    global _executor
+    if _executor is None:
+        # Each waiting call holds a worker; enough for a pool of connections.
+        _executor = ThreadPoolExecutor(max_workers=64, thread_name_prefix="orpc-agent-postgres")
+    return await asyncio.get_running_loop().run_in_executor(_executor, pending.wait)
+
+
 class PostgresAuditSink:
     """The registry's PostgreSQL audit sink: one ``orpc_audit`` row per
     record, written in the background (an invocation never waits for it;
@@ -71,4 +87,4 @@ class PostgresAuditSink:
         _native.audit_flush(self._native)
 
     async def flush_async(self) -> None:
-        await _native.audit_flush_async(self._native)
+        await wait(_native.audit_flush_async(self._native))

@@ -25,7 +25,7 @@ from ._driver import (
 )
 from .capability import CapabilitySpec, HostPolicy, camel_keys, host_policy, spec_of
 from .errors import ExecutionFailedError, NotFoundError, RegistryValidationError
-from .postgres import ApprovalPage, PostgresAuditSink, connection
+from .postgres import ApprovalPage, PostgresAuditSink, connection, wait
 from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk, RedactionInfo
 
 __all__ = ["create_capability_registry", "CapabilityRegistry", "Approvals"]
@@ -99,21 +99,21 @@ class Approvals:
         limit: int | None = None,
         cursor: str | None = None,
     ) -> ApprovalPage:
-        raw = await _native.approval_page_async(self._native, _filter(capability_id, actor_id, status, limit, cursor))
+        raw = await wait(_native.approval_page_async(self._native, _filter(capability_id, actor_id, status, limit, cursor)))
         return _page(raw)
 
     async def get_async(self, request_id: str) -> ApprovalRequest | None:
-        found = await _native.approval_get_async(self._native, request_id)
+        found = await wait(_native.approval_get_async(self._native, request_id))
         return ApprovalRequest.from_dict(found) if found is not None else None
 
     async def list_async(self, **filters: Any) -> list[ApprovalRequest]:
         return (await self.page_async(**filters)).requests
 
     async def approve_async(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
-        return ApprovalRequest.from_dict(await _native.decide_async(self._native, request_id, True, approver, reason))
+        return ApprovalRequest.from_dict(await wait(_native.decide_async(self._native, request_id, True, approver, reason)))
 
     async def reject_async(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
-        return ApprovalRequest.from_dict(await _native.decide_async(self._native, request_id, False, approver, reason))
+        return ApprovalRequest.from_dict(await wait(_native.decide_async(self._native, request_id, False, approver, reason)))
 
     def list(
         self,
