@@ -47,3 +47,20 @@ cluster-demo-link: node-native node-ts
 
 demo-cluster: cluster-demo-link ## two app instances on one PostgreSQL: approval asked on A, approved + resumed on B
 	scripts/pg-test-cluster.sh run -- node $(CLUSTER_DEMO)/demo.mjs
+
+# --- Swift (issue 8, item 3) -------------------------------------------------
+# The Swift PostgreSQL suite in the Swift chroot (it reaches the server on
+# the host's loopback: same network namespace), closing the cross-binding
+# chain: Node creates a request, Python approves it, Swift resumes it.
+
+.PHONY: test-postgres-swift
+TEST_TARGETS += test-postgres-swift
+
+test-postgres-swift: swift-lib pg-bindings-deps ## Swift PostgreSQL tests; Node creates, Python approves, Swift resumes
+	scripts/pg-test-cluster.sh run -- sh -c '\
+		id=$$(node $(NODE_DIR)/test/postgres/app.mjs create swift-chain o-swift | \
+			python3 -c "import json, sys; print(json.load(sys.stdin)[\"id\"])") && \
+		echo "node created $$id" && \
+		$(VPY) $(PY_DIR)/tests_postgres/app.py approve $$id boss >/dev/null && echo "python approved $$id" && \
+		$(SWIFT_SH) run "cd $(SWIFT_PKG) && ORPC_AGENT_REQUIRE_PG=1 ORPC_AGENT_TEST_PG_URL=$$ORPC_AGENT_TEST_PG_URL \
+			ORPC_AGENT_TEST_PG_APPROVED_ID=$$id LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift test --filter PostgresTests"'

@@ -11,7 +11,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use orpc_agent_core::host::HostRegistry;
+use orpc_agent_core::host::{HostRegistry, StoreOp};
 use orpc_agent_core::pipeline::progress::ProgressChecker;
 use orpc_agent_core::pipeline::{Decision, PolicyScope};
 use orpc_agent_core::{
@@ -171,6 +171,18 @@ impl FfiInvocation {
             let _ = inv.answer(answer);
             host.advance(inv, now).as_u8()
         })
+    }
+
+    /// The store step this invocation waits on, detached, and its kind.
+    pub(crate) fn store_op(&self, now_ms: u64) -> Option<(StoreOp, StepKind)> {
+        let inv = self.lock();
+        let kind = inv.step_kind();
+        self.host.store_op(&inv, now_ms).map(|op| (op, kind))
+    }
+
+    /// Feeds an answer made off this object (a store step).
+    pub(crate) fn feed(&self, answer: Answer, now_ms: u64) -> u8 {
+        self.answer(answer, Some(now_ms))
     }
 
     /// Runs core code on the invocation, catching a panic: the invocation

@@ -21,6 +21,7 @@
 
 mod convert;
 mod invocation;
+mod postgres;
 mod registry;
 
 pub use convert::surface_names;

@@ -39,6 +39,25 @@ fn unix_now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+impl FfiRegistry {
+    /// A registry on a store opened elsewhere (`postgres.rs`).
+    pub(crate) fn from_host(
+        host: HostRegistry,
+        audit: bool,
+        audit_payloads: bool,
+    ) -> Arc<FfiRegistry> {
+        Arc::new(FfiRegistry {
+            host: Arc::new(host),
+            audit,
+            audit_payloads,
+        })
+    }
+
+    pub(crate) fn host(&self) -> &HostRegistry {
+        &self.host
+    }
+}
+
 #[uniffi::export]
 impl FfiRegistry {
     /// Builds from declarations `[{id, meta, inputSchema?, outputSchema?,
@@ -59,7 +78,7 @@ impl FfiRegistry {
         let store_config = StoreConfig::from_json(&parse_json(&store_json)?)?;
         if !store_config.is_sync() {
             return Err(invalid_input(
-                "the Swift binding supports the \"memory\" and {\"sqlite\": path} approval stores",
+                "a PostgreSQL store is opened with `openPostgresRegistry` (asynchronous)",
             ));
         }
         let store = store_config.open_sync()?;

@@ -99,11 +99,17 @@ public enum ApprovalStoreConfig: Sendable {
     case memory
     /// A SQLite file: the embedded default, survives restarts.
     case sqlite(path: String)
+    /// PostgreSQL, shared by every instance of an app: open the registry
+    /// with `CapabilityRegistry.connect`. `options`: `{maxConnections,
+    /// connectTimeoutMs, statementTimeoutMs, clock, tls: "system" |
+    /// "noVerify" | {caPem}}` (see `core::host::postgres_options_from_json`).
+    case postgres(url: String, options: JSONValue? = nil)
 
     var json: String {
         switch self {
         case .memory: return "\"memory\""
         case .sqlite(let p): return JSONValue.object(JSONObject([("sqlite", .string(p))])).jsonText
+        case .postgres(let u, _): return JSONValue.object(JSONObject([("postgres", .string(u))])).jsonText
         }
     }
 }

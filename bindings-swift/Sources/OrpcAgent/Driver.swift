@@ -88,10 +88,13 @@ extension CapabilityRegistry {
                     sink(AuditRecord(json: json))
                 }
                 next = inv.answerAudited()
-            case .persistApproval, .consumeApproval, .done:
-                // The memory and SQLite stores run inside the core's
-                // synchronous calls; no store here ever waits.
-                throw CapabilityError(.internal, "this approval store is not supported by the Swift binding")
+            case .persistApproval, .consumeApproval:
+                // Only a store that waits (PostgreSQL) hands its steps back:
+                // the one async crossing; memory and SQLite run inside the
+                // core's synchronous calls.
+                next = await inv.storeStep(nowMs: clock.nowMs())
+            case .done:
+                throw CapabilityError(.internal, "the invocation already finished")
             }
             kind = StepKind(rawValue: next) ?? .done
         }

@@ -68,7 +68,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
     /// Validates every capability at once; throws ONE `RegistryError`
     /// listing every problem (SI-4), or a `CapabilityError` for a store
     /// that cannot be opened.
-    public init(capabilities: [Capability], options: RegistryOptions = RegistryOptions()) throws {
+    public convenience init(capabilities: [Capability], options: RegistryOptions = RegistryOptions()) throws {
         let decls = JSONValue.array(capabilities.map(\.declaration)).jsonText
         let missing = capabilities.flatMap(\.missingHooks)
         var built: FfiRegistry?
@@ -86,6 +86,11 @@ public final class CapabilityRegistry: @unchecked Sendable {
         guard let core = built, missing.isEmpty else {
             throw RegistryError(message: "\(missing.count) problem(s) in the capability declarations", problems: missing)
         }
+        self.init(core: core, capabilities: capabilities, options: options)
+    }
+
+    /// A registry on a built core (`init`, or `connect` for PostgreSQL).
+    init(core: FfiRegistry, capabilities: [Capability], options: RegistryOptions) {
         self.core = core
         // Registry order is declaration order; the core confirms it.
         let ids = core.capabilityIds()

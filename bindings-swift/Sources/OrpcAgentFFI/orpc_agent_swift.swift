@@ -793,6 +793,13 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      */
     func takeOutcome() throws  -> FfiOutcome
     
+    /**
+     * Performs the store step this invocation waits on (`persistApproval`
+     * or `consumeApproval`, handed back only by a store that waits) and
+     * returns the next step kind.
+     */
+    func storeStep(nowMs: UInt64) async  -> UInt8
+    
 }
 /**
  * A running invocation. Swift holds it for the duration of one call.
@@ -1291,6 +1298,28 @@ open func takeOutcome()throws  -> FfiOutcome  {
 })
 }
     
+    /**
+     * Performs the store step this invocation waits on (`persistApproval`
+     * or `consumeApproval`, handed back only by a store that waits) and
+     * returns the next step kind.
+     */
+open func storeStep(nowMs: UInt64)async  -> UInt8  {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_orpc_agent_swift_fn_method_ffiinvocation_store_step(
+                        self.uniffiCloneHandle(),FfiConverterUInt64.lower(nowMs)
+                )
+            },
+            pollFunc: ffi_orpc_agent_swift_rust_future_poll_u8,
+            completeFunc: ffi_orpc_agent_swift_rust_future_complete_u8,
+            freeFunc: ffi_orpc_agent_swift_rust_future_free_u8,
+            liftFunc: FfiConverterUInt8.lift,
+            errorHandler: nil
+            
+        )
+}
+    
 
     
 }
@@ -1345,6 +1374,23 @@ public func FfiConverterTypeFfiInvocation_lower(_ value: FfiInvocation) -> UInt6
  * A built registry with its approval store.
  */
 public protocol FfiRegistryProtocol: AnyObject, Sendable {
+    
+    /**
+     * One request as JSON, or `None` (any store; never blocks a thread).
+     */
+    func approvalAsync(id: String) async throws  -> String?
+    
+    /**
+     * One page `{requests, nextCursor}` (`nextCursor` null on the last);
+     * filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+     */
+    func approvalsPageAsync(filterJson: String) async throws  -> String
+    
+    /**
+     * Approve or reject with the registry's `approverMustDiffer` rule;
+     * the decided request as JSON.
+     */
+    func decideAsync(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64) async throws  -> String
     
     /**
      * One approval request as JSON, or `None`.
@@ -1489,6 +1535,65 @@ public convenience init(declarationsJson: String, optionsJson: String, storeJson
 
     
 
+    
+    /**
+     * One request as JSON, or `None` (any store; never blocks a thread).
+     */
+open func approvalAsync(id: String)async throws  -> String?  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_orpc_agent_swift_fn_method_ffiregistry_approval_async(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(id)
+                )
+            },
+            pollFunc: ffi_orpc_agent_swift_rust_future_poll_rust_buffer,
+            completeFunc: ffi_orpc_agent_swift_rust_future_complete_rust_buffer,
+            freeFunc: ffi_orpc_agent_swift_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterOptionString.lift,
+            errorHandler: FfiConverterTypeFfiError_lift
+        )
+}
+    
+    /**
+     * One page `{requests, nextCursor}` (`nextCursor` null on the last);
+     * filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+     */
+open func approvalsPageAsync(filterJson: String)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_orpc_agent_swift_fn_method_ffiregistry_approvals_page_async(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(filterJson)
+                )
+            },
+            pollFunc: ffi_orpc_agent_swift_rust_future_poll_rust_buffer,
+            completeFunc: ffi_orpc_agent_swift_rust_future_complete_rust_buffer,
+            freeFunc: ffi_orpc_agent_swift_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeFfiError_lift
+        )
+}
+    
+    /**
+     * Approve or reject with the registry's `approverMustDiffer` rule;
+     * the decided request as JSON.
+     */
+open func decideAsync(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_orpc_agent_swift_fn_method_ffiregistry_decide_async(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(id),FfiConverterBool.lower(approve),FfiConverterOptionString.lower(approver),FfiConverterOptionString.lower(reason),FfiConverterUInt64.lower(nowMs)
+                )
+            },
+            pollFunc: ffi_orpc_agent_swift_rust_future_poll_rust_buffer,
+            completeFunc: ffi_orpc_agent_swift_rust_future_complete_rust_buffer,
+            freeFunc: ffi_orpc_agent_swift_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeFfiError_lift
+        )
+}
     
     /**
      * One approval request as JSON, or `None`.
@@ -2504,6 +2609,54 @@ fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
         return seq
     }
 }
+private let UNIFFI_RUST_FUTURE_POLL_READY: Int8 = 0
+private let UNIFFI_RUST_FUTURE_POLL_WAKE: Int8 = 1
+
+fileprivate let uniffiContinuationHandleMap = UniffiHandleMap<UnsafeContinuation<Int8, Never>>()
+
+fileprivate func uniffiRustCallAsync<F, T>(
+    rustFutureFunc: () -> UInt64,
+    pollFunc: (UInt64, @escaping UniffiRustFutureContinuationCallback, UInt64) -> (),
+    completeFunc: (UInt64, UnsafeMutablePointer<RustCallStatus>) -> F,
+    freeFunc: (UInt64) -> (),
+    liftFunc: (F) throws -> T,
+    errorHandler: ((RustBuffer) throws -> Swift.Error)?
+) async throws -> T {
+    // Make sure to call the ensure init function since future creation doesn't have a
+    // RustCallStatus param, so doesn't use makeRustCall()
+    uniffiEnsureOrpcAgentSwiftInitialized()
+    let rustFuture = rustFutureFunc()
+    defer {
+        freeFunc(rustFuture)
+    }
+    var pollResult: Int8;
+    repeat {
+        pollResult = await withUnsafeContinuation {
+            pollFunc(
+                rustFuture,
+                { handle, pollResult in
+                    uniffiFutureContinuationCallback(handle: handle, pollResult: pollResult)
+                },
+                uniffiContinuationHandleMap.insert(obj: $0)
+            )
+        }
+    } while pollResult != UNIFFI_RUST_FUTURE_POLL_READY
+
+    return try liftFunc(makeRustCall(
+        { completeFunc(rustFuture, $0) },
+        errorHandler: errorHandler
+    ))
+}
+
+// Callback handlers for an async calls.  These are invoked by Rust when the future is ready.  They
+// lift the return value or error and resume the suspended function.
+fileprivate func uniffiFutureContinuationCallback(handle: UInt64, pollResult: Int8) {
+    if let continuation = try? uniffiContinuationHandleMap.remove(handle: handle) {
+        continuation.resume(returning: pollResult)
+    } else {
+        print("uniffiFutureContinuationCallback invalid handle")
+    }
+}
 /**
  * Every error code of the core, as wire strings: the Swift error enum's
  * drift test compares its cases with this list.
@@ -2565,6 +2718,25 @@ public func surfaceNames() -> [String]  {
     )
 })
 }
+/**
+ * Connects to PostgreSQL (pool + migrations) and builds a registry on it.
+ * `postgres_options_json` is `core::host::postgres_options_from_json`'s
+ * input (`null` for the defaults).
+ */
+public func openPostgresRegistry(declarationsJson: String, optionsJson: String, url: String, postgresOptionsJson: String, audit: Bool, auditPayloads: Bool)async throws  -> FfiRegistry  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_orpc_agent_swift_fn_func_open_postgres_registry(FfiConverterString.lower(declarationsJson),FfiConverterString.lower(optionsJson),FfiConverterString.lower(url),FfiConverterString.lower(postgresOptionsJson),FfiConverterBool.lower(audit),FfiConverterBool.lower(auditPayloads)
+                )
+            },
+            pollFunc: ffi_orpc_agent_swift_rust_future_poll_u64,
+            completeFunc: ffi_orpc_agent_swift_rust_future_complete_u64,
+            freeFunc: ffi_orpc_agent_swift_rust_future_free_u64,
+            liftFunc: FfiConverterTypeFfiRegistry_lift,
+            errorHandler: FfiConverterTypeFfiError_lift
+        )
+}
 
 private enum InitializationResult {
     case ok
@@ -2594,6 +2766,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_surface_names() != 64633) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_open_postgres_registry() != 53460) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_audited() != 15834) {
@@ -2696,6 +2871,18 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_take_outcome() != 20900) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_store_step() != 36242) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_async() != 63470) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals_page_async() != 10877) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide_async() != 28592) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 24566) {

@@ -1,0 +1,83 @@
+import Foundation
+import OrpcAgentFFI
+
+/// One page of approval requests and where the next starts (`nil`: this
+/// was the last page; pass it as `ApprovalFilter.cursor`).
+public struct ApprovalPage: Sendable {
+    public let requests: [ApprovalRequest]
+    public let nextCursor: String?
+}
+
+/// PostgreSQL (issue 8): one approval queue shared by every instance of an
+/// app. Its calls really wait, so a PostgreSQL registry is opened with
+/// `connect` and its approval operations are the `async` ones below (they
+/// work on every store). The synchronous `approval`/`approvals`/`approve`
+/// refuse on PostgreSQL with INTERNAL instead of blocking a thread.
+extension CapabilityRegistry {
+    /// Builds a registry; with `.postgres` it connects first (pool +
+    /// migrations). Throws ONE `RegistryError` listing every problem, or a
+    /// `CapabilityError` (INTERNAL, `details.store` = the backend kind)
+    /// when the database cannot be reached.
+    public static func connect(
+        capabilities: [Capability], options: RegistryOptions = RegistryOptions()
+    ) async throws -> CapabilityRegistry {
+        guard case .postgres(let url, let pgOptions) = options.approvalStore else {
+            return try CapabilityRegistry(capabilities: capabilities, options: options)
+        }
+        let missing = capabilities.flatMap(\.missingHooks)
+        let core: FfiRegistry
+        do {
+            core = try await openPostgresRegistry(
+                declarationsJson: JSONValue.array(capabilities.map(\.declaration)).jsonText,
+                optionsJson: options.coreJSON, url: url, postgresOptionsJson: (pgOptions ?? .null).jsonText,
+                audit: options.audit != nil, auditPayloads: options.auditPayloads)
+        } catch {
+            let lifted = liftError(error)
+            if let r = lifted as? RegistryError {
+                throw RegistryError(message: r.message, problems: r.problems + missing)
+            }
+            throw lifted
+        }
+        guard missing.isEmpty else {
+            throw RegistryError(message: "\(missing.count) problem(s) in the capability declarations", problems: missing)
+        }
+        return CapabilityRegistry(core: core, capabilities: capabilities, options: options)
+    }
+
+    /// One request, or `nil`.
+    public func approvalAsync(_ id: String) async throws -> ApprovalRequest? {
+        do {
+            return try await core.approvalAsync(id: id).map { try ApprovalRequest(json: $0) }
+        } catch { throw liftError(error) }
+    }
+
+    /// One page of requests (oldest first) and the next page's cursor.
+    public func approvalsPageAsync(_ filter: ApprovalFilter = ApprovalFilter()) async throws -> ApprovalPage {
+        let text: String
+        do { text = try await core.approvalsPageAsync(filterJson: filter.json) } catch { throw liftError(error) }
+        let page = try JSONValue(parsing: text).objectValue ?? JSONObject()
+        let requests = try (page["requests"]?.arrayValue ?? []).map { try ApprovalRequest(json: $0.jsonText) }
+        return ApprovalPage(requests: requests, nextCursor: page["nextCursor"]?.stringValue)
+    }
+
+    @discardableResult
+    public func approveAsync(_ id: String, approver: String?, reason: String? = nil) async throws -> ApprovalRequest {
+        try await decideAsync(id, approve: true, approver: approver, reason: reason)
+    }
+
+    @discardableResult
+    public func rejectAsync(_ id: String, approver: String?, reason: String? = nil) async throws -> ApprovalRequest {
+        try await decideAsync(id, approve: false, approver: approver, reason: reason)
+    }
+
+    private func decideAsync(_ id: String, approve: Bool, approver: String?, reason: String?) async throws
+        -> ApprovalRequest
+    {
+        let now = options.clock.nowMs()
+        do {
+            let text = try await core.decideAsync(
+                id: id, approve: approve, approver: approver, reason: reason, nowMs: now)
+            return try ApprovalRequest(json: text)
+        } catch { throw liftError(error) }
+    }
+}

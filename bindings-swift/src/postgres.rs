@@ -1,0 +1,158 @@
+//! The PostgreSQL approval store for Swift (issue 8).
+//!
+//! PostgreSQL calls really wait, so these are the binding's only `async`
+//! exports: uniffi turns them into Swift `async` functions that Swift
+//! concurrency awaits. The database work itself runs on ONE process-wide
+//! multi-thread tokio runtime (two workers) created on first use — the
+//! pool's connection tasks live there — and the exported futures only
+//! await its `JoinHandle`s, so they need no runtime of their own. Memory
+//! and SQLite registries never reach any of this: their store steps run
+//! inside the synchronous calls.
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+
+use orpc_agent_core::CapabilityError;
+use orpc_agent_core::approval::{ApprovalStore, Decision as ApprovalDecision};
+use orpc_agent_core::host::{
+    BuildError, HostRegistry, list_filter_from_json, next_cursor, open_postgres,
+    postgres_options_from_json,
+};
+use orpc_agent_core::pipeline::{Answer, StepKind};
+use serde_json::json;
+use tokio::runtime::Runtime;
+
+use crate::FfiError;
+use crate::convert::parse_json;
+use crate::invocation::FfiInvocation;
+use crate::registry::FfiRegistry;
+
+fn internal(message: impl Into<String>) -> CapabilityError {
+    CapabilityError::new(orpc_agent_core::ErrorCode::Internal, message)
+}
+
+static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+
+fn runtime() -> Result<&'static Runtime, CapabilityError> {
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("orpc-agent-postgres")
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the PostgreSQL runtime: {e}"))
+        })
+        .as_ref()
+        .map_err(|e| internal(e.clone()))
+}
+
+/// Runs `fut` on the runtime and awaits it from any executor.
+async fn on_runtime<T: Send + 'static>(
+    fut: impl Future<Output = Result<T, CapabilityError>> + Send + 'static,
+) -> Result<T, CapabilityError> {
+    runtime()?
+        .spawn(fut)
+        .await
+        .map_err(|_| internal("a PostgreSQL task failed"))?
+}
+
+/// Connects to PostgreSQL (pool + migrations) and builds a registry on it.
+/// `postgres_options_json` is `core::host::postgres_options_from_json`'s
+/// input (`null` for the defaults).
+#[uniffi::export]
+pub async fn open_postgres_registry(
+    declarations_json: String,
+    options_json: String,
+    url: String,
+    postgres_options_json: String,
+    audit: bool,
+    audit_payloads: bool,
+) -> Result<Arc<FfiRegistry>, FfiError> {
+    let decls = parse_json(&declarations_json)?;
+    let options = parse_json(&options_json)?;
+    let (pg, _) = postgres_options_from_json(&parse_json(&postgres_options_json)?)?;
+    let store = on_runtime(async move { open_postgres(&url, pg).await }).await?;
+    let host = HostRegistry::build(&decls, &options, store as Arc<dyn ApprovalStore>).map_err(
+        |e| match e {
+            BuildError::Invalid(r) => FfiError::from(r),
+            BuildError::Setup(c) => FfiError::from(c),
+        },
+    )?;
+    Ok(FfiRegistry::from_host(host, audit, audit_payloads))
+}
+
+#[uniffi::export]
+impl FfiInvocation {
+    /// Performs the store step this invocation waits on (`persistApproval`
+    /// or `consumeApproval`, handed back only by a store that waits) and
+    /// returns the next step kind.
+    pub async fn store_step(&self, now_ms: u64) -> u8 {
+        let Some((op, kind)) = self.store_op(now_ms) else {
+            return self.step_kind();
+        };
+        let answer = match on_runtime(async move { Ok(op.run().await) }).await {
+            Ok(a) => a,
+            Err(e) if kind == StepKind::PersistApproval => Answer::StoreFailed(e),
+            Err(e) => Answer::Consumed(Err(e)),
+        };
+        self.feed(answer, now_ms)
+    }
+}
+
+fn store(reg: &FfiRegistry) -> Arc<dyn ApprovalStore> {
+    Arc::clone(reg.host().store())
+}
+
+#[uniffi::export]
+impl FfiRegistry {
+    /// One request as JSON, or `None` (any store; never blocks a thread).
+    pub async fn approval_async(&self, id: String) -> Result<Option<String>, FfiError> {
+        let store = store(self);
+        let found = on_runtime(async move { Ok(store.get(&id).await?) }).await?;
+        Ok(found.map(|r| json!(r).to_string()))
+    }
+
+    /// One page `{requests, nextCursor}` (`nextCursor` null on the last);
+    /// filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+    pub async fn approvals_page_async(&self, filter_json: String) -> Result<String, FfiError> {
+        let filter = list_filter_from_json(&parse_json(&filter_json)?)?;
+        let store = store(self);
+        let f = filter.clone();
+        let page = on_runtime(async move { Ok(store.list(&f).await?) }).await?;
+        Ok(json!({"requests": page, "nextCursor": next_cursor(&page, &filter)}).to_string())
+    }
+
+    /// Approve or reject with the registry's `approverMustDiffer` rule;
+    /// the decided request as JSON.
+    pub async fn decide_async(
+        &self,
+        id: String,
+        approve: bool,
+        approver: Option<String>,
+        reason: Option<String>,
+        now_ms: u64,
+    ) -> Result<String, FfiError> {
+        let store = store(self);
+        let must_differ = self.host().registry().options().approver_must_differ;
+        let decision = if approve {
+            ApprovalDecision::Approve
+        } else {
+            ApprovalDecision::Reject
+        };
+        let decided = on_runtime(async move {
+            Ok(store
+                .decide(
+                    &id,
+                    decision,
+                    approver.as_deref(),
+                    reason.as_deref(),
+                    now_ms,
+                    must_differ,
+                )
+                .await?)
+        })
+        .await?;
+        Ok(json!(decided).to_string())
+    }
+}
