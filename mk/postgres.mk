@@ -64,3 +64,10 @@ test-postgres-swift: swift-lib pg-bindings-deps ## Swift PostgreSQL tests; Node 
 		$(VPY) $(PY_DIR)/tests_postgres/app.py approve $$id boss >/dev/null && echo "python approved $$id" && \
 		$(SWIFT_SH) run "cd $(SWIFT_PKG) && ORPC_AGENT_REQUIRE_PG=1 ORPC_AGENT_TEST_PG_URL=$$ORPC_AGENT_TEST_PG_URL \
 			ORPC_AGENT_TEST_PG_APPROVED_ID=$$id LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift test --filter PostgresTests"'
+
+# --- bench (issue 8, item 7 figures from the Node binding) -------------------
+.PHONY: bench-postgres-bindings
+BENCH_TARGETS += bench-postgres-bindings
+
+bench-postgres-bindings: pg-bindings-deps ## approval create+decide+resume: PostgreSQL vs SQLite, 1 and 8 clients (Node)
+	scripts/pg-test-cluster.sh run -- node $(NODE_DIR)/bench/approvals-pg.bench.mjs
