@@ -43,7 +43,7 @@ async def test_a_handler_that_swallows_its_cancellation_is_timeout_with_no_late_
     async def hang(q: dict[str, Any]) -> str:
         nonlocal runs
         runs += 1
-        for _ in range(3):  # ignores the first cancellations, then gives up late
+        for _ in range(10):  # ignores every cancellation, finishing ~1 s late
             try:
                 await asyncio.sleep(0.1)
             except asyncio.CancelledError:
@@ -59,9 +59,10 @@ async def test_a_handler_that_swallows_its_cancellation_is_timeout_with_no_late_
         await registry.invoke("hang", {}, FRAME)
     took = time.monotonic() - t0
     assert info.value.code == "TIMEOUT"
-    assert took < 0.25, f"the caller waited {took:.3f} s for a handler that ignores cancellation"
+    assert took < 0.6, f"the caller waited {took:.3f} s for a handler that ignores cancellation"
     records = len(audit)
-    await asyncio.sleep(0.4)  # the handler finishes its late write now
+    await asyncio.sleep(1.2)  # the handler finishes its late write now
+    assert effects == ["late write"], "the abandoned handler did finish (the scenario happened)"
     assert len(audit) == records, "nothing audited after the outcome"
     assert "late value" not in repr(audit)
     assert runs == 1
