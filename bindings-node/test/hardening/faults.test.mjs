@@ -74,6 +74,7 @@ describe("a handler that never settles and ignores its abort signal", () => {
     );
     const e = await rejection(registry.invoke("late", {}, FRAME));
     assert.equal(e.code, "TIMEOUT");
+    assert.equal(lateResolved, false, "the caller did not wait for the handler");
     const records = audit.length;
     await sleep(200);
     assert.equal(lateResolved, true);
