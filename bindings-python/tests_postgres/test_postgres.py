@@ -207,3 +207,17 @@ def test_fifty_resumes_from_five_processes_of_both_bindings_run_once(tmp_path: P
     assert len(codes) == 50
     assert codes.count("OK") == 1 and codes.count("APPROVAL_CONSUMED") == 49
     assert len(log.read_text().splitlines()) == 1
+
+
+async def test_database_restart_between_approve_and_resume_loses_nothing() -> None:
+    cluster = os.environ.get("ORPC_AGENT_TEST_PG_CLUSTER")
+    assert cluster, "ORPC_AGENT_TEST_PG_CLUSTER is not set (pg-test-cluster.sh run sets it)"
+    reg = registry()
+    a = await request(reg, actor(), "o-restart")
+    await reg.approvals.approve_async(a.id, approver="boss")
+    # Immediate stop (like a crash), then start: the pool's connections die.
+    subprocess.run([cluster, "restart"], check=True, capture_output=True)
+    assert isinstance(await reg.resume(a.id), InvokeOk)
+    with pytest.raises(CapabilityError) as e:
+        await reg.resume(a.id)
+    assert e.value.code == "APPROVAL_CONSUMED"

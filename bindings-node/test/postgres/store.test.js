@@ -194,3 +194,17 @@ test("the memory store keeps its synchronous path and gains page()", async () =>
   assert.equal(typeof page.nextCursor, "string");
   assert.deepEqual((await reg.approvals.page({ cursor: page.nextCursor })).requests, []);
 });
+
+test("the database crashes and restarts between approve and resume: the same registry resumes, once", async () => {
+  const cluster = process.env.ORPC_AGENT_TEST_PG_CLUSTER;
+  if (!cluster) throw new Error("ORPC_AGENT_TEST_PG_CLUSTER is not set (pg-test-cluster.sh run sets it)");
+  const reg = await registry();
+  const a = await request(reg, actor(), "o-restart");
+  await reg.approvals.approve(a.id, { approver: "boss" });
+  // Immediate stop (like a crash), then start: the pool's connections die.
+  execFileSync(cluster, ["restart"], { stdio: "ignore" });
+  const out = await reg.resume(a.id);
+  assert.equal(out.status, "ok");
+  await assert.rejects(reg.resume(a.id), (e) => e.code === "APPROVAL_CONSUMED");
+  assert.equal((await reg.approvals.get(a.id)).status, "consumed");
+});
