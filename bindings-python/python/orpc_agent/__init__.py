@@ -49,6 +49,7 @@ from .errors import (
 )
 from .progress import ProgressEvent, on_progress
 from .registry import Approvals, CapabilityRegistry, create_capability_registry
+from .postgres import ApprovalPage, PostgresAuditSink
 from .schema import JsonSchema, PydanticSchema, Schema
 from .types import (
     Abstain,
@@ -68,6 +69,7 @@ from .types import (
 __all__ = [
     "Abstain",
     "Allow",
+    "ApprovalPage",
     "ApprovalConsumedError",
     "ApprovalExpiredError",
     "ApprovalInvalidError",
@@ -81,6 +83,7 @@ __all__ = [
     "CancelledCapabilityError",
     "CapabilityError",
     "CapabilityRegistry",
+    "PostgresAuditSink",
     "CapabilitySpec",
     "CredentialRequiredError",
     "Decision",
