@@ -85,6 +85,18 @@ impl Invocation {
                     }
                     return Ok(StepKind::Done.as_u8());
                 }
+                StepKind::RunHandler => {
+                    // Time passes between steps (an async host policy, a slow
+                    // audit subscriber): a handler is never started once its
+                    // deadline has passed — the core's TIMEOUT, as in the
+                    // other drivers (`HostRegistry::advance`).
+                    let now = self.shared.now_ms(py);
+                    if now >= self.inv.deadline_at_ms() {
+                        let _ = self.inv.answer(Answer::HandlerTimedOut { now_ms: now });
+                        continue;
+                    }
+                    return Ok(StepKind::RunHandler.as_u8());
+                }
                 kind => return Ok(kind.as_u8()),
             }
         }

@@ -132,8 +132,6 @@ async def test_an_audit_subscriber_that_blocks_spends_the_deadline() -> None:
     assert runs <= 1
 
 
-@pytest.mark.xfail(strict=True, reason="Python driver starts a handler past its deadline (its step loop does not go "
-                   "through HostRegistry::advance); the tokio driver and Node do not — see the issue-10 report")
 async def test_a_handler_is_not_started_past_its_deadline() -> None:
     runs = 0
 
