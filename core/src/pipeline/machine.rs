@@ -235,7 +235,7 @@ impl Invocation {
     ) -> Invocation {
         let mut inv = Invocation::blank(registry, frame, input, opts, Stage::Resolve);
         if opts.audit {
-            inv.requested = Some(id_or_tool_name.to_owned());
+            inv.requested = Some(requested_for_audit(id_or_tool_name));
         }
         // Stage 1.
         let Some(cap) = inv.registry.resolve(id_or_tool_name) else {
@@ -937,4 +937,37 @@ fn policy_at(
         PolicyScope::Capability => &registry.get(capability?)?.meta.policies,
     };
     list.get(usize::try_from(index).ok()?)
+}
+
+/// The name a caller asked for, as an audit record keeps it: at most
+/// [`MAX_REQUESTED_CHARS`] characters, control characters replaced, so a
+/// stranger's 5 MB name with newlines cannot bloat or forge audit lines.
+fn requested_for_audit(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .take(MAX_REQUESTED_CHARS)
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect();
+    if name.chars().nth(MAX_REQUESTED_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Longest requested name an audit record keeps (ids are at most 256).
+pub const MAX_REQUESTED_CHARS: usize = 256;
+
+#[cfg(test)]
+mod audit_name_tests {
+    use super::*;
+
+    #[test]
+    fn requested_names_are_bounded_and_single_line() {
+        assert_eq!(requested_for_audit("orders.search"), "orders.search");
+        let long = "a".repeat(5_000_000) + "\n";
+        let kept = requested_for_audit(&long);
+        assert_eq!(kept.chars().count(), MAX_REQUESTED_CHARS + 1);
+        assert!(kept.ends_with('…'));
+        assert_eq!(requested_for_audit("x\ny"), "x\u{fffd}y");
+    }
 }
