@@ -63,7 +63,7 @@ test-postgres-swift: swift-lib pg-bindings-deps ## Swift PostgreSQL tests; Node 
 		echo "node created $$id" && \
 		$(VPY) $(PY_DIR)/tests_postgres/app.py approve $$id boss >/dev/null && echo "python approved $$id" && \
 		$(SWIFT_SH) run "cd $(SWIFT_PKG) && ORPC_AGENT_REQUIRE_PG=1 ORPC_AGENT_TEST_PG_URL=$$ORPC_AGENT_TEST_PG_URL \
-			ORPC_AGENT_TEST_PG_APPROVED_ID=$$id LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift test --filter PostgresTests"'
+			ORPC_AGENT_TEST_PG_APPROVED_ID=$$id LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift test --disable-swift-testing --filter PostgresTests"'
 
 # --- bench (issue 8, item 7 figures from the Node binding) -------------------
 .PHONY: bench-postgres-bindings
