@@ -136,7 +136,7 @@ pub struct CapabilityRegistry {
     capabilities: Vec<Capability>,
     /// Every id and tool name → capability index. Build guarantees one name
     /// names one capability across all namespaces, so lookup is one probe.
-    names: HashMap<String, u32>,
+    names: NameIndex,
     options: RegistryOptions,
 }
 
@@ -153,14 +153,7 @@ impl CapabilityRegistry {
                 problems: analysis.problems,
             });
         }
-        let mut names = HashMap::with_capacity(analysis.capabilities.len() * 3);
-        for c in &analysis.capabilities {
-            for name in [&c.id, &c.ai_sdk_tool_name, &c.mcp_tool_name] {
-                if !names.contains_key(name.as_str()) {
-                    names.insert(name.clone(), c.index);
-                }
-            }
-        }
+        let names = NameIndex::new(&analysis.capabilities);
         Ok(CapabilityRegistry {
             capabilities: analysis.capabilities,
             names,
@@ -199,7 +192,9 @@ impl CapabilityRegistry {
 
     /// Stage 1: a capability id or any adapter tool name → capability.
     pub fn resolve(&self, id_or_tool_name: &str) -> Option<&Capability> {
-        self.names.get(id_or_tool_name).and_then(|i| self.get(*i))
+        self.names
+            .find(&self.capabilities, id_or_tool_name)
+            .and_then(|i| self.get(i))
     }
 
     /// Stages 1–2 together: resolved *and* exposed on `surface`, else
@@ -225,6 +220,56 @@ impl CapabilityRegistry {
     }
 }
 
+/// Name → capability index without copying a name: entries are
+/// `(capability index, which name)` and compare against the capability's
+/// own strings.
+#[derive(Debug, Default)]
+struct NameIndex {
+    table: hashbrown::HashTable<(u32, u8)>,
+    hasher: hashbrown::DefaultHashBuilder,
+}
+
+fn name_at(caps: &[Capability], (index, which): (u32, u8)) -> &str {
+    caps.get(index as usize).map_or("", |c| match which {
+        0 => c.id.as_str(),
+        1 => c.ai_sdk_tool_name.as_str(),
+        _ => c.mcp_tool_name.as_str(),
+    })
+}
+
+impl NameIndex {
+    fn new(caps: &[Capability]) -> NameIndex {
+        use std::hash::BuildHasher;
+        let mut index = NameIndex {
+            table: hashbrown::HashTable::with_capacity(caps.len() * 3),
+            hasher: hashbrown::DefaultHashBuilder::default(),
+        };
+        for c in caps {
+            for which in 0..3u8 {
+                let name = name_at(caps, (c.index, which));
+                let hash = index.hasher.hash_one(name);
+                let hasher = &index.hasher;
+                if let hashbrown::hash_table::Entry::Vacant(slot) = index.table.entry(
+                    hash,
+                    |e| name_at(caps, *e) == name,
+                    |e| hasher.hash_one(name_at(caps, *e)),
+                ) {
+                    slot.insert((c.index, which));
+                }
+            }
+        }
+        index
+    }
+
+    fn find(&self, caps: &[Capability], name: &str) -> Option<u32> {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(name);
+        self.table
+            .find(hash, |e| name_at(caps, *e) == name)
+            .map(|e| e.0)
+    }
+}
+
 /// The result of reading declarations: what parsed, and every problem.
 pub(crate) struct Analysis {
     pub capabilities: Vec<Capability>,
@@ -237,7 +282,8 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
 
     // 1. Ids: well-formed and unique. `usable[i]` says whether decl i goes on.
     let mut usable = vec![false; decls.len()];
-    let mut claimed: HashMap<&str, usize> = HashMap::with_capacity(decls.len() * 3);
+    let mut claimed: HashMap<&str, usize, hashbrown::DefaultHashBuilder> =
+        HashMap::with_capacity_and_hasher(decls.len() * 3, Default::default());
     for (i, decl) in decls.iter().enumerate() {
         let mut p = Problems {
             capability: Some(&decl.id),

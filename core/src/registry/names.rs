@@ -38,16 +38,8 @@ impl Adapter {
 
     /// Why the protocol would reject `name`, if it would.
     pub fn reject_reason(self, name: &str) -> Option<String> {
-        let len = name.chars().count();
-        if len == 0 {
+        if name.is_empty() {
             return Some("tool names must not be empty".into());
-        }
-        if len > self.max_len() {
-            return Some(format!(
-                "{} tool names are at most {} characters; `{name}` has {len}",
-                self.as_str(),
-                self.max_len()
-            ));
         }
         if let Some(bad) = name.chars().find(|c| !self.allows(*c)) {
             let allowed = match self {
@@ -57,6 +49,15 @@ impl Adapter {
             return Some(format!(
                 "{} tool names may only hold {allowed}; `{name}` holds {bad:?}",
                 self.as_str()
+            ));
+        }
+        // Every allowed character is ASCII: bytes are characters.
+        let len = name.len();
+        if len > self.max_len() {
+            return Some(format!(
+                "{} tool names are at most {} characters; `{name}` has {len}",
+                self.as_str(),
+                self.max_len()
             ));
         }
         None
@@ -82,7 +83,10 @@ pub fn id_reject_reason(id: &str) -> Option<String> {
     if id.is_empty() {
         return Some("capability ids must not be empty".into());
     }
-    if id.chars().count() > crate::meta::limits::MAX_ID_LEN {
+    // Bytes bound characters from above: count characters only when needed.
+    if id.len() > crate::meta::limits::MAX_ID_LEN
+        && id.chars().count() > crate::meta::limits::MAX_ID_LEN
+    {
         return Some(format!(
             "capability ids are at most {} characters",
             crate::meta::limits::MAX_ID_LEN
