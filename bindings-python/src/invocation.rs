@@ -33,6 +33,10 @@ pub struct Invocation {
     resumed: bool,
     /// The handler's progress reports so far (`progress`).
     progress: ProgressChecker,
+    /// A step that may have taken a while (an awaited host policy, an audit
+    /// delivery) ran since the start: check the deadline before a handler
+    /// starts. The plain path (validate, then run) skips the clock read.
+    waited: bool,
 }
 
 impl Invocation {
@@ -42,6 +46,7 @@ impl Invocation {
             inv: Box::new(inv),
             resumed,
             progress: ProgressChecker::new(),
+            waited: false,
         }
     }
 
@@ -73,6 +78,7 @@ impl Invocation {
                     }
                 }
                 StepKind::Audit => {
+                    self.waited = true;
                     self.deliver_audit(py);
                     let _ = self.inv.answer(Answer::Audited);
                 }
@@ -85,8 +91,8 @@ impl Invocation {
                     }
                     return Ok(StepKind::Done.as_u8());
                 }
-                StepKind::RunHandler => {
-                    // Time passes between steps (an async host policy, a slow
+                StepKind::RunHandler if self.waited => {
+                    // Time passed between steps (an async host policy, a slow
                     // audit subscriber): a handler is never started once its
                     // deadline has passed — the core's TIMEOUT, as in the
                     // other drivers (`HostRegistry::advance`).
@@ -305,10 +311,12 @@ impl Invocation {
             // Not a decision the core knows: the policy failed, which denies.
             None => Answer::PolicyFailed(String::new()),
         };
+        self.waited = true;
         self.answer(py, answer)
     }
 
     fn policy_failed(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.waited = true;
         self.answer(py, Answer::PolicyFailed(String::new()))
     }
 
