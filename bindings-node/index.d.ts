@@ -131,11 +131,12 @@ export declare function approvalPageAsync(reg: number, filter: string): Promise<
 export declare function errorCodeTable(): string
 
 /**
- * `{start, inputValid, handlerOk}`: raw Node-API functions for the hot
- * path, with the same semantics as `invokeStart` (surface-only frame),
- * `answerInputValid` and `answerHandlerOk`.
+ * `{start, startActor, inputValid, handlerOk}`: raw Node-API functions for
+ * the hot path, with the same semantics as `invokeStart` (surface-only
+ * frame, or surface and actor id), `answerInputValid` and
+ * `answerHandlerOk`.
  */
-export declare function hotPath(): { start(reg: number, capability: number, surface: number, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }
+export declare function hotPath(): { start(reg: number, capability: number, surface: number, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }
 
 /**
  * The approval input hash of DESIGN §5 for `capability_id` and the input

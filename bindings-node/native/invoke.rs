@@ -23,8 +23,8 @@
 use napi_derive::napi;
 use orpc_agent_core::pipeline::{Decision, PolicyScope};
 use orpc_agent_core::{
-    Answer, CapabilityError, ErrorCode, Frame, Invocation, InvokeOptions, Outcome, Payload, Step,
-    StepKind, Surface,
+    Actor, Answer, CapabilityError, ErrorCode, Frame, Invocation, InvokeOptions, Outcome, Payload,
+    Step, StepKind, Surface,
 };
 use serde_json::{Value, json};
 
@@ -123,6 +123,26 @@ pub fn start_in(
 ) -> Result<f64, CapabilityError> {
     with_registry(reg, |r| {
         let frame = frame_of(surface, frame_json)?;
+        let registry = std::sync::Arc::clone(r.host.registry());
+        let inv =
+            Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now));
+        started(r, inv, ms(now))
+    })
+}
+
+/// [`start_in`] for a frame that is a surface and an actor with only an id.
+pub fn start_actor_in(
+    reg: u32,
+    capability: u32,
+    surface: u32,
+    actor_id: String,
+    now: f64,
+) -> Result<f64, CapabilityError> {
+    with_registry(reg, |r| {
+        let frame = frame_of(surface, None)?.with_actor(Actor {
+            id: Some(actor_id),
+            ..Actor::default()
+        });
         let registry = std::sync::Arc::clone(r.host.registry());
         let inv =
             Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now));

@@ -19,17 +19,20 @@ use napi::sys;
 use napi_derive::napi;
 use orpc_agent_core::{Answer, CapabilityError, Payload};
 
-use crate::errors::internal;
-use crate::invoke::{answer_in, start_in};
+use crate::errors::{internal, invalid};
+use crate::invoke::{answer_in, start_actor_in, start_in};
 
-/// Reads up to `N` arguments as f64 (non-numbers read as 0).
+/// The callback's first `N` argument handles (missing ones stay null,
+/// which every `napi_get_value_*` rejects).
 ///
 /// # Safety
 /// `env` and `info` must be the ones Node passed to the running callback.
-unsafe fn args<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info) -> [f64; N] {
+unsafe fn handles<const N: usize>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> [sys::napi_value; N] {
     let mut argc = N;
     let mut argv: [sys::napi_value; N] = [ptr::null_mut(); N];
-    let mut out = [0f64; N];
     // SAFETY: argv has room for argc values; Node fills at most argc.
     let status = unsafe {
         sys::napi_get_cb_info(
@@ -42,9 +45,23 @@ unsafe fn args<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info
         )
     };
     if status != sys::Status::napi_ok {
-        return out;
+        return [ptr::null_mut(); N];
     }
-    for (slot, v) in out.iter_mut().zip(argv.iter()).take(argc.min(N)) {
+    argv
+}
+
+/// Reads up to `N` arguments as f64 (non-numbers read as 0).
+///
+/// # Safety
+/// `env` and `info` must be the ones Node passed to the running callback.
+unsafe fn args<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info) -> [f64; N] {
+    // SAFETY: forwarded from the caller.
+    let argv = unsafe { handles::<N>(env, info) };
+    let mut out = [0f64; N];
+    for (slot, v) in out.iter_mut().zip(argv.iter()) {
+        if v.is_null() {
+            continue;
+        }
         let mut d = 0f64;
         // SAFETY: v is a live handle of this callback scope.
         if unsafe { sys::napi_get_value_double(env, *v, &mut d) } == sys::Status::napi_ok {
@@ -101,6 +118,69 @@ unsafe extern "C" fn raw_start(
     unsafe { finish(env, r) }
 }
 
+/// Reads a JS string; `None` for anything else.
+///
+/// # Safety
+/// `env` must be the running callback's and `v` a handle of its scope.
+unsafe fn string(env: sys::napi_env, v: sys::napi_value) -> Option<String> {
+    if v.is_null() {
+        return None;
+    }
+    let mut len = 0usize;
+    // SAFETY: a null buffer asks for the length only.
+    let status = unsafe { sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len) };
+    if status != sys::Status::napi_ok {
+        return None;
+    }
+    let mut buf = vec![0u8; len + 1];
+    let mut written = 0usize;
+    // SAFETY: buf has room for len bytes and the NUL Node writes after them.
+    let status = unsafe {
+        sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr().cast(), len + 1, &mut written)
+    };
+    if status != sys::Status::napi_ok {
+        return None;
+    }
+    buf.truncate(written);
+    String::from_utf8(buf).ok()
+}
+
+/// `startActor(reg, capabilityIndex, surfaceIndex, actorId, now)`:
+/// `invokeStart` for a frame that is a surface and an actor with only an
+/// id, the frame every authenticated adapter call has; the general frame
+/// goes through JSON.
+unsafe extern "C" fn raw_start_actor(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: env/info are this callback's.
+    let argv = unsafe { handles::<5>(env, info) };
+    let number = |v: sys::napi_value| {
+        let mut d = 0f64;
+        // SAFETY: v is null (rejected) or a live handle of this callback scope.
+        if !v.is_null()
+            && unsafe { sys::napi_get_value_double(env, v, &mut d) } != sys::Status::napi_ok
+        {
+            d = 0.0;
+        }
+        d
+    };
+    let (reg, cap, surface, now) = (
+        number(argv[0]),
+        number(argv[1]),
+        number(argv[2]),
+        number(argv[4]),
+    );
+    // SAFETY: as above.
+    let actor_id = unsafe { string(env, argv[3]) };
+    let r = catch_unwind(|| match actor_id {
+        Some(id) => start_actor_in(int(reg), int(cap), int(surface), id, now),
+        None => Err(invalid("invalid frame: the actor id is not a string")),
+    });
+    // SAFETY: as above.
+    unsafe { finish(env, r) }
+}
+
 /// `inputValid(reg, h)`: `answerInputValid`.
 unsafe extern "C" fn raw_input_valid(
     env: sys::napi_env,
@@ -144,12 +224,13 @@ unsafe extern "C" fn raw_handler_ok(
 
 type RawCallback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
 
-/// `{start, inputValid, handlerOk}`: raw Node-API functions for the hot
-/// path, with the same semantics as `invokeStart` (surface-only frame),
-/// `answerInputValid` and `answerHandlerOk`.
+/// `{start, startActor, inputValid, handlerOk}`: raw Node-API functions for
+/// the hot path, with the same semantics as `invokeStart` (surface-only
+/// frame, or surface and actor id), `answerInputValid` and
+/// `answerHandlerOk`.
 #[napi(
     catch_unwind,
-    ts_return_type = "{ start(reg: number, capability: number, surface: number, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }"
+    ts_return_type = "{ start(reg: number, capability: number, surface: number, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }"
 )]
 pub fn hot_path(env: &Env) -> napi::Result<Object<'_>> {
     let raw = env.raw();
@@ -159,8 +240,9 @@ pub fn hot_path(env: &Env) -> napi::Result<Object<'_>> {
     if status != sys::Status::napi_ok {
         return Err(napi::Error::from_reason("napi_create_object failed"));
     }
-    let fns: [(&std::ffi::CStr, RawCallback); 3] = [
+    let fns: [(&std::ffi::CStr, RawCallback); 4] = [
         (c"start", raw_start),
+        (c"startActor", raw_start_actor),
         (c"inputValid", raw_input_valid),
         (c"handlerOk", raw_handler_ok),
     ];

@@ -134,6 +134,7 @@ export class Attempt implements Timed {
   /** The handler's signal, made on first read. */
   signal(): AbortSignal {
     if (this.#controller === undefined) {
+      this.#listenToCaller(); // a handler that watches its signal hears the caller at once
       this.#controller = new AbortController();
       if (this.#aborted) this.#controller.abort(this.#reason);
     }
@@ -155,6 +156,25 @@ export class Attempt implements Timed {
     return true;
   }
 
+  /**
+   * Listens to the caller's abort signal from now on (once). Deferred to
+   * the end of the turn (`afterTurn`) or the handler's first read of its
+   * own signal: until then an abort is seen when the handler settles
+   * (`ok`/`failed` check `aborted`), which gives the same answer as a
+   * listener would, since an abort event is dispatched synchronously.
+   */
+  #listenToCaller(): void {
+    const caller = this.callerSignal;
+    if (caller === undefined || this.#onCallerAbort !== undefined || this.#settled) return;
+    this.#onCallerAbort = () => this.cancelled();
+    if (caller.aborted) return this.cancelled();
+    caller.addEventListener("abort", this.#onCallerAbort, { once: true });
+  }
+
+  afterTurn(): void {
+    this.#listenToCaller();
+  }
+
   run(hooks: CapabilityHooks, deadlineAt: number, input: unknown, context: unknown): Promise<number> {
     return new Promise<number>((resolve) => {
       this.#resolve = resolve;
@@ -162,9 +182,8 @@ export class Attempt implements Timed {
       this.host.deadlines.add(this);
       const caller = this.callerSignal;
       if (caller !== undefined) {
-        this.#onCallerAbort = () => this.cancelled();
         if (caller.aborted) return this.cancelled();
-        caller.addEventListener("abort", this.#onCallerAbort, { once: true });
+        this.host.deadlines.watchTurn();
       }
       let p: unknown;
       try {
@@ -184,6 +203,7 @@ export class Attempt implements Timed {
   }
 
   ok(output: unknown): void {
+    if (this.callerSignal?.aborted) return this.cancelled();
     if (!this.#settle()) return;
     this.output = output;
     let next: number;
@@ -196,6 +216,7 @@ export class Attempt implements Timed {
   }
 
   failed(err: unknown): void {
+    if (this.callerSignal?.aborted) return this.cancelled();
     if (!this.#settle()) return;
     this.#answer(0, err);
   }

@@ -10,6 +10,13 @@
  * one, or when it fires. When no attempt waits, the timer is unref'd so it
  * never keeps the process alive. At the deadline the attempt's `expire()`
  * aborts its handler's signal and answers `HandlerTimedOut` (SI-9).
+ *
+ * The same list serves a second, cheaper watch: `afterTurn()` is called
+ * once, at the end of the event-loop turn in which the entry was added, on
+ * every entry still waiting (one `setImmediate` for all of them). An
+ * attempt uses it to listen to its caller's abort signal only when its
+ * handler outlives the turn — most settle within it, and adding a listener
+ * to a fresh AbortSignal costs more than the rest of a governed call.
  */
 
 export interface Timed {
@@ -19,6 +26,8 @@ export interface Timed {
   nextDeadline: Timed | null;
   /** The deadline passed: abort and answer; called once. */
   expire(): void;
+  /** Still waiting at the end of the turn it was added in (see `watchTurn`). */
+  afterTurn(): void;
 }
 
 export class Deadlines {
@@ -27,6 +36,22 @@ export class Deadlines {
   #timer: ReturnType<typeof setTimeout> | undefined = undefined;
   #armedAt = Infinity;
   readonly #fire = (): void => this.#onTimer();
+  #turnWatched = false;
+  readonly #endOfTurn = (): void => {
+    this.#turnWatched = false;
+    for (let t = this.#head; t !== null; ) {
+      const next = t.nextDeadline; // afterTurn may settle and unlink t
+      t.afterTurn();
+      t = next;
+    }
+  };
+
+  /** Calls `afterTurn()` on every waiting entry once this turn ends. */
+  watchTurn(): void {
+    if (this.#turnWatched) return;
+    this.#turnWatched = true;
+    setImmediate(this.#endOfTurn);
+  }
 
   add(t: Timed): void {
     const wasEmpty = this.#head === null;

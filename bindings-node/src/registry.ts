@@ -113,16 +113,33 @@ function frameJson(frame: Frame): string {
   });
 }
 
-/** Whether the frame carries more than a known surface. */
+/** Whether the frame carries more than a known surface and an actor. */
 function needsJson(frame: Frame, surface: number | undefined): boolean {
   return (
     surface === undefined ||
-    frame.actor !== undefined ||
     frame.trace !== undefined ||
     frame.requestId !== undefined ||
     frame.agentId !== undefined ||
     frame.sessionId !== undefined
   );
+}
+
+/**
+ * The actor's id when the actor is nothing else (no roles, no attributes):
+ * such a frame crosses as one string instead of JSON. `null` when there is
+ * no actor, `undefined` when the actor needs JSON.
+ */
+function bareActorId(actor: Frame["actor"]): string | null | undefined {
+  if (actor === undefined) return null;
+  if (typeof actor.id !== "string") return undefined;
+  for (const key in actor) {
+    if (key === "id") continue;
+    const v = (actor as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    if (key === "roles" && Array.isArray(v) && v.length === 0) continue;
+    return undefined;
+  }
+  return actor.id;
 }
 
 export class CapabilityRegistry<TContext = any> implements DriverHost {
@@ -190,17 +207,23 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
   invoke<TOutput = unknown>(idOrToolName: string, input: unknown, frame: Frame<TContext>): Promise<InvokeResult<TOutput>> {
     const index = this.#names.get(idOrToolName);
     const surface = SURFACE_INDEX[frame.surface];
-    const fj = needsJson(frame, surface) ? frameJson(frame) : null;
+    // How the frame crosses: nothing beyond the surface (null), an actor id
+    // (a string), or JSON (undefined).
+    const actorId = needsJson(frame, surface) ? undefined : bareActorId(frame.actor);
     let start: number;
     try {
-      // With an audit subscriber the core records the name asked for, so
-      // it resolves the name itself; otherwise the cached index saves it.
-      start =
-        index === undefined || this.audit !== undefined
-          ? N.invokeStartName(this.handle, String(idOrToolName), surface ?? 0, fj, Date.now())
-          : fj === null
-            ? HOT.start(this.handle, index, surface!, Date.now())
-            : N.invokeStart(this.handle, index, surface ?? 0, fj, Date.now());
+      if (index === undefined || this.audit !== undefined) {
+        // With an audit subscriber the core records the name asked for, so
+        // it resolves the name itself; otherwise the cached index saves it.
+        const fj = actorId === null ? null : frameJson(frame);
+        start = N.invokeStartName(this.handle, String(idOrToolName), surface ?? 0, fj, Date.now());
+      } else if (actorId === null) {
+        start = HOT.start(this.handle, index, surface!, Date.now());
+      } else if (actorId !== undefined) {
+        start = HOT.startActor(this.handle, index, surface!, actorId, Date.now());
+      } else {
+        start = N.invokeStart(this.handle, index, surface ?? 0, frameJson(frame), Date.now());
+      }
     } catch (e) {
       return Promise.reject(fromNative(e));
     }

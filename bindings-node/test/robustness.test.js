@@ -83,6 +83,54 @@ test("the frame's AbortSignal cancels: CANCELLED, and the handler's signal abort
   assert.equal((await registry.invoke("wait", {}, { surface: "direct", signal: pre.signal }).catch((x) => x)).code, "CANCELLED");
 });
 
+test("the caller's abort cancels a handler that never reads its signal, in the same turn or later", async () => {
+  let runs = 0;
+  const registry = await createCapabilityRegistry({
+    quick: base.meta({ agent: agent() }).handler(async () => ++runs),
+    deaf: base.meta({ agent: agent() }).handler(() => new Promise(() => {})),
+  });
+  // Aborted synchronously after the call started: the handler settles
+  // within the turn, and the answer is still CANCELLED, not its output.
+  const same = new AbortController();
+  const p = registry.invoke("quick", {}, { surface: "direct", signal: same.signal });
+  same.abort();
+  assert.equal((await p.catch((x) => x)).code, "CANCELLED");
+  assert.equal(runs, 1);
+  // Aborted a few turns later, while a handler that ignores its signal hangs.
+  const later = new AbortController();
+  const q = registry.invoke("deaf", {}, { surface: "direct", signal: later.signal });
+  await new Promise((r) => setTimeout(r, 5));
+  later.abort();
+  assert.equal((await q.catch((x) => x)).code, "CANCELLED");
+  assert.equal(registry.inFlight(), 0);
+  // Not aborted: the output, with no listener left on the caller's signal.
+  const never = new AbortController();
+  assert.deepEqual(await registry.invoke("quick", {}, { surface: "direct", signal: never.signal }), { status: "ok", output: 2 });
+});
+
+test("an actor crosses as an id alone or as JSON, and the core records the same actor", async () => {
+  const registry = await createCapabilityRegistry(
+    { who: base.meta({ agent: agent({ sideEffect: "write", approval: { required: true } }) }).handler(async () => "ok") },
+    { policies: [{ name: "no-blocked", when: { actorRole: ["blocked"] }, decision: "deny" }] },
+  );
+  const recorded = [];
+  for (const actor of [{ id: "u-1" }, { id: "u-2", roles: [] }, { id: "u-3", roles: ["ops"] }, { id: "u-4", attributes: { team: "a" } }]) {
+    const r = await registry.invoke("who", {}, { surface: "direct", actor });
+    assert.equal(r.status, "approval_required", JSON.stringify(actor));
+    recorded.push(r.request.actor);
+  }
+  assert.deepEqual(recorded, [
+    { id: "u-1", roles: [], attributes: {} },
+    { id: "u-2", roles: [], attributes: {} },
+    { id: "u-3", roles: ["ops"], attributes: {} },
+    { id: "u-4", roles: [], attributes: { team: "a" } },
+  ]);
+  const denied = await registry.invoke("who", {}, { surface: "direct", actor: { id: "u-5", roles: ["blocked"] } }).catch((x) => x);
+  assert.equal(denied.code, "POLICY_DENIED");
+  const badId = await registry.invoke("who", {}, { surface: "direct", actor: { id: 7 } }).catch((x) => x);
+  assert.equal(badId.code, "INVALID_INPUT");
+});
+
 test("a redactor that throws: EXECUTION_FAILED and the secret appears nowhere", async () => {
   const records = [];
   const registry = await createCapabilityRegistry(

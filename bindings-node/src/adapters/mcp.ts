@@ -154,9 +154,20 @@ function run(
 }
 
 function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
-  const frame: Frame = { ...app, surface: "mcp" };
-  frame.signal = app.signal === undefined ? extra.signal : AbortSignal.any([app.signal, extra.signal]);
-  if (frame.sessionId === undefined && extra.sessionId !== undefined) frame.sessionId = extra.sessionId;
+  // One literal of fixed shape (not a spread of the app's object): this runs
+  // on every tools/call, and a shape that varies with the app's frame costs
+  // more than copying the known fields.
+  const frame: Frame = {
+    surface: "mcp",
+    actor: app.actor,
+    context: app.context,
+    trace: app.trace,
+    requestId: app.requestId,
+    agentId: app.agentId,
+    sessionId: app.sessionId ?? extra.sessionId,
+    signal: app.signal === undefined ? extra.signal : AbortSignal.any([app.signal, extra.signal]),
+    onProgress: app.onProgress,
+  };
   if (frame.trace === undefined) {
     const traceparent = extra._meta?.traceparent;
     const tracestate = extra._meta?.tracestate;
