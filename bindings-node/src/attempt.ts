@@ -37,12 +37,59 @@ function errorsOf(procedure: AnyProcedure): unknown {
 }
 
 /**
+ * The options object a middleware or handler receives, as oRPC builds it.
+ * A class, not an object literal: a literal with `get` accessors is created
+ * on V8's slow path, and this object is made once per middleware and
+ * handler of every call. `signal` and `progress` are getters on the
+ * prototype, so the AbortController behind the signal is made only if
+ * someone reads it (a spread `{...options}` therefore does not copy them;
+ * recorded in docs/decisions.md).
+ */
+class ProcedureOptions {
+  readonly lastEventId = undefined;
+  readonly #attempt: Attempt;
+
+  constructor(
+    readonly context: unknown,
+    readonly input: unknown,
+    readonly errors: unknown,
+    readonly path: readonly string[],
+    readonly procedure: AnyProcedure,
+    attempt: Attempt,
+  ) {
+    this.#attempt = attempt;
+  }
+
+  get signal(): AbortSignal {
+    return this.#attempt.signal();
+  }
+
+  get progress(): ReportProgress {
+    return this.#attempt.progress();
+  }
+}
+
+/** A middleware's options: the procedure options and its `next`. */
+class MiddlewareOptions extends ProcedureOptions {
+  constructor(
+    context: unknown,
+    input: unknown,
+    errors: unknown,
+    path: readonly string[],
+    procedure: AnyProcedure,
+    attempt: Attempt,
+    readonly next: (nextOptions?: { context?: Record<string, unknown> }) => Promise<{ output: unknown; context: unknown }>,
+  ) {
+    super(context, input, errors, path, procedure, attempt);
+  }
+}
+
+/**
  * Runs the procedure's own middleware chain and handler, as oRPC's
  * `executeProcedureInternal` does, without its input/output validation:
  * the core asks for validation once, at stages 4 and 12. Middlewares see
  * the validated input. Context merging follows oRPC (`next({context})`
- * merges into the current context). `signal` is a getter: the
- * AbortController behind it is made only if someone reads it.
+ * merges into the current context).
  */
 function runProcedure(hooks: CapabilityHooks, input: unknown, context: unknown, attempt: Attempt): unknown {
   const procedure = hooks.procedure;
@@ -50,50 +97,19 @@ function runProcedure(hooks: CapabilityHooks, input: unknown, context: unknown, 
   const middlewares = def.middlewares;
   const errors = errorsOf(procedure);
   const path = hooks.path;
-  const handler = (ctx: unknown) =>
-    def.handler({
-      context: ctx,
-      input,
-      errors,
-      path,
-      procedure,
-      get signal() {
-        return attempt.signal();
-      },
-      get progress() {
-        return attempt.progress();
-      },
-      lastEventId: undefined,
-    } as any);
+  const handler = (ctx: unknown) => def.handler(new ProcedureOptions(ctx, input, errors, path, procedure, attempt) as any);
   if (middlewares.length === 0) return handler(context);
   const next = async (index: number, ctx: any): Promise<unknown> => {
     const mid = middlewares[index];
     if (mid === undefined) return handler(ctx);
-    const result = await mid(
-      {
-        context: ctx,
-        input,
-        errors,
-        path,
-        procedure,
-        get signal() {
-          return attempt.signal();
-        },
-        get progress() {
-          return attempt.progress();
-        },
-        lastEventId: undefined,
-        next: async (nextOptions?: { context?: Record<string, unknown> }) => {
-          const nextContext = nextOptions?.context ?? {};
-          return {
-            output: await next(index + 1, { ...ctx, ...nextContext }),
-            context: nextContext,
-          };
-        },
-      } as any,
-      input,
-      middlewareOutputFn as any,
-    );
+    const options = new MiddlewareOptions(ctx, input, errors, path, procedure, attempt, async (nextOptions) => {
+      const nextContext = nextOptions?.context ?? {};
+      return {
+        output: await next(index + 1, { ...ctx, ...nextContext }),
+        context: nextContext,
+      };
+    });
+    const result = await mid(options as any, input, middlewareOutputFn as any);
     return (result as { output: unknown }).output;
   };
   return next(0, context);

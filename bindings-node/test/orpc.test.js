@@ -77,6 +77,46 @@ test("the procedure's middlewares and handler run with the frame's context; vali
   assert.deepEqual(viaTool.output, { hits: ["xyz#2"], user: "t2:user" });
 });
 
+test("middlewares and handlers get the options oRPC's own call() gives them", async () => {
+  const shapes = [];
+  const describe = (where, o) =>
+    shapes.push([
+      where,
+      o.input,
+      o.context.tenant,
+      [...o.path],
+      typeof o.errors,
+      o.procedure !== undefined,
+      o.lastEventId,
+    ]);
+  const extras = [];
+  const look = os.middleware(async (options) => {
+    describe("middleware", options);
+    extras.push([options.signal instanceof AbortSignal, typeof options.progress]);
+    const { next } = options; // detached, as middlewares usually take it
+    return next({ context: { extra: 1 } });
+  });
+  const probe = base
+    .use(look)
+    .meta({ agent: { description: "Probe.", expose: { direct: true }, sideEffect: "none", risk: "low" } })
+    .input(z.object({ q: z.string() }))
+    .handler(async (options) => {
+      describe("handler", options);
+      extras.push([options.signal instanceof AbortSignal, typeof options.progress]);
+      return options.context.extra;
+    });
+  const registry = await createCapabilityRegistry({ probe: { it: probe } });
+  const governed = await registry.invoke("probe.it", { q: "x" }, { surface: "direct", context: { tenant: "t" } });
+  const viaGovernance = shapes.splice(0);
+  const bare = await call(probe, { q: "x" }, { context: { tenant: "t" }, path: ["probe", "it"] });
+  assert.equal(governed.output, 1);
+  assert.equal(bare, 1);
+  assert.deepEqual(viaGovernance, shapes);
+  assert.equal(viaGovernance.length, 2);
+  // Beyond oRPC's: a signal always (the deadline's), and progress reporting.
+  assert.deepEqual(extras.slice(0, 2), [[true, "function"], [true, "function"]]);
+});
+
 test("any Standard Schema validator works at stage 4", async () => {
   const registry = await createCapabilityRegistry(router);
   assert.deepEqual(await registry.invoke("math.half", { n: 8 }, { surface: "direct" }), { status: "ok", output: 4 });
