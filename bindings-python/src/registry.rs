@@ -4,7 +4,7 @@
 //! Store operations run with the GIL released (`py.detach`): a SQLite call
 //! may wait on the file lock of another process.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
@@ -13,6 +13,7 @@ use orpc_agent_core::pipeline::{ApprovalInputView, InvokeOptions, Payload, StepK
 use orpc_agent_core::{CapabilityError, Invocation as CoreInvocation, Surface};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
 use serde_json::Value;
 
 use crate::convert::{json_to_py, py_to_json};
@@ -81,6 +82,12 @@ fn to_py_err(py: Python<'_>) -> impl Fn(CapabilityError) -> PyErr + '_ {
 #[pyclass(module = "orpc_agent._native", name = "NativeRegistry", frozen)]
 pub struct NativeRegistry {
     pub(crate) shared: Arc<Shared>,
+    /// What `invoke_fast` needs per name the host resolves itself:
+    /// `{name: (index, validate | None, eager handler | None)}`, set once by
+    /// the Python registry (`set_fast_paths`). Looked up here rather than
+    /// in Python: the lookup and the unpacking were a tenth of a governed
+    /// call's cost in bytecode.
+    fast_paths: OnceLock<Py<PyDict>>,
 }
 
 #[pymethods]
@@ -133,6 +140,7 @@ impl NativeRegistry {
                 audit_payloads,
                 pg_audit,
             }),
+            fast_paths: OnceLock::new(),
         })
     }
 
@@ -186,77 +194,52 @@ impl NativeRegistry {
         Ok((inv, kind))
     }
 
-    /// The hot path in one crossing (DESIGN §4): start the capability at
-    /// `index`, and while the steps are the common ones, perform them with
-    /// the host callables given — `validate(input)` for `ValidateInput`,
-    /// one synchronous step of `handler(value)`'s coroutine for
-    /// `RunHandler`. Returns `(invocation | None, kind, a, b)`:
+    /// The hot path in one crossing (DESIGN §4): resolve `name` among the
+    /// fast paths (`None` when it is not one: the host starts it by name),
+    /// start the capability, and while the steps are the common ones,
+    /// perform them with the host callables given — `validate(input)` for
+    /// `ValidateInput`, one synchronous step of `handler(value)`'s
+    /// coroutine for `RunHandler`. Returns the `InvokeOk` itself when the
+    /// call finished (the common case, no tuple to build and unpack), else
+    /// `(invocation, kind, a, b)`:
     ///
-    /// - `DONE_OK`: `(None, DONE_OK, InvokeOk(output), None)` — finished;
     /// - a step kind: `(inv, kind, value, output)` — continue the loop;
     /// - `SUSPENDED`: `(inv, SUSPENDED, value, (coroutine, yielded))`;
     /// - `VALIDATOR_RAISED` / `HANDLER_RAISED`: `(inv, code, value, exception)`.
     ///
     /// Rust never awaits: a suspended coroutine goes back to the host's loop.
-    #[allow(clippy::type_complexity)]
     fn invoke_fast<'py>(
         &self,
         py: Python<'py>,
-        index: u32,
+        name: &Bound<'py, PyAny>,
         frame: &Frame,
-        validate: Option<&Bound<'py, PyAny>>,
-        handler: Option<&Bound<'py, PyAny>>,
         input: Bound<'py, PyAny>,
-    ) -> PyResult<(Option<Invocation>, u8, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-        let none = || py.None().into_bound(py);
-        let (mut inv, mut kind) = self.start_index(py, index, frame)?;
-        let mut value = input;
-        if kind == StepKind::ValidateInput.as_u8()
-            && let Some(validate) = validate
-        {
-            match validate.call1((&value,)) {
-                Ok(v) => {
-                    value = v;
-                    kind = inv.input_valid(py)?;
-                }
-                Err(e) => {
-                    return Ok((
-                        Some(inv),
-                        VALIDATOR_RAISED,
-                        none(),
-                        e.into_value(py).into_bound(py).into_any(),
-                    ));
-                }
-            }
-        }
-        let Some(handler) = handler.filter(|_| kind == StepKind::RunHandler.as_u8()) else {
-            return Ok((Some(inv), kind, value, none()));
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Some(entry) = self
+            .fast_paths
+            .get()
+            .map(|d| d.bind(py).get_item(name))
+            .transpose()?
+            .flatten()
+        else {
+            return Ok(py.None().into_bound(py));
         };
-        let stepped = handler
-            .call1((&value,))
-            .and_then(|coro| eager::send_none(&coro).map(|sent| (coro, sent)));
-        match stepped {
-            Ok((_, eager::Sent::Returned(output))) => {
-                kind = inv.handler_ok(py)?;
-                if kind == DONE_OK {
-                    let ok = Bound::new(py, InvokeOk::of(output.unbind()))?.into_any();
-                    return Ok((None, DONE_OK, ok, none()));
-                }
-                Ok((Some(inv), kind, value, output))
-            }
-            Ok((coro, eager::Sent::Yielded(first))) => {
-                let pending = (coro, first).into_pyobject(py)?.into_any();
-                Ok((Some(inv), SUSPENDED, value, pending))
-            }
-            Err(e) => Ok((
-                Some(inv),
-                HANDLER_RAISED,
-                value,
-                e.into_value(py).into_bound(py).into_any(),
-            )),
-        }
+        let entry = entry.cast_into::<PyTuple>()?;
+        let index: u32 = entry.get_item(0)?.extract()?;
+        let validate = entry.get_item(1)?;
+        let handler = entry.get_item(2)?;
+        let validate = (!validate.is_none()).then_some(&validate);
+        let handler = (!handler.is_none()).then_some(&handler);
+        self.run_fast(py, index, frame, validate, handler, input)
     }
 
+    /// Sets the names `invoke_fast` resolves (once):
+    /// `{name: (index, validate | None, eager handler | None)}`.
+    fn set_fast_paths(&self, paths: Bound<'_, PyDict>) -> PyResult<()> {
+        self.fast_paths
+            .set(paths.unbind())
+            .map_err(|_| PyValueError::new_err("fast paths are already set"))
+    }
     /// Starts an invocation by id or adapter tool name (stage 1 in the core).
     fn start_name(&self, py: Python<'_>, name: &str, frame: &Frame) -> Invocation {
         let opts = self.shared.options(py);
@@ -377,4 +360,61 @@ pub(crate) fn request_to_py<'py>(
     r: &ApprovalRequest,
 ) -> PyResult<Bound<'py, PyAny>> {
     json_to_py(py, &serde_json::to_value(r).unwrap_or_default())
+}
+
+impl NativeRegistry {
+    /// The body of `invoke_fast` once the name is resolved.
+    fn run_fast<'py>(
+        &self,
+        py: Python<'py>,
+        index: u32,
+        frame: &Frame,
+        validate: Option<&Bound<'py, PyAny>>,
+        handler: Option<&Bound<'py, PyAny>>,
+        input: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let step = |inv: Invocation, kind: u8, a: Bound<'py, PyAny>, b: Bound<'py, PyAny>| {
+            (inv, kind, a, b).into_pyobject(py).map(Bound::into_any)
+        };
+        let none = || py.None().into_bound(py);
+        let (mut inv, mut kind) = self.start_index(py, index, frame)?;
+        let mut value = input;
+        if kind == StepKind::ValidateInput.as_u8()
+            && let Some(validate) = validate
+        {
+            match validate.call1((&value,)) {
+                Ok(v) => {
+                    value = v;
+                    kind = inv.input_valid(py)?;
+                }
+                Err(e) => {
+                    let raised = e.into_value(py).into_bound(py).into_any();
+                    return step(inv, VALIDATOR_RAISED, none(), raised);
+                }
+            }
+        }
+        let Some(handler) = handler.filter(|_| kind == StepKind::RunHandler.as_u8()) else {
+            return step(inv, kind, value, none());
+        };
+        let stepped = handler
+            .call1((&value,))
+            .and_then(|coro| eager::send_none(&coro).map(|sent| (coro, sent)));
+        match stepped {
+            Ok((_, eager::Sent::Returned(output))) => {
+                kind = inv.handler_ok(py)?;
+                if kind == DONE_OK {
+                    return Ok(Bound::new(py, InvokeOk::of(output.unbind()))?.into_any());
+                }
+                step(inv, kind, value, output)
+            }
+            Ok((coro, eager::Sent::Yielded(first))) => {
+                let pending = (coro, first).into_pyobject(py)?.into_any();
+                step(inv, SUSPENDED, value, pending)
+            }
+            Err(e) => {
+                let raised = e.into_value(py).into_bound(py).into_any();
+                step(inv, HANDLER_RAISED, value, raised)
+            }
+        }
+    }
 }

@@ -11,7 +11,6 @@ from typing import Any
 
 from . import _native
 from ._driver import (
-    DONE_OK,
     HANDLER_RAISED,
     RUN_HANDLER,
     SUSPENDED,
@@ -150,9 +149,7 @@ class CapabilityRegistry:
         # Capability ids resolved to registry indices once (DESIGN §4), and
         # what the fast path of `invoke` reads per call, in one tuple.
         self._index: dict[str, int] = {s.id: i for i, s in enumerate(specs)}
-        self._fast: dict[str, tuple[int, CapabilitySpec, Callable[[Any], Any] | None, Callable[..., Any] | None]] = {
-            s.id: (i, s, s.validate_input, s.handler if s.eager else None) for i, s in enumerate(specs)
-        }
+        native.set_fast_paths({s.id: (i, s.validate_input, s.handler if s.eager else None) for i, s in enumerate(specs)})
         self._invoke_fast = native.invoke_fast
         self.approvals = Approvals(native)
         #: The PostgreSQL audit sink of ``audit={"postgres": url}``, else ``None``.
@@ -169,18 +166,18 @@ class CapabilityRegistry:
         subclass. ``frame`` comes from the authenticated transport (SI-2);
         the default is the ``direct`` surface with an anonymous actor."""
         f = frame if type(frame) is Frame else _as_frame(frame)
-        fast = self._fast.get(id_or_tool_name)
-        if fast is None:
+        # Fast path (DESIGN §4): one crossing resolves the id, starts the
+        # call, validates the input and steps an `async def` handler once;
+        # a handler that finishes without suspending ends the call right
+        # here, with the `InvokeOk` made natively. Anything else continues
+        # in the general loop, `drive`.
+        r = self._invoke_fast(id_or_tool_name, f, input)
+        if type(r) is InvokeOk:
+            return r
+        if r is None:  # a tool name, or no such capability: the core resolves it
             return await drive(self, self._native.start_name(id_or_tool_name, f), None, input, f)
-        index, spec, validate, eager = fast
-        # Fast path (DESIGN §4): one crossing starts the call, validates the
-        # input and steps an `async def` handler once; a handler that
-        # finishes without suspending ends the call right here. Anything else
-        # continues in the general loop, `drive`.
-        index, spec, validate, eager_handler = fast
-        inv, k, value, extra = self._invoke_fast(index, f, validate, eager_handler, input)
-        if k == DONE_OK:
-            return value  # type: ignore[no-any-return]  # the InvokeOk made natively
+        spec = self._specs[self._index[id_or_tool_name]]
+        inv, k, value, extra = r
         if k == SUSPENDED:
             coro, first = extra
             return await drive(self, inv, spec, value, f, RUN_HANDLER, None, continue_handler(coro, first))
