@@ -19,7 +19,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use napi::Env;
 use napi::bindgen_prelude::PromiseRaw;
@@ -44,12 +43,6 @@ static NEXT: AtomicU32 = AtomicU32::new(1);
 static STORES: LazyLock<Mutex<HashMap<u32, Arc<PostgresApprovalStore>>>> =
     LazyLock::new(Mutex::default);
 static SINKS: LazyLock<Mutex<HashMap<u32, Arc<PostgresAuditSink>>>> = LazyLock::new(Mutex::default);
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
 
 fn to_napi(e: CapabilityError) -> napi::Error {
     throw(&e)
@@ -123,12 +116,12 @@ pub fn store_step<'env>(env: &'env Env, reg: u32, h: u32) -> napi::Result<Promis
             .get(h)
             .ok_or_else(|| internal("no such invocation"))?;
         r.host
-            .store_op(inv, now_ms())
+            .store_op(inv, orpc_agent_core::host::unix_now_ms())
             .ok_or_else(|| internal("the invocation is not at a store step"))
     })
     .map_err(to_napi)?;
     env.spawn_future_with_callback(async move { Ok(op.run().await) }, move |_, answer| {
-        answer_in(reg, h, now_ms() as f64, answer).map_err(to_napi)
+        answer_in(reg, h, orpc_agent_core::host::unix_now_ms() as f64, answer).map_err(to_napi)
     })
 }
 
@@ -220,7 +213,7 @@ pub fn approval_decide_async<'env>(
                 decision,
                 approver.as_deref(),
                 reason.as_deref(),
-                now_ms(),
+                orpc_agent_core::host::unix_now_ms(),
                 must_differ,
             )
             .await

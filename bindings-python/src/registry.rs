@@ -5,7 +5,6 @@
 //! may wait on the file lock of another process.
 
 use std::sync::{Arc, OnceLock};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
 use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
@@ -44,21 +43,15 @@ pub(crate) struct Shared {
     pub(crate) pg_audit: Option<Arc<orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink>>,
 }
 
-fn system_now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
 impl Shared {
     pub(crate) fn now_ms(&self, py: Python<'_>) -> u64 {
         match &self.clock {
-            None => system_now_ms(),
+            None => orpc_agent_core::host::unix_now_ms(),
             Some(clock) => clock
                 .bind(py)
                 .call0()
                 .and_then(|v| v.extract::<u64>())
-                .unwrap_or_else(|_| system_now_ms()),
+                .unwrap_or_else(|_| orpc_agent_core::host::unix_now_ms()),
         }
     }
 

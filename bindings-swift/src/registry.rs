@@ -2,7 +2,6 @@
 //! approval store) plus the audit switches of its invocations.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use orpc_agent_core::approval::Decision as ApprovalDecision;
 use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
@@ -31,12 +30,6 @@ pub struct FfiRegistry {
     host: Arc<HostRegistry>,
     audit: bool,
     audit_payloads: bool,
-}
-
-fn unix_now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl FfiRegistry {
@@ -261,7 +254,7 @@ impl FfiRegistry {
     /// The unix time in ms as the core's stores see it: Swift's driver
     /// uses its own clock, this is for callers that have none.
     pub fn unix_now_ms(&self) -> u64 {
-        unix_now_ms()
+        orpc_agent_core::host::unix_now_ms()
     }
 }
 

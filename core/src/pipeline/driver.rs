@@ -18,7 +18,7 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::time::Instant;
@@ -352,14 +352,11 @@ impl DriverBuilder {
         if !problems.is_empty() {
             return Err(problems);
         }
-        let unix_now = || {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        };
         Ok(Driver {
             clock: Clock {
-                unix_ms_at_base: self.clock_base_unix_ms.unwrap_or_else(unix_now),
+                unix_ms_at_base: self
+                    .clock_base_unix_ms
+                    .unwrap_or_else(crate::host::unix_now_ms),
                 base: Instant::now(),
             },
             registry: self.registry,
