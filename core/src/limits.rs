@@ -8,9 +8,11 @@
 //! 4, so no validator, policy or handler sees it), a validated input the
 //! host returns as JSON when the raw one was host-held, and an input the
 //! host exports (which is what an approval request stores and hashes).
-//! A binding that keeps inputs host-side (`Payload::Host`) and receives
-//! them as JSON text calls [`check_json_text`] (or [`check`]) at its
-//! boundary; `tests/vectors/limits/` pins the behaviour for every binding.
+//! A binding that keeps inputs host-side (`Payload::Host`) measures the raw
+//! input itself — walking its own values through a [`Meter`], or with
+//! [`check_json_text`] on JSON text — and hands the verdict to the
+//! invocation (`Invocation::answer_input_limits`) before the first step;
+//! `tests/vectors/limits/` pins the behaviour for every binding.
 //! The CBOR decoder has its own bounds ([`crate::act::MAX_DEPTH`], lengths
 //! checked against the bytes present), as do declaration files
 //! ([`crate::declaration::MAX_DEPTH`]); pending approvals per actor are
@@ -102,8 +104,8 @@ pub fn limit_error(limit: Limit, limits: &InputLimits) -> CapabilityError {
 /// Checks `input` against `limits`. Allocation-free; stops at the first
 /// limit exceeded and never recurses deeper than `max_depth`.
 pub fn check_with(input: &Value, limits: &InputLimits) -> Result<(), CapabilityError> {
-    let mut bytes = 0usize;
-    walk(input, 1, limits, &mut bytes).map_err(|l| limit_error(l, limits))
+    let mut meter = Meter::with_limits(*limits);
+    walk(input, 1, &mut meter).map_err(|l| limit_error(l, limits))
 }
 
 /// Checks `input` against [`InputLimits::DEFAULT`].
@@ -131,12 +133,94 @@ pub fn check_json_text(text: &str) -> Result<Value, CapabilityError> {
     Ok(value)
 }
 
-fn add(bytes: &mut usize, n: usize, limits: &InputLimits) -> Result<(), Limit> {
-    *bytes = bytes.saturating_add(n);
-    if *bytes > limits.max_bytes {
-        Err(Limit::InputBytes)
-    } else {
-        Ok(())
+/// Measures an input against the limits while a host walks it in its own
+/// types (a Python dict, a Swift value), so a binding that keeps inputs
+/// host-side applies exactly the rule [`check`] applies to JSON: the host
+/// only reports what it meets, the meter counts and decides. Depth is the
+/// host's to pass (a top-level container is depth 1); the meter refuses a
+/// container deeper than the limit before the host descends into it, so a
+/// cyclic host value ends as a `depth` error, not an endless walk.
+#[derive(Clone, Debug)]
+pub struct Meter {
+    limits: InputLimits,
+    bytes: usize,
+}
+
+impl Default for Meter {
+    fn default() -> Self {
+        Meter::new()
+    }
+}
+
+impl Meter {
+    /// A meter for [`InputLimits::DEFAULT`].
+    pub fn new() -> Meter {
+        Meter::with_limits(InputLimits::DEFAULT)
+    }
+
+    pub fn with_limits(limits: InputLimits) -> Meter {
+        Meter { limits, bytes: 0 }
+    }
+
+    /// The typed error for the limit a report exceeded.
+    pub fn error(&self, limit: Limit) -> CapabilityError {
+        limit_error(limit, &self.limits)
+    }
+
+    fn add(&mut self, n: usize) -> Result<(), Limit> {
+        self.bytes = self.bytes.saturating_add(n);
+        if self.bytes > self.limits.max_bytes {
+            Err(Limit::InputBytes)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `null` or `true` (4 bytes of JSON).
+    pub fn null(&mut self) -> Result<(), Limit> {
+        self.add(4)
+    }
+
+    pub fn bool(&mut self, b: bool) -> Result<(), Limit> {
+        self.add(if b { 4 } else { 5 })
+    }
+
+    /// A number, by the length of its JSON text.
+    pub fn number(&mut self, n: &serde_json::Number) -> Result<(), Limit> {
+        self.add(number_bytes(n))
+    }
+
+    /// A string value.
+    pub fn string(&mut self, s: &str) -> Result<(), Limit> {
+        let n = string_bytes(s, &self.limits)?;
+        self.add(n)
+    }
+
+    /// An array of `len` items at `depth`; the host reports the items next
+    /// at `depth + 1`.
+    pub fn array(&mut self, depth: usize, len: usize) -> Result<(), Limit> {
+        if depth > self.limits.max_depth {
+            return Err(Limit::Depth);
+        }
+        self.add(2 + len.saturating_sub(1))
+    }
+
+    /// An object of `len` entries at `depth`; the host reports each key
+    /// ([`Self::key`]) and value (at `depth + 1`) next.
+    pub fn object(&mut self, depth: usize, len: usize) -> Result<(), Limit> {
+        if depth > self.limits.max_depth {
+            return Err(Limit::Depth);
+        }
+        if len > self.limits.max_object_keys {
+            return Err(Limit::ObjectKeys);
+        }
+        // Braces, commas, and a colon per entry.
+        self.add(2 + len.saturating_sub(1) + len)
+    }
+
+    /// An object key.
+    pub fn key(&mut self, k: &str) -> Result<(), Limit> {
+        self.string(k)
     }
 }
 
@@ -170,33 +254,22 @@ fn number_bytes(n: &serde_json::Number) -> usize {
     c.0
 }
 
-fn walk(v: &Value, depth: usize, limits: &InputLimits, bytes: &mut usize) -> Result<(), Limit> {
+/// [`check`]'s walk: a JSON value reported to a [`Meter`].
+fn walk(v: &Value, depth: usize, meter: &mut Meter) -> Result<(), Limit> {
     match v {
-        Value::Null | Value::Bool(true) => add(bytes, 4, limits),
-        Value::Bool(false) => add(bytes, 5, limits),
-        Value::Number(n) => add(bytes, number_bytes(n), limits),
-        Value::String(s) => add(bytes, string_bytes(s, limits)?, limits),
+        Value::Null => meter.null(),
+        Value::Bool(b) => meter.bool(*b),
+        Value::Number(n) => meter.number(n),
+        Value::String(s) => meter.string(s),
         Value::Array(items) => {
-            if depth > limits.max_depth {
-                return Err(Limit::Depth);
-            }
-            add(bytes, 2 + items.len().saturating_sub(1), limits)?;
-            items
-                .iter()
-                .try_for_each(|x| walk(x, depth + 1, limits, bytes))
+            meter.array(depth, items.len())?;
+            items.iter().try_for_each(|x| walk(x, depth + 1, meter))
         }
         Value::Object(map) => {
-            if depth > limits.max_depth {
-                return Err(Limit::Depth);
-            }
-            if map.len() > limits.max_object_keys {
-                return Err(Limit::ObjectKeys);
-            }
-            // Braces, commas, and a colon per entry.
-            add(bytes, 2 + map.len().saturating_sub(1) + map.len(), limits)?;
+            meter.object(depth, map.len())?;
             map.iter().try_for_each(|(k, x)| {
-                add(bytes, string_bytes(k, limits)?, limits)?;
-                walk(x, depth + 1, limits, bytes)
+                meter.key(k)?;
+                walk(x, depth + 1, meter)
             })
         }
     }
@@ -215,9 +288,9 @@ mod tests {
             json!({}),
             json!([1e300, 12345678901234567890u64]),
         ] {
-            let mut bytes = 0;
-            walk(&v, 1, &InputLimits::DEFAULT, &mut bytes).unwrap();
-            assert_eq!(bytes, serde_json::to_string(&v).unwrap().len(), "{v}");
+            let mut meter = Meter::new();
+            walk(&v, 1, &mut meter).unwrap();
+            assert_eq!(meter.bytes, serde_json::to_string(&v).unwrap().len(), "{v}");
         }
     }
 

@@ -215,6 +215,132 @@ fn limit_vectors_through_the_machine_with_host_inputs() {
     }
 }
 
+/// A host value walked through a `Meter`, as a binding walks its own types
+/// (here the host's "own type" is a serde `Value`, reported node by node).
+fn measure(v: &Value, depth: usize, m: &mut limits::Meter) -> Result<(), limits::Limit> {
+    match v {
+        Value::Null => m.null(),
+        Value::Bool(b) => m.bool(*b),
+        Value::Number(n) => m.number(n),
+        Value::String(s) => m.string(s),
+        Value::Array(a) => {
+            m.array(depth, a.len())?;
+            a.iter().try_for_each(|x| measure(x, depth + 1, m))
+        }
+        Value::Object(o) => {
+            m.object(depth, o.len())?;
+            o.iter().try_for_each(|(k, x)| {
+                m.key(k)?;
+                measure(x, depth + 1, m)
+            })
+        }
+    }
+}
+
+/// As the bindings drive it now: the raw input stays host-side and the
+/// host measures it (`Meter`) and answers `answer_input_limits` before the
+/// first step; an over-limit input is refused before the validator runs,
+/// and exposure still comes first (SI-8).
+#[test]
+fn limit_vectors_through_the_machine_with_raw_input_measured_by_the_host() {
+    let v = vectors();
+    let reg = registry(&v);
+    for c in v["cases"].as_array().unwrap() {
+        let name = c["name"].as_str().unwrap();
+        let input = generate(&c["generate"]);
+        let mut inv = Invocation::start(
+            Arc::clone(&reg),
+            c["capability"].as_str().unwrap(),
+            Payload::Host,
+            frame("agent-1"),
+            InvokeOptions {
+                now_ms: 1_000,
+                audit: true,
+                audit_payloads: false,
+            },
+        );
+        let mut meter = limits::Meter::new();
+        let verdict = measure(&input, 1, &mut meter).map_err(|l| meter.error(l));
+        inv.answer_input_limits(verdict);
+        let mut validator_runs = 0;
+        let mut handler_runs = 0;
+        let mut audited = Vec::new();
+        let (o, _) = drive_sync(&mut inv, |step| match step {
+            Step::ValidateInput { .. } => {
+                validator_runs += 1;
+                Answer::InputValid(Payload::Host)
+            }
+            Step::ExportInput => Answer::InputExported(input.clone()),
+            Step::RunHandler { .. } => {
+                handler_runs += 1;
+                Answer::HandlerOk {
+                    output: Payload::Host,
+                    now_ms: 1_001,
+                }
+            }
+            Step::Audit(r) => {
+                audited.push((r.event, r.stage));
+                Answer::Audited
+            }
+            s => permissive(s),
+        });
+        check_outcome(name, &o, &c["expect"]);
+        assert_eq!(handler_runs, c["handlerCalls"].as_u64().unwrap(), "{name}");
+        if c["expect"]["code"] == "LIMIT_EXCEEDED" {
+            assert_eq!(validator_runs, 0, "{name}: the validator saw the input");
+            assert_eq!(
+                audited,
+                vec![(
+                    orpc_agent_core::pipeline::AuditEvent::Finished,
+                    Stage::ValidateInput
+                )],
+                "{name}"
+            );
+        }
+    }
+}
+
+/// The verdict is ignored where it must not change anything: after the
+/// invocation failed (exposure first), and once the handler ran.
+#[test]
+fn a_late_or_misplaced_limits_verdict_changes_nothing() {
+    let reg =
+        pipeline_support::registry(json!([{"id": "a.b", "meta": meta(&["mcp"])}]), Value::Null);
+    let over = || Err(limits::check(&generate(&json!({"depth": 65}))).unwrap_err());
+    // Not exposed on `direct`: NOT_FOUND stays NOT_FOUND.
+    let mut hidden = Invocation::start(
+        Arc::clone(&reg),
+        "a.b",
+        Payload::Host,
+        Frame::new(Surface::Direct),
+        InvokeOptions::at(0),
+    );
+    hidden.answer_input_limits(over());
+    let (o, _) = drive_sync(&mut hidden, permissive);
+    assert_eq!(error_of(&o).code, ErrorCode::NotFound);
+    // Once the handler ran, a verdict cannot take the outcome back.
+    let mut ran = Invocation::start(
+        Arc::clone(&reg),
+        "a.b",
+        Payload::Host,
+        frame("u"),
+        InvokeOptions::at(0),
+    );
+    let mut stepped = false;
+    let (o, _) = drive_sync(&mut ran, |step| match step {
+        Step::RunHandler { .. } if !stepped => {
+            stepped = true;
+            Answer::HandlerOk {
+                output: Payload::Json(json!(1)),
+                now_ms: 1,
+            }
+        }
+        s => permissive(s),
+    });
+    ran.answer_input_limits(over());
+    assert!(matches!(o, Outcome::Ok(_)), "{o:?}");
+}
+
 /// An input the host exports (for a predicate or the approval hash) is
 /// checked too: it is what an approval request would store.
 #[test]

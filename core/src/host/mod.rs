@@ -418,7 +418,10 @@ mod tests {
         let before = std_ms();
         let now = unix_now_ms();
         let after = std_ms();
-        assert!(before <= now && now <= after, "{before} <= {now} <= {after}");
+        assert!(
+            before <= now && now <= after,
+            "{before} <= {now} <= {after}"
+        );
     }
     use serde_json::json;
 

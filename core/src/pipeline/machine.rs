@@ -209,6 +209,32 @@ impl Invocation {
         crate::limits::check(input)
     }
 
+    /// The input limits verdict on a raw input the host holds
+    /// ([`Payload::Host`]), measured by the host before it performs the
+    /// first step — with [`crate::limits::Meter`] over its own values, or
+    /// [`crate::limits::check_json_text`] on JSON it received. An
+    /// over-limit verdict ends the invocation at stage 4 with the limit's
+    /// error, audited, before any validator, policy, store or handler sees
+    /// the input (the pipeline already did so for JSON inputs). Ignored
+    /// once the input was checked, on a resumed call (its stored input was
+    /// checked when the request was made), once a handler ran, and after
+    /// the invocation failed (exposure comes first, SI-8).
+    pub fn answer_input_limits(&mut self, verdict: Result<(), CapabilityError>) {
+        let finished = matches!(
+            self.state,
+            State::Done(_)
+                | State::Vacant
+                | State::Audit {
+                    then: AfterAudit::Finish(_),
+                    ..
+                }
+        );
+        if self.input_checked || self.resume_id.is_some() || self.attempts > 0 || finished {
+            return;
+        }
+        let _ = self.limits_passed(verdict);
+    }
+
     /// Records a limits verdict; `false` when the invocation failed with
     /// LIMIT_EXCEEDED (audited at stage 4, before any hook saw the input).
     fn limits_passed(&mut self, verdict: Result<(), CapabilityError>) -> bool {
