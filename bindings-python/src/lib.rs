@@ -10,6 +10,7 @@ mod eager;
 mod errors;
 mod frame;
 mod invocation;
+mod limits;
 mod outcome;
 mod postgres;
 mod registry;

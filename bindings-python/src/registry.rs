@@ -20,6 +20,7 @@ use crate::eager;
 use crate::errors::{capability_error, registry_error};
 use crate::frame::Frame;
 use crate::invocation::{DONE_OK, Invocation};
+use crate::limits;
 use crate::outcome::InvokeOk;
 
 /// `invoke_fast` outcomes beyond the step kinds: the handler suspended
@@ -166,22 +167,25 @@ impl NativeRegistry {
         self.shared.now_ms(py)
     }
 
-    /// Starts an invocation of the capability at `index` (hot path) and
-    /// returns it with the kind of its first host step: one crossing.
+    /// Starts an invocation of the capability at `index` (hot path) with
+    /// the raw `input` (measured against the input limits before any step)
+    /// and returns it with the kind of its first host step: one crossing.
     pub(crate) fn start_index(
         &self,
         py: Python<'_>,
         index: u32,
         frame: &Frame,
+        input: &Bound<'_, PyAny>,
     ) -> PyResult<(Invocation, u8)> {
         let opts = self.shared.options(py);
-        let inv = CoreInvocation::start_index(
+        let mut inv = CoreInvocation::start_index(
             Arc::clone(self.shared.host.registry()),
             index,
             Payload::Host,
             frame.core.clone(),
             opts,
         );
+        inv.answer_input_limits(limits::measure(input));
         let mut inv = Invocation::new(Arc::clone(&self.shared), inv, false);
         let kind = inv.first_step(py)?;
         Ok((inv, kind))
@@ -233,16 +237,25 @@ impl NativeRegistry {
             .set(paths.unbind())
             .map_err(|_| PyValueError::new_err("fast paths are already set"))
     }
-    /// Starts an invocation by id or adapter tool name (stage 1 in the core).
-    fn start_name(&self, py: Python<'_>, name: &str, frame: &Frame) -> Invocation {
+    /// Starts an invocation by id or adapter tool name (stage 1 in the
+    /// core) with the raw `input`, measured against the input limits
+    /// before any step.
+    fn start_name(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        frame: &Frame,
+        input: &Bound<'_, PyAny>,
+    ) -> Invocation {
         let opts = self.shared.options(py);
-        let inv = CoreInvocation::start(
+        let mut inv = CoreInvocation::start(
             Arc::clone(self.shared.host.registry()),
             name,
             Payload::Host,
             frame.core.clone(),
             opts,
         );
+        inv.answer_input_limits(limits::measure(input));
         Invocation::new(Arc::clone(&self.shared), inv, false)
     }
 
@@ -370,7 +383,7 @@ impl NativeRegistry {
             (inv, kind, a, b).into_pyobject(py).map(Bound::into_any)
         };
         let none = || py.None().into_bound(py);
-        let (mut inv, mut kind) = self.start_index(py, index, frame)?;
+        let (mut inv, mut kind) = self.start_index(py, index, frame, &input)?;
         let mut value = input;
         if kind == StepKind::ValidateInput.as_u8()
             && let Some(validate) = validate

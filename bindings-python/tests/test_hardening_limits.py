@@ -26,12 +26,6 @@ from orpc_agent import (
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "limits" / "limits.json"
 V = json.loads(VECTORS.read_text())
 
-# The Python binding keeps inputs host-side and does not yet hand the core a
-# JSON form before validation (see the issue-10 report): the input limits are
-# not enforced there. Strict: these go red the day they are.
-INPUT_LIMITS_GAP = pytest.mark.xfail(strict=True, reason="input limits not enforced by the Python binding yet (issue 10)")
-
-
 def generate(g: dict[str, Any]) -> Any:
     """The generators of tests/vectors/README.md, section limits."""
     if "depth" in g:
@@ -94,15 +88,7 @@ def test_generators_make_what_the_readme_says() -> None:
         assert len(json.dumps(generate({"size": n}), separators=(",", ":")).encode()) == n
 
 
-def _cases() -> list[Any]:
-    out = []
-    for c in V["cases"]:
-        marks = [INPUT_LIMITS_GAP] if c["expect"].get("code") == "LIMIT_EXCEEDED" else []
-        out.append(pytest.param(c, id=c["name"], marks=marks))
-    return out
-
-
-@pytest.mark.parametrize("case", _cases())
+@pytest.mark.parametrize("case", V["cases"], ids=[c["name"] for c in V["cases"]])
 async def test_limit_vector(case: dict[str, Any]) -> None:
     registry, calls = registry_for()
     expect = case["expect"]
@@ -135,3 +121,56 @@ async def test_pending_approvals_per_actor(case: dict[str, Any], store: str, tmp
                 with pytest.raises(LimitExceededError):
                     await registry.invoke(case["capability"], case["input"], frame)
     assert calls["handler"] == 0
+
+
+async def test_limits_hold_without_an_input_schema_by_tool_name_and_on_cycles() -> None:
+    """The raw input is measured before the first step whatever comes next:
+    a capability without an input schema (no stage 4 validator), a call by
+    tool name (the core resolves it), and a dict that contains itself (a
+    depth error, not an endless walk)."""
+    runs = {"n": 0}
+
+    async def raw(value: Any) -> str:
+        runs["n"] += 1
+        return "ran"
+
+    spec = define_capability(raw, id="raw.in", meta={**V["capabilities"]["docs.write"]["meta"]}, input=None)
+    registry = create_capability_registry([spec])
+    frame = Frame(V["surface"], actor={"id": "a1"})
+    deep = generate({"depth": 65})
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    for name in ("raw.in", "raw_in"):
+        for value, limit in ((deep, "depth"), (cyclic, "depth"), ({"s": "x" * 65537}, "stringBytes"), ({str(i): i for i in range(1025)}, "objectKeys")):
+            with pytest.raises(LimitExceededError) as info:
+                await registry.invoke(name, value, frame)
+            assert info.value.details["limit"] == limit, (name, limit)
+    assert runs["n"] == 0
+    ok = await registry.invoke("raw_in", {"s": "x" * 65536, "tuple": (1, 2.5, None, True)}, frame)
+    assert isinstance(ok, InvokeOk) and runs["n"] == 1
+
+
+async def test_numbers_are_measured_by_value_never_through_python_code() -> None:
+    """Ints beyond 64 bits count by their digits; an int subclass whose
+    ``__str__`` runs Python code is read by value (the walk runs no Python
+    code: it reads containers with borrowed references)."""
+    seen: list[Any] = []
+
+    class Loud(int):
+        def __str__(self) -> str:  # pragma: no cover - must not be called
+            seen.append("str")
+            return "1"
+
+    async def echo(value: Any) -> int:
+        return 1
+
+    registry = create_capability_registry([define_capability(echo, id="n.in", meta={**V["capabilities"]["docs.write"]["meta"]}, input=None)])
+    frame = Frame(V["surface"], actor={"id": "a1"})
+    big = 10**400
+    ok = await registry.invoke("n.in", {"big": big, "neg": -big, "loud": Loud(5), "f": 1.5e300, "nan": float("nan")}, frame)
+    assert isinstance(ok, InvokeOk)
+    assert seen == []
+    # A list of big ints past the size limit: counted by digits.
+    with pytest.raises(LimitExceededError) as info:
+        await registry.invoke("n.in", {"v": [10**1000] * 1100}, frame)
+    assert info.value.details["limit"] == "inputBytes"

@@ -187,7 +187,27 @@ impl Meter {
 
     /// A number, by the length of its JSON text.
     pub fn number(&mut self, n: &serde_json::Number) -> Result<(), Limit> {
+        if let Some(i) = n.as_i64() {
+            return self.integer(i);
+        }
         self.add(number_bytes(n))
+    }
+
+    /// A number whose JSON text is `len` bytes long (a host number with no
+    /// `serde_json::Number` form, such as a big integer).
+    pub fn number_text(&mut self, len: usize) -> Result<(), Limit> {
+        self.add(len)
+    }
+
+    /// An integer: its decimal digits (and sign), counted without
+    /// formatting it — the common number, on every call's hot path.
+    pub fn integer(&mut self, i: i64) -> Result<(), Limit> {
+        let sign = usize::from(i < 0);
+        let digits = i
+            .unsigned_abs()
+            .checked_ilog10()
+            .map_or(1, |d| d as usize + 1);
+        self.add(sign + digits)
     }
 
     /// A string value.
@@ -287,6 +307,7 @@ mod tests {
             json!([]),
             json!({}),
             json!([1e300, 12345678901234567890u64]),
+            json!([0, 9, 10, -1, -10, 99, i64::MIN, i64::MAX, u64::MAX]),
         ] {
             let mut meter = Meter::new();
             walk(&v, 1, &mut meter).unwrap();

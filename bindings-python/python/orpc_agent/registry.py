@@ -175,7 +175,7 @@ class CapabilityRegistry:
         if type(r) is InvokeOk:
             return r
         if r is None:  # a tool name, or no such capability: the core resolves it
-            return await drive(self, self._native.start_name(id_or_tool_name, f), None, input, f)
+            return await drive(self, self._native.start_name(id_or_tool_name, f, input), None, input, f)
         spec = self._specs[self._index[id_or_tool_name]]
         inv, k, value, extra = r
         if k == SUSPENDED:

@@ -1,0 +1,144 @@
+//! Input limits on the raw input a Python caller hands `invoke` (issue 10).
+//!
+//! The input stays a Python object (`Payload::Host`), so the core never
+//! sees it as JSON before stage 4. This walk reports it, node by node, to
+//! the core's `limits::Meter`, which counts and decides; the verdict goes
+//! to the invocation before its first step (`answer_input_limits`). The
+//! walk only converts: the limits, the counting and the error are the
+//! core's.
+//!
+//! What is measured is the JSON shape a transport delivers — dict, list,
+//! tuple, str, int, float, bool, None (and their subclasses). Other objects
+//! (a pydantic model instance, a date, bytes) are the application's own
+//! values, handed over in process; they count as nothing here and are
+//! validated as usual. Dict keys that are not strings count as empty
+//! strings.
+//!
+//! It runs on every call, so it reads containers through the C API with
+//! *borrowed* references (no reference-count traffic, which doubled its
+//! cost through pyo3's owning iterators). That is sound because no Python
+//! code runs during the walk — only C functions that do not call back
+//! (type checks, `PyDict_Next`, `PyUnicode_AsUTF8AndSize`,
+//! `PyLong_AsLongLong`/`PyNumber_ToBase` on ints, `PyFloat_AsDouble` on
+//! floats) — so, with the GIL held, nothing can mutate a container while
+//! it is walked. This module and `eager.rs` are the crate's only `unsafe`.
+#![allow(unsafe_code)]
+
+use orpc_agent_core::CapabilityError;
+use orpc_agent_core::limits::{Limit, Meter};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::Number;
+
+/// The limits verdict on `input`.
+pub fn measure(input: &Bound<'_, PyAny>) -> Result<(), CapabilityError> {
+    let mut meter = Meter::new();
+    walk(input, 1, &mut meter).map_err(|l| meter.error(l))
+}
+
+/// A string's UTF-8 text without copying it; `None` when it has none
+/// (lone surrogates: left to the validator).
+fn text<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a str> {
+    s.to_str().ok()
+}
+
+fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), Limit> {
+    let py = obj.py();
+    if let Ok(s) = obj.cast::<PyString>() {
+        return text(s).map_or(Ok(()), |t| meter.string(t));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        // The meter refuses a container past the depth limit before the
+        // walk descends into it: a dict that contains itself ends there.
+        meter.object(depth, d.len())?;
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+        // SAFETY: `d` is a live dict and the GIL is held (`py`). PyDict_Next
+        // hands out borrowed references, valid while the dict is not
+        // mutated; nothing in this walk runs Python code (module doc), so
+        // nothing can mutate it before they are dropped, within this loop.
+        while unsafe { ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
+            // SAFETY: non-null borrowed references from PyDict_Next (above).
+            let (k, v) = unsafe { (Borrowed::from_ptr(py, key), Borrowed::from_ptr(py, value)) };
+            match k.cast::<PyString>() {
+                Ok(s) => meter.key(text(&s).unwrap_or(""))?,
+                Err(_) => meter.key("")?,
+            }
+            walk(&v, depth + 1, meter)?;
+        }
+        return Ok(());
+    }
+    if obj.is_none() {
+        return meter.null();
+    }
+    // Before int: a bool is an int in Python.
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return meter.bool(b.is_true());
+    }
+    if obj.cast::<PyInt>().is_ok() {
+        return integer(obj, meter);
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return match Number::from_f64(f.value()) {
+            Some(n) => meter.number(&n),
+            None => meter.null(), // NaN and infinities are refused later, when exported
+        };
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        meter.array(depth, l.len())?;
+        for i in 0..l.len() {
+            // SAFETY: i < len of a live list that nothing mutates during the
+            // walk (module doc); PyList_GetItem returns a borrowed reference.
+            let item = unsafe { ffi::PyList_GetItem(l.as_ptr(), i as ffi::Py_ssize_t) };
+            if item.is_null() {
+                break;
+            }
+            // SAFETY: a non-null borrowed reference (above).
+            walk(&*unsafe { Borrowed::from_ptr(py, item) }, depth + 1, meter)?;
+        }
+        return Ok(());
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        meter.array(depth, t.len())?;
+        return t
+            .iter_borrowed()
+            .try_for_each(|v| walk(&v, depth + 1, meter));
+    }
+    Ok(())
+}
+
+/// An int, by its decimal length, read from its value (never through
+/// `__str__`, which a subclass could override with Python code).
+fn integer(obj: &Bound<'_, PyAny>, meter: &mut Meter) -> Result<(), Limit> {
+    // SAFETY: `obj` is a live int (PyLong_Check passed) and the GIL is
+    // held; PyLong_AsLongLong reads the stored value without calling Python.
+    let small = unsafe { ffi::PyLong_AsLongLong(obj.as_ptr()) };
+    if !(small == -1 && PyErr::take(obj.py()).is_some()) {
+        return meter.integer(small);
+    }
+    // Beyond 64 bits: its decimal length from its hexadecimal text
+    // (linear, and free of the interpreter's limit on decimal digits);
+    // within a digit of the exact count.
+    // SAFETY: as above; PyNumber_ToBase formats an int's value (an int
+    // subclass is not asked for `__index__`) and returns a new reference.
+    let hex = unsafe { ffi::PyNumber_ToBase(obj.as_ptr(), 16) };
+    if hex.is_null() {
+        let _ = PyErr::take(obj.py());
+        return Ok(());
+    }
+    // SAFETY: a new, non-null reference (above).
+    let hex = unsafe { Bound::from_owned_ptr(obj.py(), hex) };
+    let Some(text) = hex
+        .cast::<PyString>()
+        .ok()
+        .and_then(|s| s.to_str().ok().map(str::to_owned))
+    else {
+        return Ok(());
+    };
+    let negative = usize::from(text.starts_with('-'));
+    let hex_digits = text.len().saturating_sub(2 + negative); // "0x", "-"
+    let digits = (hex_digits as f64 * std::f64::consts::LOG10_2 * 4.0).ceil() as usize;
+    meter.number_text(digits + negative)
+}
