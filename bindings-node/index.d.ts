@@ -136,7 +136,7 @@ export declare function errorCodeTable(): string
  * frame, or surface and actor id), `answerInputValid` and
  * `answerHandlerOk`.
  */
-export declare function hotPath(): { start(reg: number, capability: number, surface: number, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }
+export declare function hotPath(): { start(reg: number, capability: number, surface: number, now: number, inputText?: string): number; startActor(reg: number, capability: number, surface: number, actorId: string, now: number, inputText?: string): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }
 
 /**
  * The approval input hash of DESIGN §5 for `capability_id` and the input
@@ -196,15 +196,16 @@ export declare function invokeRetryError(reg: number, h: number): string
  * Starts an invocation of the capability at `capability` (an index the
  * façade resolved once from an id or tool name). `surface` is the
  * frame's surface index; `frame_json` carries the whole frame when it has
- * more than a surface (actor, trace, ids). Returns `kind + 16 × handle`.
+ * more than a surface (actor, trace, ids); `input_text` the raw input's
+ * JSON text for the input limits. Returns `kind + 16 × handle`.
  */
-export declare function invokeStart(reg: number, capability: number, surface: number, frameJson: string | undefined | null, now: number): number
+export declare function invokeStart(reg: number, capability: number, surface: number, frameJson: string | undefined | null, inputText: string | undefined | null, now: number): number
 
 /**
  * [`invoke_start`] by name, for names the façade does not know (the core
  * answers NOT_FOUND exactly as for an unexposed capability, SI-8).
  */
-export declare function invokeStartName(reg: number, name: string, surface: number, frameJson: string | undefined | null, now: number): number
+export declare function invokeStartName(reg: number, name: string, surface: number, frameJson: string | undefined | null, inputText: string | undefined | null, now: number): number
 
 /**
  * Panics on purpose: lets the test suite check that a Rust panic becomes a
@@ -305,6 +306,13 @@ export declare function registryInspect(reg: number): string
  * surface and actor). The frame contributes trace and ids only.
  */
 export declare function resumeStart(reg: number, approvalId: string, frameJson: string | undefined | null, now: number): number
+
+/**
+ * JSON text of at most this many characters cannot exceed an input limit
+ * (`limits::SHORT_TEXT_CHARS`): the façade does not send such a raw
+ * input's text to be measured.
+ */
+export declare function shortInputTextChars(): number
 
 /**
  * The core's step kinds by number: `stepKinds()[i]` names kind `i + 1`

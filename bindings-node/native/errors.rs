@@ -65,6 +65,14 @@ pub fn step_kinds() -> Vec<String> {
         .collect()
 }
 
+/// JSON text of at most this many characters cannot exceed an input limit
+/// (`limits::SHORT_TEXT_CHARS`): the façade does not send such a raw
+/// input's text to be measured.
+#[napi(catch_unwind)]
+pub fn short_input_text_chars() -> u32 {
+    u32::try_from(orpc_agent_core::limits::SHORT_TEXT_CHARS).unwrap_or(0)
+}
+
 /// The surfaces in their stable index order (the façade passes a frame's
 /// surface as this index).
 #[napi(catch_unwind)]

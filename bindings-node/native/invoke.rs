@@ -102,7 +102,20 @@ fn frame_of(surface: u32, frame_json: Option<String>) -> Result<Frame, Capabilit
     }
 }
 
-fn started(r: &mut Registry, inv: Invocation, now_ms: u64) -> Result<f64, CapabilityError> {
+/// Registers a started invocation and returns its first step. `input_text`
+/// is the raw input as the façade serialized it (`JSON.stringify`), checked
+/// against the input limits before any step (`None`: a resume, or an input
+/// with no JSON text — a BigInt or a cycle can only come from in-process
+/// code, never from a transport).
+fn started(
+    r: &mut Registry,
+    mut inv: Invocation,
+    input_text: Option<&str>,
+    now_ms: u64,
+) -> Result<f64, CapabilityError> {
+    if let Some(text) = input_text {
+        inv.answer_input_limits(orpc_agent_core::limits::check_serialized(text));
+    }
     let h = r.invocations.insert(inv);
     let first = next(r, h, now_ms)?;
     let kind = (first % 16.0) as u32;
@@ -119,6 +132,7 @@ pub fn start_in(
     capability: u32,
     surface: u32,
     frame_json: Option<String>,
+    input_text: Option<&str>,
     now: f64,
 ) -> Result<f64, CapabilityError> {
     with_registry(reg, |r| {
@@ -126,7 +140,7 @@ pub fn start_in(
         let registry = std::sync::Arc::clone(r.host.registry());
         let inv =
             Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now));
-        started(r, inv, ms(now))
+        started(r, inv, input_text, ms(now))
     })
 }
 
@@ -136,6 +150,7 @@ pub fn start_actor_in(
     capability: u32,
     surface: u32,
     actor_id: String,
+    input_text: Option<&str>,
     now: f64,
 ) -> Result<f64, CapabilityError> {
     with_registry(reg, |r| {
@@ -146,23 +161,33 @@ pub fn start_actor_in(
         let registry = std::sync::Arc::clone(r.host.registry());
         let inv =
             Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now));
-        started(r, inv, ms(now))
+        started(r, inv, input_text, ms(now))
     })
 }
 
 /// Starts an invocation of the capability at `capability` (an index the
 /// façade resolved once from an id or tool name). `surface` is the
 /// frame's surface index; `frame_json` carries the whole frame when it has
-/// more than a surface (actor, trace, ids). Returns `kind + 16 × handle`.
+/// more than a surface (actor, trace, ids); `input_text` the raw input's
+/// JSON text for the input limits. Returns `kind + 16 × handle`.
 #[napi(catch_unwind)]
 pub fn invoke_start(
     reg: u32,
     capability: u32,
     surface: u32,
     frame_json: Option<String>,
+    input_text: Option<String>,
     now: f64,
 ) -> napi::Result<f64> {
-    start_in(reg, capability, surface, frame_json, now).map_err(|e| throw(&e))
+    start_in(
+        reg,
+        capability,
+        surface,
+        frame_json,
+        input_text.as_deref(),
+        now,
+    )
+    .map_err(|e| throw(&e))
 }
 
 /// [`invoke_start`] by name, for names the façade does not know (the core
@@ -173,13 +198,14 @@ pub fn invoke_start_name(
     name: String,
     surface: u32,
     frame_json: Option<String>,
+    input_text: Option<String>,
     now: f64,
 ) -> napi::Result<f64> {
     registry_call(reg, |r| {
         let frame = frame_of(surface, frame_json)?;
         let registry = std::sync::Arc::clone(r.host.registry());
         let inv = Invocation::start(registry, &name, Payload::Host, frame, options(r, now));
-        started(r, inv, ms(now))
+        started(r, inv, input_text.as_deref(), ms(now))
     })
 }
 
@@ -196,7 +222,7 @@ pub fn resume_start(
         let frame = frame_of(Surface::Direct.index().into(), frame_json)?;
         let registry = std::sync::Arc::clone(r.host.registry());
         let inv = Invocation::resume(registry, &approval_id, frame, options(r, now));
-        started(r, inv, ms(now))
+        started(r, inv, None, ms(now))
     })
 }
 

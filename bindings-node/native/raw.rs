@@ -105,17 +105,51 @@ fn int(x: f64) -> u32 {
     }
 }
 
-/// `start(reg, capabilityIndex, surfaceIndex, now)`: `invokeStart` for a
-/// frame that is only a surface.
+/// `start(reg, capabilityIndex, surfaceIndex, now, inputText?)`:
+/// `invokeStart` for a frame that is only a surface.
 unsafe extern "C" fn raw_start(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: env/info are this callback's.
-    let [reg, cap, surface, now] = unsafe { args::<4>(env, info) };
-    let r = catch_unwind(|| start_in(int(reg), int(cap), int(surface), None, now));
+    let argv = unsafe { handles::<5>(env, info) };
+    // SAFETY: as above; each handle is null or a live one of this scope.
+    let (reg, cap, surface, now) = unsafe {
+        (
+            number(env, argv[0]),
+            number(env, argv[1]),
+            number(env, argv[2]),
+            number(env, argv[3]),
+        )
+    };
+    // SAFETY: as above.
+    let input_text = unsafe { string(env, argv[4]) };
+    let r = catch_unwind(|| {
+        start_in(
+            int(reg),
+            int(cap),
+            int(surface),
+            None,
+            input_text.as_deref(),
+            now,
+        )
+    });
     // SAFETY: as above.
     unsafe { finish(env, r) }
+}
+
+/// A JS number argument; 0 for anything else.
+///
+/// # Safety
+/// `env` must be the running callback's and `v` null or a handle of its scope.
+unsafe fn number(env: sys::napi_env, v: sys::napi_value) -> f64 {
+    let mut d = 0f64;
+    // SAFETY: v is null (checked) or a live handle of this callback scope.
+    if v.is_null() || unsafe { sys::napi_get_value_double(env, v, &mut d) } != sys::Status::napi_ok
+    {
+        return 0.0;
+    }
+    d
 }
 
 /// Reads a JS string; `None` for anything else.
@@ -145,7 +179,7 @@ unsafe fn string(env: sys::napi_env, v: sys::napi_value) -> Option<String> {
     String::from_utf8(buf).ok()
 }
 
-/// `startActor(reg, capabilityIndex, surfaceIndex, actorId, now)`:
+/// `startActor(reg, capabilityIndex, surfaceIndex, actorId, now, inputText?)`:
 /// `invokeStart` for a frame that is a surface and an actor with only an
 /// id, the frame every authenticated adapter call has; the general frame
 /// goes through JSON.
@@ -154,27 +188,27 @@ unsafe extern "C" fn raw_start_actor(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: env/info are this callback's.
-    let argv = unsafe { handles::<5>(env, info) };
-    let number = |v: sys::napi_value| {
-        let mut d = 0f64;
-        // SAFETY: v is null (rejected) or a live handle of this callback scope.
-        if !v.is_null()
-            && unsafe { sys::napi_get_value_double(env, v, &mut d) } != sys::Status::napi_ok
-        {
-            d = 0.0;
-        }
-        d
+    let argv = unsafe { handles::<6>(env, info) };
+    // SAFETY: as above; each handle is null or a live one of this scope.
+    let (reg, cap, surface, now) = unsafe {
+        (
+            number(env, argv[0]),
+            number(env, argv[1]),
+            number(env, argv[2]),
+            number(env, argv[4]),
+        )
     };
-    let (reg, cap, surface, now) = (
-        number(argv[0]),
-        number(argv[1]),
-        number(argv[2]),
-        number(argv[4]),
-    );
     // SAFETY: as above.
-    let actor_id = unsafe { string(env, argv[3]) };
+    let (actor_id, input_text) = unsafe { (string(env, argv[3]), string(env, argv[5])) };
     let r = catch_unwind(|| match actor_id {
-        Some(id) => start_actor_in(int(reg), int(cap), int(surface), id, now),
+        Some(id) => start_actor_in(
+            int(reg),
+            int(cap),
+            int(surface),
+            id,
+            input_text.as_deref(),
+            now,
+        ),
         None => Err(invalid("invalid frame: the actor id is not a string")),
     });
     // SAFETY: as above.
@@ -230,7 +264,7 @@ type RawCallback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) 
 /// `answerHandlerOk`.
 #[napi(
     catch_unwind,
-    ts_return_type = "{ start(reg: number, capability: number, surface: number, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }"
+    ts_return_type = "{ start(reg: number, capability: number, surface: number, now: number, inputText?: string): number; startActor(reg: number, capability: number, surface: number, actorId: string, now: number, inputText?: string): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }"
 )]
 pub fn hot_path(env: &Env) -> napi::Result<Object<'_>> {
     let raw = env.raw();

@@ -7,8 +7,10 @@
  * governed call), attempts wait in a list sorted by deadline and ONE timer
  * is armed at the earliest. An attempt that settles unlinks itself in O(1);
  * the timer is re-armed only when a new deadline is earlier than the armed
- * one, or when it fires. When no attempt waits, the timer is unref'd so it
- * never keeps the process alive. At the deadline the attempt's `expire()`
+ * one, or when it fires. When no attempt waits at the end of an event-loop
+ * turn, the timer is unref'd so it never keeps the process alive (checked
+ * once per turn, not per call: sequential calls empty and refill the list
+ * every time, and toggling the timer's ref costs a libuv call each way). At the deadline the attempt's `expire()`
  * aborts its handler's signal and answers `HandlerTimedOut` (SI-9).
  *
  * The same list serves a second, cheaper watch: `afterTurn()` is called
@@ -36,6 +38,8 @@ export class Deadlines {
   #timer: ReturnType<typeof setTimeout> | undefined = undefined;
   #armedAt = Infinity;
   readonly #fire = (): void => this.#onTimer();
+  /** Whether the armed timer keeps the process alive. */
+  #refd = false;
   #turnWatched = false;
   readonly #endOfTurn = (): void => {
     this.#turnWatched = false;
@@ -44,9 +48,16 @@ export class Deadlines {
       t.afterTurn();
       t = next;
     }
+    if (this.#head === null && this.#refd) {
+      this.#timer?.unref();
+      this.#refd = false;
+    }
   };
 
-  /** Calls `afterTurn()` on every waiting entry once this turn ends. */
+  /**
+   * At the end of this turn: calls `afterTurn()` on every waiting entry,
+   * and unrefs the timer if nothing waits any more.
+   */
   watchTurn(): void {
     if (this.#turnWatched) return;
     this.#turnWatched = true;
@@ -65,7 +76,10 @@ export class Deadlines {
     if (after !== null) after.nextDeadline = t;
     else this.#head = t;
     if (t.deadline < this.#armedAt) this.#arm(t.deadline);
-    else if (wasEmpty) this.#timer?.ref();
+    else if (wasEmpty && !this.#refd && this.#timer !== undefined) {
+      this.#timer.ref();
+      this.#refd = true;
+    }
   }
 
   remove(t: Timed): void {
@@ -76,17 +90,19 @@ export class Deadlines {
     if (n !== null) n.prevDeadline = p;
     else this.#tail = p;
     t.prevDeadline = t.nextDeadline = null;
-    if (this.#head === null) this.#timer?.unref();
+    if (this.#head === null && this.#refd) this.watchTurn();
   }
 
   #arm(at: number): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#armedAt = at;
     this.#timer = setTimeout(this.#fire, Math.max(0, at - Date.now()));
+    this.#refd = true;
   }
 
   #onTimer(): void {
     this.#timer = undefined;
+    this.#refd = false;
     this.#armedAt = Infinity;
     const now = Date.now();
     while (this.#head !== null && this.#head.deadline <= now) {

@@ -28,6 +28,9 @@ export const enum Kind {
   DoneOkHost = 14,
 }
 
+/** Raw-input JSON text this short cannot exceed an input limit (the core's `limits::SHORT_TEXT_CHARS`). */
+export const SHORT_INPUT_TEXT = native.shortInputTextChars();
+
 /** Surface name → the index the native side takes. */
 export const SURFACE_INDEX: Readonly<Record<string, number>> = Object.freeze(
   Object.fromEntries(native.surfaces().map((s, i) => [s, i])),

@@ -8,7 +8,7 @@ import { drive, frozenContext, redactionInfo, type DriverHost } from "./driver.j
 import { call, CapabilityError, fromNative } from "./errors.js";
 import { toJsonText } from "./json.js";
 import { Deadlines } from "./deadlines.js";
-import { HOT, N, SURFACE_INDEX } from "./native.js";
+import { HOT, N, SHORT_INPUT_TEXT, SURFACE_INDEX } from "./native.js";
 import {
   buildOnPostgres,
   PostgresAuditSink,
@@ -125,6 +125,23 @@ function needsJson(frame: Frame, surface: number | undefined): boolean {
 }
 
 /**
+ * The raw input's JSON text for the core's input limits, or `undefined`
+ * when it has none (`undefined` itself, a BigInt, a cycle: values only
+ * in-process code can hand over; transports deliver JSON).
+ */
+function rawInputText(input: unknown): string | undefined {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(input);
+  } catch {
+    return undefined;
+  }
+  // Text this short cannot exceed a limit (the core says how short): it
+  // need not cross.
+  return text !== undefined && text.length > SHORT_INPUT_TEXT ? text : undefined;
+}
+
+/**
  * The actor's id when the actor is nothing else (no roles, no attributes):
  * such a frame crosses as one string instead of JSON. `null` when there is
  * no actor, `undefined` when the actor needs JSON.
@@ -210,19 +227,23 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     // How the frame crosses: nothing beyond the surface (null), an actor id
     // (a string), or JSON (undefined).
     const actorId = needsJson(frame, surface) ? undefined : bareActorId(frame.actor);
+    // The raw input as JSON text, which the core measures against the input
+    // limits before any step (no validator, policy or handler sees an
+    // over-limit input).
+    const text = rawInputText(input);
     let start: number;
     try {
       if (index === undefined || this.audit !== undefined) {
         // With an audit subscriber the core records the name asked for, so
         // it resolves the name itself; otherwise the cached index saves it.
         const fj = actorId === null ? null : frameJson(frame);
-        start = N.invokeStartName(this.handle, String(idOrToolName), surface ?? 0, fj, Date.now());
+        start = N.invokeStartName(this.handle, String(idOrToolName), surface ?? 0, fj, text, Date.now());
       } else if (actorId === null) {
-        start = HOT.start(this.handle, index, surface!, Date.now());
+        start = HOT.start(this.handle, index, surface!, Date.now(), text);
       } else if (actorId !== undefined) {
-        start = HOT.startActor(this.handle, index, surface!, actorId, Date.now());
+        start = HOT.startActor(this.handle, index, surface!, actorId, Date.now(), text);
       } else {
-        start = N.invokeStart(this.handle, index, surface ?? 0, frameJson(frame), Date.now());
+        start = N.invokeStart(this.handle, index, surface ?? 0, frameJson(frame), text, Date.now());
       }
     } catch (e) {
       return Promise.reject(fromNative(e));

@@ -133,6 +133,35 @@ pub fn check_json_text(text: &str) -> Result<Value, CapabilityError> {
     Ok(value)
 }
 
+/// JSON text of at most this many characters cannot exceed any limit, in
+/// any encoding whose ASCII characters are one code unit (UTF-8, UTF-16):
+/// the tightest limit to reach is depth, which takes `max_depth + 1`
+/// opening and as many closing brackets; every other limit needs far more.
+/// A host that serializes inputs itself skips the crossing below it.
+pub const SHORT_TEXT_CHARS: usize = 2 * MAX_INPUT_DEPTH + 1;
+
+/// Checks JSON text a host serialized itself from a raw input it holds
+/// (so the text is JSON): the same verdict as [`check_json_text`], but
+/// text that cannot exceed any limit passes without being parsed — at most
+/// `max_depth` opening brackets, at most `max_object_keys` colons, and no
+/// longer than a string may be (each is necessary to exceed the limit it
+/// stands for, strings included, so the shortcut never lets an input
+/// through that the full check refuses).
+pub fn check_serialized(text: &str) -> Result<(), CapabilityError> {
+    let limits = InputLimits::DEFAULT;
+    if text.len() <= limits.max_string_bytes {
+        let (mut opening, mut colons) = (0usize, 0usize);
+        for b in text.bytes() {
+            opening += usize::from(b == b'[' || b == b'{');
+            colons += usize::from(b == b':');
+        }
+        if opening <= limits.max_depth && colons <= limits.max_object_keys {
+            return Ok(());
+        }
+    }
+    check_json_text(text).map(drop)
+}
+
 /// Measures an input against the limits while a host walks it in its own
 /// types (a Python dict, a Swift value), so a binding that keeps inputs
 /// host-side applies exactly the rule [`check`] applies to JSON: the host

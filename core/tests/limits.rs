@@ -368,6 +368,51 @@ fn an_exported_input_over_a_limit_is_refused() {
     );
 }
 
+/// The shortcut of `check_serialized` gives the full check's verdict on
+/// every vector, and on inputs at and around each limit.
+#[test]
+fn check_serialized_agrees_with_the_full_check() {
+    let v = vectors();
+    let mut texts: Vec<String> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::to_string(&generate(&c["generate"])).unwrap())
+        .collect();
+    for depth in [63, 64, 65, 66] {
+        texts.push(serde_json::to_string(&generate(&json!({"depth": depth}))).unwrap());
+        texts.push(format!(
+            "{}{}",
+            "{\"a\":".repeat(depth),
+            format!("1{}", "}".repeat(depth))
+        ));
+    }
+    for keys in [1023, 1024, 1025] {
+        let m: Map<String, Value> = (0..keys).map(|i| (format!("k{i}"), json!(i))).collect();
+        texts.push(serde_json::to_string(&m).unwrap());
+    }
+    // Brackets and colons inside strings only make the shortcut parse.
+    texts.push(serde_json::to_string(&json!({"s": "[[[[{{{{::::".repeat(20)})).unwrap());
+    texts.push(serde_json::to_string(&json!({"s": "é".repeat(32_769)})).unwrap());
+    // The shortest text over a limit is longer than SHORT_TEXT_CHARS.
+    let shortest_over = serde_json::to_string(&generate(&json!({"depth": 65}))).unwrap();
+    assert!(limits::check_json_text(&shortest_over).is_err());
+    assert_eq!(shortest_over.len(), limits::SHORT_TEXT_CHARS + 1 + 4); // {"v": … }
+    let brackets = format!("{}{}", "[".repeat(65), "]".repeat(65));
+    assert!(limits::check_json_text(&brackets).is_err());
+    assert_eq!(brackets.len(), limits::SHORT_TEXT_CHARS + 1);
+    for t in &texts {
+        let full = limits::check_json_text(t).map(drop);
+        let short = limits::check_serialized(t);
+        assert_eq!(
+            full.as_ref().map_err(|e| e.details.clone()),
+            short.as_ref().map_err(|e| e.details.clone()),
+            "{}…",
+            &t[..t.len().min(60)]
+        );
+    }
+}
+
 #[test]
 fn limit_vectors_through_check_json_text() {
     let v = vectors();

@@ -18,16 +18,6 @@ import { VECTORS } from "../helpers.js";
 
 const V = JSON.parse(readFileSync(join(VECTORS, "limits", "limits.json"), "utf8"));
 
-/**
- * Known gap (issue 10 report): the Node binding keeps inputs host-side and
- * hands the core no JSON form before validation, so input limits are not
- * enforced (an approval capability's exported input is checked, but after
- * its validator ran). These cases run and report as TODO until it is fixed;
- * set ORPC_AGENT_STRICT_LIMITS=1 to make them fail the run.
- */
-const INPUT_LIMITS_GAP =
-  process.env.ORPC_AGENT_STRICT_LIMITS === "1" ? undefined : "input limits are not enforced by the Node binding yet (issue 10)";
-
 /** The generators of tests/vectors/README.md, section limits. */
 export function generate(g) {
   if (g.depth !== undefined) {
@@ -107,8 +97,7 @@ describe("limits vectors through registry.invoke", () => {
   });
 
   for (const c of V.cases) {
-    const todo = c.expect.code === "LIMIT_EXCEEDED" ? INPUT_LIMITS_GAP : undefined;
-    it(c.name, { todo }, async () => {
+    it(c.name, async () => {
       const { registry, calls } = await limitsRegistry();
       const settled = await settle(registry.invoke(c.capability, generate(c.generate), { surface: V.surface, actor: { id: "a1" } }));
       check(c.name, settled, c.expect);
@@ -138,4 +127,41 @@ describe("pending approvals per actor", () => {
       });
     }
   }
+});
+
+describe("input limits on every path into the pipeline", () => {
+  const meta = { description: "Raw input.", expose: { direct: true, mcp: true }, sideEffect: "none", risk: "low" };
+
+  it("without an input schema, by tool name, with an audit subscriber, and frames of every shape", async () => {
+    let runs = 0;
+    const records = [];
+    const registry = await createCapabilityRegistry(
+      { raw: { take: agentProcedure(os).meta({ agent: meta }).handler(async () => ++runs) } },
+      { audit: (r) => records.push(r) },
+    );
+    const deep = generate({ depth: 65 });
+    const frames = [{ surface: "direct" }, { surface: "mcp", actor: { id: "a1" } }, { surface: "mcp", actor: { id: "a1", roles: ["x"] }, requestId: "r" }];
+    for (const name of ["raw.take", "raw_take"]) {
+      for (const frame of frames) {
+        const settled = await settle(registry.invoke(name, deep, frame));
+        check(`${name} ${JSON.stringify(frame)}`, settled, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "depth", max: 64 } });
+      }
+    }
+    assert.equal(runs, 0);
+    assert.ok(records.every((r) => r.event === "finished" && r.outcome === "LIMIT_EXCEEDED"), JSON.stringify(records[0]));
+  });
+
+  it("inputs with no JSON text (BigInt, a cycle) are the app's own values: not measured, handled as before", async () => {
+    const registry = await createCapabilityRegistry({ raw: { take: agentProcedure(os).meta({ agent: meta }).handler(async ({ input }) => typeof input) } });
+    const cyclic = {};
+    cyclic.self = cyclic;
+    assert.deepEqual(await registry.invoke("raw.take", 10n, { surface: "direct" }), { status: "ok", output: "bigint" });
+    assert.deepEqual(await registry.invoke("raw.take", cyclic, { surface: "direct" }), { status: "ok", output: "object" });
+  });
+
+  it("an unexposed capability is NOT_FOUND, whatever the input's size (SI-8)", async () => {
+    const registry = await createCapabilityRegistry({ raw: { take: agentProcedure(os).meta({ agent: { ...meta, expose: { mcp: true } } }).handler(async () => 1) } });
+    const settled = await settle(registry.invoke("raw.take", generate({ depth: 65 }), { surface: "direct" }));
+    check("unexposed", settled, { status: "error", code: "NOT_FOUND" });
+  });
 });
