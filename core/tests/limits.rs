@@ -381,11 +381,7 @@ fn check_serialized_agrees_with_the_full_check() {
         .collect();
     for depth in [63, 64, 65, 66] {
         texts.push(serde_json::to_string(&generate(&json!({"depth": depth}))).unwrap());
-        texts.push(format!(
-            "{}{}",
-            "{\"a\":".repeat(depth),
-            format!("1{}", "}".repeat(depth))
-        ));
+        texts.push(format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth)));
     }
     for keys in [1023, 1024, 1025] {
         let m: Map<String, Value> = (0..keys).map(|i| (format!("k{i}"), json!(i))).collect();
