@@ -106,22 +106,29 @@ impl FfiRegistry {
 
     /// Starts an invocation of the capability at `capability_index`
     /// (resolved once by the caller) and runs it to the first step Swift
-    /// must perform (read it with `step_kind`).
+    /// must perform (read it with `step_kind`). `input_json` is the raw
+    /// input as Swift encoded it, measured against the input limits before
+    /// any step (`None`: it has no JSON form, and only in-process code can
+    /// hand such a value over).
     pub fn start(
         &self,
         capability_index: u32,
         surface: u8,
         frame_json: Option<String>,
+        input_json: Option<String>,
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
         let frame = frame(surface, frame_json.as_deref())?;
-        let inv = Invocation::start_index(
+        let mut inv = Invocation::start_index(
             Arc::clone(self.host.registry()),
             capability_index,
             Payload::Host,
             frame,
             self.options(now_ms),
         );
+        if let Some(text) = input_json {
+            inv.answer_input_limits(orpc_agent_core::limits::check_serialized(&text));
+        }
         Ok(FfiInvocation::new(Arc::clone(&self.host), inv, now_ms))
     }
 
@@ -132,16 +139,20 @@ impl FfiRegistry {
         id_or_tool_name: String,
         surface: u8,
         frame_json: Option<String>,
+        input_json: Option<String>,
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
         let frame = frame(surface, frame_json.as_deref())?;
-        let inv = Invocation::start(
+        let mut inv = Invocation::start(
             Arc::clone(self.host.registry()),
             &id_or_tool_name,
             Payload::Host,
             frame,
             self.options(now_ms),
         );
+        if let Some(text) = input_json {
+            inv.answer_input_limits(orpc_agent_core::limits::check_serialized(&text));
+        }
         Ok(FfiInvocation::new(Arc::clone(&self.host), inv, now_ms))
     }
 

@@ -14,7 +14,7 @@ fn registry() -> std::sync::Arc<FfiRegistry> {
 #[test]
 fn a_call_is_one_crossing_per_host_step() {
     let reg = registry();
-    let inv = reg.start(0, 2, None, 1_000).unwrap();
+    let inv = reg.start(0, 2, None, None, 1_000).unwrap();
     assert_eq!(inv.step_kind(), 1, "ValidateInput");
     assert_eq!(inv.answer_input_valid(None).unwrap(), 6, "RunHandler");
     assert_eq!(inv.deadline_at_ms(), 31_000);
@@ -26,7 +26,7 @@ fn a_call_is_one_crossing_per_host_step() {
 #[test]
 fn approvals_run_inside_the_synchronous_calls() {
     let reg = registry();
-    let inv = reg.start(1, 2, None, 1_000).unwrap();
+    let inv = reg.start(1, 2, None, None, 1_000).unwrap();
     assert_eq!(inv.step_kind(), 3, "the hash needs the input");
     assert_eq!(inv.answer_input_exported("{\"id\":7}".into()).unwrap(), 13);
     assert_eq!(inv.outcome_kind(), 2);
@@ -75,7 +75,7 @@ fn bad_arguments_are_typed_errors() {
     }
     let reg = registry();
     assert!(matches!(
-        reg.start(0, 9, None, 1),
+        reg.start(0, 9, None, None, 1),
         Err(FfiError::Capability { code, .. }) if code == "INVALID_INPUT"
     ));
     assert!(matches!(
@@ -92,7 +92,7 @@ fn bad_arguments_are_typed_errors() {
 #[test]
 fn an_out_of_turn_answer_ends_in_internal() {
     let reg = registry();
-    let inv = reg.start(0, 2, None, 1_000).unwrap();
+    let inv = reg.start(0, 2, None, None, 1_000).unwrap();
     assert_eq!(inv.answer_slept(1_000), 13);
     assert_eq!(inv.outcome_kind(), 3);
     assert_eq!(inv.outcome_error().unwrap().code, "INTERNAL");

@@ -113,11 +113,16 @@ public final class CapabilityRegistry: @unchecked Sendable {
     ) async throws -> Outcome<Output> {
         let now = options.clock.nowMs()
         let index = indexById[name]
+        // The raw input as JSON, measured by the core against the input
+        // limits before any step (nil when it has no JSON form).
+        let text = try? JSONBridge.text(of: input)
         let inv = try ffi {
             if let i = index {
-                return try core.start(capabilityIndex: i, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now)
+                return try core.start(
+                    capabilityIndex: i, surface: frame.surface.index, frameJson: frame.coreJSON, inputJson: text, nowMs: now)
             }
-            return try core.startNamed(idOrToolName: name, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now)
+            return try core.startNamed(
+                idOrToolName: name, surface: frame.surface.index, frameJson: frame.coreJSON, inputJson: text, nowMs: now)
         }
         let call = Call(raw: input, frame: frame, resumed: false)
         // Known by id: no crossing to learn the capability (by tool name it

@@ -1443,15 +1443,18 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     /**
      * Starts an invocation of the capability at `capability_index`
      * (resolved once by the caller) and runs it to the first step Swift
-     * must perform (read it with `step_kind`).
+     * must perform (read it with `step_kind`). `input_json` is the raw
+     * input as Swift encoded it, measured against the input limits before
+     * any step (`None`: it has no JSON form, and only in-process code can
+     * hand such a value over).
      */
-    func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, nowMs: UInt64) throws  -> FfiInvocation
+    func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, inputJson: String?, nowMs: UInt64) throws  -> FfiInvocation
     
     /**
      * Like `start`, by id or adapter tool name (an unknown name ends in
      * NOT_FOUND and is audited as requested).
      */
-    func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, nowMs: UInt64) throws  -> FfiInvocation
+    func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, inputJson: String?, nowMs: UInt64) throws  -> FfiInvocation
     
     /**
      * The unix time in ms as the core's stores see it: Swift's driver
@@ -1723,9 +1726,12 @@ open func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: 
     /**
      * Starts an invocation of the capability at `capability_index`
      * (resolved once by the caller) and runs it to the first step Swift
-     * must perform (read it with `step_kind`).
+     * must perform (read it with `step_kind`). `input_json` is the raw
+     * input as Swift encoded it, measured against the input limits before
+     * any step (`None`: it has no JSON form, and only in-process code can
+     * hand such a value over).
      */
-open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
+open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, inputJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_start(
@@ -1733,6 +1739,7 @@ open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, now
         FfiConverterUInt32.lower(capabilityIndex),
         FfiConverterUInt8.lower(surface),
         FfiConverterOptionString.lower(frameJson),
+        FfiConverterOptionString.lower(inputJson),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
@@ -1742,7 +1749,7 @@ open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, now
      * Like `start`, by id or adapter tool name (an unknown name ends in
      * NOT_FOUND and is audited as requested).
      */
-open func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
+open func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, inputJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_start_named(
@@ -1750,6 +1757,7 @@ open func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, n
         FfiConverterString.lower(idOrToolName),
         FfiConverterUInt8.lower(surface),
         FfiConverterOptionString.lower(frameJson),
+        FfiConverterOptionString.lower(inputJson),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
@@ -2912,10 +2920,10 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 54146) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 48308) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 51696) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 46377) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 14435) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_unix_now_ms() != 61126) {

@@ -73,15 +73,9 @@ final class HardeningLimitsTests: XCTestCase {
         try await run((Self.doc["cases"]?.arrayValue ?? []).filter { !Self.overLimit($0) })
     }
 
-    /// Known gap (issue 10 report): the Swift binding keeps inputs host-side
-    /// and hands the core no JSON form before validation, so input limits are
-    /// not enforced (an approval capability's exported input is checked, but
-    /// after its validator ran). Skipped, visibly, until fixed; run with
-    /// ORPC_AGENT_STRICT_LIMITS=1 to see it fail.
+    /// Over-limit inputs: LIMIT_EXCEEDED before stage 4 (the raw input's
+    /// JSON is measured by the core before the first step).
     func testOverLimitInputsAreLimitExceeded() async throws {
-        guard ProcessInfo.processInfo.environment["ORPC_AGENT_STRICT_LIMITS"] == "1" else {
-            throw XCTSkip("input limits are not enforced by the Swift binding yet (issue 10)")
-        }
         try await run((Self.doc["cases"]?.arrayValue ?? []).filter(Self.overLimit))
     }
 
