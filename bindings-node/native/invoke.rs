@@ -20,6 +20,8 @@
 //! memory and SQLite stores complete synchronously inside the call
 //! (`HostRegistry::advance`).
 
+use std::sync::Arc;
+
 use napi_derive::napi;
 use orpc_agent_core::pipeline::{Decision, PolicyScope};
 use orpc_agent_core::{
@@ -87,18 +89,25 @@ fn options(r: &Registry, now: f64) -> InvokeOptions {
     }
 }
 
-fn frame_of(surface: u32, frame_json: Option<String>) -> Result<Frame, CapabilityError> {
+/// A frame that is only a surface, one per surface, shared by every call
+/// that has no more than that (the core copies a frame only to change it).
+static SURFACE_FRAMES: std::sync::LazyLock<Vec<Arc<Frame>>> = std::sync::LazyLock::new(|| {
+    Surface::ALL
+        .iter()
+        .map(|s| Arc::new(Frame::new(*s)))
+        .collect()
+});
+
+fn frame_of(surface: u32, frame_json: Option<String>) -> Result<Arc<Frame>, CapabilityError> {
     match frame_json {
-        Some(text) => {
-            serde_json::from_str(&text).map_err(|e| invalid(format!("invalid frame: {e}")))
-        }
-        None => {
-            let s = u8::try_from(surface)
-                .ok()
-                .and_then(Surface::from_index)
-                .ok_or_else(|| invalid("invalid frame: unknown surface index"))?;
-            Ok(Frame::new(s))
-        }
+        Some(text) => serde_json::from_str(&text)
+            .map(Arc::new)
+            .map_err(|e| invalid(format!("invalid frame: {e}"))),
+        None => usize::try_from(surface)
+            .ok()
+            .and_then(|i| SURFACE_FRAMES.get(i))
+            .cloned()
+            .ok_or_else(|| invalid("invalid frame: unknown surface index")),
     }
 }
 
@@ -154,7 +163,7 @@ pub fn start_actor_in(
     now: f64,
 ) -> Result<f64, CapabilityError> {
     with_registry(reg, |r| {
-        let frame = frame_of(surface, None)?.with_actor(Actor {
+        let frame = Arc::unwrap_or_clone(frame_of(surface, None)?).with_actor(Actor {
             id: Some(actor_id),
             ..Actor::default()
         });

@@ -5,6 +5,8 @@
 //! builds it once and passes it to every call, so the hot path converts
 //! nothing (the core gets a clone of the Rust frame).
 
+use std::sync::Arc;
+
 use orpc_agent_core::Surface;
 use orpc_agent_core::frame::{Actor, Frame as CoreFrame, TraceContext};
 use pyo3::exceptions::PyValueError;
@@ -14,7 +16,8 @@ use crate::convert::{json_to_py, py_to_json};
 
 #[pyclass(module = "orpc_agent._native", name = "Frame", frozen)]
 pub struct Frame {
-    pub(crate) core: CoreFrame,
+    /// Shared with every invocation made with this frame (no copy per call).
+    pub(crate) core: Arc<CoreFrame>,
     /// The application context: opaque to the core, handed back to hooks.
     pub(crate) context: Py<PyAny>,
 }
@@ -61,14 +64,14 @@ impl Frame {
             tracestate,
         });
         Ok(Frame {
-            core: CoreFrame {
+            core: Arc::new(CoreFrame {
                 surface: parse_surface(surface)?,
                 actor,
                 trace,
                 request_id,
                 agent_id,
                 session_id,
-            },
+            }),
             context: context.unwrap_or_else(|| py.None()),
         })
     }

@@ -182,7 +182,7 @@ impl NativeRegistry {
             Arc::clone(self.shared.host.registry()),
             index,
             Payload::Host,
-            frame.core.clone(),
+            Arc::clone(&frame.core),
             opts,
         );
         inv.answer_input_limits(limits::measure(input));
@@ -252,7 +252,7 @@ impl NativeRegistry {
             Arc::clone(self.shared.host.registry()),
             name,
             Payload::Host,
-            frame.core.clone(),
+            Arc::clone(&frame.core),
             opts,
         );
         inv.answer_input_limits(limits::measure(input));
@@ -266,7 +266,7 @@ impl NativeRegistry {
         let inv = CoreInvocation::resume(
             Arc::clone(self.shared.host.registry()),
             approval_id,
-            frame.core.clone(),
+            Arc::clone(&frame.core),
             opts,
         );
         Invocation::new(Arc::clone(&self.shared), inv, true)

@@ -114,8 +114,10 @@ pub struct Invocation {
     /// The name asked for, kept only for the audit record.
     requested: Option<String>,
     /// Frozen at construction: no `&mut` access leaves this type. On resume,
-    /// surface and actor are replaced by the recorded ones (SI-3).
-    frame: Frame,
+    /// surface and actor are replaced by the recorded ones (SI-3). Shared:
+    /// a host that keeps its frame (Python's `Frame`) hands the same one to
+    /// every call without copying it; a change copies it first.
+    frame: Arc<Frame>,
     opts: InvokeOptions,
     /// The latest host clock reading.
     now_ms: u64,
@@ -140,13 +142,16 @@ pub struct Invocation {
 impl Invocation {
     fn blank(
         registry: Arc<CapabilityRegistry>,
-        mut frame: Frame,
+        mut frame: Arc<Frame>,
         input: Payload,
         opts: InvokeOptions,
         stage: Stage,
     ) -> Invocation {
         // Stage 3's trace rule applies to every record, even early failures.
-        frame.trace = freeze_trace(frame.trace.take());
+        if frame.trace.is_some() {
+            let f = Arc::make_mut(&mut frame);
+            f.trace = freeze_trace(f.trace.take());
+        }
         Invocation {
             registry,
             capability: None,
@@ -177,10 +182,10 @@ impl Invocation {
         registry: Arc<CapabilityRegistry>,
         capability_index: u32,
         input: Payload,
-        frame: Frame,
+        frame: impl Into<Arc<Frame>>,
         opts: InvokeOptions,
     ) -> Invocation {
-        let mut inv = Invocation::blank(registry, frame, input, opts, Stage::Resolve);
+        let mut inv = Invocation::blank(registry, frame.into(), input, opts, Stage::Resolve);
         let Some(cap) = inv.registry.get(capability_index) else {
             inv.fail(not_found(""));
             return inv;
@@ -256,10 +261,10 @@ impl Invocation {
         registry: Arc<CapabilityRegistry>,
         id_or_tool_name: &str,
         input: Payload,
-        frame: Frame,
+        frame: impl Into<Arc<Frame>>,
         opts: InvokeOptions,
     ) -> Invocation {
-        let mut inv = Invocation::blank(registry, frame, input, opts, Stage::Resolve);
+        let mut inv = Invocation::blank(registry, frame.into(), input, opts, Stage::Resolve);
         if opts.audit {
             inv.requested = Some(requested_for_audit(id_or_tool_name));
         }
@@ -288,10 +293,16 @@ impl Invocation {
     pub fn resume(
         registry: Arc<CapabilityRegistry>,
         approval_id: &str,
-        frame: Frame,
+        frame: impl Into<Arc<Frame>>,
         opts: InvokeOptions,
     ) -> Invocation {
-        let mut inv = Invocation::blank(registry, frame, Payload::Host, opts, Stage::GrantCheck);
+        let mut inv = Invocation::blank(
+            registry,
+            frame.into(),
+            Payload::Host,
+            opts,
+            Stage::GrantCheck,
+        );
         inv.resume_id = Some(approval_id.to_owned());
         inv.approval_id = Some(approval_id.to_owned());
         inv.state = State::ConsumeApproval;
@@ -791,8 +802,9 @@ impl Invocation {
                     ..
                 } = request;
                 self.capability = Some(cap.index);
-                self.frame.surface = surface;
-                self.frame.actor = actor;
+                let frame = Arc::make_mut(&mut self.frame);
+                frame.surface = surface;
+                frame.actor = actor;
                 self.input = Payload::Json(input);
                 self.input_hash = Some(input_hash);
                 self.enter_execution();
@@ -802,8 +814,9 @@ impl Invocation {
                     .resolve(&request.capability_id)
                     .filter(|c| c.id == request.capability_id)
                     .map(|c| c.index);
-                self.frame.surface = request.surface;
-                self.frame.actor = request.actor;
+                let frame = Arc::make_mut(&mut self.frame);
+                frame.surface = request.surface;
+                frame.actor = request.actor;
                 self.fail(e);
             }
         }
