@@ -27,9 +27,11 @@ pub const DONE_OK: u8 = 0;
 #[pyclass(module = "orpc_agent._native", name = "Invocation")]
 pub struct Invocation {
     shared: Arc<Shared>,
-    /// Boxed: the machine is a few hundred bytes, and the Python object
-    /// that owns it is created once per call (moves stay pointer-sized).
-    inv: Box<CoreInvocation>,
+    /// Inline, not boxed: on the fast path (`NativeRegistry::invoke_fast`)
+    /// this struct lives on the Rust stack and is dropped there, so a call
+    /// that finishes in one crossing allocates nothing for it; only a call
+    /// handed back to Python moves it into a Python object.
+    inv: CoreInvocation,
     resumed: bool,
     /// The handler's progress reports so far (`progress`).
     progress: ProgressChecker,
@@ -43,7 +45,7 @@ impl Invocation {
     pub(crate) fn new(shared: Arc<Shared>, inv: CoreInvocation, resumed: bool) -> Invocation {
         Invocation {
             shared,
-            inv: Box::new(inv),
+            inv,
             resumed,
             progress: ProgressChecker::new(),
             waited: false,
@@ -69,7 +71,7 @@ impl Invocation {
             match self.inv.step_kind() {
                 StepKind::PersistApproval | StepKind::ConsumeApproval => {
                     let now = self.shared.now_ms(py);
-                    let (host, inv) = (&self.shared.host, &mut *self.inv);
+                    let (host, inv) = (&self.shared.host, &mut self.inv);
                     let kind = py.detach(|| host.advance(inv, now));
                     if matches!(kind, StepKind::PersistApproval | StepKind::ConsumeApproval) {
                         // A store that waits (PostgreSQL): the host awaits

@@ -278,6 +278,15 @@ fn string_bytes(s: &str, limits: &InputLimits) -> Result<usize, Limit> {
     if s.len() > limits.max_string_bytes {
         return Err(Limit::StringBytes);
     }
+    // Most strings escape nothing: one branch-free (vectorizable) count
+    // decides, and only strings with something to escape are priced.
+    let special = s
+        .bytes()
+        .filter(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .count();
+    if special == 0 {
+        return Ok(s.len() + 2);
+    }
     let escaped: usize = s
         .bytes()
         .map(|b| match b {
