@@ -136,7 +136,7 @@ export declare function errorCodeTable(): string
  * frame, or surface and actor id), `answerInputValid` and
  * `answerHandlerOk`.
  */
-export declare function hotPath(): { start(reg: number, capability: number, surface: number, now: number, inputText?: string): number; startActor(reg: number, capability: number, surface: number, actorId: string, now: number, inputText?: string): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number }
+export declare function hotPath(): { start(reg: number, capability: number, surface: number, inputText?: string): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText?: string): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number): number }
 
 /**
  * The approval input hash of DESIGN §5 for `capability_id` and the input

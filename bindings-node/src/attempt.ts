@@ -224,7 +224,7 @@ export class Attempt implements Timed {
     this.output = output;
     let next: number;
     try {
-      next = HOT.handlerOk(this.host.handle, this.h, Date.now());
+      next = HOT.handlerOk(this.host.handle, this.h);
     } catch {
       next = Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
     }
