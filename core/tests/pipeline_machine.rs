@@ -702,7 +702,7 @@ fn resume_checks_the_hash_of_the_stored_input_in_the_machine() {
             Frame::new(Surface::Direct),
             InvokeOptions::at(10),
         );
-        assert!(matches!(inv.step(), Step::ConsumeApproval { id } if id == r.id));
+        assert!(matches!(inv.step(), Step::ConsumeApproval { id, requester: None } if id == r.id));
         inv.answer(Answer::Consumed(Ok(Box::new(r)))).unwrap();
         let (o, _) = drive_sync(&mut inv, permissive);
         match code {

@@ -635,6 +635,23 @@ pub fn check_consume(req: Option<&ApprovalRequest>, now_ms: u64) -> Result<(), C
     }
 }
 
+/// Who may resume a request when the caller is not trusted to resume any:
+/// only the actor who made it, on the surface it was made on (the agent
+/// gateway's rule for remote callers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Requester {
+    pub surface: Surface,
+    pub actor_id: String,
+}
+
+impl Requester {
+    /// Whether `request` was made by this requester.
+    pub fn made(&self, request: &ApprovalRequest) -> bool {
+        request.surface == self.surface
+            && request.actor.id.as_deref() == Some(self.actor_id.as_str())
+    }
+}
+
 /// Where approval requests live between the gated call and its resume.
 ///
 /// Implementations persist and make `decide` and `consume` atomic; the
@@ -683,6 +700,28 @@ pub trait ApprovalStore: Send + Sync {
         id: &'a str,
         now_ms: u64,
     ) -> BoxFuture<'a, Result<Result<ApprovalRequest, ConsumeRefusal>, StoreError>>;
+
+    /// [`Self::consume`], for a caller that may only resume its own
+    /// requests: a request `requester` did not make is `NotFound` (nothing
+    /// about it leaks) and stays unconsumed. The request is read first; its
+    /// surface and actor never change once it is stored, so only the
+    /// consume itself needs to be atomic.
+    fn consume_for<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+        requester: Option<&'a Requester>,
+    ) -> BoxFuture<'a, Result<Result<ApprovalRequest, ConsumeRefusal>, StoreError>> {
+        Box::pin(async move {
+            if let Some(who) = requester {
+                match self.get(id).await? {
+                    Some(request) if who.made(&request) => {}
+                    _ => return Ok(Err(ConsumeRefusal::NotFound)),
+                }
+            }
+            self.consume(id, now_ms).await
+        })
+    }
 
     /// Whether this store's operations wait on I/O (a network database),
     /// so they must run to completion on an async runtime. Such a future

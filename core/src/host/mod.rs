@@ -230,14 +230,16 @@ impl HostRegistry {
                     Some(Err(e)) => Answer::StoreFailed(e.into()),
                     None => return StepKind::PersistApproval,
                 },
-                Step::ConsumeApproval { id } => match run_ready(self.store.consume(id, now_ms)) {
-                    Some(r) => Answer::Consumed(match r {
-                        Ok(Ok(req)) => Ok(Box::new(req)),
-                        Ok(Err(refusal)) => Err(refusal.into()),
-                        Err(e) => Err(e.into()),
-                    }),
-                    None => return StepKind::ConsumeApproval,
-                },
+                Step::ConsumeApproval { id, requester } => {
+                    match run_ready(self.store.consume_for(id, now_ms, requester)) {
+                        Some(r) => Answer::Consumed(match r {
+                            Ok(Ok(req)) => Ok(Box::new(req)),
+                            Ok(Err(refusal)) => Err(refusal.into()),
+                            Err(e) => Err(e.into()),
+                        }),
+                        None => return StepKind::ConsumeApproval,
+                    }
+                }
                 step => return step.kind(),
             };
             // An out-of-turn answer cannot happen here (the answer matches
@@ -255,7 +257,9 @@ impl HostRegistry {
     pub fn store_op(&self, inv: &Invocation, now_ms: u64) -> Option<StoreOp> {
         let kind = match inv.step() {
             Step::PersistApproval(request) => StoreOpKind::Persist(Box::new(request.clone())),
-            Step::ConsumeApproval { id } => StoreOpKind::Consume(id.to_string()),
+            Step::ConsumeApproval { id, requester } => {
+                StoreOpKind::Consume(id.to_string(), requester.cloned())
+            }
             _ => return None,
         };
         Some(StoreOp {
@@ -329,7 +333,7 @@ pub struct StoreOp {
 
 enum StoreOpKind {
     Persist(Box<ApprovalRequest>),
-    Consume(String),
+    Consume(String, Option<crate::approval::Requester>),
 }
 
 impl StoreOp {
@@ -341,8 +345,9 @@ impl StoreOp {
                 Ok(()) => Answer::Persisted,
                 Err(e) => Answer::StoreFailed(e.into()),
             },
-            StoreOpKind::Consume(id) => {
-                Answer::Consumed(match self.store.consume(&id, self.now_ms).await {
+            StoreOpKind::Consume(id, requester) => {
+                let consumed = self.store.consume_for(&id, self.now_ms, requester.as_ref());
+                Answer::Consumed(match consumed.await {
                     Ok(Ok(req)) => Ok(Box::new(req)),
                     Ok(Err(refusal)) => Err(refusal.into()),
                     Err(e) => Err(e.into()),
@@ -455,6 +460,104 @@ mod tests {
                 ErrorCode::InvalidInput
             );
         }
+    }
+
+    /// A resume limited to the requester: another actor, another surface
+    /// or no actor at all is APPROVAL_NOT_FOUND and leaves the request
+    /// approved; the requester on its surface runs it once. Through
+    /// `advance` (stores that answer at once) and `store_op` (stores that
+    /// wait), on memory and SQLite.
+    #[test]
+    fn resume_by_requester_refuses_everyone_else_without_consuming() {
+        let dir = std::env::temp_dir().join(format!("orpc-requester-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        for store in [StoreConfig::Memory, StoreConfig::Sqlite(dir.join("a.db"))] {
+            let _ = std::fs::remove_file(dir.join("a.db"));
+            let host = HostRegistry::build(
+                &json!([{"id": "orders.cancel", "meta": {
+                    "description": "Cancel.", "expose": {"mcp": true, "direct": true},
+                    "sideEffect": "destructive", "risk": "medium",
+                    "approval": {"required": true}}, "validateInput": false}]),
+                &json!({}),
+                store.open_sync().unwrap(),
+            )
+            .unwrap();
+            let frame = |surface, actor: Option<&str>| {
+                crate::Frame::new(surface).with_actor(crate::Actor {
+                    id: actor.map(str::to_owned),
+                    ..crate::Actor::default()
+                })
+            };
+            let mut inv = Invocation::start(
+                Arc::clone(host.registry()),
+                "orders.cancel",
+                crate::pipeline::Payload::Json(json!({"order": 1})),
+                frame(crate::Surface::Mcp, Some("alice")),
+                crate::pipeline::InvokeOptions::at(1_000),
+            );
+            while inv.step_kind() != StepKind::Done {
+                let a = match inv.step() {
+                    Step::ExportInput => Answer::InputExported(json!({"order": 1})),
+                    _ => {
+                        host.advance(&mut inv, 1_000);
+                        continue;
+                    }
+                };
+                inv.answer(a).unwrap();
+            }
+            let Some(crate::pipeline::Outcome::ApprovalRequired(request)) = inv.take_outcome()
+            else {
+                panic!("expected an approval request");
+            };
+            host.decide(
+                &request.id,
+                ApprovalDecision::Approve,
+                Some("bob"),
+                None,
+                1_001,
+            )
+            .unwrap();
+            let resume = |f: crate::Frame, by_store_op: bool| {
+                let mut inv = Invocation::resume_by_requester(
+                    Arc::clone(host.registry()),
+                    &request.id,
+                    f,
+                    crate::pipeline::InvokeOptions::at(1_002),
+                );
+                if by_store_op && inv.step_kind() == StepKind::ConsumeApproval {
+                    let op = host.store_op(&inv, 1_002).unwrap();
+                    inv.answer(run_ready(op.run()).unwrap()).unwrap();
+                }
+                let kind = host.advance(&mut inv, 1_002);
+                (kind, inv)
+            };
+            for (f, by_store_op) in [
+                (frame(crate::Surface::Mcp, Some("mallory")), false),
+                (frame(crate::Surface::Direct, Some("alice")), true),
+                (frame(crate::Surface::Mcp, None), false),
+            ] {
+                let (kind, mut inv) = resume(f, by_store_op);
+                assert_eq!(kind, StepKind::Done);
+                match inv.take_outcome() {
+                    Some(crate::pipeline::Outcome::Error(e)) => {
+                        assert_eq!(e.code, ErrorCode::ApprovalNotFound);
+                    }
+                    other => panic!("expected APPROVAL_NOT_FOUND, got {other:?}"),
+                }
+                assert_eq!(
+                    host.approval(&request.id).unwrap().unwrap().status,
+                    ApprovalStatus::Approved,
+                    "a refused resume consumed nothing"
+                );
+            }
+            let (kind, _) = resume(frame(crate::Surface::Mcp, Some("alice")), true);
+            assert_eq!(kind, StepKind::RunHandler, "the requester resumes it");
+            assert_eq!(
+                host.approval(&request.id).unwrap().unwrap().status,
+                ApprovalStatus::Consumed
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

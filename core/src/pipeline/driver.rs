@@ -583,8 +583,9 @@ impl Driver {
                 Ok(()) => Answer::Persisted,
                 Err(e) => Answer::StoreFailed(e.into()),
             },
-            Step::ConsumeApproval { id } => {
-                Answer::Consumed(match self.store.consume(id, self.clock.now_ms()).await {
+            Step::ConsumeApproval { id, requester } => {
+                let consumed = self.store.consume_for(id, self.clock.now_ms(), requester);
+                Answer::Consumed(match consumed.await {
                     Ok(Ok(r)) => Ok(Box::new(r)),
                     Ok(Err(refusal)) => Err(refusal.into()),
                     Err(e) => Err(e.into()),

@@ -122,6 +122,8 @@ pub struct Invocation {
     /// The latest host clock reading.
     now_ms: u64,
     resume_id: Option<String>,
+    /// A resume limited to the requester ([`Self::resume_by_requester`]).
+    requester: Option<crate::approval::Requester>,
     /// The input as the host gave it, replaced by the validated one.
     input: Payload,
     /// The validated input as JSON, when the host exported it.
@@ -160,6 +162,7 @@ impl Invocation {
             opts,
             now_ms: opts.now_ms,
             resume_id: None,
+            requester: None,
             input,
             input_json: None,
             input_checked: false,
@@ -309,6 +312,38 @@ impl Invocation {
         inv
     }
 
+    /// [`Self::resume`] for a caller that may resume only its own
+    /// requests (a remote client of the agent gateway): the frame's actor
+    /// must have made the request, on the frame's surface; any other
+    /// request — or a frame without an actor id — is APPROVAL_NOT_FOUND,
+    /// exactly as a missing one, and is not consumed. The audit record of
+    /// a refused resume shows the caller's surface and actor.
+    pub fn resume_by_requester(
+        registry: Arc<CapabilityRegistry>,
+        approval_id: &str,
+        frame: impl Into<Arc<Frame>>,
+        opts: InvokeOptions,
+    ) -> Invocation {
+        let frame = frame.into();
+        let requester = frame
+            .actor
+            .id
+            .clone()
+            .map(|actor_id| crate::approval::Requester {
+                surface: frame.surface,
+                actor_id,
+            });
+        let mut inv = Invocation::resume(registry, approval_id, frame, opts);
+        match requester {
+            Some(r) => inv.requester = Some(r),
+            None => inv.fail(CapabilityError::new(
+                ErrorCode::ApprovalNotFound,
+                "No approval request with this id is yours to resume.",
+            )),
+        }
+        inv
+    }
+
     // ----- what the host reads ------------------------------------------
 
     /// What the host must do next.
@@ -325,6 +360,7 @@ impl Invocation {
             State::PersistApproval(r) => Step::PersistApproval(r),
             State::ConsumeApproval => Step::ConsumeApproval {
                 id: self.resume_id.as_deref().unwrap_or(""),
+                requester: self.requester.as_ref(),
             },
             State::RunHandler => Step::RunHandler {
                 attempt: self.attempts,

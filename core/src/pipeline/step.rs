@@ -68,9 +68,14 @@ pub enum Step<'a> {
     /// Stage 8: store this request. Answer [`Answer::Persisted`] or
     /// [`Answer::StoreFailed`].
     PersistApproval(&'a ApprovalRequest),
-    /// Stage 7 (resume): consume this approval atomically in the store.
-    /// Answer [`Answer::Consumed`].
-    ConsumeApproval { id: &'a str },
+    /// Stage 7 (resume): consume this approval atomically in the store —
+    /// with [`ApprovalStore::consume_for`](crate::approval::ApprovalStore::consume_for)
+    /// when the resume is limited to the `requester`. Answer
+    /// [`Answer::Consumed`].
+    ConsumeApproval {
+        id: &'a str,
+        requester: Option<&'a crate::approval::Requester>,
+    },
     /// Stage 11: run the handler. Arm a timer for `deadline_at_ms` and
     /// give the handler an abort signal that fires at it; answer
     /// [`Answer::HandlerOk`], [`Answer::HandlerError`],
