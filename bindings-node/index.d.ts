@@ -303,9 +303,11 @@ export declare function registryInspect(reg: number): string
 
 /**
  * Resumes an approved request (stage 7, then 9–14 with the recorded
- * surface and actor). The frame contributes trace and ids only.
+ * surface and actor). The frame contributes trace and ids only — unless
+ * `by_requester`: then its surface and actor must be the request's
+ * (`Invocation::resume_by_requester`), else APPROVAL_NOT_FOUND.
  */
-export declare function resumeStart(reg: number, approvalId: string, frameJson: string | undefined | null, now: number): number
+export declare function resumeStart(reg: number, approvalId: string, frameJson: string | undefined | null, byRequester: boolean, now: number): number
 
 /**
  * JSON text of at most this many characters cannot exceed an input limit

@@ -219,18 +219,25 @@ pub fn invoke_start_name(
 }
 
 /// Resumes an approved request (stage 7, then 9–14 with the recorded
-/// surface and actor). The frame contributes trace and ids only.
+/// surface and actor). The frame contributes trace and ids only — unless
+/// `by_requester`: then its surface and actor must be the request's
+/// (`Invocation::resume_by_requester`), else APPROVAL_NOT_FOUND.
 #[napi(catch_unwind)]
 pub fn resume_start(
     reg: u32,
     approval_id: String,
     frame_json: Option<String>,
+    by_requester: bool,
     now: f64,
 ) -> napi::Result<f64> {
     registry_call(reg, |r| {
         let frame = frame_of(Surface::Direct.index().into(), frame_json)?;
         let registry = std::sync::Arc::clone(r.host.registry());
-        let inv = Invocation::resume(registry, &approval_id, frame, options(r, now));
+        let inv = if by_requester {
+            Invocation::resume_by_requester(registry, &approval_id, frame, options(r, now))
+        } else {
+            Invocation::resume(registry, &approval_id, frame, options(r, now))
+        };
         started(r, inv, None, ms(now))
     })
 }

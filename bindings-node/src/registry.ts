@@ -20,6 +20,7 @@ import {
 } from "./stores.js";
 import type {
   ApprovalRequest,
+  Actor,
   AuditRecord,
   CapabilityDescriptor,
   ExposureSurface,
@@ -65,6 +66,13 @@ export interface ResumeOptions<TContext = any> {
   requestId?: string;
   agentId?: string;
   sessionId?: string;
+  /**
+   * Resume only if this actor made the request, on this surface — what a
+   * caller who may resume only its own requests gets (the agent gateway).
+   * Any other request is APPROVAL_NOT_FOUND and is not consumed; the core
+   * decides. Without it the caller is trusted to resume any request.
+   */
+  asRequester?: { surface: ExposureSurface; actor: Actor };
 }
 
 export interface ApprovalListFilter {
@@ -258,8 +266,10 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
    */
   resume<TOutput = unknown>(requestId: string, options: ResumeOptions<TContext> = {}): Promise<InvokeResult<TOutput>> {
     const frame: Frame<TContext> = { surface: "direct", ...options };
+    const by = options.asRequester;
     const fj = JSON.stringify({
-      surface: "direct",
+      surface: by?.surface ?? "direct",
+      actor: by?.actor,
       trace: options.trace,
       requestId: options.requestId,
       agentId: options.agentId,
@@ -267,7 +277,7 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     });
     let start: number;
     try {
-      start = N.resumeStart(this.handle, String(requestId), fj, Date.now());
+      start = N.resumeStart(this.handle, String(requestId), fj, by !== undefined, Date.now());
     } catch (e) {
       return Promise.reject(fromNative(e));
     }

@@ -240,3 +240,29 @@ test("the CommonJS entry is the same module instance as the ESM one", async () =
   assert.equal(cjs.CapabilityError, CapabilityError);
   assert.equal(typeof cjs.createCapabilityRegistry, "function");
 });
+
+test("resume asRequester: only the requester on its surface resumes; anyone else consumes nothing, audited as themselves", async () => {
+  const records = [];
+  let runs = 0;
+  const registry = await createCapabilityRegistry(
+    { refund: base.meta({ agent: agent({ sideEffect: "write", approval: { required: true }, expose: { mcp: true, direct: true } }) }).handler(async () => ++runs) },
+    { audit: (r) => records.push(r) },
+  );
+  const made = await registry.invoke("refund", {}, { surface: "mcp", actor: { id: "alice" } });
+  assert.equal(made.status, "approval_required");
+  const id = made.request.id;
+  await registry.approvals.approve(id, { approver: "bob" });
+  for (const asRequester of [
+    { surface: "mcp", actor: { id: "mallory" } },
+    { surface: "direct", actor: { id: "alice" } },
+    { surface: "mcp", actor: {} },
+  ]) {
+    const e = await registry.resume(id, { asRequester }).catch((x) => x);
+    assert.equal(e.code, "APPROVAL_NOT_FOUND", JSON.stringify(asRequester));
+    assert.equal((await registry.approvals.get(id)).status, "approved", "nothing consumed");
+  }
+  const refused = records.filter((r) => r.resumed && r.outcome === "APPROVAL_NOT_FOUND");
+  assert.deepEqual(refused.map((r) => [r.surface, r.actorId ?? null]), [["mcp", "mallory"], ["direct", "alice"], ["mcp", null]]);
+  assert.deepEqual(await registry.resume(id, { asRequester: { surface: "mcp", actor: { id: "alice" } } }), { status: "ok", output: 1 });
+  assert.equal(runs, 1);
+});

@@ -260,15 +260,24 @@ impl NativeRegistry {
     }
 
     /// Resumes an approved request (stage 7, then 9–14 with the recorded
-    /// surface and actor).
-    fn resume(&self, py: Python<'_>, approval_id: &str, frame: &Frame) -> Invocation {
+    /// surface and actor). With `by_requester`, only for the frame's actor
+    /// on the frame's surface (`Invocation::resume_by_requester`).
+    #[pyo3(signature = (approval_id, frame, by_requester = false))]
+    fn resume(
+        &self,
+        py: Python<'_>,
+        approval_id: &str,
+        frame: &Frame,
+        by_requester: bool,
+    ) -> Invocation {
         let opts = self.shared.options(py);
-        let inv = CoreInvocation::resume(
-            Arc::clone(self.shared.host.registry()),
-            approval_id,
-            Arc::clone(&frame.core),
-            opts,
-        );
+        let registry = Arc::clone(self.shared.host.registry());
+        let frame = Arc::clone(&frame.core);
+        let inv = if by_requester {
+            CoreInvocation::resume_by_requester(registry, approval_id, frame, opts)
+        } else {
+            CoreInvocation::resume(registry, approval_id, frame, opts)
+        };
         Invocation::new(Arc::clone(&self.shared), inv, true)
     }
 

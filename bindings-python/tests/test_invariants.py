@@ -91,6 +91,22 @@ async def test_SI_3_resume_uses_recorded_surface_and_actor() -> None:
     assert (last["surface"], last["actorId"], last["requestId"], last["resumed"]) == ("mcp", "alice", "r-1", True)
 
 
+async def test_resume_as_requester_is_only_for_the_requester_on_its_surface() -> None:
+    audit: list[dict[str, Any]] = []
+    reg = create_capability_registry([buy], audit=audit.append)
+    out = await reg.invoke("items.buy", {"name": "pen"}, Frame("mcp", actor={"id": "alice"}))
+    assert isinstance(out, ApprovalRequired)
+    reg.approvals.approve(out.request.id, approver="boss")
+    for frame in (Frame("mcp", actor={"id": "mallory"}), Frame("direct", actor={"id": "alice"}), Frame("mcp")):
+        with pytest.raises(orpc_agent.ApprovalNotFoundError):
+            await reg.resume(out.request.id, frame, as_requester=True)
+        assert reg.approvals.get(out.request.id).status == "approved"  # type: ignore[union-attr]
+    refused = [(r["surface"], r.get("actorId")) for r in audit if r["resumed"] and r.get("outcome") == "APPROVAL_NOT_FOUND"]
+    assert refused == [("mcp", "mallory"), ("direct", "alice"), ("mcp", None)]
+    done = await reg.resume(out.request.id, Frame("mcp", actor={"id": "alice"}), as_requester=True)
+    assert done.output == {"bought": "pen", "qty": 1}  # type: ignore[union-attr]
+
+
 def test_SI_4_invalid_metadata_never_serves_and_lists_every_problem() -> None:
     @capability(id="bad.one", description="", expose={"mcp": "yes"}, side_effect="explode", risk="low")  # type: ignore[dict-item]
     def bad(x: Item) -> None: ...

@@ -227,16 +227,26 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
         return view(decided, context);
       }),
 
-      /** Runs an approved request of the caller's (single use; the core re-checks the grant). */
+      /**
+       * Runs an approved request of the caller's (single use). The core
+       * resumes it only for the actor who made it, on this gateway's
+       * surface (`asRequester`); anyone else gets APPROVAL_NOT_FOUND and
+       * consumes nothing.
+       */
       resume: base.handler(async ({ input, context, signal }): Promise<GatewayInvokeOutput> => {
         const actor = await actorOf(context);
         const id = readId(input);
-        const request = await guard(() => registry.approvals.get(id));
-        if (request === null || !isRequester(actor, request) || request.surface !== surface) {
-          throw toOrpc(new CapabilityError("APPROVAL_NOT_FOUND", "No approval request with this id is yours to resume."));
-        }
         const { context: ctx, signal: s, trace, requestId, agentId, sessionId } = frameOf(context, actor, signal);
-        return outcome(await guard(() => registry.resume(id, { context: ctx, signal: s, trace, requestId, agentId, sessionId })), context);
+        const resumed = registry.resume(id, {
+          context: ctx,
+          signal: s,
+          trace,
+          requestId,
+          agentId,
+          sessionId,
+          asRequester: { surface, actor },
+        });
+        return outcome(await guard(() => resumed), context);
       }),
     },
   };

@@ -208,19 +208,23 @@ class CapabilityRegistry:
         return run_sync(lambda: self.invoke(id_or_tool_name, input, frame))  # type: ignore[no-any-return]
 
     async def resume(
-        self, request_id: str, frame: Frame | Mapping[str, Any] | None = None
+        self, request_id: str, frame: Frame | Mapping[str, Any] | None = None, *, as_requester: bool = False
     ) -> InvokeOk[Any] | ApprovalRequired:
         """Runs an approved request: consumed once, re-checked against its
         hash, run with the surface and actor recorded at creation (SI-3).
-        ``frame`` contributes trace, request/agent/session ids and context."""
+        ``frame`` contributes trace, request/agent/session ids and context.
+        With ``as_requester=True`` (a caller who may resume only its own
+        requests) the frame's actor must have made the request on the
+        frame's surface; any other request is ``APPROVAL_NOT_FOUND`` and is
+        not consumed."""
         f = _as_frame(frame)
-        inv = self._native.resume(request_id, f)
+        inv = self._native.resume(request_id, f, as_requester)
         return await drive(self, inv, None, None, f)
 
     def resume_sync(
-        self, request_id: str, frame: Frame | Mapping[str, Any] | None = None
+        self, request_id: str, frame: Frame | Mapping[str, Any] | None = None, *, as_requester: bool = False
     ) -> InvokeOk[Any] | ApprovalRequired:
-        return run_sync(lambda: self.resume(request_id, frame))  # type: ignore[no-any-return]
+        return run_sync(lambda: self.resume(request_id, frame, as_requester=as_requester))  # type: ignore[no-any-return]
 
     async def redact_approval_input(self, request: ApprovalRequest, context: Any = None) -> Any:
         """The model-safe view of a request's input for approval UIs, made by
