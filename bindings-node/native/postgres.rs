@@ -195,29 +195,22 @@ pub fn approval_decide_async<'env>(
     approver: Option<String>,
     reason: Option<String>,
 ) -> napi::Result<PromiseRaw<'env, String>> {
-    let (store, must_differ) = registry_call(reg, |r| {
-        Ok((
-            Arc::clone(r.host.store()),
-            r.host.registry().options().approver_must_differ,
-        ))
-    })?;
     let decision = if approve {
         ApprovalDecision::Approve
     } else {
         ApprovalDecision::Reject
     };
+    let decide = registry_call(reg, |r| {
+        Ok(r.host.decide_owned(
+            id,
+            decision,
+            approver,
+            reason,
+            orpc_agent_core::host::unix_now_ms(),
+        ))
+    })?;
     env.spawn_future(async move {
-        let decided = store
-            .decide(
-                &id,
-                decision,
-                approver.as_deref(),
-                reason.as_deref(),
-                orpc_agent_core::host::unix_now_ms(),
-                must_differ,
-            )
-            .await
-            .map_err(|e| to_napi(CapabilityError::from(e)))?;
+        let decided = decide.await.map_err(to_napi)?;
         Ok(json!(decided).to_string())
     })
 }

@@ -287,31 +287,15 @@ pub fn decide_async(
     reason: Option<String>,
 ) -> PyResult<Py<PyAny>> {
     let shared = &reg.get().shared;
-    let store = Arc::clone(shared.host.store());
-    let must_differ = shared.host.registry().options().approver_must_differ;
-    let now = shared.now_ms(py);
     let decision = if approve {
         ApprovalDecision::Approve
     } else {
         ApprovalDecision::Reject
     };
-    spawn(
-        py,
-        async move {
-            store
-                .decide(
-                    &id,
-                    decision,
-                    approver.as_deref(),
-                    reason.as_deref(),
-                    now,
-                    must_differ,
-                )
-                .await
-                .map_err(CapabilityError::from)
-        },
-        |py, r| Ok(request_to_py(py, &r)?.unbind()),
-    )
+    let decided = shared
+        .host
+        .decide_owned(id, decision, approver, reason, shared.now_ms(py));
+    spawn(py, decided, |py, r| Ok(request_to_py(py, &r)?.unbind()))
 }
 
 /// Approve or reject, blocking with the GIL released (any store).
@@ -332,26 +316,15 @@ pub fn decide_blocking(
             .call_method1("decide", (id, approve, approver, reason))?
             .unbind());
     }
-    let must_differ = shared.host.registry().options().approver_must_differ;
-    let now = shared.now_ms(py);
     let decision = if approve {
         ApprovalDecision::Approve
     } else {
         ApprovalDecision::Reject
     };
-    let r = block_on(py, async move {
-        store
-            .decide(
-                &id,
-                decision,
-                approver.as_deref(),
-                reason.as_deref(),
-                now,
-                must_differ,
-            )
-            .await
-            .map_err(CapabilityError::from)
-    })?;
+    let decided = shared
+        .host
+        .decide_owned(id, decision, approver, reason, shared.now_ms(py));
+    let r = block_on(py, decided)?;
     Ok(request_to_py(py, &r)?.unbind())
 }
 

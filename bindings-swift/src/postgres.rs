@@ -133,26 +133,15 @@ impl FfiRegistry {
         reason: Option<String>,
         now_ms: u64,
     ) -> Result<String, FfiError> {
-        let store = store(self);
-        let must_differ = self.host().registry().options().approver_must_differ;
         let decision = if approve {
             ApprovalDecision::Approve
         } else {
             ApprovalDecision::Reject
         };
-        let decided = on_runtime(async move {
-            Ok(store
-                .decide(
-                    &id,
-                    decision,
-                    approver.as_deref(),
-                    reason.as_deref(),
-                    now_ms,
-                    must_differ,
-                )
-                .await?)
-        })
-        .await?;
+        let decide = self
+            .host()
+            .decide_owned(id, decision, approver, reason, now_ms);
+        let decided = on_runtime(decide).await?;
         Ok(json!(decided).to_string())
     }
 }

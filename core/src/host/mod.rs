@@ -314,6 +314,34 @@ impl HostRegistry {
         .map_err(CapabilityError::from)
     }
 
+    /// [`Self::decide`] for any store, stores that wait included: the
+    /// decision with the registry's `approverMustDiffer` rule as an owned
+    /// future (`Send + 'static`) a binding runs on its async runtime.
+    pub fn decide_owned(
+        &self,
+        id: String,
+        decision: ApprovalDecision,
+        approver: Option<String>,
+        reason: Option<String>,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<ApprovalRequest, CapabilityError>> + Send + use<> {
+        let store = Arc::clone(&self.store);
+        let must_differ = self.registry.options().approver_must_differ;
+        async move {
+            store
+                .decide(
+                    &id,
+                    decision,
+                    approver.as_deref(),
+                    reason.as_deref(),
+                    now_ms,
+                    must_differ,
+                )
+                .await
+                .map_err(CapabilityError::from)
+        }
+    }
+
     /// What an approval UI shows of a request's input: as stored, withheld,
     /// or to be redacted by the capability's `redact.approvalInput` with
     /// the request's recorded surface and actor.
