@@ -165,6 +165,22 @@ async fn limit_vectors_through_the_tokio_driver() {
     }
 }
 
+/// A vector's invocation as a binding starts it: the input host-held,
+/// audited.
+fn start_host_held(reg: &Arc<CapabilityRegistry>, case: &Value) -> Invocation {
+    Invocation::start(
+        Arc::clone(reg),
+        case["capability"].as_str().unwrap(),
+        Payload::Host,
+        frame("agent-1"),
+        InvokeOptions {
+            now_ms: 1_000,
+            audit: true,
+            audit_payloads: false,
+        },
+    )
+}
+
 /// As a binding drives it: the raw input stays host-side; the validator
 /// hands the validated input back as JSON, which the machine checks before
 /// any policy, the gate or the handler.
@@ -175,17 +191,7 @@ fn limit_vectors_through_the_machine_with_host_inputs() {
     for c in v["cases"].as_array().unwrap() {
         let name = c["name"].as_str().unwrap();
         let input = generate(&c["generate"]);
-        let mut inv = Invocation::start(
-            Arc::clone(&reg),
-            c["capability"].as_str().unwrap(),
-            Payload::Host,
-            frame("agent-1"),
-            InvokeOptions {
-                now_ms: 1_000,
-                audit: true,
-                audit_payloads: false,
-            },
-        );
+        let mut inv = start_host_held(&reg, c);
         let mut handler_runs = 0;
         let mut finished_stage = None;
         let (o, _) = drive_sync(&mut inv, |step| match step {
@@ -248,17 +254,7 @@ fn limit_vectors_through_the_machine_with_raw_input_measured_by_the_host() {
     for c in v["cases"].as_array().unwrap() {
         let name = c["name"].as_str().unwrap();
         let input = generate(&c["generate"]);
-        let mut inv = Invocation::start(
-            Arc::clone(&reg),
-            c["capability"].as_str().unwrap(),
-            Payload::Host,
-            frame("agent-1"),
-            InvokeOptions {
-                now_ms: 1_000,
-                audit: true,
-                audit_payloads: false,
-            },
-        );
+        let mut inv = start_host_held(&reg, c);
         let mut meter = limits::Meter::new();
         let verdict = measure(&input, 1, &mut meter).map_err(|l| meter.error(l));
         inv.answer_input_limits(verdict);
