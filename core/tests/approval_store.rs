@@ -605,3 +605,84 @@ async fn list_pages_are_clamped_on_both_stores() {
         assert_eq!(big[..default_page.len()], default_page[..]);
     }
 }
+
+/// The memory store keeps a finished request for its retention window
+/// (a replay is told CONSUMED), then drops it at a sweep (a replay is
+/// NOT_FOUND — never a second run); pending and approved requests stay,
+/// and the per-actor pending count stays right.
+#[tokio::test]
+async fn memory_store_drops_finished_requests_after_retention() {
+    use orpc_agent_core::approval::MEMORY_SWEEP_EVERY as SWEEP_EVERY;
+    let store = MemoryApprovalStore::new().with_retention_ms(1_000);
+    let consumed = request_at("a.b", Some("alice"), 0, 100);
+    store.create(&consumed).await.unwrap();
+    store
+        .decide(
+            &consumed.id,
+            Decision::Approve,
+            Some("bob"),
+            None,
+            10,
+            false,
+        )
+        .await
+        .unwrap();
+    store.consume(&consumed.id, 20).await.unwrap().unwrap();
+    let rejected = request_at("a.b", Some("alice"), 0, 100);
+    store.create(&rejected).await.unwrap();
+    store
+        .decide(&rejected.id, Decision::Reject, Some("bob"), None, 10, false)
+        .await
+        .unwrap();
+    let expired = request_at("a.b", Some("carol"), 0, 100);
+    store.create(&expired).await.unwrap();
+    let approved_late = request_at("a.b", Some("dave"), 0, 10_000_000);
+    store.create(&approved_late).await.unwrap();
+    store
+        .decide(
+            &approved_late.id,
+            Decision::Approve,
+            Some("bob"),
+            None,
+            10,
+            false,
+        )
+        .await
+        .unwrap();
+    // Within the window: kept, and a replay is told what happened.
+    assert_eq!(
+        store.consume(&consumed.id, 500).await.unwrap().unwrap_err(),
+        ConsumeRefusal::AlreadyConsumed
+    );
+    // Long after: the next sweep drops the three finished ones.
+    let later = 5_000;
+    for i in 0..SWEEP_EVERY - 4 {
+        store
+            .create(&request_at("a.b", Some(&format!("u{i}")), later, 60_000))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        store.len(),
+        SWEEP_EVERY - 3,
+        "three finished requests dropped"
+    );
+    for id in [&consumed.id, &rejected.id, &expired.id] {
+        assert!(store.get(id).await.unwrap().is_none());
+    }
+    assert_eq!(
+        store
+            .consume(&consumed.id, later)
+            .await
+            .unwrap()
+            .unwrap_err(),
+        ConsumeRefusal::NotFound
+    );
+    let kept = store.get(&approved_late.id).await.unwrap().unwrap();
+    assert_eq!(kept.effective_status(later), EffectiveStatus::Approved);
+    // carol's expired request no longer counts against her.
+    store
+        .create(&request_at("a.b", Some("carol"), later, 60_000))
+        .await
+        .unwrap();
+}

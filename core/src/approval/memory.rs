@@ -1,21 +1,35 @@
 //! The in-memory store: for tests, examples and single-process hosts that
 //! accept losing pending approvals on restart. One mutex makes every
 //! operation atomic; nothing awaits while it is held.
+//!
+//! Retention: a finished request (consumed, rejected, expired) is kept for
+//! [`MEMORY_RETENTION_MS`] after it could last have been used — its expiry or its
+//! decision, whichever is later — so a replay in that window is told
+//! APPROVAL_CONSUMED (or REJECTED/EXPIRED); after it, the request is
+//! dropped and a replay is APPROVAL_NOT_FOUND — never a second run. The
+//! sweep runs every [`MEMORY_SWEEP_EVERY`] creations, so memory stays bounded by
+//! the rate of requests, not the process's lifetime.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
     ApprovalRequest, ApprovalStatus, ApprovalStore, BoxFuture, ConsumeRefusal, Decision,
-    ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError, apply_decision, check_consume,
-    check_new,
+    EffectiveStatus, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError, apply_decision,
+    check_consume, check_new,
 };
+
+/// How long a finished request is kept (24 hours), see the module doc.
+pub const MEMORY_RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
+/// Creations between two retention sweeps.
+pub const MEMORY_SWEEP_EVERY: usize = 1024;
 
 /// Approval requests in a `HashMap` behind a mutex.
 #[derive(Debug)]
 pub struct MemoryApprovalStore {
     state: Mutex<State>,
     max_pending_per_actor: usize,
+    retention_ms: u64,
 }
 
 #[derive(Debug, Default)]
@@ -26,9 +40,35 @@ struct State {
     /// ones without scanning every request: `create` stays cheap however
     /// many decided requests the store holds.
     pending: HashMap<Option<String>, BTreeSet<(u64, String)>>,
+    /// Creations since the last retention sweep.
+    created_since_sweep: usize,
 }
 
 impl State {
+    /// Drops the requests finished more than `retention_ms` before `now_ms`.
+    fn sweep(&mut self, now_ms: u64, retention_ms: u64) {
+        self.created_since_sweep = 0;
+        let gone: Vec<ApprovalRequest> = self
+            .requests
+            .values()
+            .filter(|r| {
+                let finished = matches!(
+                    r.effective_status(now_ms),
+                    EffectiveStatus::Consumed
+                        | EffectiveStatus::Rejected
+                        | EffectiveStatus::Expired
+                );
+                let last_use = r.expires_at_ms.max(r.decided_at_ms.unwrap_or(0));
+                finished && last_use.saturating_add(retention_ms) <= now_ms
+            })
+            .cloned()
+            .collect();
+        for r in &gone {
+            self.unpend(r);
+            self.requests.remove(&r.id);
+        }
+    }
+
     fn unpend(&mut self, req: &ApprovalRequest) {
         let actor = req.actor.id.clone();
         if let Some(set) = self.pending.get_mut(&actor) {
@@ -52,7 +92,24 @@ impl MemoryApprovalStore {
         MemoryApprovalStore {
             state: Mutex::new(State::default()),
             max_pending_per_actor: MAX_PENDING_PER_ACTOR,
+            retention_ms: MEMORY_RETENTION_MS,
         }
+    }
+
+    /// Changes how long finished requests are kept (tests use a short one).
+    pub fn with_retention_ms(mut self, retention_ms: u64) -> MemoryApprovalStore {
+        self.retention_ms = retention_ms;
+        self
+    }
+
+    /// How many requests the store holds, finished ones included.
+    pub fn len(&self) -> usize {
+        self.lock().requests.len()
+    }
+
+    /// Whether the store holds no request.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Changes the per-actor pending limit (tests use a small one).
@@ -91,6 +148,10 @@ impl MemoryApprovalStore {
             .or_default()
             .insert((req.expires_at_ms, req.id.clone()));
         state.requests.insert(req.id.clone(), req.clone());
+        state.created_since_sweep += 1;
+        if state.created_since_sweep >= MEMORY_SWEEP_EVERY {
+            state.sweep(req.created_at_ms, self.retention_ms);
+        }
         Ok(())
     }
 

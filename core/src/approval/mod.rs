@@ -19,7 +19,7 @@ mod memory;
 pub mod postgres;
 mod sqlite;
 
-pub use memory::MemoryApprovalStore;
+pub use memory::{MEMORY_RETENTION_MS, MEMORY_SWEEP_EVERY, MemoryApprovalStore};
 #[cfg(feature = "postgres")]
 pub use postgres::{
     PG_SCHEMA_VERSION, PgClock, PostgresApprovalStore, PostgresOptions, PostgresTls,
