@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use orpc_agent_core::host::{HostRegistry, StoreOp};
+use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
+use orpc_agent_core::pipeline::driver::AuditSink;
 use orpc_agent_core::pipeline::progress::ProgressChecker;
 use orpc_agent_core::pipeline::{Decision, PolicyScope};
 use orpc_agent_core::{
@@ -111,6 +113,7 @@ impl From<FfiDecision> for Decision {
 #[derive(uniffi::Object)]
 pub struct FfiInvocation {
     host: Arc<HostRegistry>,
+    audit: AuditRoute,
     inv: Mutex<Invocation>,
     /// The clock reading store steps use until Swift sends a newer one.
     now_ms: Mutex<u64>,
@@ -129,20 +132,53 @@ pub struct ProgressReport {
     pub total: Option<u64>,
 }
 
+/// Where an invocation's audit records go: the registry's PostgreSQL sink
+/// (queued from Rust, never waiting) and/or Swift's subscriber. Audit steps
+/// reach Swift only when it has a subscriber.
+pub(crate) struct AuditRoute {
+    pub(crate) sink: Option<Arc<PostgresAuditSink>>,
+    pub(crate) to_swift: bool,
+}
+
+impl AuditRoute {
+    /// `HostRegistry::advance`, then the audit steps Swift need not see.
+    fn advance(&self, host: &HostRegistry, inv: &mut Invocation, now_ms: u64) -> u8 {
+        loop {
+            let kind = host.advance(inv, now_ms);
+            if kind != StepKind::Audit {
+                return kind.as_u8();
+            }
+            if let (Some(sink), Step::Audit(record)) = (&self.sink, inv.step()) {
+                AuditSink::record(&**sink, record);
+            }
+            if self.to_swift {
+                return kind.as_u8();
+            }
+            let _ = inv.answer(Answer::Audited);
+        }
+    }
+}
+
 fn panic_error() -> CapabilityError {
     CapabilityError::new(ErrorCode::Internal, "The agent runtime failed internally.")
 }
 
 impl FfiInvocation {
-    pub(crate) fn new(host: Arc<HostRegistry>, inv: Invocation, now_ms: u64) -> Arc<Self> {
+    pub(crate) fn new(
+        host: Arc<HostRegistry>,
+        inv: Invocation,
+        now_ms: u64,
+        audit: AuditRoute,
+    ) -> Arc<Self> {
         let this = FfiInvocation {
             host,
+            audit,
             inv: Mutex::new(inv),
             now_ms: Mutex::new(now_ms),
             panicked: AtomicBool::new(false),
             progress: Mutex::new(ProgressChecker::new()),
         };
-        this.run_core(|inv, host| host.advance(inv, now_ms).as_u8());
+        this.run_core(|inv, host, audit| audit.advance(host, inv, now_ms));
         Arc::new(this)
     }
 
@@ -165,11 +201,11 @@ impl FfiInvocation {
     /// step kind for Swift.
     fn answer(&self, answer: Answer, now_ms: Option<u64>) -> u8 {
         let now = self.clock(now_ms);
-        self.run_core(move |inv, host| {
+        self.run_core(move |inv, host, audit| {
             // An out-of-turn answer ends the machine in Done(INTERNAL); the
             // returned kind (Done) and the outcome report it.
             let _ = inv.answer(answer);
-            host.advance(inv, now).as_u8()
+            audit.advance(host, inv, now)
         })
     }
 
@@ -187,12 +223,12 @@ impl FfiInvocation {
 
     /// Runs core code on the invocation, catching a panic: the invocation
     /// then reports `Done` and an INTERNAL outcome.
-    fn run_core(&self, f: impl FnOnce(&mut Invocation, &HostRegistry) -> u8) -> u8 {
+    fn run_core(&self, f: impl FnOnce(&mut Invocation, &HostRegistry, &AuditRoute) -> u8) -> u8 {
         if self.panicked.load(Ordering::Relaxed) {
             return StepKind::Done.as_u8();
         }
         let mut inv = self.lock();
-        match catch_unwind(AssertUnwindSafe(|| f(&mut inv, &self.host))) {
+        match catch_unwind(AssertUnwindSafe(|| f(&mut inv, &self.host, &self.audit))) {
             Ok(kind) => kind,
             Err(_) => {
                 self.panicked.store(true, Ordering::Relaxed);

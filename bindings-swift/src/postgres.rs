@@ -16,7 +16,7 @@ use orpc_agent_core::CapabilityError;
 use orpc_agent_core::approval::{ApprovalStore, Decision as ApprovalDecision};
 use orpc_agent_core::host::{
     BuildError, HostRegistry, list_filter_from_json, next_cursor, open_postgres,
-    postgres_options_from_json,
+    open_postgres_audit, postgres_options_from_json,
 };
 use orpc_agent_core::pipeline::{Answer, StepKind};
 use serde_json::json;
@@ -80,6 +80,59 @@ pub async fn open_postgres_registry(
         },
     )?;
     Ok(FfiRegistry::from_host(host, audit, audit_payloads))
+}
+
+/// The PostgreSQL audit sink's counters.
+#[derive(Debug, uniffi::Record)]
+pub struct FfiAuditStats {
+    /// Records written to the database.
+    pub written: u64,
+    /// Records dropped because the queue was full.
+    pub dropped: u64,
+    /// Records the database refused or could not take, after retries.
+    pub failed: u64,
+}
+
+#[uniffi::export]
+impl FfiRegistry {
+    /// Connects a PostgreSQL audit sink (its own small pool, migrations
+    /// applied) and sends every audit record of this registry's later
+    /// invocations to it, from Rust, never waiting (a full queue drops and
+    /// counts). Once per registry. `options_json` is
+    /// `core::host::postgres_options_from_json`'s input (`null`: defaults).
+    pub async fn attach_postgres_audit(
+        &self,
+        url: String,
+        options_json: String,
+    ) -> Result<(), FfiError> {
+        let (pg, queue) = postgres_options_from_json(&parse_json(&options_json)?)?;
+        let sink = on_runtime(async move { open_postgres_audit(&url, pg, queue).await }).await?;
+        self.pg_audit
+            .set(sink)
+            .map_err(|_| FfiError::from(internal("this registry already has an audit sink")))
+    }
+
+    /// The audit sink's counters, or `None` without one.
+    pub fn audit_stats(&self) -> Option<FfiAuditStats> {
+        self.pg_audit.get().map(|s| FfiAuditStats {
+            written: s.written(),
+            dropped: s.dropped(),
+            failed: s.failed(),
+        })
+    }
+
+    /// Waits until every record queued so far is written (or counted as
+    /// failed); returns at once without a sink. Call before exit: queued
+    /// records are lost when the process ends.
+    pub async fn audit_flush(&self) {
+        if let Some(sink) = self.pg_audit.get().cloned() {
+            let _ = on_runtime(async move {
+                sink.flush().await;
+                Ok(())
+            })
+            .await;
+        }
+    }
 }
 
 #[uniffi::export]

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use orpc_agent_core::approval::Decision as ApprovalDecision;
 use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
 use orpc_agent_core::pipeline::ApprovalInputView;
+use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
 use orpc_agent_core::{Invocation, InvokeOptions, Payload, Surface};
+
+use crate::invocation::AuditRoute;
 
 use crate::convert::{frame, parse_json};
 use crate::invocation::FfiInvocation;
@@ -28,8 +31,12 @@ pub struct FfiApprovalView {
 #[derive(uniffi::Object)]
 pub struct FfiRegistry {
     host: Arc<HostRegistry>,
+    /// Swift has an audit subscriber: audit steps go to Swift.
     audit: bool,
     audit_payloads: bool,
+    /// The PostgreSQL audit sink (`attach_postgres_audit`): records are
+    /// queued to it from Rust, with or without a Swift subscriber.
+    pub(crate) pg_audit: std::sync::OnceLock<Arc<PostgresAuditSink>>,
 }
 
 impl FfiRegistry {
@@ -43,7 +50,16 @@ impl FfiRegistry {
             host: Arc::new(host),
             audit,
             audit_payloads,
+            pg_audit: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Where this registry's audit records go, for a new invocation.
+    fn audit_route(&self) -> AuditRoute {
+        AuditRoute {
+            sink: self.pg_audit.get().cloned(),
+            to_swift: self.audit,
+        }
     }
 
     pub(crate) fn host(&self) -> &HostRegistry {
@@ -79,11 +95,7 @@ impl FfiRegistry {
             BuildError::Invalid(r) => FfiError::from(r),
             BuildError::Setup(c) => FfiError::from(c),
         })?;
-        Ok(Arc::new(FfiRegistry {
-            host: Arc::new(host),
-            audit,
-            audit_payloads,
-        }))
+        Ok(FfiRegistry::from_host(host, audit, audit_payloads))
     }
 
     /// Capability ids in registry order: position = capability index.
@@ -129,7 +141,12 @@ impl FfiRegistry {
         if let Some(text) = input_json {
             inv.answer_input_limits(orpc_agent_core::limits::check_serialized(&text));
         }
-        Ok(FfiInvocation::new(Arc::clone(&self.host), inv, now_ms))
+        Ok(FfiInvocation::new(
+            Arc::clone(&self.host),
+            inv,
+            now_ms,
+            self.audit_route(),
+        ))
     }
 
     /// Like `start`, by id or adapter tool name (an unknown name ends in
@@ -153,7 +170,12 @@ impl FfiRegistry {
         if let Some(text) = input_json {
             inv.answer_input_limits(orpc_agent_core::limits::check_serialized(&text));
         }
-        Ok(FfiInvocation::new(Arc::clone(&self.host), inv, now_ms))
+        Ok(FfiInvocation::new(
+            Arc::clone(&self.host),
+            inv,
+            now_ms,
+            self.audit_route(),
+        ))
     }
 
     /// Resumes an approved request (stage 7, then 9–14 with the recorded
@@ -172,7 +194,12 @@ impl FfiRegistry {
             frame,
             self.options(now_ms),
         );
-        Ok(FfiInvocation::new(Arc::clone(&self.host), inv, now_ms))
+        Ok(FfiInvocation::new(
+            Arc::clone(&self.host),
+            inv,
+            now_ms,
+            self.audit_route(),
+        ))
     }
 
     /// One approval request as JSON, or `None`.
@@ -273,7 +300,7 @@ impl FfiRegistry {
     fn options(&self, now_ms: u64) -> InvokeOptions {
         InvokeOptions {
             now_ms,
-            audit: self.audit,
+            audit: self.audit || self.pg_audit.get().is_some(),
             audit_payloads: self.audit_payloads,
         }
     }

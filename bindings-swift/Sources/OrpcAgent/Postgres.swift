@@ -1,6 +1,22 @@
 import Foundation
 import OrpcAgentFFI
 
+/// Where audit records are written besides the `audit` subscriber.
+public enum AuditSinkConfig: Sendable {
+    /// A PostgreSQL table (`orpc_audit`), written in batches in the
+    /// background; `options` as for `ApprovalStoreConfig.postgres`, plus
+    /// `auditQueue` (records held while the database is slow; beyond it
+    /// records are dropped and counted).
+    case postgres(url: String, options: JSONValue? = nil)
+}
+
+/// The audit sink's counters.
+public struct AuditSinkStats: Sendable, Equatable {
+    public let written: UInt64
+    public let dropped: UInt64
+    public let failed: UInt64
+}
+
 /// One page of approval requests and where the next starts (`nil`: this
 /// was the last page; pass it as `ApprovalFilter.cursor`).
 public struct ApprovalPage: Sendable {
@@ -21,8 +37,34 @@ extension CapabilityRegistry {
     public static func connect(
         capabilities: [Capability], options: RegistryOptions = RegistryOptions()
     ) async throws -> CapabilityRegistry {
+        let registry = try await connectStore(capabilities: capabilities, options: options)
+        if case .postgres(let url, let sinkOptions) = options.auditSink {
+            do {
+                try await registry.core.attachPostgresAudit(url: url, optionsJson: (sinkOptions ?? .null).jsonText)
+            } catch { throw liftError(error) }
+        }
+        return registry
+    }
+
+    /// The PostgreSQL audit sink's counters, or `nil` without one.
+    public func auditStats() -> AuditSinkStats? {
+        core.auditStats().map { AuditSinkStats(written: $0.written, dropped: $0.dropped, failed: $0.failed) }
+    }
+
+    /// Waits until every audit record queued so far is written (or counted
+    /// as failed). Call before the process exits: queued records are lost
+    /// with it.
+    public func flushAudit() async {
+        await core.auditFlush()
+    }
+
+    private static func connectStore(
+        capabilities: [Capability], options: RegistryOptions
+    ) async throws -> CapabilityRegistry {
         guard case .postgres(let url, let pgOptions) = options.approvalStore else {
-            return try CapabilityRegistry(capabilities: capabilities, options: options)
+            var local = options
+            local.auditSink = nil  // attached by `connect` once built
+            return try CapabilityRegistry(capabilities: capabilities, options: local)
         }
         let missing = capabilities.flatMap(\.missingHooks)
         let core: FfiRegistry

@@ -14,6 +14,10 @@ public struct RegistryOptions: Sendable {
     public var audit: (@Sendable (AuditRecord) -> Void)?
     /// Finished records carry the (redacted) output.
     public var auditPayloads: Bool
+    /// Also write every audit record to PostgreSQL (open the registry with
+    /// `CapabilityRegistry.connect`); works with any approval store and
+    /// with or without `audit`.
+    public var auditSink: AuditSinkConfig?
     /// The time source for deadlines, backoff and approval expiry.
     public var clock: any AgentClock
     /// Options read from a declaration file (`{defaults, policies,
@@ -23,8 +27,9 @@ public struct RegistryOptions: Sendable {
     public init(
         defaults: JSONValue? = nil, policies: [Policy] = [], approverMustDiffer: Bool? = nil,
         approvalStore: ApprovalStoreConfig = .memory, audit: (@Sendable (AuditRecord) -> Void)? = nil,
-        auditPayloads: Bool = false, clock: any AgentClock = SystemClock()
+        auditPayloads: Bool = false, clock: any AgentClock = SystemClock(), auditSink: AuditSinkConfig? = nil
     ) {
+        self.auditSink = auditSink
         self.defaults = defaults
         self.policies = policies
         self.approverMustDiffer = approverMustDiffer
@@ -69,6 +74,9 @@ public final class CapabilityRegistry: @unchecked Sendable {
     /// listing every problem (SI-4), or a `CapabilityError` for a store
     /// that cannot be opened.
     public convenience init(capabilities: [Capability], options: RegistryOptions = RegistryOptions()) throws {
+        if options.auditSink != nil {
+            throw CapabilityError(.internal, "a registry with an audit sink is opened with `CapabilityRegistry.connect` (asynchronous)")
+        }
         let decls = JSONValue.array(capabilities.map(\.declaration)).jsonText
         let missing = capabilities.flatMap(\.missingHooks)
         var built: FfiRegistry?

@@ -1387,6 +1387,27 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func approvalsPageAsync(filterJson: String) async throws  -> String
     
     /**
+     * Connects a PostgreSQL audit sink (its own small pool, migrations
+     * applied) and sends every audit record of this registry's later
+     * invocations to it, from Rust, never waiting (a full queue drops and
+     * counts). Once per registry. `options_json` is
+     * `core::host::postgres_options_from_json`'s input (`null`: defaults).
+     */
+    func attachPostgresAudit(url: String, optionsJson: String) async throws 
+    
+    /**
+     * Waits until every record queued so far is written (or counted as
+     * failed); returns at once without a sink. Call before exit: queued
+     * records are lost when the process ends.
+     */
+    func auditFlush() async 
+    
+    /**
+     * The audit sink's counters, or `None` without one.
+     */
+    func auditStats()  -> FfiAuditStats?
+    
+    /**
      * Approve or reject with the registry's `approverMustDiffer` rule;
      * the decided request as JSON.
      */
@@ -1576,6 +1597,63 @@ open func approvalsPageAsync(filterJson: String)async throws  -> String  {
             liftFunc: FfiConverterString.lift,
             errorHandler: FfiConverterTypeFfiError_lift
         )
+}
+    
+    /**
+     * Connects a PostgreSQL audit sink (its own small pool, migrations
+     * applied) and sends every audit record of this registry's later
+     * invocations to it, from Rust, never waiting (a full queue drops and
+     * counts). Once per registry. `options_json` is
+     * `core::host::postgres_options_from_json`'s input (`null`: defaults).
+     */
+open func attachPostgresAudit(url: String, optionsJson: String)async throws   {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_orpc_agent_swift_fn_method_ffiregistry_attach_postgres_audit(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(url),FfiConverterString.lower(optionsJson)
+                )
+            },
+            pollFunc: ffi_orpc_agent_swift_rust_future_poll_void,
+            completeFunc: ffi_orpc_agent_swift_rust_future_complete_void,
+            freeFunc: ffi_orpc_agent_swift_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: FfiConverterTypeFfiError_lift
+        )
+}
+    
+    /**
+     * Waits until every record queued so far is written (or counted as
+     * failed); returns at once without a sink. Call before exit: queued
+     * records are lost when the process ends.
+     */
+open func auditFlush()async   {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_orpc_agent_swift_fn_method_ffiregistry_audit_flush(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_orpc_agent_swift_rust_future_poll_void,
+            completeFunc: ffi_orpc_agent_swift_rust_future_complete_void,
+            freeFunc: ffi_orpc_agent_swift_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: nil
+            
+        )
+}
+    
+    /**
+     * The audit sink's counters, or `None` without one.
+     */
+open func auditStats() -> FfiAuditStats?  {
+    return try!  FfiConverterOptionTypeFfiAuditStats.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiregistry_audit_stats(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
 }
     
     /**
@@ -1896,6 +1974,85 @@ public func FfiConverterTypeFfiApprovalView_lift(_ buf: RustBuffer) throws -> Ff
 #endif
 public func FfiConverterTypeFfiApprovalView_lower(_ value: FfiApprovalView) -> RustBuffer {
     return FfiConverterTypeFfiApprovalView.lower(value)
+}
+
+
+/**
+ * The PostgreSQL audit sink's counters.
+ */
+public struct FfiAuditStats: Equatable, Hashable {
+    /**
+     * Records written to the database.
+     */
+    public var written: UInt64
+    /**
+     * Records dropped because the queue was full.
+     */
+    public var dropped: UInt64
+    /**
+     * Records the database refused or could not take, after retries.
+     */
+    public var failed: UInt64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Records written to the database.
+         */written: UInt64, 
+        /**
+         * Records dropped because the queue was full.
+         */dropped: UInt64, 
+        /**
+         * Records the database refused or could not take, after retries.
+         */failed: UInt64) {
+        self.written = written
+        self.dropped = dropped
+        self.failed = failed
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiAuditStats: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiAuditStats: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiAuditStats {
+        return
+            try FfiAuditStats(
+                written: FfiConverterUInt64.read(from: &buf), 
+                dropped: FfiConverterUInt64.read(from: &buf), 
+                failed: FfiConverterUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiAuditStats, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.written, into: &buf)
+        FfiConverterUInt64.write(value.dropped, into: &buf)
+        FfiConverterUInt64.write(value.failed, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiAuditStats_lift(_ buf: RustBuffer) throws -> FfiAuditStats {
+    return try FfiConverterTypeFfiAuditStats.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiAuditStats_lower(_ value: FfiAuditStats) -> RustBuffer {
+    return FfiConverterTypeFfiAuditStats.lower(value)
 }
 
 
@@ -2524,6 +2681,30 @@ fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeFfiAuditStats: FfiConverterRustBuffer {
+    typealias SwiftType = FfiAuditStats?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeFfiAuditStats.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeFfiAuditStats.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeFfiErrorInfo: FfiConverterRustBuffer {
     typealias SwiftType = FfiErrorInfo?
 
@@ -2888,6 +3069,15 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals_page_async() != 10877) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_attach_postgres_audit() != 18138) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_audit_flush() != 12195) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_audit_stats() != 57732) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide_async() != 28592) {

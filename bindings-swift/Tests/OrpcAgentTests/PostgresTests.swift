@@ -38,6 +38,36 @@ final class PostgresTests: XCTestCase {
             options: RegistryOptions(approverMustDiffer: true, approvalStore: .postgres(url: try url())))
     }
 
+    /// The PostgreSQL audit sink, on a SQLite-backed registry with no Swift
+    /// subscriber (records go from Rust), then with one (both get them).
+    func testAuditRecordsAreWrittenToPostgres() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orpc-audit-\(UUID().uuidString).db").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let echo = Capability(
+            "echo.say",
+            meta: AgentMeta(description: "Echo.", expose: [.mcp: true], sideEffect: .none, risk: .low)
+        ) { (v: JSONValue, _) in v }
+        let quiet = try await CapabilityRegistry.connect(
+            capabilities: [echo],
+            options: RegistryOptions(approvalStore: .sqlite(path: path), auditSink: .postgres(url: try url())))
+        for i in 0..<5 {
+            let _: Outcome<JSONValue> = try await quiet.invoke("echo.say", input: JSONValue.int(Int64(i)), frame: Frame(surface: .mcp))
+        }
+        await quiet.flushAudit()
+        XCTAssertEqual(quiet.auditStats(), AuditSinkStats(written: 10, dropped: 0, failed: 0), "started + finished per call")
+
+        let seen = Locked(0)
+        let both = try await CapabilityRegistry.connect(
+            capabilities: [echo],
+            options: RegistryOptions(audit: { _ in seen.with { $0 += 1 } }, auditSink: .postgres(url: try url())))
+        let _: Outcome<JSONValue> = try await both.invoke("echo.say", input: JSONValue.string("hi"), frame: Frame(surface: .mcp))
+        await both.flushAudit()
+        XCTAssertEqual(both.auditStats()?.written, 2)
+        XCTAssertEqual(seen.with { $0 }, 2)
+
+        XCTAssertThrowsError(try CapabilityRegistry(capabilities: [echo], options: RegistryOptions(auditSink: .postgres(url: "postgres://x"))))
+    }
+
     func testCreatePageApproveResumeOnceAndRaceTwenty() async throws {
         let calls = Locked(0)
         let reg = try await registry(calls)
