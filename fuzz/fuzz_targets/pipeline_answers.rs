@@ -7,7 +7,10 @@
 //!   gate stopped (no approved write runs twice, none runs unapproved);
 //! * a capability with an output redactor never returns, audits or
 //!   reports the unredacted output (SI-10): the handler's output carries a
-//!   sentinel no redactor answer does.
+//!   sentinel no redactor answer does;
+//! * an input-limits verdict (`answer_input_limits`, what the bindings
+//!   send before the first step) never changes a finished invocation, and
+//!   a call refused by it never reaches the handler.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
@@ -111,6 +114,8 @@ enum Ans {
     Audited,
     /// The answer the current step expects, built to fit.
     Fitting(Val, u8),
+    /// Not an answer: the host's input-limits verdict (over a limit or not).
+    Limits(bool),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -209,7 +214,7 @@ fn build(a: &Ans, inv: &Invocation) -> Answer {
         Ans::OutputExported(v) => {
             Answer::OutputExported(v.redacted().as_json().cloned().unwrap_or(Value::Null))
         }
-        Ans::Audited => Answer::Audited,
+        Ans::Audited | Ans::Limits(_) => Answer::Audited,
         Ans::Fitting(v, d) => fitting(inv, &cap, v, d),
     }
 }
@@ -245,6 +250,11 @@ fn fitting(inv: &Invocation, cap: &str, v: Val, d: u8) -> Answer {
         }
         StepKind::Audit | StepKind::Done => Answer::Audited,
     }
+}
+
+/// An input nested one level past the depth limit.
+fn too_deep() -> Value {
+    (0..=orpc_agent_core::limits::MAX_INPUT_DEPTH).fold(Value::Null, |v, _| json!([v]))
 }
 
 fn contains_sentinel(v: &Value) -> bool {
@@ -288,6 +298,17 @@ fuzz_target!(|case: Case| {
     let mut gated = false;
     let mut last_outcome: Option<String> = None;
     for a in &case.answers {
+        // Not an answer: the step does not move, so it is not inspected
+        // (the checks below count one handler run per step shown).
+        if let Ans::Limits(over) = *a {
+            let verdict = if over {
+                orpc_agent_core::limits::check(&too_deep())
+            } else {
+                Ok(())
+            };
+            inv.answer_input_limits(verdict);
+            continue;
+        }
         // What the machine shows never carries the unredacted output.
         match inv.step() {
             Step::Audit(record) => {
@@ -346,6 +367,9 @@ fuzz_target!(|case: Case| {
                     "error message leaks: {}",
                     e.message
                 );
+                if e.code == ErrorCode::LimitExceeded {
+                    assert_eq!(handler_runs, 0, "an over-limit input reached the handler");
+                }
             }
             _ => {}
         }
