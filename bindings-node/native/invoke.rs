@@ -111,20 +111,35 @@ fn frame_of(surface: u32, frame_json: Option<String>) -> Result<Arc<Frame>, Capa
     }
 }
 
-/// Registers a started invocation and returns its first step. `input_text`
-/// is the raw input as the façade serialized it (`JSON.stringify`), checked
-/// against the input limits before any step (`None`: a resume, or an input
-/// with no JSON text — a BigInt or a cycle can only come from in-process
-/// code, never from a transport).
-fn started(
-    r: &mut Registry,
-    mut inv: Invocation,
+/// Starts capability `index` with the raw input held by JavaScript.
+/// `input_text` is that input as the façade serialized it
+/// (`JSON.stringify`), measured by the core against the input limits and
+/// applied before stage 4 (`None`: the input has no JSON text — a BigInt
+/// or a cycle, which only in-process code can hand over).
+fn start_host_input(
+    r: &Registry,
+    capability: u32,
+    frame: Arc<Frame>,
     input_text: Option<&str>,
-    now_ms: u64,
-) -> Result<f64, CapabilityError> {
-    if let Some(text) = input_text {
-        inv.answer_input_limits(orpc_agent_core::limits::check_serialized(text));
+    now: f64,
+) -> Invocation {
+    let registry = Arc::clone(r.host.registry());
+    match input_text {
+        Some(text) => Invocation::start_index_measured(
+            registry,
+            capability,
+            frame,
+            options(r, now),
+            orpc_agent_core::limits::check_serialized(text),
+        ),
+        None => {
+            Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now))
+        }
     }
+}
+
+/// Registers a started invocation and returns its first step.
+fn started(r: &mut Registry, inv: Invocation, now_ms: u64) -> Result<f64, CapabilityError> {
     let h = r.invocations.insert(inv);
     let first = next(r, h, now_ms)?;
     let kind = (first % 16.0) as u32;
@@ -146,10 +161,8 @@ pub fn start_in(
 ) -> Result<f64, CapabilityError> {
     with_registry(reg, |r| {
         let frame = frame_of(surface, frame_json)?;
-        let registry = std::sync::Arc::clone(r.host.registry());
-        let inv =
-            Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now));
-        started(r, inv, input_text, ms(now))
+        let inv = start_host_input(r, capability, frame, input_text, now);
+        started(r, inv, ms(now))
     })
 }
 
@@ -167,10 +180,8 @@ pub fn start_actor_in(
             id: Some(actor_id),
             ..Actor::default()
         });
-        let registry = std::sync::Arc::clone(r.host.registry());
-        let inv =
-            Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now));
-        started(r, inv, input_text, ms(now))
+        let inv = start_host_input(r, capability, Arc::new(frame), input_text, now);
+        started(r, inv, ms(now))
     })
 }
 
@@ -212,9 +223,18 @@ pub fn invoke_start_name(
 ) -> napi::Result<f64> {
     registry_call(reg, |r| {
         let frame = frame_of(surface, frame_json)?;
-        let registry = std::sync::Arc::clone(r.host.registry());
-        let inv = Invocation::start(registry, &name, Payload::Host, frame, options(r, now));
-        started(r, inv, input_text.as_deref(), ms(now))
+        let registry = Arc::clone(r.host.registry());
+        let inv = match input_text {
+            Some(text) => Invocation::start_measured(
+                registry,
+                &name,
+                frame,
+                options(r, now),
+                orpc_agent_core::limits::check_serialized(&text),
+            ),
+            None => Invocation::start(registry, &name, Payload::Host, frame, options(r, now)),
+        };
+        started(r, inv, ms(now))
     })
 }
 
@@ -238,7 +258,7 @@ pub fn resume_start(
         } else {
             Invocation::resume(registry, &approval_id, frame, options(r, now))
         };
-        started(r, inv, None, ms(now))
+        started(r, inv, ms(now))
     })
 }
 

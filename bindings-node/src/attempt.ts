@@ -69,7 +69,12 @@ class ProcedureOptions {
   }
 }
 
-/** A middleware's options: the procedure options and its `next`. */
+/**
+ * A middleware's options: the procedure options and its `next`. Here
+ * `signal` and `progress` are also *own* (enumerable) accessors, because
+ * oRPC's own `decorateMiddleware().concat()` passes the next middleware
+ * `{...options, next}`, and a spread copies only own properties.
+ */
 class MiddlewareOptions extends ProcedureOptions {
   constructor(
     context: unknown,
@@ -81,6 +86,10 @@ class MiddlewareOptions extends ProcedureOptions {
     readonly next: (nextOptions?: { context?: Record<string, unknown> }) => Promise<{ output: unknown; context: unknown }>,
   ) {
     super(context, input, errors, path, procedure, attempt);
+    Object.defineProperties(this, {
+      signal: { get: () => attempt.signal(), enumerable: true },
+      progress: { get: () => attempt.progress(), enumerable: true },
+    });
   }
 }
 
@@ -239,6 +248,9 @@ export class Attempt implements Timed {
 
   /** The deadline passed (called by the registry's `Deadlines`). */
   expire(): void {
+    // The caller aborted first (in a turn whose end has not come yet, so no
+    // listener heard it): CANCELLED, as an eager listener would have said.
+    if (this.callerSignal?.aborted) return this.cancelled();
     if (!this.#settle()) return;
     this.#abort(deadlineReason());
     this.#answer(1, undefined);

@@ -132,6 +132,9 @@ function needsJson(frame: Frame, surface: number | undefined): boolean {
   );
 }
 
+/** JSON nested deeper than any input may be (see `rawInputText`). */
+const TOO_DEEP_TEXT = "[".repeat(SHORT_INPUT_TEXT) + "]".repeat(SHORT_INPUT_TEXT);
+
 /**
  * The raw input's JSON text for the core's input limits, or `undefined`
  * when it has none (`undefined` itself, a BigInt, a cycle: values only
@@ -141,8 +144,11 @@ function rawInputText(input: unknown): string | undefined {
   let text: string | undefined;
   try {
     text = JSON.stringify(input);
-  } catch {
-    return undefined;
+  } catch (e) {
+    // A RangeError: nested deeper (or larger) than JSON.stringify can go,
+    // so past every limit — the core is handed a stand-in it refuses as too
+    // deep. A TypeError (a BigInt, a cycle) is an in-process value.
+    return e instanceof RangeError ? TOO_DEEP_TEXT : undefined;
   }
   // Text this short cannot exceed a limit (the core says how short): it
   // need not cross.

@@ -117,6 +117,22 @@ test("middlewares and handlers get the options oRPC's own call() gives them", as
   assert.deepEqual(extras.slice(0, 2), [[true, "function"], [true, "function"]]);
 });
 
+test("middlewares combined with oRPC's concat() still get signal and progress", async () => {
+  const seen = [];
+  const first = os.middleware(async ({ next }) => next());
+  const second = os.middleware(async (options) => {
+    seen.push([options.signal instanceof AbortSignal, typeof options.progress]);
+    return options.next();
+  });
+  const probe = base
+    .use(first.concat(second))
+    .meta({ agent: { description: "Probe.", expose: { direct: true }, sideEffect: "none", risk: "low" } })
+    .handler(async () => "ok");
+  const registry = await createCapabilityRegistry({ probe });
+  assert.deepEqual(await registry.invoke("probe", {}, { surface: "direct" }), { status: "ok", output: "ok" });
+  assert.deepEqual(seen, [[true, "function"]]);
+});
+
 test("any Standard Schema validator works at stage 4", async () => {
   const registry = await createCapabilityRegistry(router);
   assert.deepEqual(await registry.invoke("math.half", { n: 8 }, { surface: "direct" }), { status: "ok", output: 4 });

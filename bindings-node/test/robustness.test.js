@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { getEventListeners } from "node:events";
 import { os } from "@orpc/server";
 import * as z from "zod";
 
@@ -106,6 +107,34 @@ test("the caller's abort cancels a handler that never reads its signal, in the s
   // Not aborted: the output, with no listener left on the caller's signal.
   const never = new AbortController();
   assert.deepEqual(await registry.invoke("quick", {}, { surface: "direct", signal: never.signal }), { status: "ok", output: 2 });
+  const hung = registry.invoke("deaf", {}, { surface: "direct", signal: never.signal });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(getEventListeners(never.signal, "abort").length, 1, "listening once the handler outlived its turn");
+  never.abort();
+  assert.equal((await hung.catch((x) => x)).code, "CANCELLED");
+  assert.equal(getEventListeners(never.signal, "abort").length, 0, "no listener left");
+});
+
+test("an abort that comes before a deadline that passes in the same turn is CANCELLED, not TIMEOUT", async () => {
+  const registry = await createCapabilityRegistry({
+    hang: base.meta({ agent: agent({ timeoutMs: 1 }) }).handler(() => new Promise(() => {})),
+  });
+  const ac = new AbortController();
+  const p = registry.invoke("hang", {}, { surface: "direct", signal: ac.signal });
+  ac.abort();
+  const until = Date.now() + 5;
+  while (Date.now() < until); // the deadline passes before the loop turns
+  assert.equal((await p.catch((x) => x)).code, "CANCELLED");
+});
+
+test("inputs nested deeper than JSON.stringify can go are LIMIT_EXCEEDED, not unmeasured", async () => {
+  let runs = 0;
+  const registry = await createCapabilityRegistry({ raw: base.meta({ agent: agent() }).handler(async () => ++runs) });
+  const deep = JSON.parse("[".repeat(200_000) + "]".repeat(200_000));
+  const e = await registry.invoke("raw", deep, { surface: "direct" }).catch((x) => x);
+  assert.equal(e.code, "LIMIT_EXCEEDED");
+  assert.equal(e.details.limit, "depth");
+  assert.equal(runs, 0);
 });
 
 test("an actor crosses as an id alone or as JSON, and the core records the same actor", async () => {

@@ -14,14 +14,17 @@
 //! validated as usual. Dict keys that are not strings count as empty
 //! strings.
 //!
-//! It runs on every call, so it reads containers through the C API with
-//! *borrowed* references (no reference-count traffic, which doubled its
-//! cost through pyo3's owning iterators). That is sound because no Python
-//! code runs during the walk — only C functions that do not call back
-//! (type checks, `PyDict_Next`, `PyUnicode_AsUTF8AndSize`,
-//! `PyLong_AsLongLong`/`PyNumber_ToBase` on ints, `PyFloat_AsDouble` on
-//! floats) — so, with the GIL held, nothing can mutate a container while
-//! it is walked. This module and `eager.rs` are the crate's only `unsafe`.
+//! It runs on every call, so it reads containers through the C API
+//! (`PyDict_Next`, `PyList_GetItem`) rather than pyo3's iterators, taking a
+//! strong reference to each key, value and item at once: nothing it walks
+//! can be freed under it, even if an allocation here starts a garbage
+//! collection whose finalizers mutate a container (Python 3.10 and 3.11
+//! collect synchronously). No call here runs Python code by itself:
+//! ints are read with `PyLong_AsLongLongAndOverflow` (no exception) and
+//! `PyNumber_ToBase`, strings with `PyUnicode_AsUTF8AndSize`, or encoded
+//! with `surrogatepass` when they hold lone surrogates (which
+//! `json.loads` produces). This module and `eager.rs` are the crate's only
+//! `unsafe`.
 #![allow(unsafe_code)]
 
 use orpc_agent_core::CapabilityError;
@@ -37,16 +40,38 @@ pub fn measure(input: &Bound<'_, PyAny>) -> Result<(), CapabilityError> {
     walk(input, 1, &mut meter).map_err(|l| meter.error(l))
 }
 
-/// A string's UTF-8 text without copying it; `None` when it has none
-/// (lone surrogates: left to the validator).
-fn text<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a str> {
-    s.to_str().ok()
+/// A string (a value, or a key when `key`): its UTF-8 text without
+/// copying it; one with lone surrogates, which has none, through its
+/// `surrogatepass` encoding (each surrogate counted as the 3 bytes of a
+/// replacement character).
+fn string(s: &Bound<'_, PyString>, meter: &mut Meter, key: bool) -> Result<(), Limit> {
+    let report = |meter: &mut Meter, t: &str| if key { meter.key(t) } else { meter.string(t) };
+    if let Ok(t) = s.to_str() {
+        return report(meter, t);
+    }
+    let _ = PyErr::take(s.py()); // the UnicodeEncodeError of `to_str`
+    // SAFETY: `s` is a live str and the GIL is held; the C codec allocates
+    // a new bytes object (or fails with an exception, taken below).
+    let encoded = unsafe {
+        ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr())
+    };
+    if encoded.is_null() {
+        let _ = PyErr::take(s.py());
+        return report(meter, "");
+    }
+    // SAFETY: a new, non-null reference (above).
+    let encoded = unsafe { Bound::from_owned_ptr(s.py(), encoded) };
+    let bytes = encoded
+        .cast::<pyo3::types::PyBytes>()
+        .map(|b| b.as_bytes())
+        .unwrap_or_default();
+    report(meter, &String::from_utf8_lossy(bytes))
 }
 
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), Limit> {
     let py = obj.py();
     if let Ok(s) = obj.cast::<PyString>() {
-        return text(s).map_or(Ok(()), |t| meter.string(t));
+        return string(s, meter, false);
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         // The meter refuses a container past the depth limit before the
@@ -55,15 +80,19 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), L
         let mut pos: ffi::Py_ssize_t = 0;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
         let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-        // SAFETY: `d` is a live dict and the GIL is held (`py`). PyDict_Next
-        // hands out borrowed references, valid while the dict is not
-        // mutated; nothing in this walk runs Python code (module doc), so
-        // nothing can mutate it before they are dropped, within this loop.
+        // SAFETY: `d` is a live dict (we hold a reference) and the GIL is
+        // held. PyDict_Next hands out borrowed references, made strong at
+        // once, before any other call into Python.
         while unsafe { ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
             // SAFETY: non-null borrowed references from PyDict_Next (above).
-            let (k, v) = unsafe { (Borrowed::from_ptr(py, key), Borrowed::from_ptr(py, value)) };
+            let (k, v) = unsafe {
+                (
+                    Bound::from_borrowed_ptr(py, key),
+                    Bound::from_borrowed_ptr(py, value),
+                )
+            };
             match k.cast::<PyString>() {
-                Ok(s) => meter.key(text(&s).unwrap_or(""))?,
+                Ok(s) => string(s, meter, true)?,
                 Err(_) => meter.key("")?,
             }
             walk(&v, depth + 1, meter)?;
@@ -88,15 +117,8 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), L
     }
     if let Ok(l) = obj.cast::<PyList>() {
         meter.array(depth, l.len())?;
-        for i in 0..l.len() {
-            // SAFETY: i < len of a live list that nothing mutates during the
-            // walk (module doc); PyList_GetItem returns a borrowed reference.
-            let item = unsafe { ffi::PyList_GetItem(l.as_ptr(), i as ffi::Py_ssize_t) };
-            if item.is_null() {
-                break;
-            }
-            // SAFETY: a non-null borrowed reference (above).
-            walk(&*unsafe { Borrowed::from_ptr(py, item) }, depth + 1, meter)?;
+        for item in l.iter() {
+            walk(&item, depth + 1, meter)?;
         }
         return Ok(());
     }
@@ -112,10 +134,15 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), L
 /// An int, by its decimal length, read from its value (never through
 /// `__str__`, which a subclass could override with Python code).
 fn integer(obj: &Bound<'_, PyAny>, meter: &mut Meter) -> Result<(), Limit> {
+    let mut overflow: std::os::raw::c_int = 0;
     // SAFETY: `obj` is a live int (PyLong_Check passed) and the GIL is
-    // held; PyLong_AsLongLong reads the stored value without calling Python.
-    let small = unsafe { ffi::PyLong_AsLongLong(obj.as_ptr()) };
-    if !(small == -1 && PyErr::take(obj.py()).is_some()) {
+    // held; this reads the stored value and reports overflow without an
+    // exception.
+    let small = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj.as_ptr(), &mut overflow) };
+    if overflow == 0 {
+        if small == -1 {
+            let _ = PyErr::take(obj.py()); // none expected for an int
+        }
         return meter.integer(small);
     }
     // Beyond 64 bits: its decimal length from its hexadecimal text

@@ -8,9 +8,10 @@ use std::sync::{Arc, OnceLock};
 
 use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
 use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
-use orpc_agent_core::pipeline::{ApprovalInputView, InvokeOptions, Payload, StepKind};
+use orpc_agent_core::pipeline::{ApprovalInputView, InvokeOptions, StepKind};
 use orpc_agent_core::{CapabilityError, Invocation as CoreInvocation, Surface};
 use pyo3::exceptions::PyValueError;
+use pyo3::gc::{PyTraverseError, PyVisit};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use serde_json::Value;
@@ -35,7 +36,7 @@ pub(crate) struct Shared {
     pub(crate) host: HostRegistry,
     /// A Python callable returning unix milliseconds (tests drive a virtual
     /// clock through it); `None` reads the system clock here, in Rust.
-    clock: Option<Py<PyAny>>,
+    pub(crate) clock: Option<Py<PyAny>>,
     /// Receives each audit record as a dict, synchronously.
     pub(crate) audit: Option<Py<PyAny>>,
     audit_payloads: bool,
@@ -178,14 +179,13 @@ impl NativeRegistry {
         input: &Bound<'_, PyAny>,
     ) -> PyResult<(Invocation, u8)> {
         let opts = self.shared.options(py);
-        let mut inv = CoreInvocation::start_index(
+        let inv = CoreInvocation::start_index_measured(
             Arc::clone(self.shared.host.registry()),
             index,
-            Payload::Host,
             Arc::clone(&frame.core),
             opts,
+            limits::measure(input),
         );
-        inv.answer_input_limits(limits::measure(input));
         let mut inv = Invocation::new(Arc::clone(&self.shared), inv, false);
         let kind = inv.first_step(py)?;
         Ok((inv, kind))
@@ -230,6 +230,19 @@ impl NativeRegistry {
         self.run_fast(py, index, frame, validate, handler, input)
     }
 
+    /// What this object holds of Python, for the garbage collector: the
+    /// fast-path callables, the audit subscriber and the clock. A handler
+    /// or subscriber that refers back to its registry makes a cycle only
+    /// the collector can free (and with it the store's connections).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(paths) = self.fast_paths.get() {
+            visit.call(paths)?;
+        }
+        visit.call(&self.shared.audit)?;
+        visit.call(&self.shared.clock)?;
+        Ok(())
+    }
+
     /// Sets the names `invoke_fast` resolves (once):
     /// `{name: (index, validate | None, eager handler | None)}`.
     fn set_fast_paths(&self, paths: Bound<'_, PyDict>) -> PyResult<()> {
@@ -248,14 +261,13 @@ impl NativeRegistry {
         input: &Bound<'_, PyAny>,
     ) -> Invocation {
         let opts = self.shared.options(py);
-        let mut inv = CoreInvocation::start(
+        let inv = CoreInvocation::start_measured(
             Arc::clone(self.shared.host.registry()),
             name,
-            Payload::Host,
             Arc::clone(&frame.core),
             opts,
+            limits::measure(input),
         );
-        inv.answer_input_limits(limits::measure(input));
         Invocation::new(Arc::clone(&self.shared), inv, false)
     }
 

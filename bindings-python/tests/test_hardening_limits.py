@@ -174,3 +174,21 @@ async def test_numbers_are_measured_by_value_never_through_python_code() -> None
     with pytest.raises(LimitExceededError) as info:
         await registry.invoke("n.in", {"v": [10**1000] * 1100}, frame)
     assert info.value.details["limit"] == "inputBytes"
+
+
+async def test_strings_with_lone_surrogates_are_measured() -> None:
+    """``json.loads`` makes strings with lone surrogates (no UTF-8 form):
+    they are measured through their ``surrogatepass`` bytes, not skipped."""
+
+    async def echo(value: Any) -> int:
+        return 1
+
+    registry = create_capability_registry([define_capability(echo, id="s.in", meta={**V["capabilities"]["docs.write"]["meta"]}, input=None)])
+    frame = Frame(V["surface"], actor={"id": "a1"})
+    long_bad = json.loads('"' + "\\ud800" * 30_000 + '"')  # 90 000 bytes as surrogatepass
+    with pytest.raises(LimitExceededError) as info:
+        await registry.invoke("s.in", {"s": long_bad}, frame)
+    assert info.value.details["limit"] == "stringBytes"
+    with pytest.raises(LimitExceededError):
+        await registry.invoke("s.in", {long_bad: 1}, frame)
+    assert isinstance(await registry.invoke("s.in", {"s": json.loads('"a\\ud800b"')}, frame), InvokeOk)

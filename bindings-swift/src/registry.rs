@@ -131,16 +131,20 @@ impl FfiRegistry {
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
         let frame = frame(surface, frame_json.as_deref())?;
-        let mut inv = Invocation::start_index(
-            Arc::clone(self.host.registry()),
-            capability_index,
-            Payload::Host,
-            frame,
-            self.options(now_ms),
-        );
-        if let Some(text) = input_json {
-            inv.answer_input_limits(orpc_agent_core::limits::check_serialized(&text));
-        }
+        let registry = Arc::clone(self.host.registry());
+        let options = self.options(now_ms);
+        let inv = match input_json {
+            Some(text) => Invocation::start_index_measured(
+                registry,
+                capability_index,
+                frame,
+                options,
+                orpc_agent_core::limits::check_serialized(&text),
+            ),
+            None => {
+                Invocation::start_index(registry, capability_index, Payload::Host, frame, options)
+            }
+        };
         Ok(FfiInvocation::new(
             Arc::clone(&self.host),
             inv,
@@ -160,16 +164,18 @@ impl FfiRegistry {
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
         let frame = frame(surface, frame_json.as_deref())?;
-        let mut inv = Invocation::start(
-            Arc::clone(self.host.registry()),
-            &id_or_tool_name,
-            Payload::Host,
-            frame,
-            self.options(now_ms),
-        );
-        if let Some(text) = input_json {
-            inv.answer_input_limits(orpc_agent_core::limits::check_serialized(&text));
-        }
+        let registry = Arc::clone(self.host.registry());
+        let options = self.options(now_ms);
+        let inv = match input_json {
+            Some(text) => Invocation::start_measured(
+                registry,
+                &id_or_tool_name,
+                frame,
+                options,
+                orpc_agent_core::limits::check_serialized(&text),
+            ),
+            None => Invocation::start(registry, &id_or_tool_name, Payload::Host, frame, options),
+        };
         Ok(FfiInvocation::new(
             Arc::clone(&self.host),
             inv,

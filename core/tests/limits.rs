@@ -244,97 +244,109 @@ fn measure(v: &Value, depth: usize, m: &mut limits::Meter) -> Result<(), limits:
 }
 
 /// As the bindings drive it now: the raw input stays host-side and the
-/// host measures it (`Meter`) and answers `answer_input_limits` before the
-/// first step; an over-limit input is refused before the validator runs,
-/// and exposure still comes first (SI-8).
+/// host measures it (`Meter`) before the start (`start_measured`); an
+/// over-limit input is refused when stage 4 begins — before the validator,
+/// any policy or the handler, with audit on or off — and exposure still
+/// comes first (SI-8).
 #[test]
 fn limit_vectors_through_the_machine_with_raw_input_measured_by_the_host() {
     let v = vectors();
     let reg = registry(&v);
-    for c in v["cases"].as_array().unwrap() {
-        let name = c["name"].as_str().unwrap();
-        let input = generate(&c["generate"]);
-        let mut inv = start_host_held(&reg, c);
-        let mut meter = limits::Meter::new();
-        let verdict = measure(&input, 1, &mut meter).map_err(|l| meter.error(l));
-        inv.answer_input_limits(verdict);
-        let mut validator_runs = 0;
-        let mut handler_runs = 0;
-        let mut audited = Vec::new();
-        let (o, _) = drive_sync(&mut inv, |step| match step {
-            Step::ValidateInput { .. } => {
-                validator_runs += 1;
-                Answer::InputValid(Payload::Host)
-            }
-            Step::ExportInput => Answer::InputExported(input.clone()),
-            Step::RunHandler { .. } => {
-                handler_runs += 1;
-                Answer::HandlerOk {
-                    output: Payload::Host,
-                    now_ms: 1_001,
-                }
-            }
-            Step::Audit(r) => {
-                audited.push((r.event, r.stage));
-                Answer::Audited
-            }
-            s => permissive(s),
-        });
-        check_outcome(name, &o, &c["expect"]);
-        assert_eq!(handler_runs, c["handlerCalls"].as_u64().unwrap(), "{name}");
-        if c["expect"]["code"] == "LIMIT_EXCEEDED" {
-            assert_eq!(validator_runs, 0, "{name}: the validator saw the input");
-            assert_eq!(
-                audited,
-                vec![(
-                    orpc_agent_core::pipeline::AuditEvent::Finished,
-                    Stage::ValidateInput
-                )],
-                "{name}"
+    for audit in [true, false] {
+        for c in v["cases"].as_array().unwrap() {
+            let name = c["name"].as_str().unwrap();
+            let input = generate(&c["generate"]);
+            let mut meter = limits::Meter::new();
+            let verdict = measure(&input, 1, &mut meter).map_err(|l| meter.error(l));
+            let mut inv = Invocation::start_measured(
+                Arc::clone(&reg),
+                c["capability"].as_str().unwrap(),
+                frame("agent-1"),
+                InvokeOptions {
+                    now_ms: 1_000,
+                    audit,
+                    audit_payloads: false,
+                },
+                verdict,
             );
+            let mut validator_runs = 0;
+            let mut handler_runs = 0;
+            let mut audited = Vec::new();
+            let (o, _) = drive_sync(&mut inv, |step| match step {
+                Step::ValidateInput { .. } => {
+                    validator_runs += 1;
+                    Answer::InputValid(Payload::Host)
+                }
+                Step::ExportInput => Answer::InputExported(input.clone()),
+                Step::RunHandler { .. } => {
+                    handler_runs += 1;
+                    Answer::HandlerOk {
+                        output: Payload::Host,
+                        now_ms: 1_001,
+                    }
+                }
+                Step::Audit(r) => {
+                    audited.push((r.event, r.stage));
+                    Answer::Audited
+                }
+                s => permissive(s),
+            });
+            check_outcome(name, &o, &c["expect"]);
+            assert_eq!(handler_runs, c["handlerCalls"].as_u64().unwrap(), "{name}");
+            if c["expect"]["code"] == "LIMIT_EXCEEDED" {
+                assert_eq!(validator_runs, 0, "{name}: the validator saw the input");
+                let expected = if audit {
+                    vec![(
+                        orpc_agent_core::pipeline::AuditEvent::Finished,
+                        Stage::ValidateInput,
+                    )]
+                } else {
+                    vec![]
+                };
+                assert_eq!(audited, expected, "{name}");
+            }
         }
     }
 }
 
-/// The verdict is ignored where it must not change anything: after the
-/// invocation failed (exposure first), and once the handler ran.
+/// A capability whose first host step would be the handler (no validator,
+/// no policy, no approval, audit off) and one behind a denying policy:
+/// the limits verdict still comes first.
 #[test]
-fn a_late_or_misplaced_limits_verdict_changes_nothing() {
-    let reg =
-        pipeline_support::registry(json!([{"id": "a.b", "meta": meta(&["mcp"])}]), Value::Null);
+fn the_limits_verdict_precedes_the_handler_and_every_policy() {
+    let reg = pipeline_support::registry(
+        json!([
+            {"id": "a.raw", "meta": meta(&["mcp"])},
+            {"id": "a.denied", "meta": with(meta(&["mcp"]), json!({"policies": [{"name": "no", "decision": "deny"}]}))}
+        ]),
+        Value::Null,
+    );
     let over = || Err(limits::check(&generate(&json!({"depth": 65}))).unwrap_err());
-    // Not exposed on `direct`: NOT_FOUND stays NOT_FOUND.
-    let mut hidden = Invocation::start(
+    for id in ["a.raw", "a.denied"] {
+        let mut inv = Invocation::start_measured(
+            Arc::clone(&reg),
+            id,
+            frame("u"),
+            InvokeOptions::at(0),
+            over(),
+        );
+        let (o, kinds) = drive_sync(&mut inv, permissive);
+        assert_eq!(error_of(&o).code, ErrorCode::LimitExceeded, "{id}");
+        assert!(
+            !kinds.contains(&orpc_agent_core::StepKind::RunHandler),
+            "{id}: {kinds:?}"
+        );
+    }
+    // Not exposed on `direct`: NOT_FOUND stays NOT_FOUND (SI-8).
+    let mut hidden = Invocation::start_measured(
         Arc::clone(&reg),
-        "a.b",
-        Payload::Host,
+        "a.raw",
         Frame::new(Surface::Direct),
         InvokeOptions::at(0),
+        over(),
     );
-    hidden.answer_input_limits(over());
     let (o, _) = drive_sync(&mut hidden, permissive);
     assert_eq!(error_of(&o).code, ErrorCode::NotFound);
-    // Once the handler ran, a verdict cannot take the outcome back.
-    let mut ran = Invocation::start(
-        Arc::clone(&reg),
-        "a.b",
-        Payload::Host,
-        frame("u"),
-        InvokeOptions::at(0),
-    );
-    let mut stepped = false;
-    let (o, _) = drive_sync(&mut ran, |step| match step {
-        Step::RunHandler { .. } if !stepped => {
-            stepped = true;
-            Answer::HandlerOk {
-                output: Payload::Json(json!(1)),
-                now_ms: 1,
-            }
-        }
-        s => permissive(s),
-    });
-    ran.answer_input_limits(over());
-    assert!(matches!(o, Outcome::Ok(_)), "{o:?}");
 }
 
 /// An input the host exports (for a predicate or the approval hash) is
@@ -403,6 +415,36 @@ fn check_serialized_agrees_with_the_full_check() {
             &t[..t.len().min(60)]
         );
     }
+}
+
+/// JavaScript's `JSON.stringify` writes lone surrogates as `\ud800`
+/// escapes, which serde refuses; `check_serialized` still measures such
+/// text, and leaves `\\ud800` (an escaped backslash) alone.
+#[test]
+fn check_serialized_measures_text_with_lone_surrogate_escapes() {
+    let lone = "\\ud800";
+    assert!(limits::check_json_text(&format!("\"{lone}\"")).is_err());
+    let long = format!("{{\"s\":\"{}\"}}", lone.repeat(30_000));
+    let e = limits::check_serialized(&long).unwrap_err();
+    assert_eq!(e.details.unwrap()["limit"], "stringBytes");
+    let deep = format!("{}\"{lone}\"{}", "[".repeat(70), "]".repeat(70));
+    assert_eq!(
+        limits::check_serialized(&deep)
+            .unwrap_err()
+            .details
+            .unwrap()["limit"],
+        "depth"
+    );
+    let fine = format!("{{\"s\":\"a{lone}b\",\"t\":\"{}\"}}", "x".repeat(100));
+    assert!(limits::check_serialized(&fine).is_ok());
+    // An escaped backslash followed by `ud800` is ordinary text.
+    let not_escape = format!("[\"\\\\ud800\", {}]", "[0],".repeat(70) + "0");
+    assert_eq!(
+        limits::check_serialized(&not_escape).map_err(|e| e.code),
+        limits::check_json_text(&not_escape)
+            .map(drop)
+            .map_err(|e| e.code)
+    );
 }
 
 #[test]

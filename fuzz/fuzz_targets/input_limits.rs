@@ -13,7 +13,10 @@ use orpc_agent_core::limits::{self, MAX_INPUT_BYTES};
 
 fuzz_target!(|text: &str| {
     let full = limits::check_json_text(text);
-    if full.as_ref().map_or_else(|e| e.code == ErrorCode::LimitExceeded, |_| true) {
+    if full
+        .as_ref()
+        .map_or_else(|e| e.code == ErrorCode::LimitExceeded, |_| true)
+    {
         let short = limits::check_serialized(text);
         assert_eq!(
             full.as_ref().map(drop).map_err(|e| e.details.clone()),

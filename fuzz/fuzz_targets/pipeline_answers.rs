@@ -8,9 +8,8 @@
 //! * a capability with an output redactor never returns, audits or
 //!   reports the unredacted output (SI-10): the handler's output carries a
 //!   sentinel no redactor answer does;
-//! * an input-limits verdict (`answer_input_limits`, what the bindings
-//!   send before the first step) never changes a finished invocation, and
-//!   a call refused by it never reaches the handler.
+//! * a call started with an over-limit verdict (`start_measured`, what the
+//!   bindings do) never reaches the handler.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
@@ -114,8 +113,6 @@ enum Ans {
     Audited,
     /// The answer the current step expects, built to fit.
     Fitting(Val, u8),
-    /// Not an answer: the host's input-limits verdict (over a limit or not).
-    Limits(bool),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -127,6 +124,9 @@ struct Case {
     audit: bool,
     audit_payloads: bool,
     resume: bool,
+    /// Started as the bindings start a host-held input: with the host's
+    /// input-limits verdict (over a limit or not).
+    measured: Option<bool>,
     answers: Vec<Ans>,
 }
 
@@ -214,7 +214,7 @@ fn build(a: &Ans, inv: &Invocation) -> Answer {
         Ans::OutputExported(v) => {
             Answer::OutputExported(v.redacted().as_json().cloned().unwrap_or(Value::Null))
         }
-        Ans::Audited | Ans::Limits(_) => Answer::Audited,
+        Ans::Audited => Answer::Audited,
         Ans::Fitting(v, d) => fitting(inv, &cap, v, d),
     }
 }
@@ -275,8 +275,27 @@ fuzz_target!(|case: Case| {
         audit: case.audit,
         audit_payloads: case.audit_payloads,
     };
+    let verdict = |over: bool| {
+        if over {
+            orpc_agent_core::limits::check(&too_deep())
+        } else {
+            Ok(())
+        }
+    };
     let mut inv = if case.resume {
         Invocation::resume(Arc::clone(registry), "apr_fuzz", frame, opts)
+    } else if let Some(over) = case.measured {
+        if case.by_index {
+            Invocation::start_index_measured(
+                Arc::clone(registry),
+                cap.index,
+                frame,
+                opts,
+                verdict(over),
+            )
+        } else {
+            Invocation::start_measured(Arc::clone(registry), &cap.id, frame, opts, verdict(over))
+        }
     } else if case.by_index {
         Invocation::start_index(
             Arc::clone(registry),
@@ -298,17 +317,6 @@ fuzz_target!(|case: Case| {
     let mut gated = false;
     let mut last_outcome: Option<String> = None;
     for a in &case.answers {
-        // Not an answer: the step does not move, so it is not inspected
-        // (the checks below count one handler run per step shown).
-        if let Ans::Limits(over) = *a {
-            let verdict = if over {
-                orpc_agent_core::limits::check(&too_deep())
-            } else {
-                Ok(())
-            };
-            inv.answer_input_limits(verdict);
-            continue;
-        }
         // What the machine shows never carries the unredacted output.
         match inv.step() {
             Step::Audit(record) => {

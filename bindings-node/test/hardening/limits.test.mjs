@@ -159,6 +159,15 @@ describe("input limits on every path into the pipeline", () => {
     assert.deepEqual(await registry.invoke("raw.take", cyclic, { surface: "direct" }), { status: "ok", output: "object" });
   });
 
+  it("lone surrogates (which JSON.stringify escapes and serde refuses) are still measured", async () => {
+    let runs = 0;
+    const registry = await createCapabilityRegistry({ raw: { take: agentProcedure(os).meta({ agent: meta }).handler(async () => ++runs) } });
+    const settled = await settle(registry.invoke("raw.take", { s: "\ud800".repeat(30_000) }, { surface: "direct" }));
+    check("surrogates", settled, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "stringBytes", max: 65536 } });
+    assert.deepEqual(await registry.invoke("raw.take", { s: "a\ud800b".repeat(100) }, { surface: "direct" }), { status: "ok", output: 1 });
+    assert.equal(runs, 1);
+  });
+
   it("an unexposed capability is NOT_FOUND, whatever the input's size (SI-8)", async () => {
     const registry = await createCapabilityRegistry({ raw: { take: agentProcedure(os).meta({ agent: { ...meta, expose: { mcp: true } } }).handler(async () => 1) } });
     const settled = await settle(registry.invoke("raw.take", generate({ depth: 65 }), { surface: "direct" }));

@@ -124,6 +124,9 @@ pub struct Invocation {
     resume_id: Option<String>,
     /// A resume limited to the requester ([`Self::resume_by_requester`]).
     requester: Option<crate::approval::Requester>,
+    /// The host's input-limits verdict on a raw input it holds
+    /// ([`Self::start_measured`]), applied when stage 4 begins.
+    host_limits: Option<Result<(), CapabilityError>>,
     /// The input as the host gave it, replaced by the validated one.
     input: Payload,
     /// The validated input as JSON, when the host exported it.
@@ -163,6 +166,7 @@ impl Invocation {
             now_ms: opts.now_ms,
             resume_id: None,
             requester: None,
+            host_limits: None,
             input,
             input_json: None,
             input_checked: false,
@@ -188,7 +192,43 @@ impl Invocation {
         frame: impl Into<Arc<Frame>>,
         opts: InvokeOptions,
     ) -> Invocation {
-        let mut inv = Invocation::blank(registry, frame.into(), input, opts, Stage::Resolve);
+        Invocation::started_at_index(registry, capability_index, input, None, frame.into(), opts)
+    }
+
+    /// [`Self::start_index`] for a raw input the host holds and measured
+    /// itself against the input limits before the start — walking its own
+    /// values through [`crate::limits::Meter`], or with
+    /// [`crate::limits::check_serialized`] on its JSON text. An over-limit
+    /// verdict ends the invocation when stage 4 begins, with the limit's
+    /// error, audited, before any validator, policy, store or handler sees
+    /// the input; exposure still comes first (SI-8).
+    pub fn start_index_measured(
+        registry: Arc<CapabilityRegistry>,
+        capability_index: u32,
+        frame: impl Into<Arc<Frame>>,
+        opts: InvokeOptions,
+        limits: Result<(), CapabilityError>,
+    ) -> Invocation {
+        Invocation::started_at_index(
+            registry,
+            capability_index,
+            Payload::Host,
+            Some(limits),
+            frame.into(),
+            opts,
+        )
+    }
+
+    fn started_at_index(
+        registry: Arc<CapabilityRegistry>,
+        capability_index: u32,
+        input: Payload,
+        host_limits: Option<Result<(), CapabilityError>>,
+        frame: Arc<Frame>,
+        opts: InvokeOptions,
+    ) -> Invocation {
+        let mut inv = Invocation::blank(registry, frame, input, opts, Stage::Resolve);
+        inv.host_limits = host_limits;
         let Some(cap) = inv.registry.get(capability_index) else {
             inv.fail(not_found(""));
             return inv;
@@ -217,32 +257,6 @@ impl Invocation {
         crate::limits::check(input)
     }
 
-    /// The input limits verdict on a raw input the host holds
-    /// ([`Payload::Host`]), measured by the host before it performs the
-    /// first step — with [`crate::limits::Meter`] over its own values, or
-    /// [`crate::limits::check_json_text`] on JSON it received. An
-    /// over-limit verdict ends the invocation at stage 4 with the limit's
-    /// error, audited, before any validator, policy, store or handler sees
-    /// the input (the pipeline already did so for JSON inputs). Ignored
-    /// once the input was checked, on a resumed call (its stored input was
-    /// checked when the request was made), once a handler ran, and after
-    /// the invocation failed (exposure comes first, SI-8).
-    pub fn answer_input_limits(&mut self, verdict: Result<(), CapabilityError>) {
-        let finished = matches!(
-            self.state,
-            State::Done(_)
-                | State::Vacant
-                | State::Audit {
-                    then: AfterAudit::Finish(_),
-                    ..
-                }
-        );
-        if self.input_checked || self.resume_id.is_some() || self.attempts > 0 || finished {
-            return;
-        }
-        let _ = self.limits_passed(verdict);
-    }
-
     /// Records a limits verdict; `false` when the invocation failed with
     /// LIMIT_EXCEEDED (audited at stage 4, before any hook saw the input).
     fn limits_passed(&mut self, verdict: Result<(), CapabilityError>) -> bool {
@@ -267,7 +281,38 @@ impl Invocation {
         frame: impl Into<Arc<Frame>>,
         opts: InvokeOptions,
     ) -> Invocation {
-        let mut inv = Invocation::blank(registry, frame.into(), input, opts, Stage::Resolve);
+        Invocation::started(registry, id_or_tool_name, input, None, frame.into(), opts)
+    }
+
+    /// [`Self::start`] for a raw input the host holds and measured itself
+    /// (see [`Self::start_index_measured`]).
+    pub fn start_measured(
+        registry: Arc<CapabilityRegistry>,
+        id_or_tool_name: &str,
+        frame: impl Into<Arc<Frame>>,
+        opts: InvokeOptions,
+        limits: Result<(), CapabilityError>,
+    ) -> Invocation {
+        Invocation::started(
+            registry,
+            id_or_tool_name,
+            Payload::Host,
+            Some(limits),
+            frame.into(),
+            opts,
+        )
+    }
+
+    fn started(
+        registry: Arc<CapabilityRegistry>,
+        id_or_tool_name: &str,
+        input: Payload,
+        host_limits: Option<Result<(), CapabilityError>>,
+        frame: Arc<Frame>,
+        opts: InvokeOptions,
+    ) -> Invocation {
+        let mut inv = Invocation::blank(registry, frame, input, opts, Stage::Resolve);
+        inv.host_limits = host_limits;
         if opts.audit {
             inv.requested = Some(requested_for_audit(id_or_tool_name));
         }
@@ -640,6 +685,11 @@ impl Invocation {
 
     fn enter_input_validation(&mut self) {
         self.stage = Stage::ValidateInput;
+        if let Some(verdict) = self.host_limits.take()
+            && !self.limits_passed(verdict)
+        {
+            return;
+        }
         if let Payload::Json(v) = &self.input {
             let verdict = self.check_limits(v);
             if !self.limits_passed(verdict) {
