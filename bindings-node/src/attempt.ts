@@ -67,13 +67,16 @@ class ProcedureOptions {
   get progress(): ReportProgress {
     return this.#attempt.progress();
   }
+
 }
 
 /**
- * A middleware's options: the procedure options and its `next`. Here
- * `signal` and `progress` are also *own* (enumerable) accessors, because
- * oRPC's own `decorateMiddleware().concat()` passes the next middleware
- * `{...options, next}`, and a spread copies only own properties.
+ * A middleware's options: the procedure options and its `next`. Middlewares
+ * composed with oRPC's `concat()` receive `{...options, next}`, a spread,
+ * which does not copy the prototype's `signal` and `progress`: they see
+ * them undefined, as in oRPC's own `call()` without a signal; the rest of
+ * the chain and the handler still get both. (Own accessors on every
+ * instance cost a quarter of the governed call; see docs/decisions.md.)
  */
 class MiddlewareOptions extends ProcedureOptions {
   constructor(
@@ -86,10 +89,6 @@ class MiddlewareOptions extends ProcedureOptions {
     readonly next: (nextOptions?: { context?: Record<string, unknown> }) => Promise<{ output: unknown; context: unknown }>,
   ) {
     super(context, input, errors, path, procedure, attempt);
-    Object.defineProperties(this, {
-      signal: { get: () => attempt.signal(), enumerable: true },
-      progress: { get: () => attempt.progress(), enumerable: true },
-    });
   }
 }
 

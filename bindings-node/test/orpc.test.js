@@ -117,20 +117,26 @@ test("middlewares and handlers get the options oRPC's own call() gives them", as
   assert.deepEqual(extras.slice(0, 2), [[true, "function"], [true, "function"]]);
 });
 
-test("middlewares combined with oRPC's concat() still get signal and progress", async () => {
+test("middlewares combined with oRPC's concat(): they run, and the handler keeps signal and progress", async () => {
   const seen = [];
-  const first = os.middleware(async ({ next }) => next());
+  const first = os.middleware(async ({ next }) => next({ context: { a: 1 } }));
   const second = os.middleware(async (options) => {
-    seen.push([options.signal instanceof AbortSignal, typeof options.progress]);
-    return options.next();
+    // A spread by oRPC's concat(): no signal, as in call() without one.
+    seen.push(["middleware", options.context.a, options.signal]);
+    return options.next({ context: { b: 2 } });
   });
   const probe = base
     .use(first.concat(second))
     .meta({ agent: { description: "Probe.", expose: { direct: true }, sideEffect: "none", risk: "low" } })
-    .handler(async () => "ok");
+    .handler(async ({ context, signal, progress }) => {
+      seen.push(["handler", context.a + context.b, signal instanceof AbortSignal, typeof progress]);
+      return "ok";
+    });
   const registry = await createCapabilityRegistry({ probe });
   assert.deepEqual(await registry.invoke("probe", {}, { surface: "direct" }), { status: "ok", output: "ok" });
-  assert.deepEqual(seen, [[true, "function"]]);
+  const bare = [];
+  seen.splice(0).forEach((x) => bare.push(x));
+  assert.deepEqual(bare, [["middleware", 1, undefined], ["handler", 3, true, "function"]]);
 });
 
 test("any Standard Schema validator works at stage 4", async () => {
