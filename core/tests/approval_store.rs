@@ -614,41 +614,27 @@ async fn list_pages_are_clamped_on_both_stores() {
 async fn memory_store_drops_finished_requests_after_retention() {
     use orpc_agent_core::approval::MEMORY_SWEEP_EVERY as SWEEP_EVERY;
     let store = MemoryApprovalStore::new().with_retention_ms(1_000);
+    let decide = |id: String, d: Decision| {
+        let store = &store;
+        async move {
+            store
+                .decide(&id, d, Some("bob"), None, 10, false)
+                .await
+                .unwrap()
+        }
+    };
     let consumed = request_at("a.b", Some("alice"), 0, 100);
     store.create(&consumed).await.unwrap();
-    store
-        .decide(
-            &consumed.id,
-            Decision::Approve,
-            Some("bob"),
-            None,
-            10,
-            false,
-        )
-        .await
-        .unwrap();
+    decide(consumed.id.clone(), Decision::Approve).await;
     store.consume(&consumed.id, 20).await.unwrap().unwrap();
     let rejected = request_at("a.b", Some("alice"), 0, 100);
     store.create(&rejected).await.unwrap();
-    store
-        .decide(&rejected.id, Decision::Reject, Some("bob"), None, 10, false)
-        .await
-        .unwrap();
+    decide(rejected.id.clone(), Decision::Reject).await;
     let expired = request_at("a.b", Some("carol"), 0, 100);
     store.create(&expired).await.unwrap();
     let approved_late = request_at("a.b", Some("dave"), 0, 10_000_000);
     store.create(&approved_late).await.unwrap();
-    store
-        .decide(
-            &approved_late.id,
-            Decision::Approve,
-            Some("bob"),
-            None,
-            10,
-            false,
-        )
-        .await
-        .unwrap();
+    decide(approved_late.id.clone(), Decision::Approve).await;
     // Within the window: kept, and a replay is told what happened.
     assert_eq!(
         store.consume(&consumed.id, 500).await.unwrap().unwrap_err(),
