@@ -40,11 +40,7 @@ pub fn approval_decide(
     now: f64,
 ) -> napi::Result<String> {
     registry_call(reg, |r| {
-        let decision = if approve {
-            ApprovalDecision::Approve
-        } else {
-            ApprovalDecision::Reject
-        };
+        let decision = ApprovalDecision::approving(approve);
         let now_ms = if now.is_finite() && now > 0.0 {
             now as u64
         } else {

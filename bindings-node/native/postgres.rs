@@ -195,11 +195,7 @@ pub fn approval_decide_async<'env>(
     approver: Option<String>,
     reason: Option<String>,
 ) -> napi::Result<PromiseRaw<'env, String>> {
-    let decision = if approve {
-        ApprovalDecision::Approve
-    } else {
-        ApprovalDecision::Reject
-    };
+    let decision = ApprovalDecision::approving(approve);
     let decide = registry_call(reg, |r| {
         Ok(r.host.decide_owned(
             id,

@@ -287,11 +287,7 @@ pub fn decide_async(
     reason: Option<String>,
 ) -> PyResult<Py<PyAny>> {
     let shared = &reg.get().shared;
-    let decision = if approve {
-        ApprovalDecision::Approve
-    } else {
-        ApprovalDecision::Reject
-    };
+    let decision = ApprovalDecision::approving(approve);
     let decided = shared
         .host
         .decide_owned(id, decision, approver, reason, shared.now_ms(py));
@@ -316,11 +312,7 @@ pub fn decide_blocking(
             .call_method1("decide", (id, approve, approver, reason))?
             .unbind());
     }
-    let decision = if approve {
-        ApprovalDecision::Approve
-    } else {
-        ApprovalDecision::Reject
-    };
+    let decision = ApprovalDecision::approving(approve);
     let decided = shared
         .host
         .decide_owned(id, decision, approver, reason, shared.now_ms(py));

@@ -325,11 +325,7 @@ impl NativeRegistry {
         approver: Option<&str>,
         reason: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let decision = if approve {
-            ApprovalDecision::Approve
-        } else {
-            ApprovalDecision::Reject
-        };
+        let decision = ApprovalDecision::approving(approve);
         let now = self.shared.now_ms(py);
         let host = &self.shared.host;
         let decided = py

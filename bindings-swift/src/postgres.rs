@@ -186,11 +186,7 @@ impl FfiRegistry {
         reason: Option<String>,
         now_ms: u64,
     ) -> Result<String, FfiError> {
-        let decision = if approve {
-            ApprovalDecision::Approve
-        } else {
-            ApprovalDecision::Reject
-        };
+        let decision = ApprovalDecision::approving(approve);
         let decide = self
             .host()
             .decide_owned(id, decision, approver, reason, now_ms);

@@ -233,11 +233,7 @@ impl FfiRegistry {
         reason: Option<String>,
         now_ms: u64,
     ) -> Result<String, FfiError> {
-        let decision = if approve {
-            ApprovalDecision::Approve
-        } else {
-            ApprovalDecision::Reject
-        };
+        let decision = ApprovalDecision::approving(approve);
         let request = self.host.decide(
             &id,
             decision,

@@ -136,6 +136,16 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// `Approve` when `approve`, else `Reject`: the form bindings receive
+    /// (`approve(id)` / `reject(id)` share one native entry).
+    pub const fn approving(approve: bool) -> Decision {
+        if approve {
+            Decision::Approve
+        } else {
+            Decision::Reject
+        }
+    }
+
     /// The status a pending request moves to.
     pub const fn status(self) -> ApprovalStatus {
         match self {

@@ -305,13 +305,14 @@ impl HostRegistry {
         now_ms: u64,
     ) -> Result<ApprovalRequest, CapabilityError> {
         self.sync_store()?;
-        let must_differ = self.registry.options().approver_must_differ;
-        run_ready(
-            self.store
-                .decide(id, decision, approver, reason, now_ms, must_differ),
-        )
+        run_ready(self.decide_owned(
+            id.to_owned(),
+            decision,
+            approver.map(str::to_owned),
+            reason.map(str::to_owned),
+            now_ms,
+        ))
         .ok_or_else(would_block)?
-        .map_err(CapabilityError::from)
     }
 
     /// [`Self::decide`] for any store, stores that wait included: the
