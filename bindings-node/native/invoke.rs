@@ -111,31 +111,11 @@ fn frame_of(surface: u32, frame_json: Option<String>) -> Result<Arc<Frame>, Capa
     }
 }
 
-/// Starts capability `index` with the raw input held by JavaScript.
-/// `input_text` is that input as the façade serialized it
-/// (`JSON.stringify`), measured by the core against the input limits and
-/// applied before stage 4 (`None`: the input has no JSON text — a BigInt
-/// or a cycle, which only in-process code can hand over).
-fn start_host_input(
-    r: &Registry,
-    capability: u32,
-    frame: Arc<Frame>,
-    input_text: Option<&str>,
-    now: f64,
-) -> Invocation {
-    let registry = Arc::clone(r.host.registry());
-    match input_text {
-        Some(text) => Invocation::start_index_measured(
-            registry,
-            capability,
-            frame,
-            options(r, now),
-            orpc_agent_core::limits::check_serialized(text),
-        ),
-        None => {
-            Invocation::start_index(registry, capability, Payload::Host, frame, options(r, now))
-        }
-    }
+/// The core's verdict on the raw input as the façade serialized it
+/// (`JSON.stringify`); `None` when it has no JSON text (a BigInt, a cycle:
+/// only in-process code hands those over).
+fn measured(input_text: Option<&str>) -> Option<Result<(), CapabilityError>> {
+    input_text.map(orpc_agent_core::limits::check_serialized)
 }
 
 /// Registers a started invocation and returns its first step.
@@ -161,7 +141,14 @@ pub fn start_in(
 ) -> Result<f64, CapabilityError> {
     with_registry(reg, |r| {
         let frame = frame_of(surface, frame_json)?;
-        let inv = start_host_input(r, capability, frame, input_text, now);
+        let registry = Arc::clone(r.host.registry());
+        let inv = Invocation::start_index_measured(
+            registry,
+            capability,
+            frame,
+            options(r, now),
+            measured(input_text),
+        );
         started(r, inv, ms(now))
     })
 }
@@ -180,7 +167,14 @@ pub fn start_actor_in(
             id: Some(actor_id),
             ..Actor::default()
         });
-        let inv = start_host_input(r, capability, Arc::new(frame), input_text, now);
+        let registry = Arc::clone(r.host.registry());
+        let inv = Invocation::start_index_measured(
+            registry,
+            capability,
+            frame,
+            options(r, now),
+            measured(input_text),
+        );
         started(r, inv, ms(now))
     })
 }
@@ -224,16 +218,13 @@ pub fn invoke_start_name(
     registry_call(reg, |r| {
         let frame = frame_of(surface, frame_json)?;
         let registry = Arc::clone(r.host.registry());
-        let inv = match input_text {
-            Some(text) => Invocation::start_measured(
-                registry,
-                &name,
-                frame,
-                options(r, now),
-                orpc_agent_core::limits::check_serialized(&text),
-            ),
-            None => Invocation::start(registry, &name, Payload::Host, frame, options(r, now)),
-        };
+        let inv = Invocation::start_measured(
+            registry,
+            &name,
+            frame,
+            options(r, now),
+            measured(input_text.as_deref()),
+        );
         started(r, inv, ms(now))
     })
 }

@@ -184,7 +184,7 @@ impl NativeRegistry {
             index,
             Arc::clone(&frame.core),
             opts,
-            limits::measure(input),
+            Some(limits::measure(input)),
         );
         let mut inv = Invocation::new(Arc::clone(&self.shared), inv, false);
         let kind = inv.first_step(py)?;
@@ -266,7 +266,7 @@ impl NativeRegistry {
             name,
             Arc::clone(&frame.core),
             opts,
-            limits::measure(input),
+            Some(limits::measure(input)),
         );
         Invocation::new(Arc::clone(&self.shared), inv, false)
     }

@@ -7,7 +7,7 @@ use orpc_agent_core::approval::Decision as ApprovalDecision;
 use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
 use orpc_agent_core::pipeline::ApprovalInputView;
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
-use orpc_agent_core::{Invocation, InvokeOptions, Payload, Surface};
+use orpc_agent_core::{Invocation, InvokeOptions, Surface};
 
 use crate::invocation::AuditRoute;
 
@@ -133,18 +133,9 @@ impl FfiRegistry {
         let frame = frame(surface, frame_json.as_deref())?;
         let registry = Arc::clone(self.host.registry());
         let options = self.options(now_ms);
-        let inv = match input_json {
-            Some(text) => Invocation::start_index_measured(
-                registry,
-                capability_index,
-                frame,
-                options,
-                orpc_agent_core::limits::check_serialized(&text),
-            ),
-            None => {
-                Invocation::start_index(registry, capability_index, Payload::Host, frame, options)
-            }
-        };
+        let limits = input_json.map(|t| orpc_agent_core::limits::check_serialized(&t));
+        let inv =
+            Invocation::start_index_measured(registry, capability_index, frame, options, limits);
         Ok(FfiInvocation::new(
             Arc::clone(&self.host),
             inv,
@@ -166,16 +157,8 @@ impl FfiRegistry {
         let frame = frame(surface, frame_json.as_deref())?;
         let registry = Arc::clone(self.host.registry());
         let options = self.options(now_ms);
-        let inv = match input_json {
-            Some(text) => Invocation::start_measured(
-                registry,
-                &id_or_tool_name,
-                frame,
-                options,
-                orpc_agent_core::limits::check_serialized(&text),
-            ),
-            None => Invocation::start(registry, &id_or_tool_name, Payload::Host, frame, options),
-        };
+        let limits = input_json.map(|t| orpc_agent_core::limits::check_serialized(&t));
+        let inv = Invocation::start_measured(registry, &id_or_tool_name, frame, options, limits);
         Ok(FfiInvocation::new(
             Arc::clone(&self.host),
             inv,

@@ -267,7 +267,7 @@ fn limit_vectors_through_the_machine_with_raw_input_measured_by_the_host() {
                     audit,
                     audit_payloads: false,
                 },
-                verdict,
+                Some(verdict),
             );
             let mut validator_runs = 0;
             let mut handler_runs = 0;
@@ -328,7 +328,7 @@ fn the_limits_verdict_precedes_the_handler_and_every_policy() {
             id,
             frame("u"),
             InvokeOptions::at(0),
-            over(),
+            Some(over()),
         );
         let (o, kinds) = drive_sync(&mut inv, permissive);
         assert_eq!(error_of(&o).code, ErrorCode::LimitExceeded, "{id}");
@@ -343,7 +343,7 @@ fn the_limits_verdict_precedes_the_handler_and_every_policy() {
         "a.raw",
         Frame::new(Surface::Direct),
         InvokeOptions::at(0),
-        over(),
+        Some(over()),
     );
     let (o, _) = drive_sync(&mut hidden, permissive);
     assert_eq!(error_of(&o).code, ErrorCode::NotFound);

@@ -291,10 +291,16 @@ fuzz_target!(|case: Case| {
                 cap.index,
                 frame,
                 opts,
-                verdict(over),
+                Some(verdict(over)),
             )
         } else {
-            Invocation::start_measured(Arc::clone(registry), &cap.id, frame, opts, verdict(over))
+            Invocation::start_measured(
+                Arc::clone(registry),
+                &cap.id,
+                frame,
+                opts,
+                Some(verdict(over)),
+            )
         }
     } else if case.by_index {
         Invocation::start_index(

@@ -201,19 +201,22 @@ impl Invocation {
     /// [`crate::limits::check_serialized`] on its JSON text. An over-limit
     /// verdict ends the invocation when stage 4 begins, with the limit's
     /// error, audited, before any validator, policy, store or handler sees
-    /// the input; exposure still comes first (SI-8).
+    /// the input; exposure still comes first (SI-8). `None`: the host has
+    /// no measure (a value with no JSON form, which only in-process code
+    /// can hand over) — the pipeline then checks the first JSON form it
+    /// is given, as for [`Self::start_index`].
     pub fn start_index_measured(
         registry: Arc<CapabilityRegistry>,
         capability_index: u32,
         frame: impl Into<Arc<Frame>>,
         opts: InvokeOptions,
-        limits: Result<(), CapabilityError>,
+        limits: Option<Result<(), CapabilityError>>,
     ) -> Invocation {
         Invocation::started_at_index(
             registry,
             capability_index,
             Payload::Host,
-            Some(limits),
+            limits,
             frame.into(),
             opts,
         )
@@ -291,13 +294,13 @@ impl Invocation {
         id_or_tool_name: &str,
         frame: impl Into<Arc<Frame>>,
         opts: InvokeOptions,
-        limits: Result<(), CapabilityError>,
+        limits: Option<Result<(), CapabilityError>>,
     ) -> Invocation {
         Invocation::started(
             registry,
             id_or_tool_name,
             Payload::Host,
-            Some(limits),
+            limits,
             frame.into(),
             opts,
         )
