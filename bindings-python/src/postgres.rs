@@ -17,12 +17,12 @@
 //! a clear error (create the registry after forking, e.g. in each worker).
 
 use std::future::Future;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use orpc_agent_core::approval::{ApprovalRequest, ApprovalStore, Decision as ApprovalDecision};
 use orpc_agent_core::host::{
     list_filter_from_json, next_cursor, open_postgres, open_postgres_audit,
-    postgres_options_from_json,
+    postgres_options_from_json, postgres_runtime,
 };
 use orpc_agent_core::pipeline::Answer;
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
@@ -37,40 +37,13 @@ use crate::invocation::Invocation;
 use crate::registry::{NativeRegistry, request_to_py};
 
 /// The runtime and the process it was made in.
-struct Shared {
-    runtime: Runtime,
-    pid: u32,
-}
-
-static RUNTIME: OnceLock<Result<Shared, String>> = OnceLock::new();
-
 fn internal(message: impl Into<String>) -> CapabilityError {
     CapabilityError::new(ErrorCode::Internal, message)
 }
 
-/// The process-wide runtime; an error in a child forked after it was made.
+/// The process-wide runtime (`core::host::postgres_runtime`).
 fn runtime() -> Result<&'static Runtime, CapabilityError> {
-    let shared = RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("orpc-agent-postgres")
-                .enable_all()
-                .build()
-                .map(|runtime| Shared {
-                    runtime,
-                    pid: std::process::id(),
-                })
-                .map_err(|e| format!("cannot start the PostgreSQL runtime: {e}"))
-        })
-        .as_ref()
-        .map_err(|e| internal(e.clone()))?;
-    if shared.pid != std::process::id() {
-        return Err(internal(
-            "this registry's PostgreSQL pool was created before fork(); create the registry in the child process",
-        ));
-    }
-    Ok(&shared.runtime)
+    postgres_runtime()
 }
 
 /// Runs `fut` on the runtime and blocks until it is done, GIL released.

@@ -10,17 +10,16 @@
 //! inside the synchronous calls.
 
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use orpc_agent_core::CapabilityError;
 use orpc_agent_core::approval::{ApprovalStore, Decision as ApprovalDecision};
 use orpc_agent_core::host::{
     BuildError, HostRegistry, list_filter_from_json, next_cursor, open_postgres,
-    open_postgres_audit, postgres_options_from_json,
+    open_postgres_audit, postgres_options_from_json, postgres_runtime,
 };
 use orpc_agent_core::pipeline::{Answer, StepKind};
 use serde_json::json;
-use tokio::runtime::Runtime;
 
 use crate::FfiError;
 use crate::convert::parse_json;
@@ -31,27 +30,11 @@ fn internal(message: impl Into<String>) -> CapabilityError {
     CapabilityError::new(orpc_agent_core::ErrorCode::Internal, message)
 }
 
-static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
-
-fn runtime() -> Result<&'static Runtime, CapabilityError> {
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("orpc-agent-postgres")
-                .enable_all()
-                .build()
-                .map_err(|e| format!("cannot start the PostgreSQL runtime: {e}"))
-        })
-        .as_ref()
-        .map_err(|e| internal(e.clone()))
-}
-
 /// Runs `fut` on the runtime and awaits it from any executor.
 async fn on_runtime<T: Send + 'static>(
     fut: impl Future<Output = Result<T, CapabilityError>> + Send + 'static,
 ) -> Result<T, CapabilityError> {
-    runtime()?
+    postgres_runtime()?
         .spawn(fut)
         .await
         .map_err(|_| internal("a PostgreSQL task failed"))?

@@ -10,7 +10,9 @@
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "postgres")]
-pub use postgres::{open_postgres, open_postgres_audit, postgres_options_from_json};
+pub use postgres::{
+    open_postgres, open_postgres_audit, postgres_options_from_json, postgres_runtime,
+};
 
 use std::future::Future;
 use std::path::PathBuf;

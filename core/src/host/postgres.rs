@@ -128,6 +128,36 @@ pub async fn open_postgres_audit(
         .map_err(CapabilityError::from)
 }
 
+/// The process-wide tokio runtime (two workers) that owns PostgreSQL pools
+/// for bindings without a runtime of their own (Python, Swift; Node uses
+/// napi-rs's). Built on first use. In a child forked after it was built its
+/// worker threads are gone, so it is refused with INTERNAL there: create
+/// the registry in the child.
+pub fn postgres_runtime() -> Result<&'static tokio::runtime::Runtime, CapabilityError> {
+    static RUNTIME: std::sync::OnceLock<Result<(tokio::runtime::Runtime, u32), String>> =
+        std::sync::OnceLock::new();
+    let internal = |m: String| CapabilityError::new(ErrorCode::Internal, m);
+    let (runtime, pid) = RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("orpc-agent-postgres")
+                .enable_all()
+                .build()
+                .map(|r| (r, std::process::id()))
+                .map_err(|e| format!("cannot start the PostgreSQL runtime: {e}"))
+        })
+        .as_ref()
+        .map_err(|e| internal(e.clone()))?;
+    if *pid != std::process::id() {
+        return Err(internal(
+            "this registry's PostgreSQL pool was created before fork(); create the registry in the child process"
+                .into(),
+        ));
+    }
+    Ok(runtime)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
