@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Regenerates fuzz/seeds/<target>/ from tests/vectors/ and ../shared/vectors/.
+"""Regenerates fuzz/seeds/<target>/ from tests/vectors/ (external/ holds the RFC 8949 corpus).
 
 Each seed is one file named by the SHA-256 of its bytes (libFuzzer's own
 naming), so re-running is idempotent. Run from the repository root:
-    python3 fuzz/make_seeds.py [--shared ../shared/vectors]
+    python3 fuzz/make_seeds.py [--shared DIR-WITH-rfc8949-appendix-a.json]
 """
 import base64, glob, hashlib, json, os, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEEDS = os.path.join(ROOT, "fuzz", "seeds")
-shared = sys.argv[sys.argv.index("--shared") + 1] if "--shared" in sys.argv else os.path.join(ROOT, "..", "shared", "vectors")
+shared = sys.argv[sys.argv.index("--shared") + 1] if "--shared" in sys.argv else os.path.join(ROOT, "tests", "vectors", "external")
 
 
 def put(target, data):
