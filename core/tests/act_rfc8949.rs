@@ -12,12 +12,8 @@ use serde_json::Value as Json;
 fn corpus() -> Vec<Json> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/vectors/external/rfc8949-appendix-a.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "RFC 8949 corpus missing at {} ({e})",
-            path.display()
-        )
-    });
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("RFC 8949 corpus missing at {} ({e})", path.display()));
     let items: Vec<Json> = serde_json::from_str(&text).unwrap();
     assert!(items.len() >= 80, "corpus truncated: {} items", items.len());
     items
