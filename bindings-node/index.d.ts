@@ -116,6 +116,13 @@ export declare function approvalInputView(reg: number, request: string): string
 export declare function approvalList(reg: number, filter: string): string
 
 /**
+ * Whether a request made on `request_surface` by `request_actor_id` is the
+ * caller's own (`Requester::made_on`: same surface, same actor id). What a
+ * gateway caller may read without the app's `canDecide`.
+ */
+export declare function approvalMadeBy(surface: string, actorId: string | undefined | null, requestSurface: string, requestActorId?: string | undefined | null): boolean
+
+/**
  * One page of requests with the cursor of the next (synchronous stores):
  * `{requests, nextCursor}`; `nextCursor` is null on the last page.
  */

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputNotExportable, answerInputValid, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalPage, approvalPageAsync, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRecord, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
+const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputNotExportable, answerInputValid, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRecord, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
 export { allErrorCodes }
 export { answerAudited }
 export { answerCancelled }
@@ -799,6 +799,7 @@ export { approvalGet }
 export { approvalGetAsync }
 export { approvalInputView }
 export { approvalList }
+export { approvalMadeBy }
 export { approvalPage }
 export { approvalPageAsync }
 export { errorCodeTable }

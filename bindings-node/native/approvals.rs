@@ -2,8 +2,9 @@
 //! may show of a request's input.
 
 use napi_derive::napi;
-use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
+use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision, Requester};
 use orpc_agent_core::host::list_filter_from_json;
+use orpc_agent_core::meta::Surface;
 use orpc_agent_core::pipeline::ApprovalInputView;
 use serde_json::{Value, json};
 
@@ -80,4 +81,23 @@ pub fn approval_input_view(reg: u32, request: String) -> napi::Result<String> {
         };
         Ok(out.to_string())
     })
+}
+
+/// Whether a request made on `request_surface` by `request_actor_id` is the
+/// caller's own (`Requester::made_on`: same surface, same actor id). What a
+/// gateway caller may read without the app's `canDecide`.
+#[napi(catch_unwind)]
+pub fn approval_made_by(
+    surface: String,
+    actor_id: Option<String>,
+    request_surface: String,
+    request_actor_id: Option<String>,
+) -> bool {
+    let (Some(surface), Some(request_surface)) =
+        (Surface::parse(&surface), Surface::parse(&request_surface))
+    else {
+        return false;
+    };
+    Requester::of(surface, actor_id.as_deref())
+        .is_some_and(|me| me.made_on(request_surface, request_actor_id.as_deref()))
 }

@@ -11,8 +11,10 @@
  *   action must never bypass the surface's exposure and approvals.
  * - **Approval decisions** need the separate `canDecide(actor, request)`
  *   hook; a missing hook, a throw or anything but `true` refuses (fails
- *   closed). A requester may read and resume their own requests; a decider
- *   may read the requests they may decide.
+ *   closed). A requester may read and resume their own requests — made
+ *   on this mount's surface by the same actor id, the core's rule
+ *   (`Requester::made_on`) — and a decider may read the requests they may
+ *   decide.
  * - Every stage runs in the core (`registry.invoke` / `resume`); the gateway
  *   converts transport to a frame and outcomes to responses, nothing more.
  *   The W3C trace context of the HTTP request's headers is read by the core
@@ -122,7 +124,7 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
   /** The request if `actor` may see it (requester or decider), else APPROVAL_NOT_FOUND (nothing leaks). */
   async function visible(id: string, actor: Actor, context: TContext): Promise<ApprovalRequest> {
     const request = await guard(() => registry.approvals.get(id));
-    if (request !== null && (isRequester(actor, request) || (await mayDecide(actor, request, context)))) return request;
+    if (request !== null && (isRequester(surface, actor, request) || (await mayDecide(actor, request, context)))) return request;
     throw toOrpc(new CapabilityError("APPROVAL_NOT_FOUND", "No approval request with this id is visible to you."));
   }
 
@@ -205,7 +207,7 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
         const all = await guard(() => registry.approvals.list(filter));
         const shown: GatewayApprovalView[] = [];
         for (const request of all) {
-          if (isRequester(actor, request) || (await mayDecide(actor, request, context))) {
+          if (isRequester(surface, actor, request) || (await mayDecide(actor, request, context))) {
             shown.push(await view(request, context));
           }
         }
@@ -255,8 +257,18 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
 /** The router type of a gateway, for `@orpc/client`'s `RouterClient`. */
 export type AgentGatewayRouter = ReturnType<typeof createAgentGateway>;
 
-function isRequester(actor: Actor, request: ApprovalRequest): boolean {
-  return actor.id !== undefined && request.actor?.id === actor.id;
+/**
+ * Whether `actor`, calling through a gateway on `surface`, made `request`:
+ * the core's rule (the same surface and actor id), the one resume applies.
+ */
+function isRequester(surface: ExposureSurface, actor: Actor, request: ApprovalRequest): boolean {
+  const requestActor = request.actor?.id;
+  return N.approvalMadeBy(
+    surface,
+    typeof actor.id === "string" ? actor.id : null,
+    request.surface,
+    typeof requestActor === "string" ? requestActor : null,
+  );
 }
 
 /** Runs `f`, turning a `CapabilityError` into an `ORPCError` the client can read. */

@@ -195,6 +195,26 @@ describe("agent gateway: approvals", () => {
     assert.equal((await rejection(alice.approvals.resume({ id }))).code, "APPROVAL_CONSUMED", "single use");
   });
 
+  it("a requester reads only what they made on the gateway's surface; others get APPROVAL_NOT_FOUND", async () => {
+    const alice = client("alice");
+    // The same actor id, but made on surface direct (the app's own UI, say):
+    // not alice's request as far as an aiSdk gateway is concerned, as for resume.
+    const elsewhere = await app.registry.invoke("orders.refund", { id: "77", amount: 31 }, { surface: "direct", actor: { id: "alice" } });
+    assert.equal(elsewhere.status, "approval_required");
+    const otherId = elsewhere.request.id;
+    assert.equal((await rejection(alice.approvals.get({ id: otherId }))).code, "APPROVAL_NOT_FOUND");
+    assert.ok(!(await alice.approvals.list({})).some((r) => r.id === otherId), "not listed either");
+    assert.equal((await rejection(alice.approvals.resume({ id: otherId }))).code, "APPROVAL_NOT_FOUND");
+
+    // Made through this gateway by bob: alice (no canDecide permission) sees nothing.
+    const bobs = await client("bob").invoke({ capability: "orders.refund", input: { id: "78", amount: 32 } });
+    assert.equal((await rejection(alice.approvals.get({ id: bobs.request.id }))).code, "APPROVAL_NOT_FOUND");
+    assert.ok(!(await alice.approvals.list({})).some((r) => r.id === bobs.request.id));
+    // Alice's own request through the gateway is hers.
+    const own = await alice.invoke({ capability: "orders.refund", input: { id: "79", amount: 33 } });
+    assert.equal((await alice.approvals.get({ id: own.request.id })).id, own.request.id);
+  });
+
   it("a throwing or missing canDecide refuses", async () => {
     for (const canDecide of [undefined, () => { throw new Error("boom"); }, () => "yes"]) {
       const local = await startGatewayApp({ gatewayOptions: { canDecide } });

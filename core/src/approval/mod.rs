@@ -655,10 +655,26 @@ pub struct Requester {
 }
 
 impl Requester {
+    /// The requester a caller is, if it can be one: an actor without an id
+    /// made no request it could be matched to.
+    pub fn of(surface: Surface, actor_id: Option<&str>) -> Option<Requester> {
+        actor_id.map(|id| Requester {
+            surface,
+            actor_id: id.to_owned(),
+        })
+    }
+
     /// Whether `request` was made by this requester.
     pub fn made(&self, request: &ApprovalRequest) -> bool {
-        request.surface == self.surface
-            && request.actor.id.as_deref() == Some(self.actor_id.as_str())
+        self.made_on(request.surface, request.actor.id.as_deref())
+    }
+
+    /// Whether a request made on `surface` by the actor `actor_id` is this
+    /// requester's: the same surface and the same actor id. The one rule for
+    /// "own request", used by resume ([`ApprovalStore::consume_for`]) and
+    /// by what a gateway caller may read.
+    pub fn made_on(&self, surface: Surface, actor_id: Option<&str>) -> bool {
+        surface == self.surface && actor_id == Some(self.actor_id.as_str())
     }
 }
 
@@ -742,5 +758,38 @@ pub trait ApprovalStore: Send + Sync {
     /// complete on the first poll and keep the default.
     fn waits(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod requester_tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_the_requesters_only_on_the_same_surface_and_actor_id() {
+        let alice = Requester {
+            surface: Surface::AiSdk,
+            actor_id: "alice".into(),
+        };
+        assert_eq!(
+            Requester::of(Surface::AiSdk, Some("alice")),
+            Some(alice.clone())
+        );
+        assert!(alice.made_on(Surface::AiSdk, Some("alice")));
+        assert!(
+            !alice.made_on(Surface::Mcp, Some("alice")),
+            "another surface"
+        );
+        assert!(!alice.made_on(Surface::AiSdk, Some("bob")), "another actor");
+        assert!(!alice.made_on(Surface::AiSdk, None), "an anonymous request");
+        assert!(
+            !alice.made_on(Surface::AiSdk, Some("Alice")),
+            "ids compare exactly"
+        );
+        assert_eq!(
+            Requester::of(Surface::AiSdk, None),
+            None,
+            "no id, no requester"
+        );
     }
 }

@@ -373,14 +373,7 @@ impl Invocation {
         opts: InvokeOptions,
     ) -> Invocation {
         let frame = frame.into();
-        let requester = frame
-            .actor
-            .id
-            .clone()
-            .map(|actor_id| crate::approval::Requester {
-                surface: frame.surface,
-                actor_id,
-            });
+        let requester = crate::approval::Requester::of(frame.surface, frame.actor.id.as_deref());
         let mut inv = Invocation::resume(registry, approval_id, frame, opts);
         match requester {
             Some(r) => inv.requester = Some(r),
