@@ -332,15 +332,37 @@ pub fn invoke_redaction_info(reg: u32, h: u32) -> napi::Result<String> {
     })
 }
 
-/// `Audit`: the record as JSON.
+/// `Audit`: the record as a row, a JSON array in `AuditRecord::FIELDS`
+/// order (`AuditRow`); the façade builds the object with a fixed shape,
+/// which costs V8 less than half of parsing the object.
 #[napi(catch_unwind)]
-pub fn invoke_audit_record(reg: u32, h: u32) -> napi::Result<String> {
-    // Serialized straight to text: going through `to_json()`'s `Value`
-    // cost ~4× as much.
-    read(reg, h, |inv| match inv.step() {
-        Step::Audit(record) => serde_json::to_string(record).unwrap_or_else(|_| "null".into()),
-        _ => "null".into(),
+pub fn invoke_audit_row(reg: u32, h: u32) -> napi::Result<String> {
+    audit_row_in(reg, h).map_err(|e| throw(&e))
+}
+
+/// [`invoke_audit_row`] without the napi glue (the raw hot path's).
+pub fn audit_row_in(reg: u32, h: u32) -> Result<String, CapabilityError> {
+    with_registry(reg, |r| {
+        let inv = r
+            .invocations
+            .get(h)
+            .ok_or_else(|| internal("no such invocation"))?;
+        Ok(match inv.step() {
+            Step::Audit(record) => {
+                serde_json::to_string(&record.row()).unwrap_or_else(|_| "null".into())
+            }
+            _ => "null".into(),
+        })
     })
+}
+
+/// The audit record's keys in row order, and those left out when absent:
+/// `{fields, omittedWhenAbsent}` (the façade's drift test).
+#[napi]
+pub fn audit_record_fields() -> String {
+    use orpc_agent_core::pipeline::AuditRecord;
+    json!({"fields": AuditRecord::FIELDS, "omittedWhenAbsent": AuditRecord::OMITTED_WHEN_ABSENT})
+        .to_string()
 }
 
 /// Takes the outcome of a finished invocation and frees its slot:

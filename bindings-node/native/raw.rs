@@ -1,5 +1,6 @@
 //! Raw Node-API functions for the three crossings every invocation makes
-//! (start, input valid, handler ok). DESIGN §4 measured napi-derive's
+//! (start, input valid, handler ok) and the two an audit subscriber adds
+//! (audit row, audited). DESIGN §4 measured napi-derive's
 //! per-call glue at 2–4× a raw Node-API function with integer arguments;
 //! on the hot path that difference is most of the binding's overhead.
 //!
@@ -21,7 +22,7 @@ use orpc_agent_core::host::unix_now_ms;
 use orpc_agent_core::{Answer, CapabilityError, Payload};
 
 use crate::errors::{internal, invalid};
-use crate::invoke::{answer_in, start_actor_in, start_in};
+use crate::invoke::{answer_in, audit_row_in, start_actor_in, start_in};
 
 /// The callback's first `N` argument handles (missing ones stay null,
 /// which every `napi_get_value_*` rejects).
@@ -254,15 +255,62 @@ unsafe extern "C" fn raw_handler_ok(
     unsafe { finish(env, r) }
 }
 
+/// `audited(reg, h, now)`: `answerAudited`. The clock is the caller's
+/// `Date.now()`, not read here: the next step may be the handler, whose
+/// remaining time the core computes from this reading, and tests drive
+/// deadlines with a mocked `Date`.
+unsafe extern "C" fn raw_audited(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: env/info are this callback's.
+    let [reg, h, now] = unsafe { args::<3>(env, info) };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        answer_in(int(reg), int(h), now, Answer::Audited)
+    }));
+    // SAFETY: as above.
+    unsafe { finish(env, r) }
+}
+
+/// `auditRow(reg, h)`: `invokeAuditRow`, the record of an `Audit` step as
+/// row JSON (`"null"` on any other step).
+unsafe extern "C" fn raw_audit_row(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    // SAFETY: env/info are this callback's.
+    let [reg, h] = unsafe { args::<2>(env, info) };
+    let r = catch_unwind(AssertUnwindSafe(|| audit_row_in(int(reg), int(h))));
+    let text = match r {
+        Ok(Ok(text)) => text,
+        Ok(Err(e)) => return unsafe { finish(env, Ok(Err(e))) },
+        // SAFETY: as above.
+        Err(p) => return unsafe { finish(env, Err(p)) },
+    };
+    let mut out = ptr::null_mut();
+    // SAFETY: text outlives the call, which copies its bytes into a new
+    // JS string in the current scope.
+    let status = unsafe {
+        sys::napi_create_string_utf8(env, text.as_ptr().cast(), text.len() as isize, &mut out)
+    };
+    if status != sys::Status::napi_ok {
+        // SAFETY: as above.
+        return unsafe { finish(env, Ok(Err(internal("creating a string failed")))) };
+    }
+    out
+}
+
 type RawCallback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
 
-/// `{start, startActor, inputValid, handlerOk}`: raw Node-API functions for
-/// the hot path, with the same semantics as `invokeStart` (surface-only
-/// frame, or surface and actor id), `answerInputValid` and
-/// `answerHandlerOk`.
+/// `{start, startActor, inputValid, handlerOk, audited, auditRow}`: raw
+/// Node-API functions for the hot path, with the same semantics as
+/// `invokeStart` (surface-only frame, or surface and actor id),
+/// `answerInputValid`, `answerHandlerOk`, `answerAudited` and
+/// `invokeAuditRow` (the last two: every call with an audit subscriber,
+/// twice).
 #[napi(
     catch_unwind,
-    ts_return_type = "{ start(reg: number, capability: number, surface: number, inputText?: string): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText?: string): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number): number }"
+    ts_return_type = "{ start(reg: number, capability: number, surface: number, inputText?: string): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText?: string): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number): number; audited(reg: number, h: number, now: number): number; auditRow(reg: number, h: number): string }"
 )]
 pub fn hot_path(env: &Env) -> napi::Result<Object<'_>> {
     let raw = env.raw();
@@ -272,11 +320,13 @@ pub fn hot_path(env: &Env) -> napi::Result<Object<'_>> {
     if status != sys::Status::napi_ok {
         return Err(napi::Error::from_reason("napi_create_object failed"));
     }
-    let fns: [(&std::ffi::CStr, RawCallback); 4] = [
+    let fns: [(&std::ffi::CStr, RawCallback); 6] = [
         (c"start", raw_start),
         (c"startActor", raw_start_actor),
         (c"inputValid", raw_input_valid),
         (c"handlerOk", raw_handler_ok),
+        (c"audited", raw_audited),
+        (c"auditRow", raw_audit_row),
     ];
     for (name, cb) in fns {
         let mut f = ptr::null_mut();

@@ -11,6 +11,7 @@
  */
 import { CapabilityError, fromNative } from "./errors.js";
 import { HOT, Kind, N } from "./native.js";
+import { auditRecordFromRow } from "./audit.js";
 import { Attempt, isThenable } from "./attempt.js";
 import type { Deadlines } from "./deadlines.js";
 import type { ReportProgress } from "./progress.js";
@@ -217,13 +218,13 @@ export async function drive(
           r = N.answerOutputExported(reg, h, text, Date.now());
           break;
         case Kind.Audit: {
-          const record = JSON.parse(N.invokeAuditRecord(reg, h)) as AuditRecord;
+          const record = auditRecordFromRow(JSON.parse(HOT.auditRow(reg, h)));
           try {
             host.audit?.(record);
           } catch {
             // A subscriber's failure does not change the call's outcome.
           }
-          r = N.answerAudited(reg, h, Date.now());
+          r = HOT.audited(reg, h, Date.now());
           break;
         }
         case Kind.DoneOkHost:

@@ -97,8 +97,206 @@ pub struct AuditRecord {
 }
 
 impl AuditRecord {
+    /// The record's JSON keys, in the order of the object and of [`AuditRow`].
+    pub const FIELDS: [&'static str; 20] = [
+        "event",
+        "capabilityId",
+        "requested",
+        "surface",
+        "actorId",
+        "resumed",
+        "policies",
+        "approvalId",
+        "inputHash",
+        "attempts",
+        "startedAt",
+        "durationMs",
+        "outcome",
+        "stage",
+        "traceparent",
+        "tracestate",
+        "requestId",
+        "agentId",
+        "sessionId",
+        "output",
+    ];
+
+    /// The keys the object leaves out when they have no value (their row
+    /// element is `null`; `output`'s is `[value]` when present, since the
+    /// redacted output may itself be `null`).
+    pub const OMITTED_WHEN_ABSENT: [&'static str; 3] = ["requested", "tracestate", "output"];
+
     /// The record as JSON (camelCase), for bindings and vectors.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The record as a row: see [`AuditRow`].
+    pub fn row(&self) -> AuditRow<'_> {
+        AuditRow(self)
+    }
+}
+
+/// An [`AuditRecord`] serialized as a JSON array of its values in
+/// [`AuditRecord::FIELDS`] order, for a binding that builds the object
+/// itself with a fixed shape: in V8, parsing the array and building the
+/// object costs less than half of parsing the object (≈ 0.5 vs 1.1 µs per
+/// record), and every governed call with an audit subscriber makes two.
+/// An absent optional value is `null`; the output, when present, is
+/// wrapped (`[output]`) so a `null` output stays distinct from none.
+pub struct AuditRow<'a>(&'a AuditRecord);
+
+impl Serialize for AuditRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        // Destructured in full: a field added to the record does not
+        // compile until it has its place in the row (and in FIELDS).
+        let AuditRecord {
+            event,
+            capability_id,
+            requested,
+            surface,
+            actor_id,
+            resumed,
+            policies,
+            approval_id,
+            input_hash,
+            attempts,
+            started_at,
+            duration_ms,
+            outcome,
+            stage,
+            traceparent,
+            tracestate,
+            request_id,
+            agent_id,
+            session_id,
+            output,
+        } = self.0;
+        let mut t = s.serialize_tuple(AuditRecord::FIELDS.len())?;
+        t.serialize_element(event)?;
+        t.serialize_element(capability_id)?;
+        t.serialize_element(requested)?;
+        t.serialize_element(surface)?;
+        t.serialize_element(actor_id)?;
+        t.serialize_element(resumed)?;
+        t.serialize_element(policies)?;
+        t.serialize_element(approval_id)?;
+        t.serialize_element(input_hash)?;
+        t.serialize_element(attempts)?;
+        t.serialize_element(started_at)?;
+        t.serialize_element(duration_ms)?;
+        t.serialize_element(outcome)?;
+        t.serialize_element(stage)?;
+        t.serialize_element(traceparent)?;
+        t.serialize_element(tracestate)?;
+        t.serialize_element(request_id)?;
+        t.serialize_element(agent_id)?;
+        t.serialize_element(session_id)?;
+        t.serialize_element(&output.as_ref().map(std::slice::from_ref))?;
+        t.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PolicyMode;
+    use serde_json::{Map, json};
+
+    /// The object a binding builds from a row: FIELDS zipped with the
+    /// values, absent optionals left out, the output unwrapped.
+    fn object_from_row(row: &Value) -> Value {
+        let mut object = Map::new();
+        let values = row.as_array().map(Vec::as_slice).unwrap_or_default();
+        assert_eq!(values.len(), AuditRecord::FIELDS.len());
+        for (key, value) in AuditRecord::FIELDS.iter().zip(values) {
+            let omitted = AuditRecord::OMITTED_WHEN_ABSENT.contains(key);
+            match (*key, value) {
+                (_, Value::Null) if omitted => {}
+                ("output", Value::Array(wrapped)) => {
+                    object.insert((*key).into(), wrapped.first().cloned().unwrap_or_default());
+                }
+                _ => {
+                    object.insert((*key).into(), value.clone());
+                }
+            }
+        }
+        Value::Object(object)
+    }
+
+    fn record() -> AuditRecord {
+        AuditRecord {
+            event: AuditEvent::Finished,
+            capability_id: None,
+            requested: None,
+            surface: Surface::Mcp,
+            actor_id: None,
+            resumed: false,
+            policies: vec![],
+            approval_id: None,
+            input_hash: None,
+            attempts: 0,
+            started_at: 1,
+            duration_ms: 0,
+            outcome: None,
+            stage: Stage::Resolve,
+            traceparent: None,
+            tracestate: None,
+            request_id: None,
+            agent_id: None,
+            session_id: None,
+            output: None,
+        }
+    }
+
+    #[test]
+    fn a_row_is_the_object_in_field_order() {
+        let full = AuditRecord {
+            event: AuditEvent::Started,
+            capability_id: Some("orders.refund".into()),
+            requested: Some("orders_refund".into()),
+            actor_id: Some("alice \"quoted\"".into()),
+            resumed: true,
+            policies: vec![PolicyRecord {
+                scope: PolicyScope::Runtime,
+                index: 0,
+                name: Some("business-hours".into()),
+                mode: PolicyMode::Enforce,
+                host: true,
+                decision: "allow",
+                reason: None,
+                approval_type: None,
+                failed: false,
+            }],
+            approval_id: Some("apr_1".into()),
+            input_hash: Some("sha256:00".into()),
+            attempts: 2,
+            duration_ms: 7,
+            outcome: Some("ok"),
+            stage: Stage::Handler,
+            traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
+            tracestate: Some("k=v".into()),
+            request_id: Some("r".into()),
+            agent_id: Some("a".into()),
+            session_id: Some("s".into()),
+            output: Some(json!({"refunded": 5})),
+            ..record()
+        };
+        let null_output = AuditRecord {
+            output: Some(Value::Null),
+            ..record()
+        };
+        for r in [record(), full, null_output] {
+            let row = serde_json::to_value(r.row()).unwrap_or_default();
+            let object = r.to_json();
+            assert_eq!(object_from_row(&row), object);
+            // Same keys in the same order: a subscriber that logs
+            // JSON.stringify(record) sees the text it always saw.
+            assert_eq!(
+                serde_json::to_string(&object_from_row(&row)).unwrap_or_default(),
+                serde_json::to_string(&object).unwrap_or_default()
+            );
+        }
     }
 }

@@ -36,7 +36,7 @@ pub mod stage;
 pub mod step;
 pub mod trace;
 
-pub use audit::{AuditEvent, AuditRecord, PolicyRecord};
+pub use audit::{AuditEvent, AuditRecord, AuditRow, PolicyRecord};
 pub use gate::{approval_request_for, verify_grant};
 pub use machine::Invocation;
 pub use policies::PolicyScope;
