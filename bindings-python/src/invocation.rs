@@ -121,7 +121,11 @@ impl Invocation {
         let (Some(subscriber), Step::Audit(record)) = (&self.shared.audit, self.inv.step()) else {
             return;
         };
-        let delivered = json_to_py(py, &record.to_json())
+        // Serialized straight into Python objects (pythonize drives the
+        // record's own `Serialize`: the same keys and omissions as
+        // `to_json`, without the intermediate `Value`).
+        let delivered = pythonize::pythonize(py, record)
+            .map_err(PyErr::from)
             .and_then(|r| subscriber.bind(py).call1((r,)).map(drop));
         if let Err(e) = delivered {
             e.write_unraisable(py, Some(subscriber.bind(py)));
