@@ -324,9 +324,13 @@ export declare function registryInspect(reg: number): string
  * Resumes an approved request (stage 7, then 9–14 with the recorded
  * surface and actor). The frame contributes trace and ids only — unless
  * `by_requester`: then its surface and actor must be the request's
- * (`Invocation::resume_by_requester`), else APPROVAL_NOT_FOUND.
+ * (`Invocation::resume_by_requester`), else APPROVAL_NOT_FOUND. With
+ * `through_capability` (a capability index: the resume comes through that
+ * capability's tool, as over MCP) the request must also be for it, and a
+ * frame without an actor may resume only a request made without one
+ * (`Invocation::resume_through_tool`).
  */
-export declare function resumeStart(reg: number, approvalId: string, frameJson: string | undefined | null, byRequester: boolean, now: number): number
+export declare function resumeStart(reg: number, approvalId: string, frameJson: string | undefined | null, byRequester: boolean, now: number, throughCapability?: number | undefined | null): number
 
 /**
  * JSON text of at most this many characters cannot exceed an input limit

@@ -232,7 +232,11 @@ pub fn invoke_start_name(
 /// Resumes an approved request (stage 7, then 9–14 with the recorded
 /// surface and actor). The frame contributes trace and ids only — unless
 /// `by_requester`: then its surface and actor must be the request's
-/// (`Invocation::resume_by_requester`), else APPROVAL_NOT_FOUND.
+/// (`Invocation::resume_by_requester`), else APPROVAL_NOT_FOUND. With
+/// `through_capability` (a capability index: the resume comes through that
+/// capability's tool, as over MCP) the request must also be for it, and a
+/// frame without an actor may resume only a request made without one
+/// (`Invocation::resume_through_tool`).
 #[napi(catch_unwind)]
 pub fn resume_start(
     reg: u32,
@@ -240,14 +244,18 @@ pub fn resume_start(
     frame_json: Option<String>,
     by_requester: bool,
     now: f64,
+    through_capability: Option<u32>,
 ) -> napi::Result<f64> {
     registry_call(reg, |r| {
         let frame = frame_of(Surface::Direct.index().into(), frame_json)?;
         let registry = std::sync::Arc::clone(r.host.registry());
-        let inv = if by_requester {
-            Invocation::resume_by_requester(registry, &approval_id, frame, options(r, now))
-        } else {
-            Invocation::resume(registry, &approval_id, frame, options(r, now))
+        let opts = options(r, now);
+        let inv = match (through_capability, by_requester) {
+            (Some(index), _) => {
+                Invocation::resume_through_tool(registry, &approval_id, index, frame, opts)
+            }
+            (None, true) => Invocation::resume_by_requester(registry, &approval_id, frame, opts),
+            (None, false) => Invocation::resume(registry, &approval_id, frame, opts),
         };
         started(r, inv, ms(now))
     })

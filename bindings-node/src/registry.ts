@@ -73,6 +73,14 @@ export interface ResumeOptions<TContext = any> {
    * decides. Without it the caller is trusted to resume any request.
    */
   asRequester?: { surface: ExposureSurface; actor: Actor };
+  /**
+   * With `asRequester`: the resume comes through this capability's tool (an
+   * id or tool name), as over MCP, where the client names the request id.
+   * Only a request for this capability is resumed, and an `asRequester`
+   * actor without an id may resume only a request made without one. The
+   * core decides; anything else is APPROVAL_NOT_FOUND and consumes nothing.
+   */
+  throughTool?: string;
 }
 
 export interface ApprovalListFilter {
@@ -283,7 +291,13 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     });
     let start: number;
     try {
-      start = N.resumeStart(this.handle, String(requestId), fj, by !== undefined, Date.now());
+      let through: number | undefined;
+      if (options.throughTool !== undefined) {
+        // An unknown tool can have no request: the index past the last
+        // capability makes the core answer APPROVAL_NOT_FOUND.
+        through = this.#names.get(options.throughTool) ?? this.caps.length;
+      }
+      start = N.resumeStart(this.handle, String(requestId), fj, by !== undefined || through !== undefined, Date.now(), through);
     } catch (e) {
       return Promise.reject(fromNative(e));
     }

@@ -148,6 +148,10 @@ function run(
           requestId: frame.requestId,
           agentId: frame.agentId,
           sessionId: frame.sessionId,
+          // The client names the request id: the core resumes it only if it
+          // is this tool's, made on MCP by this caller's actor.
+          asRequester: { surface: "mcp", actor: frame.actor ?? {} },
+          throughTool: capabilityId,
         })
       : registry.invoke(capabilityId, args, frame);
   return outcome.then(toResult, errorResult);

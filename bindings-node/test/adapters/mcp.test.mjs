@@ -146,6 +146,57 @@ describe("registerMcpTools over InMemoryTransport", () => {
     assert.equal(calls.length, 1);
   });
 
+  it("a resume through MCP runs only the caller's own request, through its own tool", async () => {
+    const fixture = await ordersFixture();
+    const { registry, calls } = fixture;
+    // Two MCP servers over one registry, as two authenticated sessions would be.
+    const connect = async (frame) => {
+      const server = new McpServer({ name: "orders", version: "1.0.0" });
+      registerMcpTools(server, registry, { frame: () => frame });
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await server.connect(serverSide);
+      const client = new Client({ name: "test-client", version: "1.0.0" });
+      await client.connect(clientSide);
+      return client;
+    };
+    const alice = await connect({ actor: { id: "alice" } });
+    const mallory = await connect({ actor: { id: "mallory" } });
+    const anonymous = await connect({});
+
+    const first = await alice.callTool({ name: "orders_refund", arguments: { id: "o-1", amount: 500 } });
+    const { requestId } = first._meta["orpc-agent/approval"];
+    await registry.approvals.approve(requestId, { approver: "manager-1" });
+    const resumeWith = { _meta: { [MCP_APPROVAL_ID_META]: requestId } };
+
+    // Another actor, a read-only tool, an anonymous caller: not found, nothing consumed, nothing ran.
+    for (const [client, name] of [[mallory, "orders_refund"], [mallory, "orders_get"], [alice, "orders_get"], [anonymous, "orders_refund"]]) {
+      const refused = await client.callTool({ name, arguments: { id: "x" }, ...resumeWith });
+      assert.equal(errorMeta(refused).code, "APPROVAL_NOT_FOUND", name);
+      assert.equal((await registry.approvals.get(requestId)).status, "approved", "a refused resume consumed nothing");
+    }
+    assert.equal(calls.length, 0);
+
+    // The same actor's request made on another surface (aiSdk), approved: never through MCP.
+    const direct = await registry.invoke("orders.refund", { id: "o-2", amount: 9 }, { surface: "aiSdk", actor: { id: "alice" } });
+    await registry.approvals.approve(direct.request.id, { approver: "manager-1" });
+    const viaMcp = await alice.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: direct.request.id } });
+    assert.equal(errorMeta(viaMcp).code, "APPROVAL_NOT_FOUND", "made on another surface");
+
+    // The requester, through the tool: runs once.
+    const resumed = await alice.callTool({ name: "orders_refund", arguments: {}, ...resumeWith });
+    assert.deepEqual(resumed.structuredContent, { refunded: 500, id: "o-1" });
+    assert.equal(calls.length, 1);
+
+    // A server that names no actor resumes its own anonymous requests.
+    const anon = await anonymous.callTool({ name: "orders_refund", arguments: { id: "o-3", amount: 1 } });
+    const anonId = anon._meta["orpc-agent/approval"].requestId;
+    await registry.approvals.approve(anonId, { approver: "manager-1" });
+    const byAlice = await alice.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: anonId } });
+    assert.equal(errorMeta(byAlice).code, "APPROVAL_NOT_FOUND", "an actor is not the anonymous requester");
+    const own = await anonymous.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: anonId } });
+    assert.deepEqual(own.structuredContent, { refunded: 1, id: "o-3" });
+  });
+
   it("reports a deadline as TIMEOUT, retryable, and the handler's signal aborts (SI-9)", async () => {
     const { client, signals } = await connectedClient({ defaults: { timeoutMs: 50 } });
     const timedOut = await client.callTool({ name: "orders_get", arguments: { id: "slow" } });

@@ -647,11 +647,18 @@ pub fn check_consume(req: Option<&ApprovalRequest>, now_ms: u64) -> Result<(), C
 
 /// Who may resume a request when the caller is not trusted to resume any:
 /// only the actor who made it, on the surface it was made on (the agent
-/// gateway's rule for remote callers).
+/// gateway's rule for remote callers) and, when the resume comes through
+/// one capability's tool (MCP), only a request for that capability.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Requester {
     pub surface: Surface,
-    pub actor_id: String,
+    /// `None` only for a tool call with no actor ([`Requester::for_tool`]):
+    /// it matches requests made with no actor id, on the same surface
+    /// through the same tool.
+    pub actor_id: Option<String>,
+    /// The capability the resuming tool runs, when the resume comes
+    /// through a tool call: a request for another one is not this caller's.
+    pub capability_id: Option<String>,
 }
 
 impl Requester {
@@ -660,13 +667,30 @@ impl Requester {
     pub fn of(surface: Surface, actor_id: Option<&str>) -> Option<Requester> {
         actor_id.map(|id| Requester {
             surface,
-            actor_id: id.to_owned(),
+            actor_id: Some(id.to_owned()),
+            capability_id: None,
         })
+    }
+
+    /// The requester a tool call is (MCP: a client resumes by calling the
+    /// tool again with the request id): the request must be for the tool's
+    /// `capability_id`, made on `surface` by the same actor id — or, for a
+    /// server that names no actor, anonymously.
+    pub fn for_tool(surface: Surface, actor_id: Option<&str>, capability_id: &str) -> Requester {
+        Requester {
+            surface,
+            actor_id: actor_id.map(str::to_owned),
+            capability_id: Some(capability_id.to_owned()),
+        }
     }
 
     /// Whether `request` was made by this requester.
     pub fn made(&self, request: &ApprovalRequest) -> bool {
         self.made_on(request.surface, request.actor.id.as_deref())
+            && self
+                .capability_id
+                .as_deref()
+                .is_none_or(|id| id == request.capability_id)
     }
 
     /// Whether a request made on `surface` by the actor `actor_id` is this
@@ -674,7 +698,7 @@ impl Requester {
     /// "own request", used by resume ([`ApprovalStore::consume_for`]) and
     /// by what a gateway caller may read.
     pub fn made_on(&self, surface: Surface, actor_id: Option<&str>) -> bool {
-        surface == self.surface && actor_id == Some(self.actor_id.as_str())
+        surface == self.surface && actor_id == self.actor_id.as_deref()
     }
 }
 
@@ -769,7 +793,8 @@ mod requester_tests {
     fn a_request_is_the_requesters_only_on_the_same_surface_and_actor_id() {
         let alice = Requester {
             surface: Surface::AiSdk,
-            actor_id: "alice".into(),
+            actor_id: Some("alice".into()),
+            capability_id: None,
         };
         assert_eq!(
             Requester::of(Surface::AiSdk, Some("alice")),
@@ -791,5 +816,10 @@ mod requester_tests {
             None,
             "no id, no requester"
         );
+        // A tool call with no actor matches only anonymous requests.
+        let anonymous = Requester::for_tool(Surface::Mcp, None, "orders.refund");
+        assert!(anonymous.made_on(Surface::Mcp, None));
+        assert!(!anonymous.made_on(Surface::Mcp, Some("alice")));
+        assert!(!anonymous.made_on(Surface::AiSdk, None));
     }
 }

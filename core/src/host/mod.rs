@@ -508,11 +508,15 @@ mod tests {
                 &json!([{"id": "orders.cancel", "meta": {
                     "description": "Cancel.", "expose": {"mcp": true, "direct": true},
                     "sideEffect": "destructive", "risk": "medium",
-                    "approval": {"required": true}}, "validateInput": false}]),
+                    "approval": {"required": true}}, "validateInput": false},
+                    {"id": "orders.get", "meta": {
+                    "description": "Get.", "expose": {"mcp": true},
+                    "sideEffect": "read", "risk": "low"}, "validateInput": false}]),
                 &json!({}),
                 store.open_sync().unwrap(),
             )
             .unwrap();
+            let (cancel_tool, get_tool) = (Some(0), Some(1));
             let frame = |surface, actor: Option<&str>| {
                 crate::Frame::new(surface).with_actor(crate::Actor {
                     id: actor.map(str::to_owned),
@@ -548,13 +552,17 @@ mod tests {
                 1_001,
             )
             .unwrap();
-            let resume = |f: crate::Frame, by_store_op: bool| {
-                let mut inv = Invocation::resume_by_requester(
-                    Arc::clone(host.registry()),
-                    &request.id,
-                    f,
-                    crate::pipeline::InvokeOptions::at(1_002),
-                );
+            // Without a tool: `resume_by_requester` (the gateway); with one:
+            // `resume_through_tool` (MCP).
+            let resume = |f: crate::Frame, by_store_op: bool, tool: Option<u32>| {
+                let registry = Arc::clone(host.registry());
+                let opts = crate::pipeline::InvokeOptions::at(1_002);
+                let mut inv = match tool {
+                    None => Invocation::resume_by_requester(registry, &request.id, f, opts),
+                    Some(index) => {
+                        Invocation::resume_through_tool(registry, &request.id, index, f, opts)
+                    }
+                };
                 if by_store_op && inv.step_kind() == StepKind::ConsumeApproval {
                     let op = host.store_op(&inv, 1_002).unwrap();
                     inv.answer(run_ready(op.run()).unwrap()).unwrap();
@@ -562,12 +570,26 @@ mod tests {
                 let kind = host.advance(&mut inv, 1_002);
                 (kind, inv)
             };
-            for (f, by_store_op) in [
-                (frame(crate::Surface::Mcp, Some("mallory")), false),
-                (frame(crate::Surface::Direct, Some("alice")), true),
-                (frame(crate::Surface::Mcp, None), false),
+            for (f, by_store_op, tool) in [
+                (frame(crate::Surface::Mcp, Some("mallory")), false, None),
+                (frame(crate::Surface::Direct, Some("alice")), true, None),
+                (frame(crate::Surface::Mcp, None), false, None),
+                // Through a tool: another actor, another capability's tool
+                // (a read tool must not run alice's cancel), or no actor.
+                (
+                    frame(crate::Surface::Mcp, Some("mallory")),
+                    false,
+                    cancel_tool,
+                ),
+                (frame(crate::Surface::Mcp, Some("alice")), true, get_tool),
+                (frame(crate::Surface::Mcp, None), false, cancel_tool),
+                (
+                    frame(crate::Surface::Direct, Some("alice")),
+                    false,
+                    cancel_tool,
+                ),
             ] {
-                let (kind, mut inv) = resume(f, by_store_op);
+                let (kind, mut inv) = resume(f, by_store_op, tool);
                 assert_eq!(kind, StepKind::Done);
                 match inv.take_outcome() {
                     Some(crate::pipeline::Outcome::Error(e)) => {
@@ -581,8 +603,12 @@ mod tests {
                     "a refused resume consumed nothing"
                 );
             }
-            let (kind, _) = resume(frame(crate::Surface::Mcp, Some("alice")), true);
-            assert_eq!(kind, StepKind::RunHandler, "the requester resumes it");
+            let (kind, _) = resume(frame(crate::Surface::Mcp, Some("alice")), true, cancel_tool);
+            assert_eq!(
+                kind,
+                StepKind::RunHandler,
+                "the requester resumes it through its tool"
+            );
             assert_eq!(
                 host.approval(&request.id).unwrap().unwrap().status,
                 ApprovalStatus::Consumed

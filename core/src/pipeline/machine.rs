@@ -385,6 +385,37 @@ impl Invocation {
         inv
     }
 
+    /// [`Self::resume`] through one capability's tool (MCP: the client
+    /// calls the tool again with the request id): the request must be for
+    /// `capability_index`'s capability and made on the frame's surface by
+    /// the frame's actor id — or, when the frame names no actor, made with
+    /// none ([`crate::approval::Requester::for_tool`]). Any other request is
+    /// APPROVAL_NOT_FOUND, exactly as a missing one, and is not consumed: a
+    /// caller cannot run another actor's request, or a request for a
+    /// capability that is not exposed to it, by naming its id.
+    pub fn resume_through_tool(
+        registry: Arc<CapabilityRegistry>,
+        approval_id: &str,
+        capability_index: u32,
+        frame: impl Into<Arc<Frame>>,
+        opts: InvokeOptions,
+    ) -> Invocation {
+        let frame = frame.into();
+        let capability_id = registry.get(capability_index).map(|c| c.id.clone());
+        let requester = capability_id.as_deref().map(|id| {
+            crate::approval::Requester::for_tool(frame.surface, frame.actor.id.as_deref(), id)
+        });
+        let mut inv = Invocation::resume(registry, approval_id, frame, opts);
+        match requester {
+            Some(r) => inv.requester = Some(r),
+            None => inv.fail(CapabilityError::new(
+                ErrorCode::ApprovalNotFound,
+                "No approval request with this id is yours to resume.",
+            )),
+        }
+        inv
+    }
+
     // ----- what the host reads ------------------------------------------
 
     /// What the host must do next.
