@@ -337,8 +337,19 @@ impl Invocation {
         self.answer(py, answer)
     }
 
+    /// The validated input could not even be dumped (its serializer
+    /// raised): ends the call as [`Self::input_exported`] does for a value
+    /// with no JSON form. The message names the exception type only: a
+    /// serializer's text may quote the input.
+    fn input_not_exportable(&mut self, py: Python<'_>, message: String) -> PyResult<u8> {
+        self.answer(py, Answer::InputNotExportable(message))
+    }
+
+    /// The redacted output for the audit record (only with audit
+    /// payloads). An output with no JSON form is recorded as `null`, as the
+    /// Node binding does: the call's outcome stands.
     fn output_exported(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u8> {
-        let v = py_to_json(value).map_err(|e| capability_error(py, &e))?;
+        let v = py_to_json(value).unwrap_or(serde_json::Value::Null);
         self.answer(py, Answer::OutputExported(v))
     }
 

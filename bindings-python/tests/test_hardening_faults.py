@@ -260,3 +260,45 @@ async def test_a_locked_sqlite_store_is_retryable_internal_and_runs_nothing(tmp_
         await registry.resume(request_id)
     assert again.value.code == "APPROVAL_CONSUMED"
     assert runs == 1
+
+
+async def test_an_input_or_output_a_serializer_cannot_dump_ends_typed_and_audited() -> None:
+    """A validated value pydantic cannot serialize (here an arbitrary object
+    inside a ``dict`` field) where the core needs its JSON form: for the
+    approval hash it is INVALID_INPUT, audited, with nothing persisted; for
+    the audit payload the output is recorded as null and the call stands."""
+    runs = 0
+
+    @capability(
+        id="gated",
+        description="x",
+        expose=D,
+        side_effect="write",
+        risk="high",
+        approval={"required": True},
+    )
+    async def gated(x: dict[str, Any]) -> str:
+        nonlocal runs
+        runs += 1
+        return "ran"
+
+    @capability(id="odd", description="x", expose=D, side_effect="read", risk="low")
+    async def odd(x: dict[str, Any]) -> dict[str, Any]:
+        return {"o": object()}
+
+    audit: list[dict[str, Any]] = []
+    registry = create_capability_registry([gated, odd], audit=audit.append, audit_payloads=True)
+
+    with pytest.raises(CapabilityError) as info:
+        await registry.invoke("gated", {"x": {"o": object()}}, FRAME)
+    assert info.value.code == "INVALID_INPUT"
+    assert runs == 0
+    assert registry.approvals.list() == []
+    finished = [r for r in audit if r["event"] == "finished"]
+    assert finished[-1]["outcome"] == "INVALID_INPUT"
+
+    out = await registry.invoke("odd", {"x": {}}, FRAME)
+    assert isinstance(out, InvokeOk)
+    finished = [r for r in audit if r["event"] == "finished"]
+    assert finished[-1]["outcome"] == "ok"
+    assert finished[-1]["output"] is None

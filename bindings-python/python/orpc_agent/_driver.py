@@ -320,7 +320,14 @@ async def drive(
         elif k == EVALUATE_POLICY:
             k = await _evaluate_policy(registry, inv, spec, value, frame)  # type: ignore[arg-type]
         elif k == EXPORT_INPUT:
-            k = inv.input_exported(_dump(spec.input, value))  # type: ignore[union-attr]
+            try:
+                dumped = _dump(spec.input, value)  # type: ignore[union-attr]
+            except Exception as e:
+                # A serializer that raises: the core ends the call (INVALID_INPUT,
+                # audited). Its message may quote the input; the type may not.
+                k = inv.input_not_exportable(f"its validated value could not be serialized ({type(e).__name__})")
+            else:
+                k = inv.input_exported(dumped)
         elif k == REDACT_OUTPUT:
             try:
                 redacted = spec.redact_output(output, _redaction_info(inv, frame))  # type: ignore[misc,union-attr]
@@ -335,7 +342,11 @@ async def drive(
                 output = redacted
                 k = inv.redacted()
         elif k == EXPORT_OUTPUT:
-            k = inv.output_exported(_dump(spec.output, output) if spec else to_jsonable(output))
+            try:
+                dumped = _dump(spec.output, output) if spec else to_jsonable(output)
+            except Exception:
+                dumped = None  # no JSON form: the audit payload is null (as in Node)
+            k = inv.output_exported(dumped)
         elif k == ASK_RETRY_ON:
             try:
                 retry = bool(spec.retry_on(inv.retry_error()))  # type: ignore[misc,union-attr]
