@@ -155,12 +155,26 @@ function rawInputText(input: unknown): string | undefined {
   } catch (e) {
     // A RangeError: nested deeper (or larger) than JSON.stringify can go,
     // so past every limit — the core is handed a stand-in it refuses as too
-    // deep. A TypeError (a BigInt, a cycle) is an in-process value.
-    return e instanceof RangeError ? TOO_DEEP_TEXT : undefined;
+    // deep. A TypeError: a BigInt or a cycle somewhere.
+    text = e instanceof RangeError ? TOO_DEEP_TEXT : textWithBigInts(input);
   }
   // Text this short cannot exceed a limit (the core says how short): it
   // need not cross.
   return text !== undefined && text.length > SHORT_INPUT_TEXT ? text : undefined;
+}
+
+/**
+ * The input's text with each BigInt written as its digits (a string: the
+ * measure counts them as the Python binding counts a big int's digits), or,
+ * when the input contains itself, the too-deep stand-in: a cycle is nested
+ * without end, and the Python binding refuses it as too deep too.
+ */
+function textWithBigInts(input: unknown): string {
+  try {
+    return JSON.stringify(input, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  } catch {
+    return TOO_DEEP_TEXT;
+  }
 }
 
 /**

@@ -151,12 +151,23 @@ describe("input limits on every path into the pipeline", () => {
     assert.ok(records.every((r) => r.event === "finished" && r.outcome === "LIMIT_EXCEEDED"), JSON.stringify(records[0]));
   });
 
-  it("inputs with no JSON text (BigInt, a cycle) are the app's own values: not measured, handled as before", async () => {
-    const registry = await createCapabilityRegistry({ raw: { take: agentProcedure(os).meta({ agent: meta }).handler(async ({ input }) => typeof input) } });
+  it("inputs with no JSON text are measured too: a BigInt by its digits, a cycle as too deep (as in Python)", async () => {
+    let runs = 0;
+    const registry = await createCapabilityRegistry({
+      raw: { take: agentProcedure(os).meta({ agent: meta }).handler(async ({ input }) => (runs++, typeof input)) },
+    });
     const cyclic = {};
     cyclic.self = cyclic;
     assert.deepEqual(await registry.invoke("raw.take", 10n, { surface: "direct" }), { status: "ok", output: "bigint" });
-    assert.deepEqual(await registry.invoke("raw.take", cyclic, { surface: "direct" }), { status: "ok", output: "object" });
+    assert.deepEqual(await registry.invoke("raw.take", { n: 10n, s: "a".repeat(65_536) }, { surface: "direct" }), { status: "ok", output: "object" });
+    // A BigInt beside an over-limit string does not hide it.
+    const long = await settle(registry.invoke("raw.take", { n: 1n, s: "a".repeat(100_000) }, { surface: "direct" }));
+    check("bigint + long string", long, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "stringBytes", max: 65536 } });
+    const keys = await settle(registry.invoke("raw.take", { n: 1n, ...Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i])) }, { surface: "direct" }));
+    check("bigint + many keys", keys, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "objectKeys", max: 1024 } });
+    const cycle = await settle(registry.invoke("raw.take", cyclic, { surface: "direct" }));
+    check("a cycle", cycle, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "depth", max: 64 } });
+    assert.equal(runs, 2);
   });
 
   it("lone surrogates (which JSON.stringify escapes and serde refuses) are still measured", async () => {
