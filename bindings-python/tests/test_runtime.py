@@ -168,6 +168,30 @@ def test_invoke_sync_without_an_event_loop() -> None:
     assert out.output == {"n": 4, "actor": "u", "tenant": "t"}  # type: ignore[union-attr]
 
 
+def test_invoke_sync_returns_at_the_deadline_while_a_sync_handler_still_runs() -> None:
+    """A sync handler cannot be stopped (a thread); the caller still gets its
+    TIMEOUT at the deadline, as with ``await registry.invoke``, and the late
+    result is discarded."""
+    finished = threading.Event()
+
+    @capability(id="slow.sync", description="Slow.", expose={"direct": True}, side_effect="read", risk="low",
+                timeout_ms=100)
+    def slow(m: Msg) -> int:
+        time.sleep(1.0)
+        finished.set()
+        return m.n
+
+    reg = create_capability_registry([slow])
+    t0 = time.monotonic()
+    with pytest.raises(CapabilityError) as info:
+        reg.invoke_sync("slow.sync", {"n": 1})
+    took = time.monotonic() - t0
+    assert info.value.code == "TIMEOUT"
+    assert took < 0.6, took
+    assert not finished.is_set(), "the caller did not wait for the thread"
+    assert finished.wait(2.0), "the thread finished on its own"
+
+
 async def test_invoke_sync_refuses_inside_a_running_loop() -> None:
     reg = create_capability_registry([echo_ctx])
     with pytest.raises(RuntimeError):
