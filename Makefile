@@ -25,7 +25,7 @@ LINT_TARGETS  :=
 .DEFAULT_GOAL := help
 
 help:
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: $(BUILD_TARGETS) ## build the core, the CLI and every binding
 	$(CARGO) build

@@ -258,6 +258,10 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
    * `{status: "approval_required", request}`; rejects with `CapabilityError`.
    */
   invoke<TOutput = unknown>(idOrToolName: string, input: unknown, frame: Frame<TContext>): Promise<InvokeResult<TOutput>> {
+    if (frame === null || typeof frame !== "object") {
+      // A host bug, not a model's: a TypeError, rejected like every other failure.
+      return Promise.reject(new TypeError("registry.invoke needs a frame: { surface, actor?, context?, … }."));
+    }
     const index = this.#names.get(idOrToolName);
     const surface = SURFACE_INDEX[frame.surface];
     // How the frame crosses: nothing beyond the surface (null), an actor id

@@ -148,7 +148,12 @@ export interface ApprovalRequest {
   reason?: string;
   createdAt: number;
   expiresAt: number;
-  status: "pending" | "approved" | "rejected" | "consumed" | "expired";
+  /**
+   * The stored status. Expiry is derived, not stored: a `pending` or
+   * `approved` request whose `expiresAt` is past can no longer be decided or
+   * resumed (APPROVAL_EXPIRED) — an approval UI shows it as expired.
+   */
+  status: "pending" | "approved" | "rejected" | "consumed";
   decidedBy?: string;
   decidedAt?: number;
   decisionReason?: string;
@@ -174,24 +179,27 @@ export interface PolicyAuditRecord {
 /** One audit record (camelCase, docs/decisions.md "Audit schema"). */
 export interface AuditRecord {
   event: "started" | "finished";
-  capabilityId?: string;
+  /** `null` when nothing resolved. */
+  capabilityId: string | null;
+  /** The id or tool name asked for; absent on resume. */
   requested?: string;
   surface: ExposureSurface;
-  actorId?: string;
+  actorId: string | null;
   resumed: boolean;
   policies: PolicyAuditRecord[];
-  approvalId?: string;
-  inputHash?: string;
+  approvalId: string | null;
+  inputHash: string | null;
   attempts: number;
   startedAt: number;
   durationMs: number;
   outcome: string | null;
   stage: number;
-  traceparent?: string;
+  traceparent: string | null;
   tracestate?: string;
-  requestId?: string;
-  agentId?: string;
-  sessionId?: string;
+  requestId: string | null;
+  agentId: string | null;
+  sessionId: string | null;
+  /** The redacted output, only with `payloads` and only on success. */
   output?: unknown;
 }
 

@@ -295,3 +295,16 @@ test("resume asRequester: only the requester on its surface resumes; anyone else
   assert.deepEqual(await registry.resume(id, { asRequester: { surface: "mcp", actor: { id: "alice" } } }), { status: "ok", output: 1 });
   assert.equal(runs, 1);
 });
+
+test("invoke without a frame rejects with a TypeError (never a synchronous throw)", async () => {
+  const registry = await createCapabilityRegistry({
+    p: base.meta({ agent: { description: "P.", expose: { direct: true }, sideEffect: "read", risk: "low" } }).handler(async () => 1),
+  });
+  for (const frame of [undefined, null, "direct"]) {
+    let promise;
+    assert.doesNotThrow(() => {
+      promise = registry.invoke("p", {}, frame);
+    });
+    await assert.rejects(promise, TypeError);
+  }
+});
