@@ -50,6 +50,7 @@ use crate::approval::{
 };
 use crate::error::{CapabilityError, ErrorCode};
 use crate::meta::RegistryError;
+use crate::pipeline::gate::consume_answer;
 use crate::pipeline::{Answer, ApprovalInputView, Invocation, Step, StepKind};
 use crate::registry::{CapabilityDecl, CapabilityRegistry};
 
@@ -233,12 +234,9 @@ impl HostRegistry {
                     None => return StepKind::PersistApproval,
                 },
                 Step::ConsumeApproval { id, requester } => {
-                    match run_ready(self.store.consume_for(id, now_ms, requester)) {
-                        Some(r) => Answer::Consumed(match r {
-                            Ok(Ok(req)) => Ok(Box::new(req)),
-                            Ok(Err(refusal)) => Err(refusal.into()),
-                            Err(e) => Err(e.into()),
-                        }),
+                    let consumed = consume_answer(self.store.as_ref(), id, now_ms, requester);
+                    match run_ready(consumed) {
+                        Some(answer) => answer,
                         None => return StepKind::ConsumeApproval,
                     }
                 }
@@ -377,12 +375,7 @@ impl StoreOp {
                 Err(e) => Answer::StoreFailed(e.into()),
             },
             StoreOpKind::Consume(id, requester) => {
-                let consumed = self.store.consume_for(&id, self.now_ms, requester.as_ref());
-                Answer::Consumed(match consumed.await {
-                    Ok(Ok(req)) => Ok(Box::new(req)),
-                    Ok(Err(refusal)) => Err(refusal.into()),
-                    Err(e) => Err(e.into()),
-                })
+                consume_answer(self.store.as_ref(), &id, self.now_ms, requester.as_ref()).await
             }
         }
     }

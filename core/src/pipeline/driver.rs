@@ -584,12 +584,8 @@ impl Driver {
                 Err(e) => Answer::StoreFailed(e.into()),
             },
             Step::ConsumeApproval { id, requester } => {
-                let consumed = self.store.consume_for(id, self.clock.now_ms(), requester);
-                Answer::Consumed(match consumed.await {
-                    Ok(Ok(r)) => Ok(Box::new(r)),
-                    Ok(Err(refusal)) => Err(refusal.into()),
-                    Err(e) => Err(e.into()),
-                })
+                let now_ms = self.clock.now_ms();
+                super::gate::consume_answer(self.store.as_ref(), id, now_ms, requester).await
             }
             Step::RunHandler {
                 attempt,

@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use super::step::Decision;
-use crate::approval::ApprovalRequest;
+use super::step::{Answer, Decision};
+use crate::approval::{ApprovalRequest, ApprovalStore, ConsumeRefusal, Requester};
 use crate::error::{CapabilityError, ErrorCode};
 use crate::frame::Actor;
 use crate::meta::Surface;
@@ -124,5 +124,31 @@ pub fn verify_grant<'r>(
         _ => Err(invalid(
             "The approved input does not match the approval request; ask for a new approval.",
         )),
+    }
+}
+
+/// The answer to a `ConsumeApproval` step: the store's atomic consume,
+/// mapped once for every driver (the host registry's synchronous and
+/// waiting paths, the tokio driver). A refusal other than "not found" —
+/// the request exists and is the caller's to know about — reads the
+/// request back so the audit record names what was refused
+/// ([`Answer::ConsumeRefused`]); the read happens only on that slow path.
+pub async fn consume_answer(
+    store: &dyn ApprovalStore,
+    id: &str,
+    now_ms: u64,
+    requester: Option<&Requester>,
+) -> Answer {
+    match store.consume_for(id, now_ms, requester).await {
+        Ok(Ok(request)) => Answer::Consumed(Ok(Box::new(request))),
+        Ok(Err(ConsumeRefusal::NotFound)) => Answer::Consumed(Err(ConsumeRefusal::NotFound.into())),
+        Ok(Err(refusal)) => match store.get(id).await {
+            Ok(Some(request)) => Answer::ConsumeRefused {
+                error: refusal.into(),
+                request: Box::new(request),
+            },
+            _ => Answer::Consumed(Err(refusal.into())),
+        },
+        Err(e) => Answer::Consumed(Err(e.into())),
     }
 }

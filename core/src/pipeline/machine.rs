@@ -604,6 +604,9 @@ impl Invocation {
             }
             (State::PersistApproval(_), Answer::StoreFailed(e)) => self.fail(e),
             (State::ConsumeApproval, Answer::Consumed(result)) => self.grant_checked(result),
+            (State::ConsumeApproval, Answer::ConsumeRefused { error, request }) => {
+                self.refused_as_recorded(*request, error)
+            }
             (State::RunHandler, Answer::HandlerOk { output, now_ms }) => {
                 self.clock(now_ms);
                 self.enter_output_validation(output);
@@ -922,17 +925,24 @@ impl Invocation {
                 self.input_hash = Some(input_hash);
                 self.enter_execution();
             }
-            Err(e) => {
-                self.capability = registry
-                    .resolve(&request.capability_id)
-                    .filter(|c| c.id == request.capability_id)
-                    .map(|c| c.index);
-                let frame = Arc::make_mut(&mut self.frame);
-                frame.surface = request.surface;
-                frame.actor = request.actor;
-                self.fail(e);
-            }
+            Err(e) => self.refused_as_recorded(request, e),
         }
+    }
+
+    /// A resume that cannot run: fails with `error`, and the audit record
+    /// names the request's capability, surface and actor — what a
+    /// successful resume would have run as (SI-3) — not the caller's
+    /// stand-in frame.
+    fn refused_as_recorded(&mut self, request: ApprovalRequest, error: CapabilityError) {
+        self.capability = self
+            .registry
+            .resolve(&request.capability_id)
+            .filter(|c| c.id == request.capability_id)
+            .map(|c| c.index);
+        let frame = Arc::make_mut(&mut self.frame);
+        frame.surface = request.surface;
+        frame.actor = request.actor;
+        self.fail(error);
     }
 
     // ----- stages 9–11 --------------------------------------------------

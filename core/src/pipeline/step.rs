@@ -236,6 +236,14 @@ pub enum Answer {
     /// (`APPROVAL_NOT_FOUND`, `_PENDING`, `_REJECTED`, `_EXPIRED`,
     /// `_CONSUMED`, or a store failure).
     Consumed(Result<Box<ApprovalRequest>, CapabilityError>),
+    /// To `ConsumeApproval`: the request exists but cannot be used
+    /// (pending, rejected, expired, already consumed) — with the request as
+    /// stored, so the audit record names its capability, surface and actor,
+    /// as a refused grant check does. See [`super::gate::consume_answer`].
+    ConsumeRefused {
+        error: CapabilityError,
+        request: Box<ApprovalRequest>,
+    },
     /// To `RunHandler`: the handler returned.
     HandlerOk { output: Payload, now_ms: u64 },
     /// To `RunHandler`: the handler failed. `code: None` is a plain thrown
@@ -284,6 +292,7 @@ impl Answer {
             Answer::Persisted => "Persisted",
             Answer::StoreFailed(_) => "StoreFailed",
             Answer::Consumed(_) => "Consumed",
+            Answer::ConsumeRefused { .. } => "ConsumeRefused",
             Answer::HandlerOk { .. } => "HandlerOk",
             Answer::HandlerError { .. } => "HandlerError",
             Answer::HandlerTimedOut { .. } => "HandlerTimedOut",
