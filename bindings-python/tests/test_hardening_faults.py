@@ -302,3 +302,34 @@ async def test_an_input_or_output_a_serializer_cannot_dump_ends_typed_and_audite
     finished = [r for r in audit if r["event"] == "finished"]
     assert finished[-1]["outcome"] == "ok"
     assert finished[-1]["output"] is None
+
+
+async def test_a_policy_sees_the_metadata_and_a_failing_one_is_logged_without_its_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from orpc_agent import Allow, Deny, PolicyRequest
+
+    def by_risk(req: PolicyRequest) -> Any:
+        return Deny("too risky") if req.meta["risk"] == "high" else Allow()
+
+    def broken(req: PolicyRequest) -> Any:
+        raise ValueError(f"secret-{req.input['q']}")
+
+    @capability(id="low", description="x", expose=D, side_effect="read", risk="low")
+    async def low(q: dict[str, Any]) -> str:
+        return "ok"
+
+    @capability(id="high", description="x", expose=D, side_effect="write", risk="high")
+    async def high(q: dict[str, Any]) -> str:
+        return "ok"
+
+    registry = create_capability_registry([low, high], policies=[by_risk])
+    assert isinstance(await registry.invoke("low", {"q": "x"}, FRAME), InvokeOk)
+    with pytest.raises(PolicyDeniedError):
+        await registry.invoke("high", {"q": "x"}, FRAME)
+
+    failing = create_capability_registry([low], policies=[host_policy(broken, name="broken")])
+    with caplog.at_level("WARNING", logger="orpc_agent"), pytest.raises(PolicyDeniedError):
+        await failing.invoke("low", {"q": "hunter2"}, FRAME)
+    assert "raised ValueError" in caplog.text
+    assert "hunter2" not in caplog.text

@@ -23,7 +23,9 @@ import asyncio
 import contextvars
 import functools
 import inspect
+import logging
 from collections.abc import Callable, Generator
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from . import _native
@@ -42,6 +44,8 @@ from .types import (
     RedactionInfo,
     RequireApproval,
 )
+
+_log = logging.getLogger("orpc_agent")
 
 if TYPE_CHECKING:
     from .capability import CapabilitySpec
@@ -217,7 +221,7 @@ async def _evaluate_policy(
     fn = registry._runtime_policies.get(index) if scope == 0 else spec.policies.get(index)
     if fn is None:
         return int(inv.policy_failed())
-    request = PolicyRequest(spec.id, value, frame, frame.context)
+    request = PolicyRequest(spec.id, value, frame, frame.context, MappingProxyType(spec.meta))
     try:
         result = fn(request)
         if inspect.isawaitable(result):
@@ -229,13 +233,23 @@ async def _evaluate_policy(
                 raise
             if not done:
                 _abandon(task)
+                _policy_failed_log(spec.id, scope, index, "did not answer in time")
                 return int(inv.policy_failed())
             result = task.result()
     except _CancelledError:
         raise
-    except Exception:
+    except Exception as e:
+        _policy_failed_log(spec.id, scope, index, f"raised {type(e).__name__}")
         return int(inv.policy_failed())
     return _decision_answer(inv, result)
+
+
+def _policy_failed_log(capability_id: str, scope: int, index: int, what: str) -> None:
+    """A failing host policy denies (fail closed) and says so to the
+    operator: which policy, and the exception's type — never its message,
+    which may quote the input (SI-10)."""
+    where = f"runtime policy #{index}" if scope == 0 else f"policy #{index} of {capability_id}"
+    _log.warning("orpc_agent: %s %s; the call is denied", where, what)
 
 
 def _redaction_info(inv: Any, frame: _native.Frame) -> RedactionInfo:

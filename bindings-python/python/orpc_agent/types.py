@@ -4,7 +4,9 @@ here decides anything."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 from ._native import Frame, InvokeOk
@@ -126,12 +128,15 @@ Decision = Allow | Deny | RequireApproval | Abstain
 
 @dataclass(frozen=True)
 class PolicyRequest:
-    """What a host policy sees: the validated input and the frozen frame."""
+    """What a host policy sees: the validated input and the frozen frame,
+    and the capability's declared metadata (read-only: ``side_effect``,
+    ``risk``, ``tags``… as declared, in the core's camelCase JSON form)."""
 
     capability_id: str
     input: Any
     frame: Frame
     context: Any
+    meta: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
