@@ -92,13 +92,16 @@ export declare function approvalDecide(reg: number, id: string, approve: boolean
  * `approvals.approve`/`reject` for a store that waits, with the
  * registry's `approverMustDiffer` rule; resolves to the decided request.
  */
-export declare function approvalDecideAsync(reg: number, id: string, approve: boolean, approver?: string | undefined | null, reason?: string | undefined | null): Promise<string>
+export declare function approvalDecideAsync(reg: number, id: string, approve: boolean, approver: string | undefined | null, reason: string | undefined | null, now: number): Promise<string>
 
-/** One request as JSON, or `None` when the store has no such id. */
-export declare function approvalGet(reg: number, id: string): string | null
+/**
+ * One request as JSON as of `now` (`status` the effective one), or
+ * `None` when the store has no such id.
+ */
+export declare function approvalGet(reg: number, id: string, now: number): string | null
 
 /** `approvals.get` for a store that waits: the request as JSON, or null. */
-export declare function approvalGetAsync(reg: number, id: string): Promise<string | undefined | null>
+export declare function approvalGetAsync(reg: number, id: string, now: number): Promise<string | undefined | null>
 
 /**
  * How an approval UI may show `request`'s input (the request as JSON, as
@@ -110,10 +113,11 @@ export declare function approvalGetAsync(reg: number, id: string): Promise<strin
 export declare function approvalInputView(reg: number, request: string): string
 
 /**
- * A page of requests as a JSON array; `filter` is
- * `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+ * A page of requests as a JSON array as of `now`; `filter` is
+ * `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
+ * effective one, `expired` included).
  */
-export declare function approvalList(reg: number, filter: string): string
+export declare function approvalList(reg: number, filter: string, now: number): string
 
 /**
  * Whether a request made on `request_surface` by `request_actor_id` is the
@@ -126,10 +130,10 @@ export declare function approvalMadeBy(surface: string, actorId: string | undefi
  * One page of requests with the cursor of the next (synchronous stores):
  * `{requests, nextCursor}`; `nextCursor` is null on the last page.
  */
-export declare function approvalPage(reg: number, filter: string): string
+export declare function approvalPage(reg: number, filter: string, now: number): string
 
 /** [`approval_page`] for a store that waits. */
-export declare function approvalPageAsync(reg: number, filter: string): Promise<string>
+export declare function approvalPageAsync(reg: number, filter: string, now: number): Promise<string>
 
 /**
  * The audit record's keys in row order, and those left out when absent:

@@ -9,23 +9,28 @@ use orpc_agent_core::pipeline::ApprovalInputView;
 use serde_json::{Value, json};
 
 use crate::errors::{invalid, parse_json};
+use crate::invoke::ms;
 use crate::registry::registry_call;
 
-/// One request as JSON, or `None` when the store has no such id.
+/// One request as JSON as of `now` (`status` the effective one), or
+/// `None` when the store has no such id.
 #[napi(catch_unwind)]
-pub fn approval_get(reg: u32, id: String) -> napi::Result<Option<String>> {
+pub fn approval_get(reg: u32, id: String, now: f64) -> napi::Result<Option<String>> {
     registry_call(reg, |r| {
-        Ok(r.host.approval(&id)?.map(|req| json!(req).to_string()))
+        Ok(r.host
+            .approval(&id)?
+            .map(|req| req.to_json_at(ms(now)).to_string()))
     })
 }
 
-/// A page of requests as a JSON array; `filter` is
-/// `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+/// A page of requests as a JSON array as of `now`; `filter` is
+/// `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
+/// effective one, `expired` included).
 #[napi(catch_unwind)]
-pub fn approval_list(reg: u32, filter: String) -> napi::Result<String> {
+pub fn approval_list(reg: u32, filter: String, now: f64) -> napi::Result<String> {
     registry_call(reg, |r| {
-        let filter = list_filter_from_json(&parse_json(&filter, "the filter")?)?;
-        Ok(json!(r.host.approvals(&filter)?).to_string())
+        let filter = list_filter_from_json(&parse_json(&filter, "the filter")?, ms(now))?;
+        Ok(ApprovalRequest::views_json(&r.host.approvals(&filter)?, ms(now)).to_string())
     })
 }
 
@@ -42,11 +47,7 @@ pub fn approval_decide(
 ) -> napi::Result<String> {
     registry_call(reg, |r| {
         let decision = ApprovalDecision::approving(approve);
-        let now_ms = if now.is_finite() && now > 0.0 {
-            now as u64
-        } else {
-            0
-        };
+        let now_ms = ms(now);
         let req = r.host.decide(
             &id,
             decision,
@@ -54,7 +55,7 @@ pub fn approval_decide(
             reason.as_deref(),
             now_ms,
         )?;
-        Ok(json!(req).to_string())
+        Ok(req.to_json_at(now_ms).to_string())
     })
 }
 

@@ -43,7 +43,7 @@ fn pack(kind: u32, aux: u64) -> f64 {
     f64::from(kind) + 16.0 * (aux as f64)
 }
 
-fn ms(now: f64) -> u64 {
+pub(crate) fn ms(now: f64) -> u64 {
     if now.is_finite() && now > 0.0 {
         now as u64
     } else {

@@ -36,6 +36,7 @@ use serde_json::{Value, json};
 
 use crate::errors::{internal, parse_json, throw, throw_json};
 use crate::invoke::answer_in;
+use crate::invoke::ms;
 use crate::registry::{Registry, insert_registry, registry_call, with_registry};
 use crate::slab::Slab;
 
@@ -137,6 +138,7 @@ pub fn approval_get_async<'env>(
     env: &'env Env,
     reg: u32,
     id: String,
+    now: f64,
 ) -> napi::Result<PromiseRaw<'env, Option<String>>> {
     let store = store_of(reg)?;
     env.spawn_future(async move {
@@ -144,23 +146,25 @@ pub fn approval_get_async<'env>(
             .get(&id)
             .await
             .map_err(|e| to_napi(CapabilityError::from(e)))?;
-        Ok(found.map(|r| json!(r).to_string()))
+        Ok(found.map(|r| r.to_json_at(ms(now)).to_string()))
     })
 }
 
+/// `{requests, nextCursor}`, the requests as of the filter's `now_ms`.
 fn page_json(
     page: &[orpc_agent_core::approval::ApprovalRequest],
     filter: &orpc_agent_core::approval::ListFilter,
 ) -> String {
-    json!({"requests": page, "nextCursor": next_cursor(page, filter)}).to_string()
+    let requests = orpc_agent_core::approval::ApprovalRequest::views_json(page, filter.now_ms);
+    json!({"requests": requests, "nextCursor": next_cursor(page, filter)}).to_string()
 }
 
 /// One page of requests with the cursor of the next (synchronous stores):
 /// `{requests, nextCursor}`; `nextCursor` is null on the last page.
 #[napi(catch_unwind)]
-pub fn approval_page(reg: u32, filter: String) -> napi::Result<String> {
+pub fn approval_page(reg: u32, filter: String, now: f64) -> napi::Result<String> {
     registry_call(reg, |r| {
-        let filter = list_filter_from_json(&parse_json(&filter, "the filter")?)?;
+        let filter = list_filter_from_json(&parse_json(&filter, "the filter")?, ms(now))?;
         Ok(page_json(&r.host.approvals(&filter)?, &filter))
     })
 }
@@ -171,9 +175,13 @@ pub fn approval_page_async<'env>(
     env: &'env Env,
     reg: u32,
     filter: String,
+    now: f64,
 ) -> napi::Result<PromiseRaw<'env, String>> {
-    let filter = list_filter_from_json(&parse_json(&filter, "the filter").map_err(to_napi)?)
-        .map_err(to_napi)?;
+    let filter = list_filter_from_json(
+        &parse_json(&filter, "the filter").map_err(to_napi)?,
+        ms(now),
+    )
+    .map_err(to_napi)?;
     let store = store_of(reg)?;
     env.spawn_future(async move {
         let page = store
@@ -194,20 +202,15 @@ pub fn approval_decide_async<'env>(
     approve: bool,
     approver: Option<String>,
     reason: Option<String>,
+    now: f64,
 ) -> napi::Result<PromiseRaw<'env, String>> {
     let decision = ApprovalDecision::approving(approve);
     let decide = registry_call(reg, |r| {
-        Ok(r.host.decide_owned(
-            id,
-            decision,
-            approver,
-            reason,
-            orpc_agent_core::host::unix_now_ms(),
-        ))
+        Ok(r.host.decide_owned(id, decision, approver, reason, ms(now)))
     })?;
     env.spawn_future(async move {
         let decided = decide.await.map_err(to_napi)?;
-        Ok(json!(decided).to_string())
+        Ok(decided.to_json_at(ms(now)).to_string())
     })
 }
 

@@ -241,11 +241,11 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     // the JS thread; the others answer inside a synchronous call.
     this.approvals = waits ? Object.freeze(waitingApprovals(handle)) : Object.freeze({
       get: async (id: string) => {
-        const text = call(() => N.approvalGet(handle, id));
+        const text = call(() => N.approvalGet(handle, id, Date.now()));
         return text == null ? null : JSON.parse(text);
       },
       list: async (filter: ApprovalListFilter = {}) =>
-        JSON.parse(call(() => N.approvalList(handle, JSON.stringify(filter)))),
+        JSON.parse(call(() => N.approvalList(handle, JSON.stringify(filter), Date.now()))),
       page: async (filter: ApprovalListFilter = {}) => syncPage(handle, filter),
       approve: decide(true),
       reject: decide(false),

@@ -149,12 +149,12 @@ async function settle<T>(f: () => Promise<T>): Promise<T> {
 /** The approval UI's operations on a store that waits. */
 export function waitingApprovals(handle: number) {
   const decide = (approve: boolean) => async (id: string, o: { approver?: string; reason?: string } = {}) =>
-    JSON.parse(await settle(() => N.approvalDecideAsync(handle, id, approve, o.approver ?? null, o.reason ?? null))) as ApprovalRequest;
+    JSON.parse(await settle(() => N.approvalDecideAsync(handle, id, approve, o.approver ?? null, o.reason ?? null, Date.now()))) as ApprovalRequest;
   const page = async (filter: object = {}): Promise<ApprovalPage> =>
-    JSON.parse(await settle(() => N.approvalPageAsync(handle, JSON.stringify(filter))));
+    JSON.parse(await settle(() => N.approvalPageAsync(handle, JSON.stringify(filter), Date.now())));
   return {
     get: async (id: string): Promise<ApprovalRequest | null> => {
-      const text = await settle(() => N.approvalGetAsync(handle, id));
+      const text = await settle(() => N.approvalGetAsync(handle, id, Date.now()));
       return text == null ? null : JSON.parse(text);
     },
     list: async (filter: object = {}) => (await page(filter)).requests,
@@ -166,5 +166,5 @@ export function waitingApprovals(handle: number) {
 
 /** `approvals.page` on a synchronous store. */
 export function syncPage(handle: number, filter: object = {}): ApprovalPage {
-  return JSON.parse(call(() => N.approvalPage(handle, JSON.stringify(filter))));
+  return JSON.parse(call(() => N.approvalPage(handle, JSON.stringify(filter), Date.now())));
 }

@@ -149,11 +149,12 @@ export interface ApprovalRequest {
   createdAt: number;
   expiresAt: number;
   /**
-   * The stored status. Expiry is derived, not stored: a `pending` or
-   * `approved` request whose `expiresAt` is past can no longer be decided or
-   * resumed (APPROVAL_EXPIRED) — an approval UI shows it as expired.
+   * The status as of the read (get, list, decide): `expired` is a pending
+   * or approved request whose `expiresAt` has passed — it can no longer be
+   * decided or resumed. A request in an `approval_required` outcome is
+   * `pending`.
    */
-  status: "pending" | "approved" | "rejected" | "consumed";
+  status: "pending" | "approved" | "rejected" | "consumed" | "expired";
   decidedBy?: string;
   decidedAt?: number;
   decisionReason?: string;

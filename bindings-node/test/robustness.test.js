@@ -308,3 +308,30 @@ test("invoke without a frame rejects with a TypeError (never a synchronous throw
     await assert.rejects(promise, TypeError);
   }
 });
+
+test("approval views show the status as of the read: an expired request is `expired`, and lists by it", async () => {
+  const registry = await createCapabilityRegistry({
+    refund: base
+      .meta({
+        agent: {
+          description: "Refund.",
+          expose: { direct: true },
+          sideEffect: "write",
+          risk: "high",
+          approval: { required: true, expiresInMs: 50 },
+        },
+      })
+      .handler(async () => "refunded"),
+  });
+  const frame = { surface: "direct", actor: { id: "u" } };
+  const gated = await registry.invoke("refund", {}, frame);
+  assert.equal(gated.request.status, "pending");
+  const id = gated.request.id;
+  assert.equal((await registry.approvals.get(id)).status, "pending");
+  assert.deepEqual((await registry.approvals.list({ status: "pending" })).map((r) => r.id), [id]);
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  assert.equal((await registry.approvals.get(id)).status, "expired");
+  assert.deepEqual(await registry.approvals.list({ status: "pending" }), [], "no longer listed as pending");
+  assert.deepEqual((await registry.approvals.list({ status: "expired" })).map((r) => r.id), [id]);
+  await assert.rejects(registry.approvals.approve(id, { approver: "m" }), (e) => e.code === "APPROVAL_EXPIRED");
+});

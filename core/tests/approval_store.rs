@@ -80,6 +80,7 @@ on_both_stores!(
     consume_exactly_once,
     consume_refusals_have_distinct_codes,
     pending_limit_per_actor_default,
+    list_filters_by_effective_status,
 );
 
 #[tokio::test]

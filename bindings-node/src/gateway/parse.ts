@@ -12,7 +12,7 @@ import type {
   GatewayListInput,
 } from "./wire.js";
 
-const STATUSES = new Set(["pending", "approved", "rejected", "consumed"]);
+const STATUSES = new Set(["pending", "approved", "rejected", "consumed", "expired"]);
 
 function bad(message: string): never {
   throw new ORPCError("BAD_REQUEST", { status: 400, message });

@@ -116,6 +116,41 @@ pub enum EffectiveStatus {
 }
 
 impl EffectiveStatus {
+    pub const ALL: [EffectiveStatus; 5] = [
+        EffectiveStatus::Pending,
+        EffectiveStatus::Approved,
+        EffectiveStatus::Rejected,
+        EffectiveStatus::Consumed,
+        EffectiveStatus::Expired,
+    ];
+
+    pub fn parse(s: &str) -> Option<EffectiveStatus> {
+        EffectiveStatus::ALL.into_iter().find(|e| e.as_str() == s)
+    }
+
+    /// The stored status a request with this effective status has (an
+    /// expired one was pending or approved).
+    pub const fn stored(self) -> &'static [ApprovalStatus] {
+        match self {
+            EffectiveStatus::Pending => &[ApprovalStatus::Pending],
+            EffectiveStatus::Approved => &[ApprovalStatus::Approved],
+            EffectiveStatus::Rejected => &[ApprovalStatus::Rejected],
+            EffectiveStatus::Consumed => &[ApprovalStatus::Consumed],
+            EffectiveStatus::Expired => &[ApprovalStatus::Pending, ApprovalStatus::Approved],
+        }
+    }
+
+    /// How expiry narrows a filter on this status: pending and approved
+    /// requests must still be live, expired ones past their expiry, and
+    /// rejected or consumed ones keep their status whatever the time.
+    pub const fn expiry(self) -> Option<bool> {
+        match self {
+            EffectiveStatus::Pending | EffectiveStatus::Approved => Some(false),
+            EffectiveStatus::Expired => Some(true),
+            EffectiveStatus::Rejected | EffectiveStatus::Consumed => None,
+        }
+    }
+
     pub const fn as_str(self) -> &'static str {
         match self {
             EffectiveStatus::Pending => "pending",
@@ -251,6 +286,24 @@ impl ApprovalRequest {
         }
     }
 
+    /// The request as JSON for an approval UI at `now_ms`: as stored, but
+    /// with `status` the effective one (`expired` for a pending or approved
+    /// request past its expiry), what get, list and decide show in every
+    /// binding.
+    pub fn to_json_at(&self, now_ms: u64) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Some(status) = v.get_mut("status") {
+            *status = Value::from(self.effective_status(now_ms).as_str());
+        }
+        v
+    }
+
+    /// Requests as an approval UI sees them at `now_ms`: a JSON array of
+    /// [`Self::to_json_at`].
+    pub fn views_json(requests: &[ApprovalRequest], now_ms: u64) -> Value {
+        Value::Array(requests.iter().map(|r| r.to_json_at(now_ms)).collect())
+    }
+
     /// The actor id recorded at creation, if the actor was not anonymous.
     pub fn actor_id(&self) -> Option<&str> {
         self.actor.id.as_deref()
@@ -298,9 +351,15 @@ pub fn is_valid_approval_id(id: &str) -> bool {
 pub struct ListFilter {
     pub capability_id: Option<String>,
     pub actor_id: Option<String>,
-    /// Matches the *stored* status: an expired pending request still lists
-    /// as pending; a UI shows [`ApprovalRequest::effective_status`].
-    pub status: Option<ApprovalStatus>,
+    /// Matches the status a request has at [`Self::now_ms`]
+    /// ([`ApprovalRequest::effective_status`]): `Pending` lists only live
+    /// pending requests, `Expired` the pending or approved ones past their
+    /// expiry. (A store on a shared database judges expiry by its own
+    /// clock, as it does when deciding and consuming.)
+    pub status: Option<EffectiveStatus>,
+    /// When expiry is judged for a status filter (unix ms). 0: nothing has
+    /// expired yet.
+    pub now_ms: u64,
     /// Page size; 0 means [`DEFAULT_LIST_LIMIT`], larger than
     /// [`MAX_LIST_LIMIT`] is clamped.
     pub limit: u32,
@@ -330,7 +389,9 @@ impl ListFilter {
                 .actor_id
                 .as_deref()
                 .is_none_or(|a| Some(a) == req.actor_id())
-            && self.status.is_none_or(|s| s == req.status)
+            && self
+                .status
+                .is_none_or(|s| s == req.effective_status(self.now_ms))
     }
 }
 

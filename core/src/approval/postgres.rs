@@ -54,8 +54,8 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
     ApprovalRequest, ApprovalStatus, ApprovalStore, BackendErrorKind, BoxFuture, ConsumeRefusal,
-    Decision, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError, apply_decision,
-    check_consume, check_decision, check_new, new_approval_id,
+    Decision, EffectiveStatus, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError,
+    apply_decision, check_consume, check_decision, check_new, new_approval_id,
 };
 use crate::frame::Actor;
 use crate::meta::Surface;
@@ -557,7 +557,14 @@ impl PostgresApprovalStore {
                 }
             }
         };
-        let status = filter.status.map(ApprovalStatus::as_str);
+        // The effective status: its stored status(es), narrowed by expiry
+        // judged at this store's now (the database's, or the caller's).
+        let stored: Vec<&str> = filter
+            .status
+            .map(|s| s.stored().iter().map(|st| st.as_str()).collect())
+            .unwrap_or_default();
+        let expiry = filter.status.and_then(EffectiveStatus::expiry);
+        let caller_now = self.caller_now(filter.now_ms);
         let limit = i64::from(filter.effective_limit());
         let (after_at, after_id) = after.unzip();
         let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = Vec::new();
@@ -572,9 +579,14 @@ impl PostgresApprovalStore {
             params.push(a);
             sql.push_str(&format!(" AND actor_id = ${}", params.len()));
         }
-        if let Some(s) = &status {
-            params.push(s);
-            sql.push_str(&format!(" AND status = ${}", params.len()));
+        if !stored.is_empty() {
+            params.push(&stored);
+            sql.push_str(&format!(" AND status = ANY(${})", params.len()));
+        }
+        if let Some(expired) = expiry {
+            params.push(&caller_now);
+            let op = if expired { "<=" } else { ">" };
+            sql.push_str(&format!(" AND expires_at {op} {}", now_sql(params.len())));
         }
         if let (Some(at), Some(id)) = (&after_at, &after_id) {
             params.push(at);

@@ -208,11 +208,25 @@ impl SqliteApprovalStore {
             bind(&mut sql, " AND actor_id = ?", SqlValue::Text(a.clone()));
         }
         if let Some(s) = filter.status {
-            bind(
-                &mut sql,
-                " AND status = ?",
-                SqlValue::Text(s.as_str().into()),
-            );
+            // The effective status: its stored status(es), narrowed by expiry.
+            for (i, stored) in s.stored().iter().enumerate() {
+                let clause = if i == 0 { " AND status IN (?" } else { ", ?" };
+                bind(&mut sql, clause, SqlValue::Text(stored.as_str().into()));
+            }
+            sql.push(')');
+            match s.expiry() {
+                Some(false) => bind(
+                    &mut sql,
+                    " AND expires_at_ms > ?",
+                    SqlValue::Integer(ms(filter.now_ms)),
+                ),
+                Some(true) => bind(
+                    &mut sql,
+                    " AND expires_at_ms <= ?",
+                    SqlValue::Integer(ms(filter.now_ms)),
+                ),
+                None => {}
+            }
         }
         if let Some((at, id)) = after {
             bind(&mut sql, " AND (created_at_ms > ?", SqlValue::Integer(at));

@@ -45,7 +45,7 @@ pub fn unix_now_ms() -> u64 {
 use serde_json::{Map, Value};
 
 use crate::approval::{
-    ApprovalRequest, ApprovalStatus, ApprovalStore, Decision as ApprovalDecision, ListFilter,
+    ApprovalRequest, ApprovalStore, Decision as ApprovalDecision, EffectiveStatus, ListFilter,
     MemoryApprovalStore, SqliteApprovalStore,
 };
 use crate::error::{CapabilityError, ErrorCode};
@@ -389,8 +389,10 @@ pub fn next_cursor(page: &[ApprovalRequest], filter: &ListFilter) -> Option<Stri
 }
 
 /// A list filter from the JSON an approval UI sends:
-/// `{capabilityId?, actorId?, status?, limit?, cursor?}`.
-pub fn list_filter_from_json(v: &Value) -> Result<ListFilter, CapabilityError> {
+/// `{capabilityId?, actorId?, status?, limit?, cursor?}`; `status` is the
+/// effective one (`pending`, `approved`, `rejected`, `consumed`,
+/// `expired`), judged at `now_ms`.
+pub fn list_filter_from_json(v: &Value, now_ms: u64) -> Result<ListFilter, CapabilityError> {
     let empty = Map::new();
     let obj = match v {
         Value::Null => &empty,
@@ -405,7 +407,7 @@ pub fn list_filter_from_json(v: &Value) -> Result<ListFilter, CapabilityError> {
     let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_owned);
     let status = match obj.get("status").and_then(Value::as_str) {
         None => None,
-        Some(s) => Some(ApprovalStatus::parse(s).ok_or_else(|| {
+        Some(s) => Some(EffectiveStatus::parse(s).ok_or_else(|| {
             CapabilityError::new(
                 ErrorCode::InvalidInput,
                 format!("unknown approval status `{s}`"),
@@ -416,6 +418,7 @@ pub fn list_filter_from_json(v: &Value) -> Result<ListFilter, CapabilityError> {
         capability_id: text("capabilityId"),
         actor_id: text("actorId"),
         status,
+        now_ms,
         limit: obj
             .get("limit")
             .and_then(Value::as_u64)
@@ -435,6 +438,7 @@ pub fn registry_error_json(e: &RegistryError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::approval::ApprovalStatus;
 
     #[test]
     fn unix_now_ms_is_the_system_clock() {

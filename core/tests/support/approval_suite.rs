@@ -195,12 +195,13 @@ pub async fn list_filters_orders_and_pages(store: &dyn ApprovalStore) {
     assert_eq!(store.list(&f).await.unwrap(), want);
 
     let f = ListFilter {
-        status: Some(ApprovalStatus::Pending),
+        status: Some(EffectiveStatus::Pending),
+        now_ms: T0 + 20,
         ..ListFilter::default()
     };
     assert_eq!(store.list(&f).await.unwrap().len(), 6);
     let f = ListFilter {
-        status: Some(ApprovalStatus::Rejected),
+        status: Some(EffectiveStatus::Rejected),
         ..ListFilter::default()
     };
     assert_eq!(ids(&store.list(&f).await.unwrap()), vec![r.clone()]);
@@ -208,7 +209,8 @@ pub async fn list_filters_orders_and_pages(store: &dyn ApprovalStore) {
     let f = ListFilter {
         capability_id: Some("orders.refund".into()),
         actor_id: Some("alice".into()),
-        status: Some(ApprovalStatus::Pending),
+        status: Some(EffectiveStatus::Pending),
+        now_ms: T0 + 20,
         ..ListFilter::default()
     };
     let got = store.list(&f).await.unwrap();
@@ -645,4 +647,89 @@ pub async fn pending_limit_counts_only_live_pending(store: &dyn ApprovalStore, l
     }
     let err = store.create(&request(None)).await.unwrap_err();
     assert!(matches!(err, StoreError::LimitExceeded { .. }));
+}
+
+/// A status filter is the effective status at the filter's `now_ms`: a
+/// pending or approved request past its expiry lists as `expired`, not as
+/// what is stored; rejected and consumed ones keep their status.
+pub async fn list_filters_by_effective_status(store: &dyn ApprovalStore) {
+    let live = created(store, request_at("orders.refund", Some("alice"), T0, HOUR)).await;
+    let short = created(store, request_at("orders.refund", Some("alice"), T0, 1_000)).await;
+    let approved_short = created(store, request_at("orders.refund", Some("bob"), T0, 1_000)).await;
+    store
+        .decide(
+            &approved_short.id,
+            Decision::Approve,
+            Some("m"),
+            None,
+            T0 + 1,
+            false,
+        )
+        .await
+        .unwrap();
+    let rejected = created(store, request_at("orders.refund", Some("carol"), T0, 1_000)).await;
+    store
+        .decide(
+            &rejected.id,
+            Decision::Reject,
+            Some("m"),
+            None,
+            T0 + 1,
+            false,
+        )
+        .await
+        .unwrap();
+    let ids_for = |status: EffectiveStatus, now_ms: u64| {
+        let filter = ListFilter {
+            status: Some(status),
+            now_ms,
+            ..ListFilter::default()
+        };
+        async move {
+            let mut ids: Vec<String> = store
+                .list(&filter)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.id)
+                .collect();
+            ids.sort();
+            ids
+        }
+    };
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    // Before the short ones expire.
+    let early = T0 + 10;
+    assert_eq!(
+        ids_for(EffectiveStatus::Pending, early).await,
+        sorted(vec![live.id.clone(), short.id.clone()])
+    );
+    assert_eq!(
+        ids_for(EffectiveStatus::Approved, early).await,
+        vec![approved_short.id.clone()]
+    );
+    assert!(ids_for(EffectiveStatus::Expired, early).await.is_empty());
+    // At the expiry instant (exclusive, as everywhere): expired.
+    let late = T0 + 1_000;
+    assert_eq!(
+        ids_for(EffectiveStatus::Pending, late).await,
+        vec![live.id.clone()]
+    );
+    assert!(ids_for(EffectiveStatus::Approved, late).await.is_empty());
+    assert_eq!(
+        ids_for(EffectiveStatus::Expired, late).await,
+        sorted(vec![short.id.clone(), approved_short.id.clone()])
+    );
+    assert_eq!(
+        ids_for(EffectiveStatus::Rejected, late).await,
+        vec![rejected.id.clone()],
+        "rejected stays rejected"
+    );
+    // The view a UI gets says the same.
+    let got = store.get(&short.id).await.unwrap().unwrap();
+    assert_eq!(got.to_json_at(late)["status"], "expired");
+    assert_eq!(got.to_json_at(early)["status"], "pending");
 }
