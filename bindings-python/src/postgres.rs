@@ -34,7 +34,7 @@ use tokio::runtime::Runtime;
 use crate::convert::py_to_json;
 use crate::errors::capability_error;
 use crate::invocation::Invocation;
-use crate::registry::{NativeRegistry, request_to_py};
+use crate::registry::{NativeRegistry, request_view_to_py};
 
 /// The runtime and the process it was made in.
 fn internal(message: impl Into<String>) -> CapabilityError {
@@ -177,7 +177,7 @@ fn page_to_py(
 ) -> PyResult<Py<PyAny>> {
     let requests: Vec<Bound<'_, PyAny>> = page
         .iter()
-        .map(|r| request_to_py(py, r))
+        .map(|r| request_view_to_py(py, r, filter.now_ms))
         .collect::<PyResult<_>>()?;
     Ok((requests, next_cursor(page, filter))
         .into_pyobject(py)?
@@ -193,8 +193,9 @@ pub fn approval_page(
     reg: &Bound<'_, NativeRegistry>,
     filter: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyAny>> {
+    let now = reg.get().shared.now_ms(py);
     let filter = py_to_json(filter)
-        .and_then(|f| list_filter_from_json(&f))
+        .and_then(|f| list_filter_from_json(&f, now))
         .map_err(|e| capability_error(py, &e))?;
     let store = store_of(reg.get());
     let page = if store.waits() {
@@ -217,8 +218,9 @@ pub fn approval_page_async(
     reg: &Bound<'_, NativeRegistry>,
     filter: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyAny>> {
+    let now = reg.get().shared.now_ms(py);
     let filter = py_to_json(filter)
-        .and_then(|f| list_filter_from_json(&f))
+        .and_then(|f| list_filter_from_json(&f, now))
         .map_err(|e| capability_error(py, &e))?;
     let store = store_of(reg.get());
     let f = filter.clone();
@@ -237,11 +239,12 @@ pub fn approval_get_async(
     id: String,
 ) -> PyResult<Py<PyAny>> {
     let store = store_of(reg.get());
+    let now = reg.get().shared.now_ms(py);
     spawn(
         py,
         async move { store.get(&id).await.map_err(CapabilityError::from) },
-        |py, found| match found {
-            Some(r) => Ok(request_to_py(py, &r)?.unbind()),
+        move |py, found| match found {
+            Some(r) => Ok(request_view_to_py(py, &r, now)?.unbind()),
             None => Ok(py.None()),
         },
     )
@@ -261,10 +264,13 @@ pub fn decide_async(
 ) -> PyResult<Py<PyAny>> {
     let shared = &reg.get().shared;
     let decision = ApprovalDecision::approving(approve);
+    let now = shared.now_ms(py);
     let decided = shared
         .host
-        .decide_owned(id, decision, approver, reason, shared.now_ms(py));
-    spawn(py, decided, |py, r| Ok(request_to_py(py, &r)?.unbind()))
+        .decide_owned(id, decision, approver, reason, now);
+    spawn(py, decided, move |py, r| {
+        Ok(request_view_to_py(py, &r, now)?.unbind())
+    })
 }
 
 /// Approve or reject, blocking with the GIL released (any store).
@@ -286,11 +292,12 @@ pub fn decide_blocking(
             .unbind());
     }
     let decision = ApprovalDecision::approving(approve);
+    let now = shared.now_ms(py);
     let decided = shared
         .host
-        .decide_owned(id, decision, approver, reason, shared.now_ms(py));
+        .decide_owned(id, decision, approver, reason, now);
     let r = block_on(py, decided)?;
-    Ok(request_to_py(py, &r)?.unbind())
+    Ok(request_view_to_py(py, &r, now)?.unbind())
 }
 
 /// One request or `None`, blocking with the GIL released (any store).
@@ -304,10 +311,11 @@ pub fn approval_get_blocking(
     if !store.waits() {
         return Ok(reg.call_method1("approval_get", (id,))?.unbind());
     }
+    let now = reg.get().shared.now_ms(py);
     match block_on(py, async move {
         store.get(&id).await.map_err(CapabilityError::from)
     })? {
-        Some(r) => Ok(request_to_py(py, &r)?.unbind()),
+        Some(r) => Ok(request_view_to_py(py, &r, now)?.unbind()),
         None => Ok(py.None()),
     }
 }

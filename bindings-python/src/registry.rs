@@ -297,7 +297,8 @@ impl NativeRegistry {
     fn approval_get<'py>(&self, py: Python<'py>, id: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
         let host = &self.shared.host;
         let found = py.detach(|| host.approval(id)).map_err(to_py_err(py))?;
-        found.map(|r| request_to_py(py, &r)).transpose()
+        let now = self.shared.now_ms(py);
+        found.map(|r| request_view_to_py(py, &r, now)).transpose()
     }
 
     /// A page of approval requests: filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
@@ -307,12 +308,15 @@ impl NativeRegistry {
         filter: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let filter = py_to_json(filter).map_err(to_py_err(py))?;
-        let filter = list_filter_from_json(&filter).map_err(to_py_err(py))?;
+        let now = self.shared.now_ms(py);
+        let filter = list_filter_from_json(&filter, now).map_err(to_py_err(py))?;
         let host = &self.shared.host;
         let page = py
             .detach(|| host.approvals(&filter))
             .map_err(to_py_err(py))?;
-        page.iter().map(|r| request_to_py(py, r)).collect()
+        page.iter()
+            .map(|r| request_view_to_py(py, r, now))
+            .collect()
     }
 
     /// Approves (`approve=True`) or rejects a pending request.
@@ -331,7 +335,7 @@ impl NativeRegistry {
         let decided = py
             .detach(|| host.decide(id, decision, approver, reason, now))
             .map_err(to_py_err(py))?;
-        request_to_py(py, &decided)
+        request_view_to_py(py, &decided, now)
     }
 
     /// How an approval UI may show a request's input:
@@ -383,6 +387,16 @@ pub(crate) fn request_to_py<'py>(
     r: &ApprovalRequest,
 ) -> PyResult<Bound<'py, PyAny>> {
     json_to_py(py, &serde_json::to_value(r).unwrap_or_default())
+}
+
+/// A request as an approval UI reads it at `now_ms` (`status` the
+/// effective one: `expired` past its expiry).
+pub(crate) fn request_view_to_py<'py>(
+    py: Python<'py>,
+    r: &ApprovalRequest,
+    now_ms: u64,
+) -> PyResult<Bound<'py, PyAny>> {
+    json_to_py(py, &r.to_json_at(now_ms))
 }
 
 impl NativeRegistry {

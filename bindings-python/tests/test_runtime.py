@@ -291,3 +291,25 @@ async def test_an_input_without_a_json_form_fails_closed_at_the_approval_gate() 
     with pytest.raises(orpc_agent.InvalidInputError):
         await reg.invoke("n.pay", {"amount": float("nan")})
     assert audit[-1]["outcome"] == "INVALID_INPUT"
+
+
+async def test_approval_views_show_the_status_as_of_the_read() -> None:
+    """An expired request reads as ``expired`` and lists by it, by the
+    registry's clock; it is no longer listed as pending."""
+    now = {"ms": 1_700_000_000_000}
+
+    @capability(id="refund", description="Refund.", expose={"direct": True}, side_effect="write", risk="high",
+                approval={"required": True, "expires_in_ms": 1_000})
+    async def refund(m: Msg) -> int:
+        return m.n
+
+    reg = create_capability_registry([refund], clock=lambda: now["ms"])
+    gated = await reg.invoke("refund", {"n": 1}, Frame("direct", actor={"id": "u"}))
+    assert isinstance(gated, ApprovalRequired)
+    rid = gated.request.id
+    assert reg.approvals.get(rid).status == "pending"  # type: ignore[union-attr]
+    assert [r.id for r in reg.approvals.list(status="pending")] == [rid]
+    now["ms"] += 1_000
+    assert reg.approvals.get(rid).status == "expired"  # type: ignore[union-attr]
+    assert reg.approvals.list(status="pending") == []
+    assert [r.id for r in reg.approvals.list(status="expired")] == [rid]

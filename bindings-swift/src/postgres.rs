@@ -13,7 +13,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use orpc_agent_core::CapabilityError;
-use orpc_agent_core::approval::{ApprovalStore, Decision as ApprovalDecision};
+use orpc_agent_core::approval::{ApprovalRequest, ApprovalStore, Decision as ApprovalDecision};
 use orpc_agent_core::host::{
     BuildError, HostRegistry, list_filter_from_json, next_cursor, open_postgres,
     open_postgres_audit, postgres_options_from_json, postgres_runtime,
@@ -143,20 +143,29 @@ fn store(reg: &FfiRegistry) -> Arc<dyn ApprovalStore> {
 #[uniffi::export]
 impl FfiRegistry {
     /// One request as JSON, or `None` (any store; never blocks a thread).
-    pub async fn approval_async(&self, id: String) -> Result<Option<String>, FfiError> {
+    pub async fn approval_async(
+        &self,
+        id: String,
+        now_ms: u64,
+    ) -> Result<Option<String>, FfiError> {
         let store = store(self);
         let found = on_runtime(async move { Ok(store.get(&id).await?) }).await?;
-        Ok(found.map(|r| json!(r).to_string()))
+        Ok(found.map(|r| r.to_json_at(now_ms).to_string()))
     }
 
     /// One page `{requests, nextCursor}` (`nextCursor` null on the last);
     /// filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
-    pub async fn approvals_page_async(&self, filter_json: String) -> Result<String, FfiError> {
-        let filter = list_filter_from_json(&parse_json(&filter_json)?)?;
+    pub async fn approvals_page_async(
+        &self,
+        filter_json: String,
+        now_ms: u64,
+    ) -> Result<String, FfiError> {
+        let filter = list_filter_from_json(&parse_json(&filter_json)?, now_ms)?;
         let store = store(self);
         let f = filter.clone();
         let page = on_runtime(async move { Ok(store.list(&f).await?) }).await?;
-        Ok(json!({"requests": page, "nextCursor": next_cursor(&page, &filter)}).to_string())
+        let requests = ApprovalRequest::views_json(&page, now_ms);
+        Ok(json!({"requests": requests, "nextCursor": next_cursor(&page, &filter)}).to_string())
     }
 
     /// Approve or reject with the registry's `approverMustDiffer` rule;
@@ -174,6 +183,6 @@ impl FfiRegistry {
             .host()
             .decide_owned(id, decision, approver, reason, now_ms);
         let decided = on_runtime(decide).await?;
-        Ok(json!(decided).to_string())
+        Ok(decided.to_json_at(now_ms).to_string())
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use orpc_agent_core::approval::Decision as ApprovalDecision;
+use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
 use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
 use orpc_agent_core::pipeline::ApprovalInputView;
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
@@ -191,20 +191,22 @@ impl FfiRegistry {
         ))
     }
 
-    /// One approval request as JSON, or `None`.
-    pub fn approval(&self, id: String) -> Result<Option<String>, FfiError> {
-        self.host
+    /// One approval request as JSON as of `now_ms` (`status` the effective
+    /// one: `expired` past its expiry), or `None`.
+    pub fn approval(&self, id: String, now_ms: u64) -> Result<Option<String>, FfiError> {
+        Ok(self
+            .host
             .approval(&id)?
-            .map(|r| request_json(&r))
-            .transpose()
+            .map(|r| r.to_json_at(now_ms).to_string()))
     }
 
-    /// A page of approval requests (JSON array) for a filter
-    /// `{capabilityId?, actorId?, status?, limit?, cursor?}`.
-    pub fn approvals(&self, filter_json: String) -> Result<String, FfiError> {
-        let filter = list_filter_from_json(&parse_json(&filter_json)?)?;
+    /// A page of approval requests (JSON array) as of `now_ms` for a filter
+    /// `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
+    /// effective one, `expired` included).
+    pub fn approvals(&self, filter_json: String, now_ms: u64) -> Result<String, FfiError> {
+        let filter = list_filter_from_json(&parse_json(&filter_json)?, now_ms)?;
         let page = self.host.approvals(&filter)?;
-        serde_json::to_string(&page).map_err(|e| internal(e.to_string()))
+        Ok(ApprovalRequest::views_json(&page, now_ms).to_string())
     }
 
     /// Approves or rejects; returns the decided request as JSON.
@@ -224,7 +226,7 @@ impl FfiRegistry {
             reason.as_deref(),
             now_ms,
         )?;
-        request_json(&request)
+        Ok(request.to_json_at(now_ms).to_string())
     }
 
     /// What an approval UI may show of a request's input.

@@ -1521,7 +1521,8 @@ mod pg {
             .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
             .collect();
         got.sort();
-        // The refused resume never read the request: no actor, no hash.
+        // The refused resume is audited as the request it refused (its
+        // actor), with no input hash: nothing was granted.
         let who = |o: &str, actor: Option<&str>, hash: bool| {
             (
                 o.to_owned(),
@@ -1533,7 +1534,7 @@ mod pg {
         assert_eq!(
             got,
             vec![
-                who("APPROVAL_CONSUMED", None, false),
+                who("APPROVAL_CONSUMED", Some("alice"), false),
                 who("approval_required", Some("alice"), true),
                 who("ok", Some("alice"), true),
             ]

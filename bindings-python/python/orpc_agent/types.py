@@ -58,6 +58,8 @@ class ApprovalRequest:
     reason: str | None
     created_at: int
     expires_at: int
+    #: As of the read: ``pending``, ``approved``, ``rejected``, ``consumed``,
+    #: or ``expired`` (pending or approved, past ``expires_at``).
     status: str
     decided_by: str | None = None
     decided_at: int | None = None

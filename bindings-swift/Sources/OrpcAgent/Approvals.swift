@@ -16,7 +16,8 @@ public struct ApprovalRequest: Sendable, Hashable {
     public let reason: String?
     public let createdAt: UInt64
     public let expiresAt: UInt64
-    /// `pending`, `approved`, `rejected`, `consumed` (expiry is derived).
+    /// As of the read: `pending`, `approved`, `rejected`, `consumed`, or
+    /// `expired` (pending or approved, past `expiresAt`).
     public let status: String
     public let decidedBy: String?
     public let decidedAt: UInt64?

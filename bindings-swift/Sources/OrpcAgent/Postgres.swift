@@ -89,14 +89,15 @@ extension CapabilityRegistry {
     /// One request, or `nil`.
     public func approvalAsync(_ id: String) async throws -> ApprovalRequest? {
         do {
-            return try await core.approvalAsync(id: id).map { try ApprovalRequest(json: $0) }
+            return try await core.approvalAsync(id: id, nowMs: options.clock.nowMs()).map { try ApprovalRequest(json: $0) }
         } catch { throw liftError(error) }
     }
 
     /// One page of requests (oldest first) and the next page's cursor.
     public func approvalsPageAsync(_ filter: ApprovalFilter = ApprovalFilter()) async throws -> ApprovalPage {
         let text: String
-        do { text = try await core.approvalsPageAsync(filterJson: filter.json) } catch { throw liftError(error) }
+        let now = options.clock.nowMs()
+        do { text = try await core.approvalsPageAsync(filterJson: filter.json, nowMs: now) } catch { throw liftError(error) }
         let page = try JSONValue(parsing: text).objectValue ?? JSONObject()
         let requests = try (page["requests"]?.arrayValue ?? []).map { try ApprovalRequest(json: $0.jsonText) }
         return ApprovalPage(requests: requests, nextCursor: page["nextCursor"]?.stringValue)

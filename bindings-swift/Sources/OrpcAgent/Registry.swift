@@ -155,11 +155,13 @@ public final class CapabilityRegistry: @unchecked Sendable {
     // MARK: approvals
 
     public func approval(_ id: String) throws -> ApprovalRequest? {
-        try ffi { try core.approval(id: id) }.map { try ApprovalRequest(json: $0) }
+        let now = options.clock.nowMs()
+        return try ffi { try core.approval(id: id, nowMs: now) }.map { try ApprovalRequest(json: $0) }
     }
 
     public func approvals(_ filter: ApprovalFilter = ApprovalFilter()) throws -> [ApprovalRequest] {
-        let text = try ffi { try core.approvals(filterJson: filter.json) }
+        let now = options.clock.nowMs()
+        let text = try ffi { try core.approvals(filterJson: filter.json, nowMs: now) }
         return try (JSONValue(parsing: text).arrayValue ?? []).map { try ApprovalRequest(json: $0.jsonText) }
     }
 

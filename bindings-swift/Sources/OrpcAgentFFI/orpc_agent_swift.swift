@@ -1378,13 +1378,13 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     /**
      * One request as JSON, or `None` (any store; never blocks a thread).
      */
-    func approvalAsync(id: String) async throws  -> String?
+    func approvalAsync(id: String, nowMs: UInt64) async throws  -> String?
     
     /**
      * One page `{requests, nextCursor}` (`nextCursor` null on the last);
      * filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
      */
-    func approvalsPageAsync(filterJson: String) async throws  -> String
+    func approvalsPageAsync(filterJson: String, nowMs: UInt64) async throws  -> String
     
     /**
      * Connects a PostgreSQL audit sink (its own small pool, migrations
@@ -1414,9 +1414,10 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func decideAsync(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64) async throws  -> String
     
     /**
-     * One approval request as JSON, or `None`.
+     * One approval request as JSON as of `now_ms` (`status` the effective
+     * one: `expired` past its expiry), or `None`.
      */
-    func approval(id: String) throws  -> String?
+    func approval(id: String, nowMs: UInt64) throws  -> String?
     
     /**
      * What an approval UI may show of a request's input.
@@ -1424,10 +1425,11 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func approvalInputView(id: String) throws  -> FfiApprovalView
     
     /**
-     * A page of approval requests (JSON array) for a filter
-     * `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+     * A page of approval requests (JSON array) as of `now_ms` for a filter
+     * `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
+     * effective one, `expired` included).
      */
-    func approvals(filterJson: String) throws  -> String
+    func approvals(filterJson: String, nowMs: UInt64) throws  -> String
     
     /**
      * Capability ids in registry order: position = capability index.
@@ -1563,12 +1565,12 @@ public convenience init(declarationsJson: String, optionsJson: String, storeJson
     /**
      * One request as JSON, or `None` (any store; never blocks a thread).
      */
-open func approvalAsync(id: String)async throws  -> String?  {
+open func approvalAsync(id: String, nowMs: UInt64)async throws  -> String?  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
                 uniffi_orpc_agent_swift_fn_method_ffiregistry_approval_async(
-                        self.uniffiCloneHandle(),FfiConverterString.lower(id)
+                        self.uniffiCloneHandle(),FfiConverterString.lower(id),FfiConverterUInt64.lower(nowMs)
                 )
             },
             pollFunc: ffi_orpc_agent_swift_rust_future_poll_rust_buffer,
@@ -1583,12 +1585,12 @@ open func approvalAsync(id: String)async throws  -> String?  {
      * One page `{requests, nextCursor}` (`nextCursor` null on the last);
      * filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
      */
-open func approvalsPageAsync(filterJson: String)async throws  -> String  {
+open func approvalsPageAsync(filterJson: String, nowMs: UInt64)async throws  -> String  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
                 uniffi_orpc_agent_swift_fn_method_ffiregistry_approvals_page_async(
-                        self.uniffiCloneHandle(),FfiConverterString.lower(filterJson)
+                        self.uniffiCloneHandle(),FfiConverterString.lower(filterJson),FfiConverterUInt64.lower(nowMs)
                 )
             },
             pollFunc: ffi_orpc_agent_swift_rust_future_poll_rust_buffer,
@@ -1677,14 +1679,16 @@ open func decideAsync(id: String, approve: Bool, approver: String?, reason: Stri
 }
     
     /**
-     * One approval request as JSON, or `None`.
+     * One approval request as JSON as of `now_ms` (`status` the effective
+     * one: `expired` past its expiry), or `None`.
      */
-open func approval(id: String)throws  -> String?  {
+open func approval(id: String, nowMs: UInt64)throws  -> String?  {
     return try  FfiConverterOptionString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_approval(
             self.uniffiCloneHandle(),
-        FfiConverterString.lower(id),uniffiCallStatus
+        FfiConverterString.lower(id),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1703,15 +1707,17 @@ open func approvalInputView(id: String)throws  -> FfiApprovalView  {
 }
     
     /**
-     * A page of approval requests (JSON array) for a filter
-     * `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+     * A page of approval requests (JSON array) as of `now_ms` for a filter
+     * `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
+     * effective one, `expired` included).
      */
-open func approvals(filterJson: String)throws  -> String  {
+open func approvals(filterJson: String, nowMs: UInt64)throws  -> String  {
     return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_approvals(
             self.uniffiCloneHandle(),
-        FfiConverterString.lower(filterJson),uniffiCallStatus
+        FfiConverterString.lower(filterJson),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -3065,10 +3071,10 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_store_step() != 36242) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_async() != 63470) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_async() != 62908) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals_page_async() != 10877) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals_page_async() != 31085) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_attach_postgres_audit() != 18138) {
@@ -3083,13 +3089,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide_async() != 28592) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 24566) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 45116) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_input_view() != 31944) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals() != 63345) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals() != 14305) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_capability_ids() != 26377) {

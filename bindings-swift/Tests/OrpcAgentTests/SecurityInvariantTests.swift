@@ -175,7 +175,12 @@ final class SecurityInvariantTests: XCTestCase {
         let second: Outcome<Receipt> = try await reg.invoke("payments.transfer", input: Transfer(to: "eve", amount: 1), frame: Frame(surface: .mcp))
         let late = try XCTUnwrap(second.approval)
         try reg.approve(late.id, approver: "boss")
+        XCTAssertEqual(try reg.approval(late.id)?.status, "approved")
         clock.advance(by: 60_000)
+        // Views show the status as of the read, by the registry's clock.
+        XCTAssertEqual(try reg.approval(late.id)?.status, "expired")
+        XCTAssertEqual(try reg.approvals(ApprovalFilter(status: "expired")).map(\.id), [late.id])
+        XCTAssertEqual(try reg.approvals(ApprovalFilter(status: "approved")).map(\.id), [])
         await assertThrows(.approvalExpired) { let _: Outcome<Receipt> = try await reg.resume(late.id, frame: Frame(surface: .mcp)) }
         XCTAssertEqual(calls.with { $0.count }, 1)
     }

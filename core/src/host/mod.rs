@@ -836,7 +836,7 @@ mod tests {
         };
         assert_eq!(host.approval(&req.id).unwrap().unwrap().id, req.id);
         let page = host
-            .approvals(&list_filter_from_json(&json!({"status": "pending"})).unwrap())
+            .approvals(&list_filter_from_json(&json!({"status": "pending"}), 1_000).unwrap())
             .unwrap();
         assert_eq!(page.len(), 1);
         let decided = host
