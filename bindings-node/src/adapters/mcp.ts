@@ -16,8 +16,10 @@
  *   in `_meta["orpc-agent/error"]`; approval required → `isError` (the call
  *   did not run) with the approval id and what to do, the request in
  *   `_meta["orpc-agent/approval"]`. Once the request is approved, the client
- *   calls the tool again with `_meta["orpc-agent/approvalId"]` to resume it;
- *   the core re-checks the grant and runs the stored input.
+ *   calls the same tool again with `_meta["orpc-agent/approvalId"]` to
+ *   resume it; the core resumes only a request for that tool's capability,
+ *   made on MCP by the same actor (`throughTool`), re-checks the grant and
+ *   runs the stored input.
  */
 
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
