@@ -374,15 +374,7 @@ impl Invocation {
     ) -> Invocation {
         let frame = frame.into();
         let requester = crate::approval::Requester::of(frame.surface, frame.actor.id.as_deref());
-        let mut inv = Invocation::resume(registry, approval_id, frame, opts);
-        match requester {
-            Some(r) => inv.requester = Some(r),
-            None => inv.fail(CapabilityError::new(
-                ErrorCode::ApprovalNotFound,
-                "No approval request with this id is yours to resume.",
-            )),
-        }
-        inv
+        Invocation::resume_as(registry, approval_id, frame, opts, requester)
     }
 
     /// [`Self::resume`] through one capability's tool (MCP: the client
@@ -405,6 +397,18 @@ impl Invocation {
         let requester = capability_id.as_deref().map(|id| {
             crate::approval::Requester::for_tool(frame.surface, frame.actor.id.as_deref(), id)
         });
+        Invocation::resume_as(registry, approval_id, frame, opts, requester)
+    }
+
+    /// A resume limited to `requester`; without one (the caller cannot be
+    /// a requester) it is APPROVAL_NOT_FOUND before any store is asked.
+    fn resume_as(
+        registry: Arc<CapabilityRegistry>,
+        approval_id: &str,
+        frame: Arc<Frame>,
+        opts: InvokeOptions,
+        requester: Option<crate::approval::Requester>,
+    ) -> Invocation {
         let mut inv = Invocation::resume(registry, approval_id, frame, opts);
         match requester {
             Some(r) => inv.requester = Some(r),
