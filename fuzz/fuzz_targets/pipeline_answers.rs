@@ -99,6 +99,7 @@ enum Ans {
     Persisted,
     StoreFailed,
     Consumed(bool, Val),
+    ConsumeRefused(Val),
     HandlerOk(Val, u16),
     HandlerError(bool, bool, u16),
     HandlerTimedOut(u16),
@@ -187,6 +188,10 @@ fn build(a: &Ans, inv: &Invocation) -> Answer {
                 "pending",
             ))
         }),
+        Ans::ConsumeRefused(v) => Answer::ConsumeRefused {
+            error: orpc_agent_core::CapabilityError::new(ErrorCode::ApprovalRejected, "rejected"),
+            request: Box::new(request_for(&cap, v)),
+        },
         Ans::HandlerOk(v, d) => Answer::HandlerOk {
             output: v.payload(),
             now_ms: now(d),
