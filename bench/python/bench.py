@@ -81,6 +81,9 @@ async def batches(fn: Callable[[int], Awaitable[None]], n: int, rounds: int) -> 
 
 async def main() -> None:
     registry = create_capability_registry([gov, gov_out])
+    # Reference (not a target): the same call with an audit subscriber, two
+    # records per call delivered as dicts.
+    audited_registry = create_capability_registry([gov, gov_out], audit=lambda record: None)
     frame = Frame("direct")
     validate = Query.model_validate
     validate_out = Result.model_validate
@@ -91,6 +94,11 @@ async def main() -> None:
 
     async def governed(n: int) -> None:
         invoke = registry.invoke
+        for _ in range(n):
+            await invoke("bench.search", RAW, frame)
+
+    async def governed_audited(n: int) -> None:
+        invoke = audited_registry.invoke
         for _ in range(n):
             await invoke("bench.search", RAW, frame)
 
@@ -119,7 +127,13 @@ async def main() -> None:
             for _ in range(n):
                 await governed_mcp.call_tool("bench_search", RAW)
 
-        micro = {"direct": direct, "governed": governed, "direct+out": direct_out, "governed+out": governed_out}
+        micro = {
+            "direct": direct,
+            "governed": governed,
+            "direct+out": direct_out,
+            "governed+out": governed_out,
+            "gov.+audit": governed_audited,
+        }
         mcp = {"mcp plain": mcp_plain, "mcp governed": mcp_governed}
         results: dict[str, list[float]] = {k: [] for k in [*micro, *mcp]}
         gc.disable()
@@ -141,6 +155,7 @@ async def main() -> None:
     print(f"governed+out / direct+out  = {p50['governed+out'] / p50['direct+out']:.2f}x")
     print(f"mcp governed / mcp plain   = {p50['mcp governed'] / p50['mcp plain']:.2f}x  (target <= 1.05x)")
     print(f"sequential governed invocations/s = {1e6 / p50['governed']:,.0f}")
+    print(f"reference: with an audit subscriber p50 {p50['gov.+audit']:.2f} us")
     if hasattr(os, "getloadavg"):
         print(f"# load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus")
 
