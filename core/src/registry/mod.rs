@@ -308,15 +308,19 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
     let mut metas: Vec<Option<AgentMeta>> = Vec::with_capacity(decls.len());
     let mut tool_names: Vec<Option<[String; 2]>> = Vec::with_capacity(decls.len());
     for (i, decl) in decls.iter().enumerate() {
-        if !usable[i] {
-            metas.push(None);
-            tool_names.push(None);
-            continue;
-        }
         let mut p = Problems {
             capability: Some(&decl.id),
             list: &mut problems,
         };
+        if !usable[i] {
+            // A bad or duplicate id does not hide the declaration's other
+            // problems: its metadata is still checked, so one pass reports
+            // them all. It has no tool names (they derive from the id).
+            let _ = read_agent_meta(&decl.meta, &mut p);
+            metas.push(None);
+            tool_names.push(None);
+            continue;
+        }
         metas.push(read_agent_meta(&decl.meta, &mut p));
         let derived = derive_tool_name(&decl.id);
         let ai = tool_name_for(decl, &derived, Adapter::AiSdk, &mut p);
