@@ -13,15 +13,25 @@ SWIFT_LIBDIR   = $(CURDIR)/target/swift-lib/$(1)
 
 .PHONY: swift-lib swift-lib-release test-swift build-swift lint-swift demo-swift bench-swift swift-bindings
 
+# SwiftPM does not track a library found through LIBRARY_PATH: when the
+# Rust library changes, the linked Swift products (test bundle, bench, the
+# example CLI) are removed so the next build relinks them; otherwise a
+# changed core would be tested through a stale link.
+define swift_stage_lib
+	mkdir -p $(call SWIFT_LIBDIR,$(1))
+	@cmp -s target/$(1)/liborpc_agent_swift.a $(call SWIFT_LIBDIR,$(1))/liborpc_agent_swift.a || { \
+	  cp target/$(1)/liborpc_agent_swift.a $(call SWIFT_LIBDIR,$(1))/ && \
+	  rm -rf $(SWIFT_PKG)/.build/*/$(1)/*.xctest $(SWIFT_PKG)/.build/*/$(1)/OrpcAgentBench \
+	         examples/swift-cli/.build/*/$(1)/SwiftCLI; }
+endef
+
 swift-lib: ## the Rust static library the Swift package links (debug)
 	$(CARGO) build -q -p orpc-agent-swift
-	mkdir -p $(call SWIFT_LIBDIR,debug)
-	cp target/debug/liborpc_agent_swift.a $(call SWIFT_LIBDIR,debug)/
+	$(call swift_stage_lib,debug)
 
 swift-lib-release:
 	$(CARGO) build -q --release -p orpc-agent-swift
-	mkdir -p $(call SWIFT_LIBDIR,release)
-	cp target/release/liborpc_agent_swift.a $(call SWIFT_LIBDIR,release)/
+	$(call swift_stage_lib,release)
 
 swift-bindings: ## regenerate the committed uniffi Swift sources, header and module map
 	$(SWIFT_PKG)/generate.sh
