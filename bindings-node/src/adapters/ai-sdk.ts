@@ -185,8 +185,19 @@ async function executeGoverned(
     if (state.options.decideApprovals !== false) {
       await recordDecision(state, requestId, true);
     }
-    const { context, signal, trace, requestId: callId, agentId, sessionId } = frameFor(state, toolCallId, abortSignal);
-    const resumed = await state.registry.resume(requestId, { context, signal, trace, requestId: callId, agentId, sessionId });
+    const frame = frameFor(state, toolCallId, abortSignal);
+    const { context, signal, trace, requestId: callId, agentId, sessionId } = frame;
+    const resumed = await state.registry.resume(requestId, {
+      context,
+      signal,
+      trace,
+      requestId: callId,
+      agentId,
+      sessionId,
+      // As over MCP: only this tool's request, made by this caller on this surface.
+      asRequester: { surface: frame.surface, actor: frame.actor ?? {} },
+      throughTool: name,
+    });
     return unwrapOutcome(resumed);
   }
   if (presentedForApproval(messages, toolCallId)) {
