@@ -67,7 +67,7 @@ pub fn approval_decide(
 #[napi(catch_unwind)]
 pub fn approval_input_view(reg: u32, request: String) -> napi::Result<String> {
     registry_call(reg, |r| {
-        let req: ApprovalRequest = serde_json::from_value(parse_json(&request, "the request")?)
+        let req = ApprovalRequest::from_view_json(parse_json(&request, "the request")?)
             .map_err(|e| invalid(format!("not an approval request: {e}")))?;
         let out: Value = match r.host.approval_input_view(&req) {
             ApprovalInputView::Redact {

@@ -167,14 +167,33 @@ function rawInputText(input: unknown): string | undefined {
  * The input's text with each BigInt written as its digits (a string: the
  * measure counts them as the Python binding counts a big int's digits), or,
  * when the input contains itself, the too-deep stand-in: a cycle is nested
- * without end, and the Python binding refuses it as too deep too.
+ * without end, and the Python binding refuses it as too deep too. Anything
+ * else that has no JSON text (a `toJSON` that throws) is the app's own
+ * value, not measured.
  */
-function textWithBigInts(input: unknown): string {
+function textWithBigInts(input: unknown): string | undefined {
   try {
     return JSON.stringify(input, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
-  } catch {
-    return TOO_DEEP_TEXT;
+  } catch (e) {
+    return e instanceof RangeError || containsItself(input) ? TOO_DEEP_TEXT : undefined;
   }
+}
+
+/** Whether `value` reaches itself through its own properties (a cycle). */
+function containsItself(value: unknown, ancestors: Set<object> = new Set()): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (ancestors.has(value)) return true;
+  ancestors.add(value);
+  try {
+    for (const key of Object.keys(value)) {
+      if (containsItself((value as Record<string, unknown>)[key], ancestors)) return true;
+    }
+  } catch (e) {
+    return e instanceof RangeError; // too deep to walk: past every limit
+  } finally {
+    ancestors.delete(value);
+  }
+  return false;
 }
 
 /**

@@ -334,4 +334,6 @@ test("approval views show the status as of the read: an expired request is `expi
   assert.deepEqual(await registry.approvals.list({ status: "pending" }), [], "no longer listed as pending");
   assert.deepEqual((await registry.approvals.list({ status: "expired" })).map((r) => r.id), [id]);
   await assert.rejects(registry.approvals.approve(id, { approver: "m" }), (e) => e.code === "APPROVAL_EXPIRED");
+  // What a view returns can be handed back: the input view of an expired request.
+  assert.deepEqual(await registry.redactApprovalInput(await registry.approvals.get(id)), {});
 });

@@ -348,7 +348,7 @@ impl NativeRegistry {
         request: &Bound<'py, PyAny>,
     ) -> PyResult<(u8, Option<u32>, Option<Bound<'py, PyAny>>)> {
         let json = py_to_json(request).map_err(to_py_err(py))?;
-        let request: ApprovalRequest = serde_json::from_value(json)
+        let request = ApprovalRequest::from_view_json(json)
             .map_err(|e| PyValueError::new_err(format!("not an approval request: {e}")))?;
         Ok(match self.shared.host.approval_input_view(&request) {
             ApprovalInputView::Redact {

@@ -313,3 +313,5 @@ async def test_approval_views_show_the_status_as_of_the_read() -> None:
     assert reg.approvals.get(rid).status == "expired"  # type: ignore[union-attr]
     assert reg.approvals.list(status="pending") == []
     assert [r.id for r in reg.approvals.list(status="expired")] == [rid]
+    # What a view returns can be handed back: the input view of an expired request.
+    assert await reg.redact_approval_input(reg.approvals.get(rid)) == {"n": 1}  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::meta::Surface;
 
 /// The caller. `id` is what audit records and approvals name.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Actor {
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -195,6 +195,17 @@ describe("registerMcpTools over InMemoryTransport", () => {
     assert.equal(errorMeta(byAlice).code, "APPROVAL_NOT_FOUND", "an actor is not the anonymous requester");
     const own = await anonymous.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: anonId } });
     assert.deepEqual(own.structuredContent, { refunded: 1, id: "o-3" });
+
+    // Actors without ids match only an identical actor: a guest cannot run an admin's request.
+    const admin = await connect({ actor: { roles: ["admin"] } });
+    const guest = await connect({ actor: { roles: ["guest"] } });
+    const byAdmin = await admin.callTool({ name: "orders_refund", arguments: { id: "o-4", amount: 2 } });
+    const adminId = byAdmin._meta["orpc-agent/approval"].requestId;
+    await registry.approvals.approve(adminId, { approver: "manager-1" });
+    const stolen = await guest.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: adminId } });
+    assert.equal(errorMeta(stolen).code, "APPROVAL_NOT_FOUND");
+    const mine = await admin.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: adminId } });
+    assert.deepEqual(mine.structuredContent, { refunded: 2, id: "o-4" });
   });
 
   it("reports a deadline as TIMEOUT, retryable, and the handler's signal aborts (SI-9)", async () => {

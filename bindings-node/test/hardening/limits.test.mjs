@@ -167,7 +167,10 @@ describe("input limits on every path into the pipeline", () => {
     check("bigint + many keys", keys, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "objectKeys", max: 1024 } });
     const cycle = await settle(registry.invoke("raw.take", cyclic, { surface: "direct" }));
     check("a cycle", cycle, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "depth", max: 64 } });
-    assert.equal(runs, 2);
+    // A value whose toJSON throws has no text to measure: the app's own value, handled as before.
+    const odd = { n: 1n, v: { toJSON() { throw new TypeError("no JSON for me"); } } };
+    assert.deepEqual(await registry.invoke("raw.take", odd, { surface: "direct" }), { status: "ok", output: "object" });
+    assert.equal(runs, 3);
   });
 
   it("lone surrogates (which JSON.stringify escapes and serde refuses) are still measured", async () => {

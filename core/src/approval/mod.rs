@@ -298,6 +298,20 @@ impl ApprovalRequest {
         v
     }
 
+    /// Reads a request as get, list and decide show it ([`Self::to_json_at`])
+    /// — for calls that take one back, like the approval-input view. An
+    /// `expired` status reads as `pending`: expiry is
+    /// judged again from `expires_at_ms` wherever it matters, and what such
+    /// calls read (capability, surface, actor, input) is unaffected.
+    pub fn from_view_json(mut v: Value) -> Result<ApprovalRequest, serde_json::Error> {
+        if let Some(status) = v.get_mut("status") {
+            if status.as_str() == Some(EffectiveStatus::Expired.as_str()) {
+                *status = Value::from(ApprovalStatus::Pending.as_str());
+            }
+        }
+        serde_json::from_value(v)
+    }
+
     /// Requests as an approval UI sees them at `now_ms`: a JSON array of
     /// [`Self::to_json_at`].
     pub fn views_json(requests: &[ApprovalRequest], now_ms: u64) -> Value {
@@ -713,13 +727,16 @@ pub fn check_consume(req: Option<&ApprovalRequest>, now_ms: u64) -> Result<(), C
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Requester {
     pub surface: Surface,
-    /// `None` only for a tool call with no actor ([`Requester::for_tool`]):
-    /// it matches requests made with no actor id, on the same surface
-    /// through the same tool.
+    /// `None` only for a tool call whose actor has no id
+    /// ([`Requester::for_tool`]); see [`Self::actor_without_id`].
     pub actor_id: Option<String>,
     /// The capability the resuming tool runs, when the resume comes
     /// through a tool call: a request for another one is not this caller's.
     pub capability_id: Option<String>,
+    /// With no actor id: the whole actor (roles and attributes) the request
+    /// must have been made by, so that one id-less caller (`{roles:
+    /// ["guest"]}`) cannot run another's (`{roles: ["admin"]}`) request.
+    pub actor_without_id: Option<Actor>,
 }
 
 impl Requester {
@@ -730,18 +747,21 @@ impl Requester {
             surface,
             actor_id: Some(id.to_owned()),
             capability_id: None,
+            actor_without_id: None,
         })
     }
 
     /// The requester a tool call is (MCP: a client resumes by calling the
     /// tool again with the request id): the request must be for the tool's
-    /// `capability_id`, made on `surface` by the same actor id — or, for a
-    /// server that names no actor, anonymously.
-    pub fn for_tool(surface: Surface, actor_id: Option<&str>, capability_id: &str) -> Requester {
+    /// `capability_id`, made on `surface` by the same actor id — or, when
+    /// the caller's actor has no id (a server that names no actor), by an
+    /// identical actor with no id.
+    pub fn for_tool(surface: Surface, actor: &Actor, capability_id: &str) -> Requester {
         Requester {
             surface,
-            actor_id: actor_id.map(str::to_owned),
+            actor_id: actor.id.clone(),
             capability_id: Some(capability_id.to_owned()),
+            actor_without_id: actor.id.is_none().then(|| actor.clone()),
         }
     }
 
@@ -752,6 +772,10 @@ impl Requester {
                 .capability_id
                 .as_deref()
                 .is_none_or(|id| id == request.capability_id)
+            && self
+                .actor_without_id
+                .as_ref()
+                .is_none_or(|actor| *actor == request.actor)
     }
 
     /// Whether a request made on `surface` by the actor `actor_id` is this
@@ -856,6 +880,7 @@ mod requester_tests {
             surface: Surface::AiSdk,
             actor_id: Some("alice".into()),
             capability_id: None,
+            actor_without_id: None,
         };
         assert_eq!(
             Requester::of(Surface::AiSdk, Some("alice")),
@@ -878,9 +903,30 @@ mod requester_tests {
             "no id, no requester"
         );
         // A tool call with no actor matches only anonymous requests.
-        let anonymous = Requester::for_tool(Surface::Mcp, None, "orders.refund");
+        let anonymous = Requester::for_tool(Surface::Mcp, &Actor::default(), "orders.refund");
         assert!(anonymous.made_on(Surface::Mcp, None));
         assert!(!anonymous.made_on(Surface::Mcp, Some("alice")));
         assert!(!anonymous.made_on(Surface::AiSdk, None));
+        // Without an id, the whole actor must match.
+        let guest = Actor {
+            roles: vec!["guest".into()],
+            ..Actor::default()
+        };
+        let admin = Actor {
+            roles: vec!["admin".into()],
+            ..Actor::default()
+        };
+        let as_guest = Requester::for_tool(Surface::Mcp, &guest, "orders.refund");
+        assert_eq!(as_guest.actor_without_id.as_ref(), Some(&guest));
+        assert_ne!(as_guest.actor_without_id.as_ref(), Some(&admin));
+        let with_id = Requester::for_tool(
+            Surface::Mcp,
+            &Actor {
+                id: Some("a".into()),
+                ..guest
+            },
+            "x",
+        );
+        assert_eq!(with_id.actor_without_id, None, "an id is matched by id");
     }
 }

@@ -364,8 +364,9 @@ impl Invocation {
     /// requests (a remote client of the agent gateway): the frame's actor
     /// must have made the request, on the frame's surface; any other
     /// request — or a frame without an actor id — is APPROVAL_NOT_FOUND,
-    /// exactly as a missing one, and is not consumed. The audit record of
-    /// a refused resume shows the caller's surface and actor.
+    /// exactly as a missing one, and is not consumed; its audit record
+    /// shows the caller's surface and actor. The requester's own request
+    /// refused (pending, expired…) is audited as recorded.
     pub fn resume_by_requester(
         registry: Arc<CapabilityRegistry>,
         approval_id: &str,
@@ -380,8 +381,8 @@ impl Invocation {
     /// [`Self::resume`] through one capability's tool (MCP: the client
     /// calls the tool again with the request id): the request must be for
     /// `capability_index`'s capability and made on the frame's surface by
-    /// the frame's actor id — or, when the frame names no actor, made with
-    /// none ([`crate::approval::Requester::for_tool`]). Any other request is
+    /// the frame's actor id — or, when the frame's actor has no id, by an
+    /// identical actor without one ([`crate::approval::Requester::for_tool`]). Any other request is
     /// APPROVAL_NOT_FOUND, exactly as a missing one, and is not consumed: a
     /// caller cannot run another actor's request, or a request for a
     /// capability that is not exposed to it, by naming its id.
@@ -394,9 +395,9 @@ impl Invocation {
     ) -> Invocation {
         let frame = frame.into();
         let capability_id = registry.get(capability_index).map(|c| c.id.clone());
-        let requester = capability_id.as_deref().map(|id| {
-            crate::approval::Requester::for_tool(frame.surface, frame.actor.id.as_deref(), id)
-        });
+        let requester = capability_id
+            .as_deref()
+            .map(|id| crate::approval::Requester::for_tool(frame.surface, &frame.actor, id));
         Invocation::resume_as(registry, approval_id, frame, opts, requester)
     }
 
