@@ -141,16 +141,28 @@ pub fn start_in(
 ) -> Result<f64, CapabilityError> {
     with_registry(reg, |r| {
         let frame = frame_of(surface, frame_json)?;
-        let registry = Arc::clone(r.host.registry());
-        let inv = Invocation::start_index_measured(
-            registry,
-            capability,
-            frame,
-            options(r, now),
-            measured(input_text),
-        );
-        started(r, inv, ms(now))
+        start_index_in(r, capability, frame, input_text, now)
     })
+}
+
+/// The start both index paths share: the host's measure of the raw input,
+/// then stages 1–3.
+fn start_index_in(
+    r: &mut Registry,
+    capability: u32,
+    frame: Arc<Frame>,
+    input_text: Option<&str>,
+    now: f64,
+) -> Result<f64, CapabilityError> {
+    let registry = Arc::clone(r.host.registry());
+    let inv = Invocation::start_index_measured(
+        registry,
+        capability,
+        frame,
+        options(r, now),
+        measured(input_text),
+    );
+    started(r, inv, ms(now))
 }
 
 /// [`start_in`] for a frame that is a surface and an actor with only an id.
@@ -167,15 +179,7 @@ pub fn start_actor_in(
             id: Some(actor_id),
             ..Actor::default()
         });
-        let registry = Arc::clone(r.host.registry());
-        let inv = Invocation::start_index_measured(
-            registry,
-            capability,
-            frame,
-            options(r, now),
-            measured(input_text),
-        );
-        started(r, inv, ms(now))
+        start_index_in(r, capability, Arc::new(frame), input_text, now)
     })
 }
 
