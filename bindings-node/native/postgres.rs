@@ -28,8 +28,8 @@ use orpc_agent_core::approval::{
     ApprovalStore, Decision as ApprovalDecision, PostgresApprovalStore,
 };
 use orpc_agent_core::host::{
-    BuildError, HostRegistry, list_filter_from_json, next_cursor, open_postgres,
-    open_postgres_audit, postgres_options_from_json, registry_error_json,
+    BuildError, HostRegistry, list_filter_from_json, open_postgres, open_postgres_audit, page_json,
+    postgres_options_from_json, registry_error_json,
 };
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
 use serde_json::{Value, json};
@@ -150,22 +150,13 @@ pub fn approval_get_async<'env>(
     })
 }
 
-/// `{requests, nextCursor}`, the requests as of the filter's `now_ms`.
-fn page_json(
-    page: &[orpc_agent_core::approval::ApprovalRequest],
-    filter: &orpc_agent_core::approval::ListFilter,
-) -> String {
-    let requests = orpc_agent_core::approval::ApprovalRequest::views_json(page, filter.now_ms);
-    json!({"requests": requests, "nextCursor": next_cursor(page, filter)}).to_string()
-}
-
 /// One page of requests with the cursor of the next (synchronous stores):
 /// `{requests, nextCursor}`; `nextCursor` is null on the last page.
 #[napi(catch_unwind)]
 pub fn approval_page(reg: u32, filter: String, now: f64) -> napi::Result<String> {
     registry_call(reg, |r| {
         let filter = list_filter_from_json(&parse_json(&filter, "the filter")?, ms(now))?;
-        Ok(page_json(&r.host.approvals(&filter)?, &filter))
+        Ok(page_json(&r.host.approvals(&filter)?, &filter).to_string())
     })
 }
 
@@ -188,7 +179,7 @@ pub fn approval_page_async<'env>(
             .list(&filter)
             .await
             .map_err(|e| to_napi(CapabilityError::from(e)))?;
-        Ok(page_json(&page, &filter))
+        Ok(page_json(&page, &filter).to_string())
     })
 }
 

@@ -13,13 +13,12 @@ use std::future::Future;
 use std::sync::Arc;
 
 use orpc_agent_core::CapabilityError;
-use orpc_agent_core::approval::{ApprovalRequest, ApprovalStore, Decision as ApprovalDecision};
+use orpc_agent_core::approval::{ApprovalStore, Decision as ApprovalDecision};
 use orpc_agent_core::host::{
-    BuildError, HostRegistry, list_filter_from_json, next_cursor, open_postgres,
-    open_postgres_audit, postgres_options_from_json, postgres_runtime,
+    BuildError, HostRegistry, list_filter_from_json, open_postgres, open_postgres_audit, page_json,
+    postgres_options_from_json, postgres_runtime,
 };
 use orpc_agent_core::pipeline::{Answer, StepKind};
-use serde_json::json;
 
 use crate::FfiError;
 use crate::convert::parse_json;
@@ -164,8 +163,7 @@ impl FfiRegistry {
         let store = store(self);
         let f = filter.clone();
         let page = on_runtime(async move { Ok(store.list(&f).await?) }).await?;
-        let requests = ApprovalRequest::views_json(&page, now_ms);
-        Ok(json!({"requests": requests, "nextCursor": next_cursor(&page, &filter)}).to_string())
+        Ok(page_json(&page, &filter).to_string())
     }
 
     /// Approve or reject with the registry's `approverMustDiffer` rule;

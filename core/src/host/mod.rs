@@ -388,6 +388,16 @@ pub fn next_cursor(page: &[ApprovalRequest], filter: &ListFilter) -> Option<Stri
     page.last().filter(|_| full).map(ApprovalRequest::cursor)
 }
 
+/// One page as an approval UI reads it: `{requests, nextCursor}`, the
+/// requests as of the filter's `now_ms` ([`ApprovalRequest::to_json_at`]),
+/// `nextCursor` null on the last page.
+pub fn page_json(page: &[ApprovalRequest], filter: &ListFilter) -> Value {
+    serde_json::json!({
+        "requests": ApprovalRequest::views_json(page, filter.now_ms),
+        "nextCursor": next_cursor(page, filter),
+    })
+}
+
 /// A list filter from the JSON an approval UI sends:
 /// `{capabilityId?, actorId?, status?, limit?, cursor?}`; `status` is the
 /// effective one (`pending`, `approved`, `rejected`, `consumed`,
