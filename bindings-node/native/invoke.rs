@@ -175,7 +175,12 @@ pub fn start_actor_in(
     now: f64,
 ) -> Result<f64, CapabilityError> {
     with_registry(reg, |r| {
-        let frame = Arc::unwrap_or_clone(frame_of(surface, None)?).with_actor(Actor {
+        let surface = u8::try_from(surface)
+            .ok()
+            .and_then(Surface::from_index)
+            .ok_or_else(|| invalid("invalid frame: unknown surface index"))?;
+        // Built, not cloned from the shared surface-only frame.
+        let frame = Frame::new(surface).with_actor(Actor {
             id: Some(actor_id),
             ..Actor::default()
         });

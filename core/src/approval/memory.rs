@@ -48,7 +48,9 @@ impl State {
     /// Drops the requests finished more than `retention_ms` before `now_ms`.
     fn sweep(&mut self, now_ms: u64, retention_ms: u64) {
         self.created_since_sweep = 0;
-        let gone: Vec<ApprovalRequest> = self
+        // Ids only: a request (its input up to the size limit) is not copied
+        // to be dropped.
+        let gone: Vec<String> = self
             .requests
             .values()
             .filter(|r| {
@@ -61,11 +63,12 @@ impl State {
                 let last_use = r.expires_at_ms.max(r.decided_at_ms.unwrap_or(0));
                 finished && last_use.saturating_add(retention_ms) <= now_ms
             })
-            .cloned()
+            .map(|r| r.id.clone())
             .collect();
-        for r in &gone {
-            self.unpend(r);
-            self.requests.remove(&r.id);
+        for id in gone {
+            if let Some(r) = self.requests.remove(&id) {
+                self.unpend(&r);
+            }
         }
     }
 
