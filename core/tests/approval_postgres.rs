@@ -133,6 +133,7 @@ mod pg {
         create_then_get_returns_the_same_request,
         create_refuses_malformed_and_duplicate_requests,
         list_filters_orders_and_pages,
+        list_keeps_creation_order_within_a_millisecond,
         decide_approves_and_rejects,
         decide_twice_is_refused,
         approver_must_differ_from_actor,
@@ -1040,10 +1041,11 @@ mod pg {
             got,
             vec![
                 (1, "0001_approvals".to_owned()),
-                (2, "0002_audit".to_owned())
+                (2, "0002_audit".to_owned()),
+                (3, "0003_creation_order".to_owned())
             ]
         );
-        assert_eq!(PG_SCHEMA_VERSION, 2);
+        assert_eq!(PG_SCHEMA_VERSION, 3);
 
         admin(&db)
             .await
@@ -1085,7 +1087,11 @@ mod pg {
             )
             .await
             .unwrap();
-        for (v, name) in [(1, "0001_approvals"), (2, "0002_audit")] {
+        for (v, name) in [
+            (1, "0001_approvals"),
+            (2, "0002_audit"),
+            (3, "0003_creation_order"),
+        ] {
             let sql = std::fs::read_to_string(dir.join(format!("{name}.sql"))).unwrap();
             client.batch_execute(&sql).await.unwrap();
             client
@@ -1125,15 +1131,15 @@ mod pg {
         for (filter, sql) in [
             (
                 "status",
-                "SELECT id FROM orpc_approvals WHERE status = 'pending' ORDER BY created_at, id LIMIT 100",
+                "SELECT id FROM orpc_approvals WHERE status = 'pending' ORDER BY created_at, seq LIMIT 100",
             ),
             (
                 "capability+status",
-                "SELECT id FROM orpc_approvals WHERE capability_id = 'cap.3' AND status = 'pending' ORDER BY created_at, id LIMIT 100",
+                "SELECT id FROM orpc_approvals WHERE capability_id = 'cap.3' AND status = 'pending' ORDER BY created_at, seq LIMIT 100",
             ),
             (
                 "actor+status",
-                "SELECT id FROM orpc_approvals WHERE actor_id = 'actor-7' AND status = 'pending' ORDER BY created_at, id LIMIT 100",
+                "SELECT id FROM orpc_approvals WHERE actor_id = 'actor-7' AND status = 'pending' ORDER BY created_at, seq LIMIT 100",
             ),
         ] {
             let plan: Vec<String> = client
@@ -1384,21 +1390,42 @@ mod pg {
         let sink = PostgresAuditSink::with_pool(store.pool().clone(), 10);
         let rec = record(AuditEvent::Finished, &req, Some("ok"));
         sink.record(&rec);
-        tokio::time::sleep(Duration::from_millis(200)).await; // the writer takes it and blocks
-        let start = Instant::now();
-        for _ in 0..1000 {
-            sink.record(&rec);
+        // The writer takes it and blocks on the lock: wait for the event
+        // (its INSERT waiting on a lock), not for a guessed duration.
+        let watcher = admin(&db).await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let waiting: i64 = watcher
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                     AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO orpc_audit%'",
+                    &[],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            if waiting > 0 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the writer never blocked on the lock"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        let took = start.elapsed();
-        assert!(
-            took < Duration::from_millis(500),
-            "record() must not wait: {took:?}"
-        );
-        // The writer holds at most one batch and the queue ten records:
-        // everything else was dropped (exactly 990 once the writer had
-        // taken the first record; a slow writer may leave one more queued).
-        let dropped = sink.dropped();
-        assert!((989..=990).contains(&dropped), "dropped {dropped}");
+        // The table stays locked until the rollback below, so a record()
+        // that waited for the database would never return: finishing at
+        // all (bounded here, to fail rather than hang) shows it does not.
+        tokio::time::timeout(Duration::from_secs(30), async {
+            for _ in 0..1000 {
+                sink.record(&rec);
+            }
+        })
+        .await
+        .expect("record() waited for the database");
+        // The writer holds the first record and the queue ten: everything
+        // else was dropped.
+        assert_eq!(sink.dropped(), 990);
         tx.rollback().await.unwrap();
         sink.flush().await;
         assert_eq!(

@@ -73,6 +73,7 @@ on_both_stores!(
     create_then_get_returns_the_same_request,
     create_refuses_malformed_and_duplicate_requests,
     list_filters_orders_and_pages,
+    list_keeps_creation_order_within_a_millisecond,
     decide_approves_and_rejects,
     decide_twice_is_refused,
     approver_must_differ_from_actor,
@@ -430,6 +431,78 @@ async fn sqlite_requests_survive_reopen() {
         )
         .unwrap();
     assert_eq!(consumed_at, Some(i64::try_from(T0 + 2).unwrap()));
+}
+
+/// A database written by a version-1 library (no creation sequence) is
+/// migrated when opened: its rows keep their old (created_at, id) order and
+/// requests created afterwards list after them, in creation order.
+#[tokio::test]
+async fn sqlite_version_1_database_gains_a_creation_order() {
+    let dir = TempDir::new();
+    let old = [
+        request(Some("ana")),
+        request(Some("ana")),
+        request(Some("bob")),
+    ];
+    {
+        let raw = rusqlite::Connection::open(dir.db()).unwrap();
+        raw.execute_batch(
+            "CREATE TABLE approvals (
+                id TEXT PRIMARY KEY NOT NULL, capability_id TEXT NOT NULL,
+                input_hash TEXT NOT NULL, input TEXT NOT NULL, surface TEXT NOT NULL,
+                actor TEXT NOT NULL, actor_id TEXT, approval_type TEXT, reason TEXT,
+                created_at_ms INTEGER NOT NULL, expires_at_ms INTEGER NOT NULL,
+                status TEXT NOT NULL
+                    CHECK (status IN ('pending', 'approved', 'rejected', 'consumed')),
+                decided_by TEXT, decided_at_ms INTEGER, decision_reason TEXT,
+                consumed_at_ms INTEGER
+            ) STRICT;
+            CREATE INDEX approvals_by_created ON approvals (created_at_ms, id);
+            CREATE INDEX approvals_by_actor_pending ON approvals (actor_id, status, expires_at_ms);
+            PRAGMA user_version = 1;",
+        )
+        .unwrap();
+        for r in &old {
+            raw.execute(
+                "INSERT INTO approvals (id, capability_id, input_hash, input, surface, actor, \
+                 actor_id, approval_type, reason, created_at_ms, expires_at_ms, status) \
+                 VALUES (?1, ?2, ?3, ?4, 'mcp', ?5, ?6, ?7, ?8, ?9, ?10, 'pending')",
+                rusqlite::params![
+                    r.id,
+                    r.capability_id,
+                    r.input_hash,
+                    r.input.to_string(),
+                    serde_json::to_string(&r.actor).unwrap(),
+                    r.actor_id(),
+                    r.approval_type,
+                    r.reason,
+                    i64::try_from(r.created_at_ms).unwrap(),
+                    i64::try_from(r.expires_at_ms).unwrap(),
+                ],
+            )
+            .unwrap();
+        }
+    }
+    let store = SqliteApprovalStore::open(dir.db()).unwrap();
+    let mut want: Vec<String> = old.iter().map(|r| r.id.clone()).collect();
+    want.sort();
+    for _ in 0..5 {
+        want.push(created(&store, request(Some("ana"))).await.id);
+    }
+    let listed: Vec<String> = store
+        .list(&ListFilter::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, want);
+    drop(store);
+    let raw = rusqlite::Connection::open(dir.db()).unwrap();
+    let version: i64 = raw
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
 }
 
 fn backend_kind(e: &StoreError) -> BackendErrorKind {

@@ -40,6 +40,11 @@ struct State {
     /// ones without scanning every request: `create` stays cheap however
     /// many decided requests the store holds.
     pending: HashMap<Option<String>, BTreeSet<(u64, String)>>,
+    /// Each request's creation sequence number, so requests created in the
+    /// same millisecond list in the order they were created.
+    seq: HashMap<String, u64>,
+    /// The sequence number the next creation gets.
+    next_seq: u64,
     /// Creations since the last retention sweep.
     created_since_sweep: usize,
 }
@@ -67,6 +72,7 @@ impl State {
             .collect();
         for id in gone {
             if let Some(r) = self.requests.remove(&id) {
+                self.seq.remove(&id);
                 self.unpend(&r);
             }
         }
@@ -151,6 +157,9 @@ impl MemoryApprovalStore {
             .or_default()
             .insert((req.expires_at_ms, req.id.clone()));
         state.requests.insert(req.id.clone(), req.clone());
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        state.seq.insert(req.id.clone(), seq);
         state.created_since_sweep += 1;
         if state.created_since_sweep >= MEMORY_SWEEP_EVERY {
             state.sweep(req.created_at_ms, self.retention_ms);
@@ -161,24 +170,26 @@ impl MemoryApprovalStore {
     fn list_now(&self, filter: &ListFilter) -> Result<Vec<ApprovalRequest>, StoreError> {
         let state = self.lock();
         let map = &state.requests;
+        // A request's place in the list: creation time, then creation
+        // sequence (a total order: requests of one millisecond keep the
+        // order they were created in).
+        let position = |r: &ApprovalRequest| (r.created_at_ms, state.seq.get(&r.id).copied());
         let after = match ListStart::of(filter)? {
             ListStart::Beginning => None,
-            ListStart::After(at, id) => Some((at, id)),
+            // A cursor whose request has been swept resumes at its
+            // millisecond: nothing is skipped (`None` sorts first).
+            ListStart::After(at, id) => Some((at, state.seq.get(&id).copied())),
             ListStart::AfterId(id) => match map.get(&id) {
-                Some(r) => Some((r.created_at_ms, id)),
+                Some(r) => Some(position(r)),
                 None => return Err(StoreError::BadCursor(format!("no request `{id}`"))),
             },
         };
         let mut page: Vec<&ApprovalRequest> = map
             .values()
             .filter(|r| filter.matches(r))
-            .filter(|r| {
-                after
-                    .as_ref()
-                    .is_none_or(|(at, id)| (r.created_at_ms, r.id.as_str()) > (*at, id.as_str()))
-            })
+            .filter(|r| after.is_none_or(|start| position(r) > start))
             .collect();
-        page.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+        page.sort_by_key(|r| position(r));
         let limit = usize::try_from(filter.effective_limit()).unwrap_or(usize::MAX);
         Ok(page.into_iter().take(limit).cloned().collect())
     }

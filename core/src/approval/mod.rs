@@ -324,8 +324,9 @@ impl ApprovalRequest {
     }
 
     /// An opaque paging cursor positioned at this request, for
-    /// [`ListFilter::after_id_or_cursor`]. Unlike the bare id it needs no
-    /// lookup, so it works even against a store that has since lost the row.
+    /// [`ListFilter::after_id_or_cursor`]. Unlike the bare id it still
+    /// works against a store that has since lost the row (see
+    /// [`ListStart::After`]).
     pub fn cursor(&self) -> String {
         format!("{}:{}", self.created_at_ms, self.id)
     }
@@ -360,7 +361,7 @@ pub fn is_valid_approval_id(id: &str) -> bool {
 }
 
 /// Which requests [`ApprovalStore::list`] returns, one page at a time, in
-/// `(created_at_ms, id)` order.
+/// creation order (`created_at_ms`, then the store's creation sequence).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListFilter {
     pub capability_id: Option<String>,
@@ -416,7 +417,10 @@ pub enum ListStart {
     Beginning,
     /// After the request with this id; the store looks up its position.
     AfterId(String),
-    /// After the position `(created_at_ms, id)`.
+    /// After the request a cursor names: created at `created_at_ms`, with
+    /// this id. The store looks up its place in the creation sequence; if
+    /// the request is gone (swept), the page resumes at the first request
+    /// of that millisecond, so nothing is skipped (some may show twice).
     After(u64, String),
 }
 
@@ -804,8 +808,9 @@ pub trait ApprovalStore: Send + Sync {
     fn get<'a>(&'a self, id: &'a str)
     -> BoxFuture<'a, Result<Option<ApprovalRequest>, StoreError>>;
 
-    /// One page of requests matching `filter`, ordered by
-    /// `(created_at_ms, id)`.
+    /// One page of requests matching `filter`, in creation order: by
+    /// `created_at_ms`, then by the store's creation sequence, so requests
+    /// created in the same millisecond keep the order they were created in.
     fn list<'a>(
         &'a self,
         filter: &'a ListFilter,

@@ -72,6 +72,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0002_audit",
         include_str!("../../migrations/postgres/0002_audit.sql"),
     ),
+    (
+        "0003_creation_order",
+        include_str!("../../migrations/postgres/0003_creation_order.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema version this library writes.
@@ -533,29 +537,45 @@ impl PostgresApprovalStore {
         Ok(row.map(|r| read_request(&r)).transpose()?.map(|(r, _)| r))
     }
 
+    /// Where the request with this id stands in the list order:
+    /// `(created_at in unix ms, seq)`.
+    async fn position(
+        &self,
+        client: &deadpool_postgres::Client,
+        id: &str,
+    ) -> Result<Option<(i64, i64)>, Failure> {
+        let st = client
+            .prepare_cached(
+                "SELECT floor(extract(epoch from created_at) * 1000)::int8, seq \
+                 FROM orpc_approvals WHERE id = $1",
+            )
+            .await
+            .map_err(Failure::db)?;
+        let row = client.query_opt(&st, &[&id]).await.map_err(Failure::db)?;
+        row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .transpose()
+            .map_err(Failure::db)
+    }
+
     async fn list_once(&self, filter: &ListFilter) -> Result<Vec<ApprovalRequest>, Failure> {
         let client = self.client().await?;
-        let start = ListStart::of(filter)?;
-        let after: Option<(i64, String)> = match start {
+        // The page starts after a position (created_at, seq); a cursor
+        // whose request is gone resumes at its millisecond (seq 0 comes
+        // before every row: the sequence starts at 1).
+        let after: Option<(i64, i64)> = match ListStart::of(filter)? {
             ListStart::Beginning => None,
-            ListStart::After(at, id) => Some((ms(at), id)),
-            ListStart::AfterId(id) => {
-                let st = client
-                    .prepare_cached(
-                        "SELECT floor(extract(epoch from created_at) * 1000)::int8 \
-                         FROM orpc_approvals WHERE id = $1",
-                    )
-                    .await
-                    .map_err(Failure::db)?;
-                match client.query_opt(&st, &[&id]).await.map_err(Failure::db)? {
-                    Some(row) => Some((row.try_get(0).map_err(Failure::db)?, id)),
-                    None => {
-                        return Err(Failure::Final(StoreError::BadCursor(format!(
-                            "no request `{id}`"
-                        ))));
-                    }
+            ListStart::After(at, id) => Some((
+                ms(at),
+                self.position(&client, &id).await?.map_or(0, |(_, seq)| seq),
+            )),
+            ListStart::AfterId(id) => match self.position(&client, &id).await? {
+                Some(position) => Some(position),
+                None => {
+                    return Err(Failure::Final(StoreError::BadCursor(format!(
+                        "no request `{id}`"
+                    ))));
                 }
-            }
+            },
         };
         // The effective status: its stored status(es), narrowed by expiry
         // judged at this store's now (the database's, or the caller's).
@@ -566,7 +586,7 @@ impl PostgresApprovalStore {
         let expiry = filter.status.and_then(EffectiveStatus::expiry);
         let caller_now = self.caller_now(filter.now_ms);
         let limit = i64::from(filter.effective_limit());
-        let (after_at, after_id) = after.unzip();
+        let (after_at, after_seq) = after.unzip();
         let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = Vec::new();
         let mut sql = format!("SELECT {COLUMNS} FROM orpc_approvals WHERE true");
         // Only the filters present become predicates, so each combination
@@ -588,17 +608,20 @@ impl PostgresApprovalStore {
             let op = if expired { "<=" } else { ">" };
             sql.push_str(&format!(" AND expires_at {op} {}", now_sql(params.len())));
         }
-        if let (Some(at), Some(id)) = (&after_at, &after_id) {
+        if let (Some(at), Some(seq)) = (&after_at, &after_seq) {
             params.push(at);
-            params.push(id);
+            params.push(seq);
             sql.push_str(&format!(
-                " AND (created_at, id) > ('epoch'::timestamptz + ${}::int8 * interval '1 millisecond', ${})",
+                " AND (created_at, seq) > ('epoch'::timestamptz + ${}::int8 * interval '1 millisecond', ${})",
                 params.len() - 1,
                 params.len()
             ));
         }
         params.push(&limit);
-        sql.push_str(&format!(" ORDER BY created_at, id LIMIT ${}", params.len()));
+        sql.push_str(&format!(
+            " ORDER BY created_at, seq LIMIT ${}",
+            params.len()
+        ));
         let st = client.prepare_cached(&sql).await.map_err(Failure::db)?;
         let rows = client.query(&st, &params).await.map_err(Failure::db)?;
         rows.iter()

@@ -62,6 +62,18 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX approvals_by_created ON approvals (created_at_ms, id);
     CREATE INDEX approvals_by_actor_pending ON approvals (actor_id, status, expires_at_ms);",
+    // 2: a creation sequence, so requests created in the same millisecond
+    // list in the order they were created (a random id broke such ties
+    // before). Existing rows are numbered in their old (created_at_ms, id)
+    // order; `create` numbers new rows MAX(seq) + 1 inside its INSERT,
+    // which SQLite's single writer makes atomic across processes.
+    "ALTER TABLE approvals ADD COLUMN seq INTEGER;
+    UPDATE approvals SET seq = numbered.n FROM (
+        SELECT id, row_number() OVER (ORDER BY created_at_ms, id) AS n FROM approvals
+    ) AS numbered WHERE approvals.id = numbered.id;
+    CREATE UNIQUE INDEX approvals_by_seq ON approvals (seq);
+    DROP INDEX approvals_by_created;
+    CREATE INDEX approvals_by_created ON approvals (created_at_ms, seq);",
 ];
 
 const COLUMNS: &str = "id, capability_id, input_hash, input, surface, actor, approval_type, \
@@ -140,6 +152,17 @@ impl SqliteApprovalStore {
         raw.map(RawRow::into_request).transpose()
     }
 
+    /// Where the request with this id stands in the list order:
+    /// `(created_at_ms, seq)`.
+    fn position(conn: &Connection, id: &str) -> Result<Option<(i64, i64)>, StoreError> {
+        conn.prepare_cached("SELECT created_at_ms, seq FROM approvals WHERE id = ?1")
+            .and_then(|mut st| {
+                st.query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .map_err(backend)
+    }
+
     fn create_now(&self, req: &ApprovalRequest) -> Result<(), StoreError> {
         check_new(req)?;
         let input = json_text(&req.input)?;
@@ -150,8 +173,9 @@ impl SqliteApprovalStore {
         let inserted = conn
             .prepare_cached(
                 "INSERT INTO approvals (id, capability_id, input_hash, input, surface, actor, \
-                 actor_id, approval_type, reason, created_at_ms, expires_at_ms, status) \
-                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending' \
+                 actor_id, approval_type, reason, created_at_ms, expires_at_ms, status, seq) \
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', \
+                        (SELECT COALESCE(MAX(seq), 0) + 1 FROM approvals) \
                  WHERE (SELECT COUNT(*) FROM approvals WHERE actor_id IS ?7 \
                         AND status = 'pending' AND expires_at_ms > ?10) < ?12",
             )
@@ -183,11 +207,17 @@ impl SqliteApprovalStore {
 
     fn list_now(&self, filter: &ListFilter) -> Result<Vec<ApprovalRequest>, StoreError> {
         let conn = self.lock();
+        // The page starts after a position (created_at_ms, seq); a cursor
+        // whose request is gone resumes at its millisecond (seq 0 comes
+        // before every row: they are numbered from 1).
         let after = match ListStart::of(filter)? {
             ListStart::Beginning => None,
-            ListStart::After(at, id) => Some((ms(at), id)),
-            ListStart::AfterId(id) => match Self::get_now(&conn, &id)? {
-                Some(r) => Some((ms(r.created_at_ms), id)),
+            ListStart::After(at, id) => Some((
+                ms(at),
+                Self::position(&conn, &id)?.map_or(0, |(_, seq)| seq),
+            )),
+            ListStart::AfterId(id) => match Self::position(&conn, &id)? {
+                Some(position) => Some(position),
                 None => return Err(StoreError::BadCursor(format!("no request `{id}`"))),
             },
         };
@@ -228,14 +258,14 @@ impl SqliteApprovalStore {
                 None => {}
             }
         }
-        if let Some((at, id)) = after {
+        if let Some((at, seq)) = after {
             bind(&mut sql, " AND (created_at_ms > ?", SqlValue::Integer(at));
             bind(&mut sql, " OR (created_at_ms = ?", SqlValue::Integer(at));
-            bind(&mut sql, " AND id > ?))", SqlValue::Text(id));
+            bind(&mut sql, " AND seq > ?))", SqlValue::Integer(seq));
         }
         bind(
             &mut sql,
-            " ORDER BY created_at_ms, id LIMIT ?",
+            " ORDER BY created_at_ms, seq LIMIT ?",
             SqlValue::Integer(i64::from(filter.effective_limit())),
         );
         let raws = conn

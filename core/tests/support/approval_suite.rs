@@ -135,7 +135,8 @@ pub async fn create_refuses_malformed_and_duplicate_requests(store: &dyn Approva
 }
 
 pub async fn list_filters_orders_and_pages(store: &dyn ApprovalStore) {
-    // Eight requests; two share a creation time so the id breaks the tie.
+    // Eight requests; two share a creation time, so creation order (not the
+    // random id) breaks the tie.
     let specs = [
         ("orders.refund", Some("alice"), T0 + 5),
         ("orders.refund", Some("bob"), T0 + 1),
@@ -164,11 +165,12 @@ pub async fn list_filters_orders_and_pages(store: &dyn ApprovalStore) {
     for x in all.iter_mut() {
         *x = store.get(&x.id).await.unwrap().unwrap();
     }
-    all.sort_by(|x, y| (x.created_at_ms, &x.id).cmp(&(y.created_at_ms, &y.id)));
+    // A stable sort: requests of one millisecond stay in creation order.
+    all.sort_by_key(|x| x.created_at_ms);
     let ids = |v: &[ApprovalRequest]| v.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
 
     let everything = store.list(&ListFilter::default()).await.unwrap();
-    assert_eq!(everything, all, "default filter: all, by (created_at, id)");
+    assert_eq!(everything, all, "default filter: all, in creation order");
 
     let f = ListFilter {
         capability_id: Some("users.delete".into()),
@@ -274,6 +276,71 @@ pub async fn list_filters_orders_and_pages(store: &dyn ApprovalStore) {
         let err = store.list(&f).await.unwrap_err();
         assert!(matches!(err, StoreError::BadCursor(_)), "{bad}: {err:?}");
         assert_eq!(code(&err), ErrorCode::InvalidInput);
+    }
+}
+
+/// Requests created in the same millisecond list, and page, in the order
+/// they were created, whatever their random ids (issue 23: paging broke
+/// such ties by id, so "creation order" held by luck). Twenty requests in
+/// one millisecond: ordered by id, they would come back in creation order
+/// with probability 1/20!.
+pub async fn list_keeps_creation_order_within_a_millisecond(store: &dyn ApprovalStore) {
+    let mut made = Vec::new();
+    for _ in 0..20 {
+        made.push(
+            created(store, request_at("orders.refund", Some("ana"), T0, HOUR))
+                .await
+                .id,
+        );
+    }
+    // One request a millisecond earlier and one later frame the tie.
+    let before = created(
+        store,
+        request_at("orders.refund", Some("ana"), T0 - 1, HOUR),
+    )
+    .await;
+    let after = created(
+        store,
+        request_at("orders.refund", Some("ana"), T0 + 1, HOUR),
+    )
+    .await;
+    let want: Vec<String> = std::iter::once(before.id.clone())
+        .chain(made.iter().cloned())
+        .chain(std::iter::once(after.id.clone()))
+        .collect();
+    let ids = |v: Vec<ApprovalRequest>| v.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let all = store.list(&ListFilter::default()).await.unwrap();
+    assert_eq!(ids(all), want, "one page");
+    let pending = ListFilter {
+        actor_id: Some("ana".into()),
+        status: Some(EffectiveStatus::Pending),
+        now_ms: T0 + 2,
+        ..ListFilter::default()
+    };
+    assert_eq!(ids(store.list(&pending).await.unwrap()), want, "filtered");
+    // Pages of 3 split the millisecond; by id and by cursor alike.
+    for by_cursor in [false, true] {
+        let mut seen = Vec::new();
+        let mut after_id_or_cursor = None;
+        loop {
+            let page = store
+                .list(&ListFilter {
+                    limit: 3,
+                    after_id_or_cursor: after_id_or_cursor.clone(),
+                    ..pending.clone()
+                })
+                .await
+                .unwrap();
+            let Some(last) = page.last() else { break };
+            after_id_or_cursor = Some(if by_cursor {
+                last.cursor()
+            } else {
+                last.id.clone()
+            });
+            seen.extend(ids(page));
+            assert!(seen.len() <= want.len(), "paging must end");
+        }
+        assert_eq!(seen, want, "paged (by cursor: {by_cursor})");
     }
 }
 
