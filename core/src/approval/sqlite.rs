@@ -332,6 +332,13 @@ impl SqliteApprovalStore {
         now_ms: u64,
     ) -> Result<Result<ApprovalRequest, ConsumeRefusal>, StoreError> {
         let conn = self.lock();
+        // The statement is stepped to its end, not read with `query_row`:
+        // in autocommit mode SQLite commits when the statement finishes,
+        // after handing out the RETURNING row, and a commit that fails (a
+        // full disk, a read-only WAL) is reported by that last step only.
+        // `query_row` stops at the row and drops the error with the
+        // statement, so a consume that never committed looked like a
+        // success and its handler ran — again on every resume (issue 15).
         let raw = conn
             .prepare_cached(&format!(
                 "UPDATE approvals SET status = 'consumed', consumed_at_ms = ?2 \
@@ -339,8 +346,10 @@ impl SqliteApprovalStore {
                  RETURNING {COLUMNS}"
             ))
             .and_then(|mut st| {
-                st.query_row(rusqlite::params![id, ms(now_ms)], RawRow::read)
-                    .optional()
+                let mut rows = st.query(rusqlite::params![id, ms(now_ms)])?;
+                let first = rows.next()?.map(RawRow::read).transpose()?;
+                while rows.next()?.is_some() {}
+                Ok(first)
             })
             .map_err(backend)?;
         if let Some(raw) = raw {
