@@ -12,7 +12,7 @@ NODE_GATEWAY := examples/node-gateway
 .PHONY: test-gateway demo-gateway bench-gateway node-gateway-link
 
 test-gateway: node-native node-ts ## agent gateway + progress (node --test over loopback HTTP)
-	cd bindings-node && node --test --test-concurrency=1 test/gateway/*.test.mjs
+	cd bindings-node && $(NODE_TEST) test/gateway/*.test.mjs
 
 node-gateway-link: build-node
 	@mkdir -p $(NODE_GATEWAY)/node_modules/@orpc-agent

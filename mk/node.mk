@@ -4,6 +4,9 @@
 # @napi-rs/cli, which also regenerates index.js / index.d.ts.
 NODE_DIR := bindings-node
 NPM      ?= npm
+# Every node --test run: files one at a time, and each test bounded, so a
+# regression that never settles fails its test instead of hanging the run.
+NODE_TEST := node --test --test-concurrency=1 --test-timeout=120000
 
 .PHONY: test-node build-node lint-node bench-node node-deps node-native node-ts
 
@@ -23,7 +26,7 @@ build-node: node-deps ## Node binding: release native module + TypeScript
 	$(MAKE) node-ts
 
 test-node: node-native node-ts ## Node binding: vectors, SI-1…SI-12, oRPC integration (node --test)
-	cd $(NODE_DIR) && node --test --test-concurrency=1 test/*.test.js test/adapters/*.test.mjs test/hardening/*.test.mjs
+	cd $(NODE_DIR) && $(NODE_TEST) test/*.test.js test/adapters/*.test.mjs test/hardening/*.test.mjs
 
 lint-node: node-ts ## Node binding: tsc --noEmit, clippy, generated .d.ts drift
 	cd $(NODE_DIR) && npx tsc --noEmit -p tsconfig.json && npx tsc -p tsconfig.test.json

@@ -8,7 +8,7 @@ LINT_TARGETS += lint-postgres
 
 test-postgres: ## PostgreSQL store + audit sink tests against a throwaway local server
 	scripts/pg-test-cluster.sh run -- \
-		$(CARGO) test -p orpc-agent-core --features postgres --test approval_postgres -- --ignored
+		$(BOUNDED) 15m $(CARGO) test -p orpc-agent-core --features postgres --test approval_postgres -- --ignored
 
 lint-postgres: ## clippy over the core with the postgres feature
 	$(CARGO) clippy -p orpc-agent-core --features postgres --all-targets -- -D warnings
@@ -26,7 +26,7 @@ pg-bindings-deps: node-native node-ts python-develop
 
 test-postgres-bindings: pg-bindings-deps ## Node + Python PostgreSQL store, audit sink, multi-process and cross-binding tests
 	scripts/pg-test-cluster.sh run -- sh -c '\
-		(cd $(NODE_DIR) && node --test --test-concurrency=1 test/postgres/*.test.js) && \
+		(cd $(NODE_DIR) && $(NODE_TEST) test/postgres/*.test.js) && \
 		(cd $(PY_DIR) && $(CURDIR)/$(VPY) -m pytest -q -p no:cacheprovider tests_postgres)'
 
 # --- make demo-cluster (issue 8, item 6) -------------------------------------

@@ -148,7 +148,10 @@ test("SI-6 runtime policies run before capability policies; first deny wins; a f
 
 test("SI-7 an approval binds capability + input, is single-use and expires", async () => {
   const registry = await createCapabilityRegistry({
-    pay: echo(agent({ sideEffect: "external", approval: { required: true, expiresInMs: 40 } })),
+    // Expiry is crossed by waiting past it; the margin before it (approve
+    // right after the request is made) is two seconds wide, so a loaded
+    // machine cannot expire the request early.
+    pay: echo(agent({ sideEffect: "external", approval: { required: true, expiresInMs: 2_000 } })),
   });
   const r = await registry.invoke("pay", { amount: 1 }, { surface: "mcp" });
   assert.equal(r.request.inputHash, inputHash("pay", { amount: 1 }));
@@ -159,7 +162,7 @@ test("SI-7 an approval binds capability + input, is single-use and expires", asy
   assert.equal(await codeOf(registry.resume(r.request.id)), "APPROVAL_CONSUMED");
   const late = await registry.invoke("pay", { amount: 3 }, { surface: "mcp" });
   await registry.approvals.approve(late.request.id);
-  await new Promise((res) => setTimeout(res, 60));
+  await new Promise((res) => setTimeout(res, 2_100));
   assert.equal(await codeOf(registry.resume(late.request.id)), "APPROVAL_EXPIRED");
   assert.equal(await codeOf(registry.resume("apr_00000000000000000000000000000000")), "APPROVAL_NOT_FOUND");
 });
@@ -176,20 +179,24 @@ test("SI-8 an unexposed capability is indistinguishable from a missing one", asy
 test("SI-9 the handler's signal aborts at the deadline and a late result is discarded", async () => {
   let signalAtDeadline;
   let finished = false;
+  let release;
+  const released = new Promise((r) => (release = r));
   const registry = await createCapabilityRegistry({
     slow: base.meta({ agent: agent({ timeoutMs: 30 }) }).handler(async ({ signal }) => {
-      await new Promise((r) => setTimeout(r, 80)); // ignores the signal
+      await released; // ignores the signal: runs on until the test releases it
       signalAtDeadline = signal.aborted;
       finished = true;
       return "late";
     }),
   });
-  const t0 = Date.now();
+  // The handler can finish only after the call returned (the release comes
+  // after it), so returning at all shows the deadline did not wait for it.
   const e = await registry.invoke("slow", {}, { surface: "mcp" }).catch((x) => x);
   assert.equal(e.code, "TIMEOUT");
-  assert.ok(Date.now() - t0 < 75, "the call returned at the deadline, not when the handler did");
   assert.equal(finished, false);
-  await new Promise((r) => setTimeout(r, 80));
+  release();
+  await released;
+  await new Promise((r) => setImmediate(r));
   assert.equal(finished, true);
   assert.equal(signalAtDeadline, true);
   assert.equal(registry.inFlight(), 0);

@@ -38,14 +38,15 @@ def live_tasks() -> int:
 async def test_a_handler_that_swallows_its_cancellation_is_timeout_with_no_late_effect() -> None:
     effects: list[str] = []
     runs = 0
+    release = asyncio.Event()
 
     @capability(id="hang", description="x", expose=D, side_effect="write", risk="low", timeout_ms=50)
     async def hang(q: dict[str, Any]) -> str:
         nonlocal runs
         runs += 1
-        for _ in range(10):  # ignores every cancellation, finishing ~1 s late
+        while not release.is_set():  # ignores every cancellation until the test releases it
             try:
-                await asyncio.sleep(0.1)
+                await release.wait()
             except asyncio.CancelledError:
                 pass
         effects.append("late write")
@@ -54,15 +55,21 @@ async def test_a_handler_that_swallows_its_cancellation_is_timeout_with_no_late_
     audit: list[dict[str, Any]] = []
     registry = create_capability_registry([hang], audit=audit.append, audit_payloads=True)
     before = live_tasks()
-    t0 = time.monotonic()
+    # The handler can only finish after `release`, which is set once the
+    # call has returned: the caller did not wait for it (bounded, so a
+    # regression fails here instead of hanging).
     with pytest.raises(TimeoutCapabilityError) as info:
-        await registry.invoke("hang", {}, FRAME)
-    took = time.monotonic() - t0
+        await asyncio.wait_for(registry.invoke("hang", {}, FRAME), 10)
     assert info.value.code == "TIMEOUT"
-    assert took < 0.6, f"the caller waited {took:.3f} s for a handler that ignores cancellation"
+    assert effects == []
     records = len(audit)
-    await asyncio.sleep(1.2)  # the handler finishes its late write now
+    release.set()  # the abandoned handler makes its late write now
+    for _ in range(1000):
+        if effects:
+            break
+        await asyncio.sleep(0.01)
     assert effects == ["late write"], "the abandoned handler did finish (the scenario happened)"
+    await asyncio.sleep(0)
     assert len(audit) == records, "nothing audited after the outcome"
     assert "late value" not in repr(audit)
     assert runs == 1

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -145,12 +144,10 @@ async def test_audit_sink_writes_one_row_per_record() -> None:
 
 
 def test_unreachable_database_and_bad_options() -> None:
-    t0 = time.monotonic()
     with pytest.raises(CapabilityError) as e:
         registry(approval_store={"postgres": {"url": "postgresql://postgres@127.0.0.1:1/x?sslmode=disable", "connect_timeout_ms": 200}})
     assert e.value.code == "INTERNAL" and e.value.details == {"store": "cannot-open"}
     assert "127.0.0.1" not in e.value.message
-    assert time.monotonic() - t0 < 15
     with pytest.raises(CapabilityError) as e:
         registry(approval_store={"postgres": {"url": PG_URL, "max_conections": 2}})
     assert e.value.code == "INVALID_INPUT" and "maxConections" in e.value.message

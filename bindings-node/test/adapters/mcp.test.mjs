@@ -12,7 +12,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 
 import { MCP_APPROVAL_ID_META, registerMcpTools } from "@orpc-agent/core";
 
-import { ordersFixture } from "./orders-fixture.mjs";
+import { ordersFixture, waitFor } from "./orders-fixture.mjs";
 
 const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -221,10 +221,10 @@ describe("registerMcpTools over InMemoryTransport", () => {
     const { client, signals, audit } = await connectedClient();
     const controller = new AbortController();
     const call = client.callTool({ name: "orders_get", arguments: { id: "slow" } }, undefined, { signal: controller.signal });
-    while (signals.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    await waitFor(() => signals.length > 0, "the handler to start");
     controller.abort("user pressed stop");
     await assert.rejects(call);
-    while (!audit.some((r) => r.event === "finished")) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => audit.some((r) => r.event === "finished"), "the finished audit record");
     assert.equal(signals[0].aborted, true);
     assert.equal(audit.find((r) => r.event === "finished").outcome, "CANCELLED");
   });

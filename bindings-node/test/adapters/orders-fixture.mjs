@@ -125,3 +125,16 @@ export async function ordersFixture(registryOptions = {}) {
   });
   return { router, registry, calls, audit, signals };
 }
+
+/**
+ * Waits until `condition()` is true, checking on every turn of the event
+ * loop; fails naming `what` after `timeoutMs`. Every wait in the suites is
+ * bounded, so a regression fails its test instead of hanging the run.
+ */
+export async function waitFor(condition, what, timeoutMs = 10_000) {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
