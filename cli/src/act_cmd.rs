@@ -143,7 +143,7 @@ fn hex_encode(b: &[u8]) -> String {
 
 fn print_json(v: &serde_json::Value) -> Result<u8, Fail> {
     let text = serde_json::to_string_pretty(v).map_err(|e| Fail(2, e.to_string()))?;
-    println!("{text}");
+    outln!("{text}");
     Ok(0)
 }
 
@@ -153,7 +153,7 @@ fn meta_decode(args: &[String]) -> Result<u8, Fail> {
     let bytes = read_cbor(&file, a.switch("--hex"))?;
     if a.switch("--diag") {
         let d = act::diagnostic(&bytes).map_err(|e| usage(format!("{file}: {e}")))?;
-        println!("{d}");
+        outln!("{d}");
         return Ok(0);
     }
     let v =
@@ -169,7 +169,7 @@ fn meta_encode(args: &[String]) -> Result<u8, Fail> {
     let v = json_view::from_json(&json).map_err(|e| usage(format!("{file}: {e}")))?;
     let bytes = act::encode_deterministic(&v).map_err(|e| Fail(1, format!("{file}: {e}")))?;
     if a.switch("--hex") {
-        println!("{}", hex_encode(&bytes));
+        outln!("{}", hex_encode(&bytes));
     } else if let Some(out) = a.value("-o") {
         std::fs::write(out, &bytes).map_err(|e| usage(format!("{out}: cannot write: {e}")))?;
     } else if std::io::stdout().is_terminal() {
@@ -206,12 +206,12 @@ fn meta_check(args: &[String]) -> Result<u8, Fail> {
         },
     );
     for p in &problems {
-        println!("{file}: {p}");
+        outln!("{file}: {p}");
     }
     if problems.iter().any(|p| p.is_error()) {
         return Ok(1);
     }
-    println!("{file}: ok ({} keys, position {position})", map.len());
+    outln!("{file}: ok ({} keys, position {position})", map.len());
     Ok(0)
 }
 
@@ -280,7 +280,7 @@ fn component_embed(args: &[String]) -> Result<u8, Fail> {
         .embed(&read(&input)?)
         .map_err(|e| component_fail(&input, e))?;
     std::fs::write(out, bytes).map_err(|e| usage(format!("{out}: cannot write: {e}")))?;
-    println!("{out}: embedded act:component for {} {}", c.name, c.version);
+    outln!("{out}: embedded act:component for {} {}", c.name, c.version);
     Ok(0)
 }
 
@@ -289,7 +289,7 @@ fn manifest_check(args: &[String]) -> Result<u8, Fail> {
     let file = one_file(&a, "manifest")?;
     let c = ComponentMeta::from_manifest(&read_text(&file)?, &file)
         .map_err(|e| component_fail(&file, e))?;
-    println!(
+    outln!(
         "{file}: ok ({} {}, {} capabilities)",
         c.name,
         c.version,
@@ -308,7 +308,7 @@ fn hash(args: &[String]) -> Result<u8, Fail> {
         .map_err(|e| usage(format!("{file}: not JSON: {e}")))?;
     let h =
         act::input_hash(id, &input).map_err(|e| Fail(1, format!("{file}: {e} ({})", e.code())))?;
-    println!("{h}");
+    outln!("{h}");
     Ok(0)
 }
 

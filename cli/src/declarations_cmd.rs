@@ -78,7 +78,7 @@ pub fn check(args: &[String]) -> u8 {
     let count = decls.capabilities.len();
     let report = report_for(decls);
     if report.problems.is_empty() {
-        println!(
+        outln!(
             "{path}: {count} capabilit{} valid, {} warning{}",
             if count == 1 { "y" } else { "ies" },
             report.warning_count(),
@@ -106,14 +106,14 @@ pub fn inspect(args: &[String]) -> u8 {
     let report = report_for(decls);
     if flags.iter().any(|f| f == "--json") {
         match serde_json::to_string_pretty(&report.to_json()) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => {
                 eprintln!("orpc-agent: cannot render JSON: {e}");
                 return 2;
             }
         }
     } else {
-        print!("{}", table(&report));
+        out!("{}", table(&report));
         print_problems(&path, &report.problems);
     }
     u8::from(!report.problems.is_empty())

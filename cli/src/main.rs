@@ -5,6 +5,18 @@
 //! errors and input that cannot be read or parsed (named with file, line
 //! and column).
 
+/// `println!` for the command's output, which ends the process quietly
+/// when stdout is closed (`orpc-agent meta keys | head -3`): a reader that
+/// stopped reading is not an error, and `println!` would panic there.
+macro_rules! outln {
+    ($($t:tt)*) => { $crate::write_stdout(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+/// `print!` with [`outln!`]'s handling of a closed stdout.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::write_stdout(format_args!($($t)*)) };
+}
+
 mod act_cmd;
 mod declarations_cmd;
 
@@ -29,6 +41,20 @@ std: metadata and components (--hex: CBOR read or written as hex text instead of
 
 Exit codes: 0 ok, 1 problems found, 2 usage or unreadable input.";
 
+/// Writes the command's output. A closed pipe ends the process with 0 (the
+/// reader had what it wanted); any other write failure with 2.
+fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("orpc-agent: cannot write the output: {e}");
+        std::process::exit(2);
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     ExitCode::from(run(&args))
@@ -44,11 +70,11 @@ fn run(args: &[String]) -> u8 {
         "inspect" => declarations_cmd::inspect(rest),
         "meta" | "component" | "manifest" | "hash" => act_cmd::run(command, rest),
         "-h" | "--help" | "help" => {
-            println!("{USAGE}");
+            outln!("{USAGE}");
             0
         }
         "-V" | "--version" => {
-            println!("orpc-agent {}", env!("CARGO_PKG_VERSION"));
+            outln!("orpc-agent {}", env!("CARGO_PKG_VERSION"));
             0
         }
         other => {
