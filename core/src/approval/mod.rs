@@ -678,7 +678,12 @@ pub fn check_decision(
     }
     if approver_must_differ {
         match approver {
+            // An empty (or blank) name names nobody: it cannot show the
+            // approver differs from the actor.
             None => return Err(StoreError::ApproverRequired { id: req.id.clone() }),
+            Some(a) if a.trim().is_empty() => {
+                return Err(StoreError::ApproverRequired { id: req.id.clone() });
+            }
             Some(a) if Some(a) == req.actor_id() => {
                 return Err(StoreError::ApproverIsActor { id: req.id.clone() });
             }

@@ -582,7 +582,23 @@ impl Invocation {
                 self.fail(CapabilityError::new(ErrorCode::InvalidInput, msg));
             }
             (State::EvaluatePolicy { scope, index }, Answer::PolicyDecision(d)) => {
-                self.host_policy_answered(scope, index, d, false);
+                // A host's requireApproval must give an expiry metadata
+                // could declare (1 ms … one year); anything else (0, a
+                // negative or NaN made 0, 1e308 made u64::MAX) is a failed
+                // policy, fail closed, never a request born expired or one
+                // that never expires (issue 15).
+                let expiry_ok = match &d {
+                    Decision::RequireApproval {
+                        expires_in_ms: Some(ms),
+                        ..
+                    } => (1..=crate::meta::limits::MAX_EXPIRES_IN_MS).contains(ms),
+                    _ => true,
+                };
+                if expiry_ok {
+                    self.host_policy_answered(scope, index, d, false);
+                } else {
+                    self.host_policy_answered(scope, index, Decision::Deny { reason: None }, true);
+                }
             }
             (State::EvaluatePolicy { scope, index }, Answer::PolicyFailed(_)) => {
                 self.host_policy_answered(scope, index, Decision::Deny { reason: None }, true);

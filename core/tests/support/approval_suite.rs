@@ -465,6 +465,18 @@ pub async fn approver_must_differ_from_actor(store: &dyn ApprovalStore) {
         .await
         .unwrap_err();
     assert_eq!(err, StoreError::ApproverRequired { id: req.id.clone() });
+    // An empty or blank name names nobody (issue 15).
+    for blank in ["", "   "] {
+        let err = store
+            .decide(&req.id, Decision::Approve, Some(blank), None, T0 + 1, true)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            StoreError::ApproverRequired { id: req.id.clone() },
+            "{blank:?}"
+        );
+    }
     assert_eq!(
         store.get(&req.id).await.unwrap().unwrap().status,
         ApprovalStatus::Pending,
