@@ -39,7 +39,8 @@ swift-bindings: ## regenerate the committed uniffi Swift sources, header and mod
 test-swift: swift-lib ## Swift: bindings drift check, then swift test (vectors, SI-1..12, drift, concurrency)
 	$(CARGO) test -q -p orpc-agent-swift
 	$(SWIFT_PKG)/generate.sh --check
-	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift test --disable-swift-testing"
+	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build --build-tests -q && \
+		LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) timeout --kill-after=30s 15m swift test --skip-build --disable-swift-testing"
 
 build-swift: swift-lib ## Swift: build the package and the example CLI
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build && cd ../examples/swift-cli && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build"

@@ -39,21 +39,25 @@ final class ConcurrencyTests: XCTestCase {
     /// Cancelling the Swift task cancels the invocation: CANCELLED, and the
     /// handler's own task sees the cancellation.
     func testCancellingTheTaskCancelsTheInvocation() async throws {
+        let started = Locked(false)
         let handlerCancelled = Locked(false)
         let reg = try CapabilityRegistry(capabilities: [
             Capability(
                 "reports.long",
-                meta: AgentMeta(description: "Long.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 10_000)
+                meta: AgentMeta(description: "Long.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 600_000)
             ) { (x: JSONValue, _) in
-                do { try await Task.sleep(nanoseconds: 5_000_000_000) } catch { handlerCancelled.with { $0 = true } }
+                started.with { $0 = true }
+                do { try await Task.sleep(nanoseconds: 300_000_000_000) } catch { handlerCancelled.with { $0 = true } }
                 return x
             }
         ])
         let task = Task { () -> Outcome<JSONValue> in
             try await reg.invoke("reports.long", input: JSONValue.null, frame: Frame(surface: .mcp))
         }
-        try await Task.sleep(nanoseconds: 50_000_000)
-        let start = Date()
+        // Events, not durations: cancel once the handler runs, and wait
+        // (bounded) for it to see the cancellation.
+        for _ in 0..<10_000 where !started.with({ $0 }) { try await Task.sleep(nanoseconds: 1_000_000) }
+        XCTAssertTrue(started.with { $0 }, "the handler never started")
         task.cancel()
         do {
             _ = try await task.value
@@ -61,9 +65,8 @@ final class ConcurrencyTests: XCTestCase {
         } catch let e as CapabilityError {
             XCTAssertEqual(e.code, .cancelled)
         }
-        XCTAssertLessThan(Date().timeIntervalSince(start), 1)
-        try await Task.sleep(nanoseconds: 50_000_000)
-        XCTAssertTrue(handlerCancelled.with { $0 })
+        for _ in 0..<10_000 where !handlerCancelled.with({ $0 }) { try await Task.sleep(nanoseconds: 1_000_000) }
+        XCTAssertTrue(handlerCancelled.with { $0 }, "the handler's task was not cancelled")
     }
 
     /// The approval UI view applies redactApprovalInput with the recorded actor.

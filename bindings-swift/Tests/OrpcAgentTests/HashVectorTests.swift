@@ -23,6 +23,8 @@ final class HashVectorTests: XCTestCase {
             } catch let e as CapabilityError {
                 XCTAssertNotNil(c["error"], "\(name): unexpected \(e)")
                 XCTAssertEqual(e.code.rawValue, c["error_code"]?.stringValue, name)
+                // The rejection's sub-code, as the binding returned it.
+                XCTAssertEqual(e.details?["reason"]?.stringValue, c["error"]?.stringValue, "\(name): sub-code")
             }
         }
     }

@@ -110,6 +110,19 @@ final class PostgresTests: XCTestCase {
         XCTAssertEqual(codes.filter { $0 == "APPROVAL_CONSUMED" }.count, 19, "\(codes)")
         XCTAssertEqual(calls.with { $0 }, 1)
 
+        // A rejected request records who rejected it and why, and never runs.
+        let rejected = try await reg.rejectAsync(ids[1], approver: "boss", reason: "not this one")
+        XCTAssertEqual(rejected.status, "rejected")
+        XCTAssertEqual(rejected.decidedBy, "boss")
+        XCTAssertEqual(rejected.decisionReason, "not this one")
+        let reread = try await reg.approvalAsync(ids[1])
+        XCTAssertEqual(reread?.status, "rejected")
+        do {
+            let _: Outcome<Refunded> = try await reg.resume(ids[1], frame: Frame(surface: .mcp))
+            XCTFail("a rejected request resumed")
+        } catch let e as CapabilityError { XCTAssertEqual(e.code, .approvalRejected) }
+        XCTAssertEqual(calls.with { $0 }, 1, "the rejected request did not run")
+
         // The synchronous API refuses instead of blocking a thread.
         XCTAssertThrowsError(try reg.approvals()) { XCTAssertEqual(($0 as? CapabilityError)?.code, .internal) }
         XCTAssertThrowsError(try CapabilityRegistry(

@@ -196,23 +196,28 @@ final class SecurityInvariantTests: XCTestCase {
     }
 
     func testSI9_theDeadlineHoldsEvenWhenTheHandlerIgnoresCancellation() async throws {
+        let release = Locked(false)
+        let finished = Locked(false)
         let sawCancel = Locked(false)
         let reg = try CapabilityRegistry(capabilities: [
             Capability(
                 "reports.slow",
                 meta: AgentMeta(description: "Slow.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 50)
             ) { (x: JSONValue, _) in
-                // Ignores cancellation for 400 ms, then notes whether it was cancelled.
-                let start = Date()
-                while Date().timeIntervalSince(start) < 0.4 { try? await Task.sleep(nanoseconds: 5_000_000) }
+                // Ignores cancellation until the test releases it, which it
+                // does only after the call returned; then notes whether it
+                // was cancelled.
+                while !release.with({ $0 }) { try? await Task.sleep(nanoseconds: 1_000_000) }
                 sawCancel.with { $0 = Task.isCancelled }
+                finished.with { $0 = true }
                 return x
             }
         ])
-        let start = Date()
         await assertThrows(.timeout) { let _: Outcome<JSONValue> = try await reg.invoke("reports.slow", input: JSONValue.null, frame: Frame(surface: .mcp)) }
-        XCTAssertLessThan(Date().timeIntervalSince(start), 0.3, "the caller waited for the handler")
-        try await Task.sleep(nanoseconds: 500_000_000)
+        XCTAssertFalse(finished.with { $0 }, "the caller waited for the handler")
+        release.with { $0 = true }
+        for _ in 0..<10_000 where !finished.with({ $0 }) { try await Task.sleep(nanoseconds: 1_000_000) }
+        XCTAssertTrue(finished.with { $0 }, "the released handler never finished")
         XCTAssertTrue(sawCancel.with { $0 }, "the handler's task was not cancelled at the deadline")
     }
 
