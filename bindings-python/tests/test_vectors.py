@@ -291,6 +291,9 @@ def _outcome_json(outcome: Any) -> dict[str, Any]:
     return {"status": "ok", "output": to_jsonable(outcome.output)}
 
 
+CALLER_CANCEL = "cancelled by the vector runner"
+
+
 async def _run_op(reg: Any, op: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
     frame = op.get("frame") or {"surface": "mcp"}
     if op["op"] == "invoke":
@@ -299,14 +302,31 @@ async def _run_op(reg: Any, op: dict[str, Any], labels: dict[str, str]) -> dict[
         approval_id = labels[op["approval"]] if "approval" in op else op["approvalId"]
         call = reg.resume(approval_id, frame)
     task = asyncio.ensure_future(call)
+    fired: list[bool] = []
     if "cancelAfterMs" in op:
-        asyncio.get_running_loop().call_later(op["cancelAfterMs"] / 1000, task.cancel)
+
+        def cancel() -> None:
+            # True only when the call was still running: the caller's
+            # cancellation really reached it.
+            fired.append(task.cancel(CALLER_CANCEL))
+
+        asyncio.get_running_loop().call_later(op["cancelAfterMs"] / 1000, cancel)
     try:
         return _outcome_json(await task)
     except CapabilityError as e:
+        # Includes CancelledCapabilityError (a handler that cancelled
+        # itself): a real error with its own JSON, compared like any other.
         return {"status": "error", "code": e.code, "error": e.to_dict()}
-    except asyncio.CancelledError:
-        return {"status": "error", "code": "CANCELLED", "error": {"code": "CANCELLED"}}
+    except asyncio.CancelledError as e:
+        # The public API on a caller's cancellation (docs/decisions.md,
+        # Cancellation): the caller's own CancelledError, re-raised
+        # unchanged. Only that one is an answer; any other cancellation
+        # (none asked for, or one the binding made up) fails the case.
+        if not (fired == [True] and task.cancelled() and e.args == (CALLER_CANCEL,)):
+            raise AssertionError(f"unexpected cancellation {e!r} (the runner's own cancel fired: {fired})") from e
+        # No error JSON exists for it: an expectation of `error` details or
+        # `sameErrorAs` cannot be met by a cancellation.
+        return {"status": "error", "code": "CANCELLED", "callerCancelled": True}
 
 
 def _check_audit(expected: dict[str, Any], record: dict[str, Any]) -> None:
@@ -386,6 +406,7 @@ def test_pipeline_vector(case: dict[str, Any]) -> None:
             if expect["status"] == "error":
                 assert got["code"] == expect["code"], f"{where}: {got}"
                 if "error" in expect:
+                    assert "error" in got, f"{where}: a cancellation has no error JSON to compare"
                     subset(expect["error"], got["error"], where)
             elif expect["status"] == "ok" and "output" in expect:
                 assert got["output"] == expect["output"], where
@@ -396,6 +417,12 @@ def test_pipeline_vector(case: dict[str, Any]) -> None:
             if "elapsedMs" in op:
                 assert clock.now_ms() - started == op["elapsedMs"], where
             mine = records[first_record:]
+            if got.get("callerCancelled"):
+                # It was this invocation that was cancelled, and the core
+                # knew it: its one finished record says CANCELLED.
+                finished = [r for r in mine if r["event"] == "finished"]
+                assert len(finished) == 1, f"{where}: {mine}"
+                assert finished[0]["outcome"] == "CANCELLED", f"{where}: {finished[0]}"
             if "auditEvents" in op:
                 assert [r["event"] for r in mine] == op["auditEvents"], where
             if "audit" in op:
@@ -410,6 +437,7 @@ def test_pipeline_vector(case: dict[str, Any]) -> None:
                 assert needle not in json.dumps(got.get("error", {})), where
                 assert all(needle not in json.dumps(r) for r in mine), where
             if "sameErrorAs" in op:
+                assert "error" in got and "error" in results[op["sameErrorAs"]], f"{where}: no error JSON"
                 assert got["error"] == results[op["sameErrorAs"]]["error"], where
 
     run_virtual(clock, run())
