@@ -23,6 +23,7 @@ import cbor2
 MAX_HASH_DEPTH = 256
 SAFE_INTEGER = 2**53
 U64_MAX = 2**64 - 1
+I64_MIN = -(2**63)
 
 
 class Rejected(Exception):
@@ -36,15 +37,12 @@ def normalise(v, depth=0):
     if v is None or isinstance(v, (bool, str)):
         return v
     if isinstance(v, int):
-        if -(U64_MAX + 1) <= v <= U64_MAX:
+        # An integer is an integer: within what the core holds exactly
+        # (i64 or u64) it is a CBOR integer, beyond it refused — never
+        # silently a float the handler would not have been given.
+        if I64_MIN <= v <= U64_MAX:
             return v
-        try:
-            f = float(v)
-        except OverflowError:
-            raise Rejected("UNREPRESENTABLE_NUMBER")
-        if int(f) != v:
-            raise Rejected("UNREPRESENTABLE_NUMBER")
-        return f
+        raise Rejected("UNREPRESENTABLE_NUMBER")
     if isinstance(v, float):
         if math.isnan(v) or math.isinf(v):
             raise Rejected("NON_FINITE_NUMBER")

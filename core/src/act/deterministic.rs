@@ -396,8 +396,18 @@ fn write_cbor_as_json(
         Cbor::Null => buf.push(0xf6),
         Cbor::Bool(false) => buf.push(0xf4),
         Cbor::Bool(true) => buf.push(0xf5),
+        // The range the core holds an integer in exactly (an i64 or a u64,
+        // as serde_json does): below -2^63 CBOR could still write it, but
+        // no stored input, approval view or handler could carry it, so it
+        // is refused here as every binding refuses it (issue 14).
         Cbor::Integer(i) => {
-            write_int(buf, i128::from(*i)).ok_or_else(|| HashError::Unrepresentable {
+            let i = i128::from(*i);
+            if i < i128::from(i64::MIN) || i > i128::from(u64::MAX) {
+                return Err(HashError::Unrepresentable {
+                    path: path.render(),
+                });
+            }
+            write_int(buf, i).ok_or_else(|| HashError::Unrepresentable {
                 path: path.render(),
             })?
         }
