@@ -120,8 +120,9 @@ def test_SI_4_invalid_metadata_never_serves_and_lists_every_problem() -> None:
 async def test_SI_5_hooks_see_only_validated_input() -> None:
     got: list[Any] = []
 
-    def record(request: Any) -> None:
+    def record(request: Any) -> orpc_agent.Abstain:
         got.append(request.input)
+        return orpc_agent.Abstain()
 
     @capability(id="v.x", description="X.", expose={"direct": True}, side_effect="read", risk="low", policies=[record])
     async def handler(item: Item) -> None:
@@ -138,8 +139,9 @@ async def test_SI_5_hooks_see_only_validated_input() -> None:
 async def test_SI_6_runtime_policies_first_and_a_failing_policy_denies() -> None:
     order: list[str] = []
 
-    def runtime(request: Any) -> None:
+    def runtime(request: Any) -> orpc_agent.Abstain:
         order.append("runtime")
+        return orpc_agent.Abstain()
 
     def boom(request: Any) -> None:
         order.append("capability")
@@ -153,6 +155,42 @@ async def test_SI_6_runtime_policies_first_and_a_failing_policy_denies() -> None
         await reg.invoke("p.x", {"name": "a"})
     assert order == ["runtime", "capability"]
     assert "secret detail" not in str(err.value)
+
+
+async def test_SI_6_a_policy_that_answers_nothing_denies_and_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """``None`` (a policy that forgot to return) or any non-decision is a
+    failed policy: denied and audited as failed, as in every binding; the
+    operator's log names the policy and what it answered."""
+    audit: list[dict[str, Any]] = []
+    runs: list[str] = []
+
+    def forgot(request: Any) -> None:
+        runs.append("forgot")
+
+    def nonsense(request: Any) -> Any:
+        return "allow"
+
+    @capability(id="p.none", description="X.", expose={"direct": True}, side_effect="read", risk="low", policies=[forgot])
+    async def none_handler(item: Item) -> str:
+        runs.append("handler")
+        return "ran"
+
+    @capability(id="p.str", description="X.", expose={"direct": True}, side_effect="read", risk="low", policies=[nonsense])
+    async def str_handler(item: Item) -> str:
+        runs.append("handler")
+        return "ran"
+
+    reg = create_capability_registry([none_handler, str_handler], audit=audit.append)
+    with caplog.at_level("WARNING", logger="orpc_agent"):
+        for cap in ["p.none", "p.str"]:
+            with pytest.raises(PolicyDeniedError):
+                await reg.invoke(cap, {"name": "a"})
+    assert runs == ["forgot"], "no handler ran"
+    finished = [r for r in audit if r["event"] == "finished"]
+    assert [r["outcome"] for r in finished] == ["POLICY_DENIED", "POLICY_DENIED"]
+    assert [r["policies"][0]["failed"] for r in finished] == [True, True]
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert "NoneType" in logged and "str" in logged
 
 
 async def test_SI_7_approval_binds_input_single_use_and_expires() -> None:
@@ -239,7 +277,7 @@ async def test_SI_11_retries_only_when_eligible() -> None:
         return "ok"
 
     @capability(id="rt.write", description="W.", expose={"direct": True}, side_effect="write", risk="low",
-                approval=None, policies=[lambda r: None])
+                approval=None, policies=[lambda r: orpc_agent.Allow()])
     async def write(item: Item) -> str:
         calls["write"] += 1
         raise CapabilityError("EXECUTION_FAILED", "flaky", retryable=True)

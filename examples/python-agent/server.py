@@ -17,7 +17,7 @@ import sys
 
 from pydantic import BaseModel, Field
 
-from orpc_agent import Deny, PolicyRequest, capability, create_capability_registry, host_policy
+from orpc_agent import Abstain, Deny, PolicyRequest, capability, create_capability_registry, host_policy
 from orpc_agent.mcp import create_mcp_server
 
 ORDERS = {"o-1": {"id": "o-1", "customer": "ana@example.com", "total": 42.0, "card": "4111111111111111"}}
@@ -68,9 +68,9 @@ def refund(r: Refund) -> dict[str, object]:
     return {"refunded": r.amount, "order_id": r.order_id}
 
 
-def only_admins(request: PolicyRequest) -> Deny | None:
+def only_admins(request: PolicyRequest) -> Deny | Abstain:
     roles = request.frame.actor.get("roles") or []
-    return None if "admin" in roles else Deny("Only an admin may delete orders; ask an administrator.")
+    return Abstain() if "admin" in roles else Deny("Only an admin may delete orders; ask an administrator.")
 
 
 @capability(

@@ -201,8 +201,11 @@ def start_handler(
     return RUN_HANDLER, None, loop.run_in_executor(None, call)
 
 
-def _decision_answer(inv: Any, decision: Any) -> int:
-    if decision is None or isinstance(decision, Abstain):
+def _decision_answer(inv: Any, decision: Any, capability_id: str, scope: int, index: int) -> int:
+    # Only a decision object is a decision: ``None`` (a policy that forgot
+    # to return) or any other value is a failed policy, which denies, as in
+    # every binding (issue 14).
+    if isinstance(decision, Abstain):
         return int(inv.policy_decision(3))
     if isinstance(decision, Allow):
         return int(inv.policy_decision(0))
@@ -211,6 +214,7 @@ def _decision_answer(inv: Any, decision: Any) -> int:
     if isinstance(decision, RequireApproval):
         return int(inv.policy_decision(2, decision.reason, decision.type, decision.expires_in_ms))
     # Not a decision: the policy failed, which denies (fail closed).
+    _policy_failed_log(capability_id, scope, index, f"answered {type(decision).__name__}, not a decision")
     return int(inv.policy_failed())
 
 
@@ -241,7 +245,7 @@ async def _evaluate_policy(
     except Exception as e:
         _policy_failed_log(spec.id, scope, index, f"raised {type(e).__name__}")
         return int(inv.policy_failed())
-    return _decision_answer(inv, result)
+    return _decision_answer(inv, result, spec.id, scope, index)
 
 
 def _policy_failed_log(capability_id: str, scope: int, index: int, what: str) -> None:
