@@ -136,6 +136,14 @@ export declare function approvalPage(reg: number, filter: string, now: number): 
 export declare function approvalPageAsync(reg: number, filter: string, now: number): Promise<string>
 
 /**
+ * The page size a list filter's `limit` gives (`ListFilter::effective_limit`:
+ * 0 the default, beyond the maximum the maximum): what a caller that pages
+ * through the store for its own page (the gateway's list) counts as full.
+ * `limit` is a JS number: not a positive finite one is 0.
+ */
+export declare function approvalPageSize(limit: number): number
+
+/**
  * The audit record's keys in row order, and those left out when absent:
  * `{fields, omittedWhenAbsent}` (the façade's drift test).
  */

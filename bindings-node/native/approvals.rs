@@ -2,7 +2,9 @@
 //! may show of a request's input.
 
 use napi_derive::napi;
-use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision, Requester};
+use orpc_agent_core::approval::{
+    ApprovalRequest, Decision as ApprovalDecision, ListFilter, Requester,
+};
 use orpc_agent_core::host::list_filter_from_json;
 use orpc_agent_core::meta::Surface;
 use orpc_agent_core::pipeline::ApprovalInputView;
@@ -101,4 +103,23 @@ pub fn approval_made_by(
     };
     Requester::of(surface, actor_id.as_deref())
         .is_some_and(|me| me.made_on(request_surface, request_actor_id.as_deref()))
+}
+
+/// The page size a list filter's `limit` gives (`ListFilter::effective_limit`:
+/// 0 the default, beyond the maximum the maximum): what a caller that pages
+/// through the store for its own page (the gateway's list) counts as full.
+/// `limit` is a JS number: not a positive finite one is 0.
+#[napi(catch_unwind)]
+pub fn approval_page_size(limit: f64) -> u32 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let limit = if limit.is_finite() && limit >= 1.0 {
+        limit.min(f64::from(u32::MAX)) as u32
+    } else {
+        0
+    };
+    ListFilter {
+        limit,
+        ..ListFilter::default()
+    }
+    .effective_limit()
 }

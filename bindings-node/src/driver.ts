@@ -110,12 +110,16 @@ export async function drive(
   let fromCore = capIndex === undefined;
   let report: ReportProgress | undefined;
   let hooks: CapabilityHooks | undefined = capIndex === undefined ? undefined : host.caps[capIndex];
-  // A fresh `{}` when the caller gives none, as oRPC's `call()` does.
-  const context = frame.context ?? {};
-  const signal = frame.signal;
-  if (kind === Kind.RunHandler || kind === Kind.EvaluatePolicy) aux = N.invokeAux(reg, h);
+  let context: unknown;
+  let signal: AbortSignal | undefined;
 
   try {
+    // Read inside the try: a getter of the app's frame that throws ends the
+    // invocation like any other failure (INTERNAL, its text not shown).
+    // A fresh `{}` when the caller gives none, as oRPC's `call()` does.
+    context = frame.context ?? {};
+    signal = frame.signal;
+    if (kind === Kind.RunHandler || kind === Kind.EvaluatePolicy) aux = N.invokeAux(reg, h);
     for (;;) {
       switch (kind) {
         case Kind.ValidateInput: {
@@ -143,7 +147,10 @@ export async function drive(
             const text = toJsonText(value);
             r = N.answerInputExported(reg, h, text, Date.now());
           } catch (e) {
-            const text = e instanceof Error ? e.message : String(e);
+            // The core quotes the reason to the caller: only the library's
+            // own (or the app's CapabilityError) says why; an exception of
+            // application code (a throwing `toJSON` or getter) may quote data.
+            const text = e instanceof CapabilityError ? e.message : "a value in it has no JSON form.";
             r = N.answerInputNotExportable(reg, h, text, Date.now());
           }
           break;
@@ -196,8 +203,11 @@ export async function drive(
           break;
         }
         case Kind.RedactOutput: {
-          const info = redactionInfo(JSON.parse(N.invokeRedactionInfo(reg, h)), frozenContext(context));
+          const raw = JSON.parse(N.invokeRedactionInfo(reg, h));
           try {
+            // The frozen context copy reads the app context's getters: one
+            // that throws fails the redactor, like a redactor that throws.
+            const info = redactionInfo(raw, frozenContext(context));
             let red = (hooks ??= hooksOf(host, h)).meta.redact!.output!(output, info);
             if (isThenable(red)) red = await red;
             output = red;
@@ -288,15 +298,17 @@ async function evaluatePolicy(
   const fn = scope === 0 ? host.runtimePolicies.get(index) : hooks.policies.get(index);
   if (fn === undefined) return N.answerPolicyFailed(reg, h, Date.now());
   const timeoutMs = N.invokePolicyTimeout(reg, h);
-  const context = frozenContext(frame.context);
-  const request = Object.freeze({
-    capability: Object.freeze({ id: hooks.id, meta: hooks.meta }),
-    input,
-    frame: frozenFrame(frame, context),
-    context,
-  });
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
+    // The frozen copies read the app's frame and context: a getter that
+    // throws fails the policy (deny), as a policy that throws does.
+    const context = frozenContext(frame.context);
+    const request = Object.freeze({
+      capability: Object.freeze({ id: hooks.id, meta: hooks.meta }),
+      input,
+      frame: frozenFrame(frame, context),
+      context,
+    });
     let d: PolicyDecision | Promise<PolicyDecision> = fn(request);
     if (isThenable(d)) {
       const timedOut = new Promise<never>((_, reject) => {

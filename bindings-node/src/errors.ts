@@ -2,6 +2,7 @@
  * Typed errors. Codes, kinds and default retryability come from the core
  * (`errorCodeTable()`), never from a list written here.
  */
+import { isArgumentError } from "./arguments.js";
 import { N } from "./native.js";
 
 /** Every error code of the core (`NOT_FOUND`, `POLICY_DENIED`, …). */
@@ -107,14 +108,21 @@ export class RegistryValidationError extends Error {
   }
 }
 
+/** The message of an INTERNAL error whose own text is not shown. */
+export const INTERNAL_MESSAGE = "An internal error stopped the call.";
+
 /**
  * Maps an error thrown by the native module: `{"error": …}` becomes a
- * CapabilityError, `{"problems": …}` a RegistryValidationError; anything
- * else (an argument napi could not convert, a caught Rust panic) is INTERNAL.
+ * CapabilityError, `{"problems": …}` a RegistryValidationError; the
+ * library's own argument TypeErrors pass as they are. Anything else — a
+ * conversion napi refused (its message quotes the value), a caught Rust
+ * panic, or an exception of application code met on the way (a getter of
+ * the frame or context) — is INTERNAL with a fixed message and no cause:
+ * its text may quote data, and a rejection may be shown to a model.
  */
 export function fromNative(e: unknown): Error {
-  if (e instanceof CapabilityError || e instanceof RegistryValidationError) return e;
-  const text = e instanceof Error ? e.message : String(e);
+  if (e instanceof CapabilityError || e instanceof RegistryValidationError || isArgumentError(e)) return e;
+  const text = e instanceof Error ? e.message : typeof e === "string" ? e : "";
   if (text.startsWith("{")) {
     try {
       const j = JSON.parse(text);
@@ -124,7 +132,7 @@ export function fromNative(e: unknown): Error {
       // not ours: fall through
     }
   }
-  return new CapabilityError("INTERNAL", `native call failed: ${text}`, { cause: e });
+  return new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
 }
 
 /** Runs a native call, mapping what it throws. */

@@ -5,6 +5,15 @@
  */
 import { collectProcedures, declare, policiesToJson, type CapabilityHooks } from "./declare.js";
 import { drive, frozenContext, redactionInfo, type DriverHost } from "./driver.js";
+import {
+  argumentError,
+  decideArguments,
+  listFilterJson,
+  optionalFunction,
+  optionalSignal,
+  optionsObject,
+  requireString,
+} from "./arguments.js";
 import { call, CapabilityError, fromNative } from "./errors.js";
 import { toJsonText } from "./json.js";
 import { Deadlines } from "./deadlines.js";
@@ -92,7 +101,8 @@ export interface ApprovalListFilter {
 }
 
 export interface DecideOptions {
-  approver?: string;
+  /** Who decides: an id, or an actor (its `id`). */
+  approver?: string | Actor | null;
   reason?: string;
 }
 
@@ -214,6 +224,36 @@ function bareActorId(actor: Frame["actor"]): string | null | undefined {
   return actor.id;
 }
 
+const RESUME_KEYS = [
+  "context",
+  "signal",
+  "onProgress",
+  "trace",
+  "requestId",
+  "agentId",
+  "sessionId",
+  "asRequester",
+  "throughTool",
+] as const;
+
+/** `resume`'s arguments checked (the ids and trace are checked by the core, which names them). */
+function resumeOptions<TContext>(requestId: unknown, options: unknown): ResumeOptions<TContext> {
+  const fn = "registry.resume";
+  requireString(fn, "requestId", requestId);
+  const o = optionsObject(fn, "options", options, RESUME_KEYS) as ResumeOptions<TContext>;
+  optionalSignal(fn, "options.signal", o.signal);
+  optionalFunction(fn, "options.onProgress", o.onProgress);
+  const by = o.asRequester as unknown;
+  if (by !== undefined) {
+    const b = by as { surface?: unknown; actor?: unknown } | null;
+    if (b === null || typeof b !== "object" || typeof b.surface !== "string" || b.actor === null || typeof b.actor !== "object") {
+      throw argumentError(fn, "options.asRequester", "{ surface, actor } (the surface and actor of the caller)", by);
+    }
+  }
+  if (o.throughTool !== undefined) requireString(fn, "options.throughTool", o.throughTool);
+  return o;
+}
+
 export class CapabilityRegistry<TContext = any> implements DriverHost {
   /** @internal native registry handle */
   readonly handle: number;
@@ -254,18 +294,23 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
         if (!this.#names.has(name)) this.#names.set(name, c.index);
       }
     }
-    const decide = (approve: boolean) => async (id: string, o: DecideOptions = {}) =>
-      JSON.parse(call(() => N.approvalDecide(handle, id, approve, o.approver ?? null, o.reason ?? null, Date.now())));
+    const decide = (approve: boolean) => async (id: string, o?: DecideOptions) => {
+      const a = decideArguments(`registry.approvals.${approve ? "approve" : "reject"}`, id, o);
+      return JSON.parse(call(() => N.approvalDecide(handle, a.id, approve, a.approver, a.reason, Date.now())));
+    };
     // A store that waits (PostgreSQL) answers through promises settled off
     // the JS thread; the others answer inside a synchronous call.
     this.approvals = waits ? Object.freeze(waitingApprovals(handle)) : Object.freeze({
       get: async (id: string) => {
+        requireString("registry.approvals.get", "the request id", id);
         const text = call(() => N.approvalGet(handle, id, Date.now()));
         return text == null ? null : JSON.parse(text);
       },
-      list: async (filter: ApprovalListFilter = {}) =>
-        JSON.parse(call(() => N.approvalList(handle, JSON.stringify(filter), Date.now()))),
-      page: async (filter: ApprovalListFilter = {}) => syncPage(handle, filter),
+      list: async (filter?: ApprovalListFilter) => {
+        const json = listFilterJson("registry.approvals.list", filter);
+        return JSON.parse(call(() => N.approvalList(handle, json, Date.now())));
+      },
+      page: async (filter?: ApprovalListFilter) => syncPage(handle, listFilterJson("registry.approvals.page", filter)),
       approve: decide(true),
       reject: decide(false),
     });
@@ -281,22 +326,30 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
       // A host bug, not a model's: a TypeError, rejected like every other failure.
       return Promise.reject(new TypeError("registry.invoke needs a frame: { surface, actor?, context?, … }."));
     }
-    const index = this.#names.get(idOrToolName);
-    const surface = SURFACE_INDEX[frame.surface];
-    // How the frame crosses: nothing beyond the surface (null), an actor id
-    // (a string), or JSON (undefined).
-    const actorId = needsJson(frame, surface) ? undefined : bareActorId(frame.actor);
-    // The raw input as JSON text, which the core measures against the input
-    // limits before any step (no validator, policy or handler sees an
-    // over-limit input).
-    const text = rawInputText(input);
+    if (typeof idOrToolName !== "string") {
+      return Promise.reject(argumentError("registry.invoke", "idOrToolName", "a capability id or tool name (a string)", idOrToolName));
+    }
+    let index: number | undefined;
     let start: number;
     try {
+      // Inside the try: a getter of the app's frame that throws rejects
+      // (INTERNAL, its text not shown) instead of throwing here.
+      optionalSignal("registry.invoke", "frame.signal", frame.signal);
+      optionalFunction("registry.invoke", "frame.onProgress", frame.onProgress);
+      index = this.#names.get(idOrToolName);
+      const surface = SURFACE_INDEX[frame.surface];
+      // How the frame crosses: nothing beyond the surface (null), an actor id
+      // (a string), or JSON (undefined).
+      const actorId = needsJson(frame, surface) ? undefined : bareActorId(frame.actor);
+      // The raw input as JSON text, which the core measures against the input
+      // limits before any step (no validator, policy or handler sees an
+      // over-limit input).
+      const text = rawInputText(input);
       if (index === undefined || this.audit !== undefined) {
         // With an audit subscriber the core records the name asked for, so
         // it resolves the name itself; otherwise the cached index saves it.
         const fj = actorId === null ? null : frameJson(frame);
-        start = N.invokeStartName(this.handle, String(idOrToolName), surface ?? 0, fj, text, Date.now());
+        start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now());
       } else if (actorId === null) {
         start = HOT.start(this.handle, index, surface!, text);
       } else if (actorId !== undefined) {
@@ -315,26 +368,34 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
    * the surface and actor recorded when the request was made (SI-3). The
    * options give the application context, a signal, trace and ids.
    */
-  resume<TOutput = unknown>(requestId: string, options: ResumeOptions<TContext> = {}): Promise<InvokeResult<TOutput>> {
-    const frame: Frame<TContext> = { surface: "direct", ...options };
-    const by = options.asRequester;
-    const fj = JSON.stringify({
-      surface: by?.surface ?? "direct",
-      actor: by?.actor,
-      trace: options.trace,
-      requestId: options.requestId,
-      agentId: options.agentId,
-      sessionId: options.sessionId,
-    });
+  resume<TOutput = unknown>(requestId: string, options?: ResumeOptions<TContext> | null): Promise<InvokeResult<TOutput>> {
+    let frame: Frame<TContext>;
     let start: number;
     try {
+      const o = resumeOptions<TContext>(requestId, options);
+      frame = { surface: "direct", ...o };
+      if (o.signal?.aborted) {
+        // Cancelled before it began: nothing is started, so nothing is
+        // consumed (the core consumes at the start of a resume, before a
+        // signal could be answered; docs: "A cancelled resume").
+        return Promise.reject(new CapabilityError("CANCELLED", "The call was cancelled by the caller."));
+      }
+      const by = o.asRequester;
+      const fj = JSON.stringify({
+        surface: by?.surface ?? "direct",
+        actor: by?.actor,
+        trace: o.trace,
+        requestId: o.requestId,
+        agentId: o.agentId,
+        sessionId: o.sessionId,
+      });
       let through: number | undefined;
-      if (options.throughTool !== undefined) {
+      if (o.throughTool !== undefined) {
         // An unknown tool can have no request: the index past the last
         // capability makes the core answer APPROVAL_NOT_FOUND.
-        through = this.#names.get(options.throughTool) ?? this.caps.length;
+        through = this.#names.get(o.throughTool) ?? this.caps.length;
       }
-      start = N.resumeStart(this.handle, String(requestId), fj, by !== undefined || through !== undefined, Date.now(), through);
+      start = N.resumeStart(this.handle, requestId, fj, by !== undefined || through !== undefined, Date.now(), through);
     } catch (e) {
       return Promise.reject(fromNative(e));
     }
@@ -347,15 +408,20 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
    * and actor, or the stored input when it declares none. A throwing
    * redactor rejects with EXECUTION_FAILED (never the input).
    */
-  async redactApprovalInput(request: ApprovalRequest, info: { context?: TContext } = {}): Promise<unknown> {
+  async redactApprovalInput(request: ApprovalRequest, info?: { context?: TContext } | null): Promise<unknown> {
+    const fn = "registry.redactApprovalInput";
+    if (request === null || typeof request !== "object" || Array.isArray(request)) {
+      throw argumentError(fn, "the request", "an approval request (as get, list and invoke return it)", request);
+    }
+    const { context } = optionsObject(fn, "the options", info, ["context"]);
     const view = JSON.parse(call(() => N.approvalInputView(this.handle, JSON.stringify(request))));
     if (view.view === "asStored") return view.input;
     if (view.view === "withhold") throw CapabilityError.fromJSON(view.error);
     const hooks = this.caps[view.capabilityIndex];
-    const fn = hooks?.meta.redact?.approvalInput;
-    if (!fn) throw new CapabilityError("INTERNAL", "no approval-input redactor");
+    const redact = hooks?.meta.redact?.approvalInput;
+    if (!redact) throw new CapabilityError("INTERNAL", "no approval-input redactor");
     try {
-      return await fn(request.input, redactionInfo(view.info, frozenContext(info.context)));
+      return await redact(request.input, redactionInfo(view.info, frozenContext(context)));
     } catch {
       throw new CapabilityError("EXECUTION_FAILED", "The approval input could not be prepared for display.");
     }
@@ -368,7 +434,9 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
 
   /** Portable descriptors of the capabilities exposed on `surface`. */
   descriptors(options: { surface: ExposureSurface }): CapabilityDescriptor[] {
-    return JSON.parse(call(() => N.registryDescriptors(this.handle, options.surface)));
+    const { surface } = optionsObject("registry.descriptors", "the options", options, ["surface"]);
+    requireString("registry.descriptors", "options.surface", surface);
+    return JSON.parse(call(() => N.registryDescriptors(this.handle, surface as string)));
   }
 
   /** Invocations still running (diagnostics; 0 when idle). */
@@ -392,6 +460,12 @@ export async function createCapabilityRegistry<TContext = any>(
   router: unknown,
   options: RegistryOptions<TContext> = {},
 ): Promise<CapabilityRegistry<TContext>> {
+  if (router === null || (typeof router !== "object" && typeof router !== "function")) {
+    throw argumentError("createCapabilityRegistry", "the router", "an oRPC router (an object of procedures) or a procedure", router);
+  }
+  if (options !== undefined && (options === null || typeof options !== "object" || Array.isArray(options))) {
+    throw argumentError("createCapabilityRegistry", "the options", "an object ({ policies?, defaults?, approvalStore?, audit?, … })", options);
+  }
   const found = await collectProcedures(router);
   const decls: unknown[] = [];
   const caps: CapabilityHooks[] = [];
@@ -414,7 +488,8 @@ export async function createCapabilityRegistry<TContext = any>(
     const own = subscriber;
     subscriber = typeof own === "function" ? (r) => (sink.record(r), own(r)) : (r) => sink.record(r);
   }
-  if (audit !== undefined && typeof subscriber !== "function") opts.audit = audit; // not a subscriber: let the core name it
+  // Not a subscriber: the core names the problem (UNKNOWN_FIELD, as the registry vectors expect).
+  if (audit !== undefined && typeof subscriber !== "function") opts.audit = audit;
   const payloads = typeof audit === "object" && audit !== null && audit.payloads === true;
   const storePg = postgresOf(approvalStore);
   const build = [JSON.stringify(decls), JSON.stringify(opts)] as const;
@@ -434,6 +509,7 @@ export async function createCapabilityRegistry<TContext = any>(
 
 /** The approval input hash (DESIGN §5) the core computes for `capabilityId` and `input`. */
 export function inputHash(capabilityId: string, input: unknown): string {
+  requireString("inputHash", "capabilityId", capabilityId);
   const text = toJsonText(input);
   return call(() => N.inputHash(capabilityId, text));
 }

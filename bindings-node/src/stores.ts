@@ -8,6 +8,7 @@
  * the approval UI's calls. A registry on the memory or SQLite store never
  * reaches any of them — its store steps run inside the synchronous calls.
  */
+import { argumentError, decideArguments, listFilterJson, requireString } from "./arguments.js";
 import { call, fromNative } from "./errors.js";
 import { N } from "./native.js";
 import type { ApprovalRequest, AuditRecord } from "./types.js";
@@ -109,6 +110,14 @@ export class PostgresAuditSink {
   /** Connects (its own small pool; migrations applied). */
   static async open(conn: PostgresConnection): Promise<PostgresAuditSink> {
     const [url, opts] = split(conn);
+    if (url === "") {
+      throw argumentError(
+        "PostgresAuditSink.open",
+        "the connection (audit.postgres)",
+        "a PostgreSQL URL (a string) or { url, … } with a string url",
+        typeof conn === "object" && conn !== null && !Array.isArray(conn) ? conn.url : conn,
+      );
+    }
     return new PostgresAuditSink(await settle(() => N.postgresAuditOpen(url, opts)));
   }
 
@@ -148,23 +157,26 @@ async function settle<T>(f: () => Promise<T>): Promise<T> {
 
 /** The approval UI's operations on a store that waits. */
 export function waitingApprovals(handle: number) {
-  const decide = (approve: boolean) => async (id: string, o: { approver?: string; reason?: string } = {}) =>
-    JSON.parse(await settle(() => N.approvalDecideAsync(handle, id, approve, o.approver ?? null, o.reason ?? null, Date.now()))) as ApprovalRequest;
-  const page = async (filter: object = {}): Promise<ApprovalPage> =>
-    JSON.parse(await settle(() => N.approvalPageAsync(handle, JSON.stringify(filter), Date.now())));
+  const decide = (approve: boolean) => async (id: string, o?: { approver?: unknown; reason?: string }) => {
+    const a = decideArguments(`registry.approvals.${approve ? "approve" : "reject"}`, id, o);
+    return JSON.parse(await settle(() => N.approvalDecideAsync(handle, a.id, approve, a.approver, a.reason, Date.now()))) as ApprovalRequest;
+  };
+  const pageOf = async (json: string): Promise<ApprovalPage> =>
+    JSON.parse(await settle(() => N.approvalPageAsync(handle, json, Date.now())));
   return {
     get: async (id: string): Promise<ApprovalRequest | null> => {
+      requireString("registry.approvals.get", "the request id", id);
       const text = await settle(() => N.approvalGetAsync(handle, id, Date.now()));
       return text == null ? null : JSON.parse(text);
     },
-    list: async (filter: object = {}) => (await page(filter)).requests,
-    page,
+    list: async (filter?: object) => (await pageOf(listFilterJson("registry.approvals.list", filter))).requests,
+    page: async (filter?: object) => pageOf(listFilterJson("registry.approvals.page", filter)),
     approve: decide(true),
     reject: decide(false),
   };
 }
 
-/** `approvals.page` on a synchronous store. */
-export function syncPage(handle: number, filter: object = {}): ApprovalPage {
-  return JSON.parse(call(() => N.approvalPage(handle, JSON.stringify(filter), Date.now())));
+/** `approvals.page` on a synchronous store (`filter`: the checked filter's JSON). */
+export function syncPage(handle: number, filter: string): ApprovalPage {
+  return JSON.parse(call(() => N.approvalPage(handle, filter, Date.now())));
 }

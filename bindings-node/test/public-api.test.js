@@ -168,16 +168,29 @@ async function approvedRequest(handler) {
   return { registry, requestId: outcome.request.id };
 }
 
-test("resume() with an aborted signal: CANCELLED, and the handler never runs", async () => {
+test("resume() with an aborted signal: CANCELLED, nothing consumed, and a later resume runs once", async () => {
   let ran = 0;
   const { registry, requestId } = await approvedRequest(async ({ input }) => (ran++, input));
   const controller = new AbortController();
   controller.abort(new Error("the user left"));
-  const error = await registry.resume(requestId, { signal: controller.signal }).catch((e) => e);
-  assert.equal(error.code, "CANCELLED");
-  assert.equal(error.message, "The call was cancelled by the caller.");
-  assert.equal(ran, 0);
-  assert.equal(registry.inFlight(), 0);
+  for (const options of [
+    { signal: controller.signal },
+    // As the gateway and the MCP adapter resume: limited to the requester.
+    { signal: controller.signal, asRequester: { surface: "direct", actor: { id: "agent-1" } } },
+    { signal: controller.signal, asRequester: { surface: "direct", actor: { id: "agent-1" } }, throughTool: "refund" },
+  ]) {
+    const error = await registry.resume(requestId, options).catch((e) => e);
+    assert.equal(error.code, "CANCELLED", `${error.code}: ${error.message}`);
+    assert.equal(error.message, "The call was cancelled by the caller.");
+    assert.equal(ran, 0);
+    assert.equal(registry.inFlight(), 0);
+    assert.equal((await registry.approvals.get(requestId)).status, "approved", "a cancelled resume consumes nothing");
+  }
+  assert.deepEqual(await registry.resume(requestId), { status: "ok", output: { n: 7 } });
+  assert.equal(ran, 1);
+  assert.equal((await registry.approvals.get(requestId)).status, "consumed");
+  assert.equal((await registry.resume(requestId).catch((e) => e)).code, "APPROVAL_CONSUMED", "and only once");
+  assert.equal(ran, 1);
   registry.close();
 });
 

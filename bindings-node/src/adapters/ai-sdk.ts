@@ -39,6 +39,7 @@ import type { ModelMessage, Tool, ToolSet } from "ai";
 
 import type { Frame } from "../types.js";
 import { optionalPeer } from "./optional-peer.js";
+import { INTERNAL_MESSAGE } from "../errors.js";
 import {
   CapabilityError,
   type AdapterFrame,
@@ -50,7 +51,9 @@ import {
 /**
  * Where approval request ids wait between the approval turn and the approved
  * re-run, under a key made of the frame's actor id, session id and the tool
- * call id (so one user's history cannot reach another's request).
+ * call id (so one user's history cannot reach another's request). A frame
+ * with neither an actor id nor a session id has no key: its calls are never
+ * remembered, and the approval turn fails (`AiSdkPrincipalRequiredError`).
  */
 export interface ApprovalIdStore {
   get(key: string): string | undefined;
@@ -136,8 +139,38 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
     needsApproval: (input: unknown, { toolCallId, messages }: { toolCallId: string; messages: ModelMessage[] }) =>
       gateNeedsApproval(state, name, input, toolCallId, messages),
     execute: async (input: unknown, { toolCallId, abortSignal, messages }) =>
-      executeGoverned(state, name, input, toolCallId, abortSignal, messages),
+      modelSafe(executeGoverned(state, name, input, toolCallId, abortSignal, messages)),
   });
+}
+
+/** The output has no JSON form (a throwing `toJSON` or getter, a BigInt, a cycle): its text is not shown. */
+const OUTPUT_NOT_JSON = "The capability's output could not be converted to JSON.";
+
+/**
+ * What `execute` gives `ai`, which sends a tool's output to the model and a
+ * thrown error's message as it is: the output's JSON form (what the model
+ * is sent is what was checked here), and only the library's errors — a
+ * `CapabilityError` (the core's, or one the app threw itself) or the
+ * approval-required error. Anything else (an exception of application code
+ * met on the way, a remote transport's failure) is INTERNAL, its text and
+ * cause not passed on.
+ */
+async function modelSafe(result: Promise<unknown>): Promise<unknown> {
+  let output: unknown;
+  try {
+    output = await result;
+  } catch (error) {
+    if (error instanceof CapabilityError || error instanceof AiSdkApprovalRequiredError) throw error;
+    throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
+  }
+  if (output === undefined || output === null || typeof output === "string" || typeof output === "boolean") return output;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(output);
+  } catch {
+    throw new CapabilityError("INTERNAL", OUTPUT_NOT_JSON);
+  }
+  return text === undefined ? undefined : JSON.parse(text);
 }
 
 /** `true` iff the core's gate asks for approval of this call. */
@@ -150,7 +183,8 @@ async function gateNeedsApproval(
 ): Promise<boolean> {
   // The approved re-run: only a request this server made for this caller counts.
   if (presentedForApproval(messages, toolCallId)) {
-    return state.approvalIds.get(approvalKey(state, toolCallId)) !== undefined;
+    const key = approvalKey(state, toolCallId);
+    return key !== undefined && state.approvalIds.get(key) !== undefined;
   }
   const abortSignal = state.abortSignals.get(toolCallId);
   state.abortSignals.delete(toolCallId);
@@ -159,7 +193,12 @@ async function gateNeedsApproval(
   const result = await pending;
   if (result.ok && result.outcome.status === "approval_required") {
     state.settled.delete(toolCallId);
-    state.approvalIds.set(approvalKey(state, toolCallId), result.outcome.request.id);
+    const key = approvalKey(state, toolCallId);
+    // Without a principal the request could be told apart from another
+    // caller's only by the tool call id, which the model picks: refuse
+    // rather than let a second anonymous user run the first one's request.
+    if (key === undefined) throw new AiSdkPrincipalRequiredError(name);
+    state.approvalIds.set(key, result.outcome.request.id);
     return true;
   }
   return false;
@@ -179,8 +218,8 @@ async function executeGoverned(
     return unwrap(await precomputed);
   }
   const key = approvalKey(state, toolCallId);
-  const requestId = state.approvalIds.get(key);
-  if (requestId !== undefined) {
+  const requestId = key === undefined ? undefined : state.approvalIds.get(key);
+  if (key !== undefined && requestId !== undefined) {
     state.approvalIds.delete(key);
     if (state.options.decideApprovals !== false) {
       await recordDecision(state, requestId, true);
@@ -313,9 +352,20 @@ function presentedForApproval(messages: readonly ModelMessage[], toolCallId: str
   );
 }
 
-/** The approval-id store key: tool call ids are unique only within one caller's history. */
-function approvalKey(state: ToolSetState, toolCallId: string): string {
-  return JSON.stringify([state.frame.actor?.id ?? null, state.frame.sessionId ?? null, toolCallId]);
+/**
+ * The approval-id store key: tool call ids are unique only within one
+ * caller's history, so the key names the caller — its actor id and session
+ * id. `undefined` when the frame has neither: such a caller has no key, and
+ * nothing is stored or looked up for it (keys of different principals never
+ * collide; a key without one would be shared by every anonymous user).
+ */
+function approvalKey(state: ToolSetState, toolCallId: string): string | undefined {
+  const actorId = state.frame.actor?.id;
+  const sessionId = state.frame.sessionId;
+  const actor = typeof actorId === "string" ? actorId : null;
+  const session = typeof sessionId === "string" ? sessionId : null;
+  if (actor === null && session === null) return undefined;
+  return JSON.stringify([actor, session, toolCallId]);
 }
 
 function settle(promise: Promise<InvokeResult>): Promise<Settled> {
@@ -333,6 +383,27 @@ function unwrap(result: Settled): unknown {
 function unwrapOutcome(outcome: InvokeResult): unknown {
   if (outcome.status === "ok") return outcome.output;
   throw new AiSdkApprovalRequiredError(outcome.request.id, outcome.request.reason);
+}
+
+/**
+ * Thrown by the approval gate (`needsApproval`, `aiSdkToolApproval`) when the
+ * core asks for approval of a call whose tool set names no caller: no actor
+ * id and no session id in the frame given to `toAiSdkTools`. The adapter
+ * cannot keep the request for that caller alone, so it refuses to present
+ * it; the call does not run (the core's request stays pending until it
+ * expires). Pass the authenticated user as `frame.actor.id`, or the
+ * conversation's `frame.sessionId`.
+ */
+export class AiSdkPrincipalRequiredError extends TypeError {
+  readonly code = "PRINCIPAL_REQUIRED";
+  constructor(readonly toolName: string) {
+    super(
+      `toAiSdkTools: "${toolName}" needs approval, but this tool set's frame has no actor id and no session id, ` +
+        "so the approval could not be kept for this caller alone. Pass the authenticated user as frame.actor.id " +
+        "(or the conversation as frame.sessionId) to toAiSdkTools. The call did not run.",
+    );
+    this.name = "AiSdkPrincipalRequiredError";
+  }
 }
 
 /** Thrown by `execute` when the core asks for approval and no `ai` approval turn was involved. */

@@ -4,6 +4,7 @@ export {
   aiSdkToolApproval,
   settleAiSdkApprovalResponses,
   AiSdkApprovalRequiredError,
+  AiSdkPrincipalRequiredError,
   type AiSdkToolsOptions,
   type ApprovalIdStore,
 } from "./ai-sdk.js";

@@ -132,6 +132,12 @@ function callGoverned(
   return run(registry, capabilityId, args, extra, fromApp);
 }
 
+/**
+ * Every tools/call settles to a result the adapter made: anything that
+ * throws on the way (the app's frame getters, an output with no JSON form)
+ * becomes an error result, never a rejection — the SDK would send a
+ * rejection's message to the model as it is.
+ */
 function run(
   registry: AdapterRegistry,
   capabilityId: string,
@@ -139,24 +145,38 @@ function run(
   extra: McpRequestExtra,
   app: AdapterFrame | undefined,
 ): Promise<CallToolResult> {
+  let outcome: Promise<InvokeResult>;
+  try {
+    outcome = governed(registry, capabilityId, args, extra, app);
+  } catch (error) {
+    return Promise.resolve(errorResult(error));
+  }
+  return outcome.then(toResult, errorResult);
+}
+
+function governed(
+  registry: AdapterRegistry,
+  capabilityId: string,
+  args: Record<string, unknown>,
+  extra: McpRequestExtra,
+  app: AdapterFrame | undefined,
+): Promise<InvokeResult> {
   const frame = frameFor(extra, app ?? {});
   const approvalId = extra._meta?.[MCP_APPROVAL_ID_META];
-  const outcome =
-    typeof approvalId === "string"
-      ? registry.resume(approvalId, {
-          context: frame.context,
-          signal: frame.signal,
-          trace: frame.trace,
-          requestId: frame.requestId,
-          agentId: frame.agentId,
-          sessionId: frame.sessionId,
-          // The client names the request id: the core resumes it only if it
-          // is this tool's, made on MCP by this caller's actor.
-          asRequester: { surface: "mcp", actor: frame.actor ?? {} },
-          throughTool: capabilityId,
-        })
-      : registry.invoke(capabilityId, args, frame);
-  return outcome.then(toResult, errorResult);
+  return typeof approvalId === "string"
+    ? registry.resume(approvalId, {
+        context: frame.context,
+        signal: frame.signal,
+        trace: frame.trace,
+        requestId: frame.requestId,
+        agentId: frame.agentId,
+        sessionId: frame.sessionId,
+        // The client names the request id: the core resumes it only if it
+        // is this tool's, made on MCP by this caller's actor.
+        asRequester: { surface: "mcp", actor: frame.actor ?? {} },
+        throughTool: capabilityId,
+      })
+    : registry.invoke(capabilityId, args, frame);
 }
 
 function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
@@ -203,13 +223,22 @@ function progressNotifier(extra: McpRequestExtra, progressToken: string | number
   };
 }
 
+/** The output has no JSON form (a throwing `toJSON` or getter, a BigInt, a cycle): its text is not shown. */
+const OUTPUT_NOT_JSON = "The capability's output could not be converted to JSON.";
+
 function toResult(outcome: InvokeResult): CallToolResult {
   if (outcome.status === "approval_required") return approvalResult(outcome.request);
-  const output = outcome.output;
-  const result: CallToolResult = {
-    content: [{ type: "text", text: output === undefined ? "null" : JSON.stringify(output) }],
-  };
-  if (isPlainObject(output)) result.structuredContent = output;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(outcome.output);
+  } catch {
+    return errorResult(new CapabilityError("INTERNAL", OUTPUT_NOT_JSON));
+  }
+  const result: CallToolResult = { content: [{ type: "text", text: text ?? "null" }] };
+  // The structured content is the JSON just written, read back: the SDK
+  // serializes it again, and what it sends must be what was checked here
+  // (a getter or `toJSON` is not asked twice).
+  if (text !== undefined && text.charCodeAt(0) === 123 /* { */) result.structuredContent = JSON.parse(text);
   return result;
 }
 
@@ -265,6 +294,4 @@ function errorResult(error: unknown): CallToolResult {
   };
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+

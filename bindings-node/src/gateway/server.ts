@@ -34,6 +34,7 @@ import {
   type GatewayApprovalView,
   type GatewayDescriptorsOutput,
   type GatewayInvokeOutput,
+  type GatewayListInput,
 } from "./wire.js";
 
 type Awaitable<T> = T | Promise<T>;
@@ -128,6 +129,55 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
     throw toOrpc(new CapabilityError("APPROVAL_NOT_FOUND", "No approval request with this id is visible to you."));
   }
 
+  /**
+   * The first page of the requests `actor` may see. Two store queries, each
+   * paged until it holds a page of what the caller may see, or the store
+   * ends, or `LIST_SCAN_PAGES` pages were read: the caller's own requests,
+   * filtered by its actor id in the store (so other actors' requests never
+   * fill the page; `Requester::made_on` then checks the surface), and, when
+   * the app has a `canDecide` hook, the others it allows. The two are
+   * merged in creation order.
+   */
+  async function visiblePage(filter: GatewayListInput, actor: Actor, context: TContext): Promise<ApprovalRequest[]> {
+    const size = N.approvalPageSize(filter.limit ?? 0);
+    const query = { ...filter, limit: size };
+    const streams: Promise<ApprovalRequest[]>[] = [];
+    if (typeof actor.id === "string") {
+      streams.push(scan({ ...query, actorId: actor.id }, size, async (r) => isRequester(surface, actor, r)));
+    }
+    if (options.canDecide !== undefined) {
+      streams.push(scan(query, size, async (r) => !isRequester(surface, actor, r) && (await mayDecide(actor, r, context))));
+    }
+    const found = (await Promise.all(streams)).flat();
+    // Each query is in the store's creation order; a stable sort by creation
+    // time merges them and keeps that order within each (same-millisecond
+    // requests of the two queries keep the order of the queries).
+    found.sort((a, b) => a.createdAt - b.createdAt);
+    return found.slice(0, size);
+  }
+
+  /** Up to `size` requests of `filter` that `keep` accepts, reading at most `LIST_SCAN_PAGES` pages. */
+  async function scan(
+    filter: GatewayListInput & { actorId?: string },
+    size: number,
+    keep: (request: ApprovalRequest) => Promise<boolean>,
+  ): Promise<ApprovalRequest[]> {
+    const kept: ApprovalRequest[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; pages < LIST_SCAN_PAGES; pages++) {
+      const page = await guard(() => registry.approvals.page(cursor === undefined ? filter : { ...filter, cursor }));
+      for (const request of page.requests) {
+        if (await keep(request)) {
+          kept.push(request);
+          if (kept.length >= size) return kept;
+        }
+      }
+      if (page.nextCursor === null) break;
+      cursor = page.nextCursor;
+    }
+    return kept;
+  }
+
   const outcome = async (
     result: Awaited<ReturnType<typeof registry.invoke>>,
     context: TContext,
@@ -200,17 +250,16 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
         return view(await visible(readId(input), actor, context), context);
       }),
 
-      /** The caller's own requests on this surface, and those the caller may decide. */
+      /**
+       * The caller's own requests on this surface, and those the caller may
+       * decide: the first page of them (`limit`, else the store's page size),
+       * in creation order.
+       */
       list: base.handler(async ({ input, context }): Promise<GatewayApprovalView[]> => {
         const actor = await actorOf(context);
         const filter = readListInput(input);
-        const all = await guard(() => registry.approvals.list(filter));
         const shown: GatewayApprovalView[] = [];
-        for (const request of all) {
-          if (isRequester(surface, actor, request) || (await mayDecide(actor, request, context))) {
-            shown.push(await view(request, context));
-          }
-        }
+        for (const request of await visiblePage(filter, actor, context)) shown.push(await view(request, context));
         return shown;
       }),
 
@@ -253,6 +302,14 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
     },
   };
 }
+
+/**
+ * Store pages one `approvals.list` reads at most per query (its own requests;
+ * the others it may decide): the work of a list stays bounded whatever the
+ * store holds. Requests past that many pages of other requests the caller
+ * may not see are not listed.
+ */
+const LIST_SCAN_PAGES = 10;
 
 /** The router type of a gateway, for `@orpc/client`'s `RouterClient`. */
 export type AgentGatewayRouter = ReturnType<typeof createAgentGateway>;

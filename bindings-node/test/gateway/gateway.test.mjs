@@ -215,6 +215,36 @@ describe("agent gateway: approvals", () => {
     assert.equal((await alice.approvals.get({ id: own.request.id })).id, own.request.id);
   });
 
+  it("another actor's 100+ requests hide none of the caller's own; a decider still gets a full page", async () => {
+    // A fresh store: only the requests made here.
+    const local = await startGatewayApp();
+    try {
+      const as = (user) => createGatewayClient({ url: local.url(), headers: bearer(user) });
+      // 120 pending requests of another actor on the gateway's surface, first.
+      for (let i = 0; i < 120; i++) {
+        const out = await local.registry.invoke("orders.refund", { id: `m-${i}`, amount: 1 }, { surface: "aiSdk", actor: { id: "mallory" } });
+        assert.equal(out.status, "approval_required");
+      }
+      // Alice's own request through the gateway, then one of hers on another surface (not hers here).
+      const own = await as("alice").invoke({ capability: "orders.refund", input: { id: "a-1", amount: 2 } });
+      await local.registry.invoke("orders.refund", { id: "a-2", amount: 3 }, { surface: "direct", actor: { id: "alice" } });
+
+      for (const filter of [{}, { status: "pending" }, { capabilityId: "orders.refund" }, { limit: 1 }]) {
+        const listed = await as("alice").approvals.list(filter);
+        assert.deepEqual(listed.map((r) => r.id), [own.request.id], `alice's list ${JSON.stringify(filter)}`);
+      }
+      // Bob may decide every request: a full page of them, in creation order.
+      const page = await as("bob").approvals.list({ limit: 50 });
+      assert.equal(page.length, 50);
+      assert.deepEqual(page.map((r) => r.input.id), Array.from({ length: 50 }, (_, i) => `m-${i}`));
+      const all = await as("bob").approvals.list({ limit: 1000 });
+      assert.equal(all.length, 122, "every request, alice's on direct included (bob may decide it)");
+      assert.ok(all.some((r) => r.id === own.request.id));
+    } finally {
+      await local.close();
+    }
+  });
+
   it("a throwing or missing canDecide refuses", async () => {
     for (const canDecide of [undefined, () => { throw new Error("boom"); }, () => "yes"]) {
       const local = await startGatewayApp({ gatewayOptions: { canDecide } });
