@@ -18,7 +18,6 @@ use std::ptr;
 use napi::bindgen_prelude::{Env, Object};
 use napi::sys;
 use napi_derive::napi;
-use orpc_agent_core::host::unix_now_ms;
 use orpc_agent_core::{Answer, CapabilityError, Payload};
 
 use crate::errors::{internal, invalid};
@@ -107,28 +106,29 @@ fn int(x: f64) -> u32 {
     }
 }
 
-/// `start(reg, capabilityIndex, surfaceIndex, inputText?)`: `invokeStart`
-/// for a frame that is only a surface. The hot functions read the clock
-/// here (`core::host::unix_now_ms`, the same clock as `Date.now()`):
-/// `Date.now()` costs the caller twice as much as the read.
+/// `start(reg, capabilityIndex, surfaceIndex, inputText, now)`:
+/// `invokeStart` for a frame that is only a surface. Every crossing takes
+/// the caller's `Date.now()`: one clock for the whole binding, so the
+/// deadline the core sets and the times it judges a result by agree, and
+/// tests can drive them with a mocked `Date`.
 unsafe extern "C" fn raw_start(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: env/info are this callback's.
-    let argv = unsafe { handles::<4>(env, info) };
+    let argv = unsafe { handles::<5>(env, info) };
     // SAFETY: as above; each handle is null or a live one of this scope.
-    let (reg, cap, surface) = unsafe {
+    let (reg, cap, surface, now) = unsafe {
         (
             number(env, argv[0]),
             number(env, argv[1]),
             number(env, argv[2]),
+            number(env, argv[4]),
         )
     };
     // SAFETY: as above.
     let input_text = unsafe { string(env, argv[3]) };
     let r = catch_unwind(|| {
-        let now = unix_now_ms() as f64;
         start_in(
             int(reg),
             int(cap),
@@ -183,7 +183,7 @@ unsafe fn string(env: sys::napi_env, v: sys::napi_value) -> Option<String> {
     String::from_utf8(buf).ok()
 }
 
-/// `startActor(reg, capabilityIndex, surfaceIndex, actorId, inputText?)`:
+/// `startActor(reg, capabilityIndex, surfaceIndex, actorId, inputText, now)`:
 /// `invokeStart` for a frame that is a surface and an actor with only an
 /// id, the frame every authenticated adapter call has; the general frame
 /// goes through JSON.
@@ -192,13 +192,14 @@ unsafe extern "C" fn raw_start_actor(
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: env/info are this callback's.
-    let argv = unsafe { handles::<5>(env, info) };
+    let argv = unsafe { handles::<6>(env, info) };
     // SAFETY: as above; each handle is null or a live one of this scope.
-    let (reg, cap, surface) = unsafe {
+    let (reg, cap, surface, now) = unsafe {
         (
             number(env, argv[0]),
             number(env, argv[1]),
             number(env, argv[2]),
+            number(env, argv[5]),
         )
     };
     // SAFETY: as above.
@@ -210,7 +211,7 @@ unsafe extern "C" fn raw_start_actor(
             int(surface),
             id,
             input_text.as_deref(),
-            unix_now_ms() as f64,
+            now,
         ),
         None => Err(invalid("invalid frame: the actor id is not a string")),
     });
@@ -232,15 +233,18 @@ unsafe extern "C" fn raw_input_valid(
     unsafe { finish(env, r) }
 }
 
-/// `handlerOk(reg, h)`: `answerHandlerOk`, at the clock read here.
+/// `handlerOk(reg, h, now)`: `answerHandlerOk` at the caller's
+/// `Date.now()`, the one clock of the binding: the core compares it with
+/// the deadline (a result at or after it is TIMEOUT), and that deadline
+/// came from the same clock.
 unsafe extern "C" fn raw_handler_ok(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: env/info are this callback's.
-    let [reg, h] = unsafe { args::<2>(env, info) };
+    let [reg, h, now] = unsafe { args::<3>(env, info) };
     let r = catch_unwind(AssertUnwindSafe(|| {
-        let now_ms = unix_now_ms();
+        let now_ms = crate::invoke::ms(now);
         answer_in(
             int(reg),
             int(h),
@@ -310,7 +314,7 @@ type RawCallback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) 
 /// twice).
 #[napi(
     catch_unwind,
-    ts_return_type = "{ start(reg: number, capability: number, surface: number, inputText?: string): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText?: string): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number): number; audited(reg: number, h: number, now: number): number; auditRow(reg: number, h: number): string }"
+    ts_return_type = "{ start(reg: number, capability: number, surface: number, inputText: string | undefined, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText: string | undefined, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number; audited(reg: number, h: number, now: number): number; auditRow(reg: number, h: number): string }"
 )]
 pub fn hot_path(env: &Env) -> napi::Result<Object<'_>> {
     let raw = env.raw();

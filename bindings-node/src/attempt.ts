@@ -232,7 +232,7 @@ export class Attempt implements Timed {
     this.output = output;
     let next: number;
     try {
-      next = HOT.handlerOk(this.host.handle, this.h);
+      next = HOT.handlerOk(this.host.handle, this.h, Date.now());
     } catch {
       next = Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
     }

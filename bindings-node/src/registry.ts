@@ -351,9 +351,9 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
         const fj = actorId === null ? null : frameJson(frame);
         start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now());
       } else if (actorId === null) {
-        start = HOT.start(this.handle, index, surface!, text);
+        start = HOT.start(this.handle, index, surface!, text, Date.now());
       } else if (actorId !== undefined) {
-        start = HOT.startActor(this.handle, index, surface!, actorId, text);
+        start = HOT.startActor(this.handle, index, surface!, actorId, text, Date.now());
       } else {
         start = N.invokeStart(this.handle, index, surface ?? 0, frameJson(frame), text, Date.now());
       }

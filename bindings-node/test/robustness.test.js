@@ -337,3 +337,23 @@ test("approval views show the status as of the read: an expired request is `expi
   // What a view returns can be handed back: the input view of an expired request.
   assert.deepEqual(await registry.redactApprovalInput(await registry.approvals.get(id)), {});
 });
+
+test("a result that arrives after the deadline is TIMEOUT even when the event loop was blocked (the core judges the time)", async () => {
+  // A synchronous 300 ms handler with a 100 ms deadline: the deadline timer
+  // cannot fire while the loop is blocked, so the result arrives first, at
+  // a time past the deadline. Only lower bounds of time matter here.
+  let ran = 0;
+  const registry = await createCapabilityRegistry({
+    blocks: base.meta({ agent: agent({ timeoutMs: 100 }) }).handler(() => {
+      ran++;
+      const until = Date.now() + 300;
+      while (Date.now() < until); // blocks the event loop
+      return "late";
+    }),
+  });
+  const e = await registry.invoke("blocks", {}, { surface: "direct" }).catch((x) => x);
+  assert.ok(e instanceof CapabilityError, `got ${JSON.stringify(e)}`);
+  assert.equal(e.code, "TIMEOUT");
+  assert.equal(ran, 1);
+  assert.equal(registry.inFlight(), 0);
+});

@@ -318,6 +318,74 @@ fn a_timed_out_attempt_is_not_retried() {
     assert_eq!(steps, [StepKind::RunHandler]);
 }
 
+/// A result or an error that arrives at or after the deadline is the
+/// deadline's TIMEOUT, decided by the machine from the time the answer
+/// carries, whatever the host's timer did (issue 14: Node accepted a 300 ms
+/// synchronous handler's result with a 100 ms deadline). One millisecond
+/// before the deadline still counts.
+#[test]
+fn a_late_result_or_error_is_a_timeout_decided_by_the_machine() {
+    let m = with(meta(&["mcp"]), json!({"timeoutMs": 100}));
+    let reg = registry(json!([{"id": "l.x", "meta": m}]), Value::Null);
+    let late_ok = |now_ms| Answer::HandlerOk {
+        output: Payload::Json(json!("late")),
+        now_ms,
+    };
+    let late_err = |now_ms| Answer::HandlerError {
+        code: Some(ErrorCode::NotFound),
+        message: "no such order".into(),
+        retryable: false,
+        now_ms,
+    };
+    for (answer, want) in [
+        (late_ok(1_100), Some(ErrorCode::Timeout)),
+        (late_ok(5_000), Some(ErrorCode::Timeout)),
+        (late_err(1_100), Some(ErrorCode::Timeout)),
+        (late_ok(1_099), None),
+        (late_err(1_099), Some(ErrorCode::NotFound)),
+    ] {
+        let mut inv = start(&reg, "l.x", Payload::Host, InvokeOptions::at(1_000));
+        let mut answer = Some(answer);
+        let (o, _) = drive_sync(&mut inv, |s| match s {
+            Step::RunHandler { deadline_at_ms, .. } => {
+                assert_eq!(*deadline_at_ms, 1_100);
+                answer.take().unwrap()
+            }
+            other => permissive(other),
+        });
+        match want {
+            Some(code) => assert_eq!(error_of(&o).code, code, "{o:?}"),
+            None => assert_eq!(ok_json(&o), &json!("late"), "{o:?}"),
+        }
+    }
+}
+
+/// A plain thrown error (no code) is never retried, whatever `retryable`
+/// the host reports for it: only the application's own CapabilityError can
+/// say a retry is worth it (issue 14).
+#[test]
+fn a_plain_error_is_never_retryable_whatever_the_host_says() {
+    let m = with(
+        meta(&["mcp"]),
+        json!({"retry": {"maxAttempts": 3, "backoffMs": 0}}),
+    );
+    let reg = registry(json!([{"id": "r.plain", "meta": m}]), Value::Null);
+    let mut inv = start(&reg, "r.plain", Payload::Host, InvokeOptions::at(0));
+    let (o, steps) = drive_sync(&mut inv, |s| match s {
+        Step::RunHandler { .. } => Answer::HandlerError {
+            code: None,
+            message: "ECONNRESET".into(),
+            retryable: true,
+            now_ms: 1,
+        },
+        other => permissive(other),
+    });
+    let e = error_of(&o);
+    assert_eq!(e.code, ErrorCode::ExecutionFailed);
+    assert!(!e.retryable);
+    assert_eq!(steps, [StepKind::RunHandler], "one attempt, no retry");
+}
+
 // ----- handler errors, validation ---------------------------------------
 
 #[tokio::test(start_paused = true)]

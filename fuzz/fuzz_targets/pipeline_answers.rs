@@ -92,6 +92,8 @@ impl Val {
 enum Ans {
     InputValid(Val),
     InputInvalid,
+    InputIssues(u8),
+    InputValidatorFailed,
     Policy(u8),
     PolicyFailed,
     InputExported(Val),
@@ -171,6 +173,15 @@ fn build(a: &Ans, inv: &Invocation) -> Answer {
     match *a {
         Ans::InputValid(v) => Answer::InputValid(v.payload()),
         Ans::InputInvalid => Answer::InputInvalid("bad".into()),
+        Ans::InputIssues(n) => Answer::InputIssues(
+            (0..n)
+                .map(|i| orpc_agent_core::pipeline::InputIssue {
+                    path: vec![i.to_string(), "~/".into()],
+                    message: "x\n".repeat(usize::from(i)),
+                })
+                .collect(),
+        ),
+        Ans::InputValidatorFailed => Answer::InputValidatorFailed,
         Ans::Policy(d) => Answer::PolicyDecision(decision(d)),
         Ans::PolicyFailed => Answer::PolicyFailed("threw".into()),
         Ans::InputExported(v) => Answer::InputExported(v.json()),

@@ -581,6 +581,18 @@ impl Invocation {
             (State::ValidateInput, Answer::InputInvalid(msg)) => {
                 self.fail(CapabilityError::new(ErrorCode::InvalidInput, msg));
             }
+            (State::ValidateInput, Answer::InputIssues(issues)) => {
+                self.fail(CapabilityError::new(
+                    ErrorCode::InvalidInput,
+                    super::issues::invalid_input_message(&issues),
+                ));
+            }
+            (State::ValidateInput, Answer::InputValidatorFailed) => {
+                self.fail(CapabilityError::new(
+                    ErrorCode::InvalidInput,
+                    super::issues::VALIDATOR_FAILED,
+                ));
+            }
             (State::EvaluatePolicy { scope, index }, Answer::PolicyDecision(d)) => {
                 // A host's requireApproval must give an expiry metadata
                 // could declare (1 ms … one year); anything else (0, a
@@ -628,6 +640,18 @@ impl Invocation {
             (State::ConsumeApproval, Answer::ConsumeRefused { error, request }) => {
                 self.refused_as_recorded(*request, error)
             }
+            // A result (or an error) that arrives at or after the deadline
+            // is late: the deadline's TIMEOUT, decided here from the time
+            // the answer carries, whatever the host's timer did (a blocked
+            // event loop, a busy executor: SI-9).
+            (State::RunHandler, Answer::HandlerOk { now_ms, .. })
+            | (State::RunHandler, Answer::HandlerError { now_ms, .. })
+                if now_ms >= self.deadline_at_ms =>
+            {
+                self.clock(now_ms);
+                let e = self.timeout_error();
+                self.fail(e);
+            }
             (State::RunHandler, Answer::HandlerOk { output, now_ms }) => {
                 self.clock(now_ms);
                 self.enter_output_validation(output);
@@ -644,12 +668,13 @@ impl Invocation {
                 self.clock(now_ms);
                 let error = match code {
                     Some(code) => CapabilityError::new(code, message).with_retryable(retryable),
-                    // A plain throw: its message may quote data (SI-10).
+                    // A plain throw: its message may quote data (SI-10),
+                    // and nothing vouches that it is worth retrying, so a
+                    // host's `retryable` is ignored (issue 14).
                     None => CapabilityError::new(
                         ErrorCode::ExecutionFailed,
                         "The capability failed while running.",
-                    )
-                    .with_retryable(retryable),
+                    ),
                 };
                 self.attempt_failed(error);
             }

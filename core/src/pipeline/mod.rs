@@ -27,6 +27,7 @@ pub mod audit_postgres;
 #[cfg(feature = "tokio-driver")]
 pub mod driver;
 pub mod gate;
+pub mod issues;
 pub mod machine;
 pub mod policies;
 pub mod progress;
@@ -38,6 +39,7 @@ pub mod trace;
 
 pub use audit::{AuditEvent, AuditRecord, AuditRow, PolicyRecord};
 pub use gate::{approval_request_for, verify_grant};
+pub use issues::{InputIssue, invalid_input_message};
 pub use machine::Invocation;
 pub use policies::PolicyScope;
 pub use redaction::{ApprovalInputView, RedactionInfo, approval_input_redaction};

@@ -215,8 +215,16 @@ impl Step<'_> {
 pub enum Answer {
     /// To `ValidateInput`: the validated input (defaults applied).
     InputValid(Payload),
-    /// To `ValidateInput`: why the input is invalid, written for the model.
+    /// To `ValidateInput`: why the input is invalid, written for the model
+    /// (Rust hosts; a binding reports [`Answer::InputIssues`] instead).
     InputInvalid(String),
+    /// To `ValidateInput`: the problems the host's validator found; the core
+    /// writes the model's message from them
+    /// ([`super::issues::invalid_input_message`]).
+    InputIssues(Vec<super::issues::InputIssue>),
+    /// To `ValidateInput`: the validator threw instead of answering. Its
+    /// text never leaves (it may quote the input).
+    InputValidatorFailed,
     /// To `EvaluatePolicy`.
     PolicyDecision(Decision),
     /// To `EvaluatePolicy`: the policy threw or timed out. The message is
@@ -285,6 +293,8 @@ impl Answer {
         match self {
             Answer::InputValid(_) => "InputValid",
             Answer::InputInvalid(_) => "InputInvalid",
+            Answer::InputIssues(_) => "InputIssues",
+            Answer::InputValidatorFailed => "InputValidatorFailed",
             Answer::PolicyDecision(_) => "PolicyDecision",
             Answer::PolicyFailed(_) => "PolicyFailed",
             Answer::InputExported(_) => "InputExported",
