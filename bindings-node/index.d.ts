@@ -342,7 +342,7 @@ export declare function registryInspect(reg: number): string
  * frame without an actor may resume only a request made without one
  * (`Invocation::resume_through_tool`).
  */
-export declare function resumeStart(reg: number, approvalId: string, frameJson: string | undefined | null, byRequester: boolean, now: number, throughCapability?: number | undefined | null): number
+export declare function resumeStart(reg: number, approvalId: string, frameJson: string | undefined | null, byRequester: boolean, now: number, throughCapability?: number | undefined | null, cancelled?: boolean | undefined | null): number
 
 /**
  * JSON text of at most this many characters cannot exceed an input limit

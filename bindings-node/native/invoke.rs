@@ -254,18 +254,24 @@ pub fn resume_start(
     by_requester: bool,
     now: f64,
     through_capability: Option<u32>,
+    cancelled: Option<bool>,
 ) -> napi::Result<f64> {
     registry_call(reg, |r| {
         let frame = frame_of(Surface::Direct.index().into(), frame_json)?;
         let registry = std::sync::Arc::clone(r.host.registry());
         let opts = options(r, now);
-        let inv = match (through_capability, by_requester) {
+        let mut inv = match (through_capability, by_requester) {
             (Some(index), _) => {
                 Invocation::resume_through_tool(registry, &approval_id, index, frame, opts)
             }
             (None, true) => Invocation::resume_by_requester(registry, &approval_id, frame, opts),
             (None, false) => Invocation::resume(registry, &approval_id, frame, opts),
         };
+        // The caller's signal was already aborted: the core ends the call
+        // CANCELLED at its consume step, before the store runs it.
+        if cancelled == Some(true) {
+            let _ = inv.answer(Answer::Cancelled { now_ms: ms(now) });
+        }
         started(r, inv, ms(now))
     })
 }

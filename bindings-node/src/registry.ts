@@ -374,12 +374,6 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     try {
       const o = resumeOptions<TContext>(requestId, options);
       frame = { surface: "direct", ...o };
-      if (o.signal?.aborted) {
-        // Cancelled before it began: nothing is started, so nothing is
-        // consumed (the core consumes at the start of a resume, before a
-        // signal could be answered; docs: "A cancelled resume").
-        return Promise.reject(new CapabilityError("CANCELLED", "The call was cancelled by the caller."));
-      }
       const by = o.asRequester;
       const fj = JSON.stringify({
         surface: by?.surface ?? "direct",
@@ -395,7 +389,17 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
         // capability makes the core answer APPROVAL_NOT_FOUND.
         through = this.#names.get(o.throughTool) ?? this.caps.length;
       }
-      start = N.resumeStart(this.handle, requestId, fj, by !== undefined || through !== undefined, Date.now(), through);
+      // An already aborted signal is told to the core, which ends the call
+      // CANCELLED (audited) before its consume: nothing is consumed.
+      start = N.resumeStart(
+        this.handle,
+        requestId,
+        fj,
+        by !== undefined || through !== undefined,
+        Date.now(),
+        through,
+        o.signal?.aborted === true,
+      );
     } catch (e) {
       return Promise.reject(fromNative(e));
     }

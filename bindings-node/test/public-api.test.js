@@ -244,3 +244,28 @@ test("resume() with onProgress: the handler's accepted reports reach the callbac
   ]);
   registry.close();
 });
+
+test("a resume cancelled before its consume is audited CANCELLED by the core, and consumes nothing", async () => {
+  const records = [];
+  const registry = await createCapabilityRegistry(
+    {
+      refund: base
+        .meta({ agent: agent({ sideEffect: "write", risk: "high", approval: { required: true } }) })
+        .handler(async () => "refunded"),
+    },
+    { audit: (r) => records.push(r) },
+  );
+  const outcome = await registry.invoke("refund", {}, frame);
+  await registry.approvals.approve(outcome.request.id, { approver: "manager-1" });
+  records.length = 0;
+  const controller = new AbortController();
+  controller.abort();
+  const error = await registry.resume(outcome.request.id, { signal: controller.signal }).catch((e) => e);
+  assert.equal(error.code, "CANCELLED");
+  assert.deepEqual(
+    records.map((r) => [r.event, r.outcome, r.resumed]),
+    [["finished", "CANCELLED", true]],
+  );
+  assert.equal((await registry.approvals.get(outcome.request.id)).status, "approved");
+  registry.close();
+});

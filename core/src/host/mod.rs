@@ -401,39 +401,53 @@ pub fn page_json(page: &[ApprovalRequest], filter: &ListFilter) -> Value {
 /// A list filter from the JSON an approval UI sends:
 /// `{capabilityId?, actorId?, status?, limit?, cursor?}`; `status` is the
 /// effective one (`pending`, `approved`, `rejected`, `consumed`,
-/// `expired`), judged at `now_ms`.
+/// `expired`), judged at `now_ms`. `null` means absent. An unknown key or a
+/// value of the wrong type is INVALID_INPUT naming the key: a filter the
+/// caller misspelt (`actorID`) or mistyped (`actorId: 5`) must not list
+/// every actor's requests.
 pub fn list_filter_from_json(v: &Value, now_ms: u64) -> Result<ListFilter, CapabilityError> {
+    const KEYS: [&str; 5] = ["capabilityId", "actorId", "status", "limit", "cursor"];
+    let bad = |m: String| CapabilityError::new(ErrorCode::InvalidInput, m);
     let empty = Map::new();
     let obj = match v {
         Value::Null => &empty,
         Value::Object(o) => o,
-        _ => {
-            return Err(CapabilityError::new(
-                ErrorCode::InvalidInput,
-                "a list filter must be an object",
-            ));
+        _ => return Err(bad("a list filter must be an object".into())),
+    };
+    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(bad(format!(
+            "unknown list filter key `{k}` (known: {})",
+            KEYS.join(", ")
+        )));
+    }
+    let text = |k: &str| -> Result<Option<String>, CapabilityError> {
+        match obj.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(bad(format!("list filter `{k}` must be a string"))),
         }
     };
-    let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_owned);
-    let status = match obj.get("status").and_then(Value::as_str) {
+    let status = match text("status")? {
         None => None,
-        Some(s) => Some(EffectiveStatus::parse(s).ok_or_else(|| {
-            CapabilityError::new(
-                ErrorCode::InvalidInput,
-                format!("unknown approval status `{s}`"),
-            )
-        })?),
+        Some(s) => Some(
+            EffectiveStatus::parse(&s)
+                .ok_or_else(|| bad(format!("unknown approval status `{s}`")))?,
+        ),
+    };
+    let limit = match obj.get("limit") {
+        None | Some(Value::Null) => 0,
+        Some(l) => l
+            .as_u64()
+            .map(|l| u32::try_from(l).unwrap_or(u32::MAX))
+            .ok_or_else(|| bad("list filter `limit` must be a non-negative integer".into()))?,
     };
     Ok(ListFilter {
-        capability_id: text("capabilityId"),
-        actor_id: text("actorId"),
+        capability_id: text("capabilityId")?,
+        actor_id: text("actorId")?,
         status,
         now_ms,
-        limit: obj
-            .get("limit")
-            .and_then(Value::as_u64)
-            .map_or(0, |l| u32::try_from(l).unwrap_or(u32::MAX)),
-        after_id_or_cursor: text("cursor"),
+        limit,
+        after_id_or_cursor: text("cursor")?,
     })
 }
 
@@ -449,6 +463,33 @@ pub fn registry_error_json(e: &RegistryError) -> Value {
 mod tests {
     use super::*;
     use crate::approval::ApprovalStatus;
+
+    /// A misspelt or mistyped filter is refused, naming the key, instead of
+    /// silently listing every actor's requests.
+    #[test]
+    fn list_filters_refuse_unknown_keys_and_wrong_types() {
+        let f = list_filter_from_json(
+            &json!({"actorId": "u", "status": "pending", "limit": 5, "cursor": null, "capabilityId": null}),
+            7,
+        )
+        .unwrap();
+        assert_eq!(f.actor_id.as_deref(), Some("u"));
+        assert_eq!(f.limit, 5);
+        assert_eq!(f.now_ms, 7);
+        for (bad, key) in [
+            (json!({"actorID": "u"}), "actorID"),
+            (json!({"actorId": 5}), "actorId"),
+            (json!({"capabilityId": ["x"]}), "capabilityId"),
+            (json!({"limit": -1}), "limit"),
+            (json!({"limit": "10"}), "limit"),
+            (json!({"status": true}), "status"),
+            (json!({"cursor": {}}), "cursor"),
+        ] {
+            let e = list_filter_from_json(&bad, 0).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidInput, "{bad}");
+            assert!(e.message.contains(key), "{bad}: {}", e.message);
+        }
+    }
 
     #[test]
     fn unix_now_ms_is_the_system_clock() {

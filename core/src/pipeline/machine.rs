@@ -636,6 +636,17 @@ impl Invocation {
                 self.finish(Outcome::ApprovalRequired(req));
             }
             (State::PersistApproval(_), Answer::StoreFailed(e)) => self.fail(e),
+            // The caller cancelled before the store step ran: nothing is
+            // stored and, for a resume, nothing consumed — a consumed
+            // approval whose action never ran is the one outcome a resume
+            // must not have (issue 15).
+            (State::PersistApproval(_) | State::ConsumeApproval, Answer::Cancelled { now_ms }) => {
+                self.clock(now_ms);
+                self.fail(CapabilityError::new(
+                    ErrorCode::Cancelled,
+                    "The call was cancelled by the caller.",
+                ));
+            }
             (State::ConsumeApproval, Answer::Consumed(result)) => self.grant_checked(result),
             (State::ConsumeApproval, Answer::ConsumeRefused { error, request }) => {
                 self.refused_as_recorded(*request, error)
