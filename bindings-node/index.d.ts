@@ -41,6 +41,13 @@ export declare function answerInputExported(reg: number, h: number, inputJson: s
 export declare function answerInputInvalid(reg: number, h: number, message: string, now: number): number
 
 /**
+ * `ValidateInput`: the validator's issues, `[{path: [string], message}]`
+ * as JSON; the core writes the model's message from them. Issues that do
+ * not have that shape count as a validator that failed.
+ */
+export declare function answerInputIssues(reg: number, h: number, issuesJson: string, now: number): number
+
+/**
  * `ExportInput`: the host value has no JSON form (NaN, a function, a
  * cycle…): the call fails with INVALID_INPUT.
  */
@@ -48,6 +55,12 @@ export declare function answerInputNotExportable(reg: number, h: number, message
 
 /** `ValidateInput`: valid; the host keeps the validated value. */
 export declare function answerInputValid(reg: number, h: number, now: number): number
+
+/**
+ * `ValidateInput`: the validator threw instead of answering; its text
+ * stays in the host.
+ */
+export declare function answerInputValidatorFailed(reg: number, h: number, now: number): number
 
 /**
  * `ExportOutput`: the redacted output as JSON text for the audit payload

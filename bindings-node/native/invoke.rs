@@ -433,6 +433,42 @@ pub fn answer_input_invalid(reg: u32, h: u32, message: String, now: f64) -> napi
     answer(reg, h, now, Answer::InputInvalid(message))
 }
 
+/// `ValidateInput`: the validator's issues, `[{path: [string], message}]`
+/// as JSON; the core writes the model's message from them. Issues that do
+/// not have that shape count as a validator that failed.
+#[napi(catch_unwind)]
+pub fn answer_input_issues(reg: u32, h: u32, issues_json: String, now: f64) -> napi::Result<f64> {
+    let a = issues_of(&issues_json).map_or(Answer::InputValidatorFailed, Answer::InputIssues);
+    answer(reg, h, now, a)
+}
+
+/// `[{path: [string], message: string}]` as the core's issues.
+fn issues_of(text: &str) -> Option<Vec<orpc_agent_core::pipeline::InputIssue>> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    v.as_array()?
+        .iter()
+        .map(|i| {
+            let path = match i.get("path") {
+                None => Vec::new(),
+                Some(p) => p
+                    .as_array()?
+                    .iter()
+                    .map(|s| s.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()?,
+            };
+            let message = i.get("message")?.as_str()?.to_owned();
+            Some(orpc_agent_core::pipeline::InputIssue { path, message })
+        })
+        .collect()
+}
+
+/// `ValidateInput`: the validator threw instead of answering; its text
+/// stays in the host.
+#[napi(catch_unwind)]
+pub fn answer_input_validator_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::InputValidatorFailed)
+}
+
 /// `EvaluatePolicy`: `decision` 0 allow, 1 deny, 2 requireApproval,
 /// 3 abstain. Any other number fails the policy (which denies).
 #[napi(catch_unwind)]

@@ -17,7 +17,7 @@ import type { Deadlines } from "./deadlines.js";
 import type { ReportProgress } from "./progress.js";
 import { toJsonText } from "./json.js";
 import { storeStep } from "./stores.js";
-import { issuesMessage, type StandardResult } from "./schema.js";
+import { issuesJson, type StandardResult } from "./schema.js";
 import type { CapabilityHooks } from "./declare.js";
 import type {
   AuditRecord,
@@ -123,16 +123,17 @@ export async function drive(
     for (;;) {
       switch (kind) {
         case Kind.ValidateInput: {
-          let res: StandardResult | Promise<StandardResult>;
+          let res: StandardResult | Promise<StandardResult> | undefined;
           try {
             res = (hooks ??= hooksOf(host, h)).inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>;
             if (isThenable(res)) res = await res;
           } catch {
-            // A validator that throws rejects the input; its text may quote it.
-            res = { issues: [{ message: "The input could not be validated." }] };
+            res = undefined; // the validator threw: its text may quote the input
           }
-          if (res.issues) {
-            r = N.answerInputInvalid(reg, h, issuesMessage(res.issues), Date.now());
+          if (res === undefined) {
+            r = N.answerInputValidatorFailed(reg, h, Date.now());
+          } else if (res.issues) {
+            r = N.answerInputIssues(reg, h, issuesJson(res.issues), Date.now());
           } else {
             value = res.value;
             r = HOT.inputValid(reg, h);

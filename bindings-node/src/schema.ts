@@ -39,14 +39,17 @@ export function jsonSchemaOf(
   }
 }
 
-/** A model-readable message for validation issues: `path: message; …`. */
-export function issuesMessage(issues: ReadonlyArray<StandardIssue>): string {
-  return issues
-    .map((i) => {
-      const path = (i.path ?? [])
-        .map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p)))
-        .join(".");
-      return path ? `${path}: ${i.message}` : i.message;
-    })
-    .join("; ");
+/**
+ * A validator's issues as the core reads them (`Answer::InputIssues`):
+ * `[{path: [segment as text], message}]` as JSON. The core writes the
+ * model's message from them; this only converts Standard Schema's path
+ * segments (keys, or `{key}` objects) to text.
+ */
+export function issuesJson(issues: ReadonlyArray<StandardIssue>): string {
+  return JSON.stringify(
+    issues.map((i) => ({
+      path: (i.path ?? []).map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p))),
+      message: String(i.message),
+    })),
+  );
 }

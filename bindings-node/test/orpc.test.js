@@ -67,10 +67,11 @@ test("the procedure's middlewares and handler run with the frame's context; vali
     registry.invoke("orders.search", { query: "ab" }, { surface: "direct", context: {} }),
     (e) => e instanceof CapabilityError && e.code === "EXECUTION_FAILED" && !e.message.includes("tenant"),
   );
-  // zod input errors are INVALID_INPUT with the validator's message.
+  // zod input errors are INVALID_INPUT with the validator's message, in
+  // the core's words: where (a JSON pointer) and what.
   await assert.rejects(
     registry.invoke("orders.search", { query: "a" }, { surface: "direct", context: { tenant: "t1" } }),
-    (e) => e.code === "INVALID_INPUT" && e.message.startsWith("query:"),
+    (e) => e.code === "INVALID_INPUT" && /^The input is invalid: \/query: .+\.$/.test(e.message),
   );
   // Output schema (stage 12) on the tool name path.
   const viaTool = await registry.invoke("orders_search", { query: "xyz", limit: 2 }, { surface: "mcp", context: { tenant: "t2" } });
