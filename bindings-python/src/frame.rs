@@ -126,12 +126,20 @@ impl Frame {
         self.context.clone_ref(py)
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Frame(surface={:?}, actor_id={:?}, request_id={:?})",
-            self.core.surface.as_str(),
-            self.core.actor.id,
-            self.core.request_id
-        )
+    /// Surface, actor id and request id, as Python literals; never the
+    /// actor's attributes or the context (the application's).
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let lit = |v: Option<&str>| -> PyResult<String> {
+            match v {
+                Some(s) => Ok(pyo3::types::PyString::new(py, s).repr()?.to_string()),
+                None => Ok("None".to_owned()),
+            }
+        };
+        Ok(format!(
+            "Frame(surface={}, actor_id={}, request_id={})",
+            lit(Some(self.core.surface.as_str()))?,
+            lit(self.core.actor.id.as_deref())?,
+            lit(self.core.request_id.as_deref())?
+        ))
     }
 }

@@ -8,11 +8,16 @@
 //! core's.
 //!
 //! What is measured is the JSON shape a transport delivers — dict, list,
-//! tuple, str, int, float, bool, None (and their subclasses). Other objects
-//! (a pydantic model instance, a date, bytes) are the application's own
-//! values, handed over in process; they count as nothing here and are
-//! validated as usual. Dict keys that are not strings count as empty
-//! strings.
+//! tuple, str, int, float, bool, None (and their subclasses) — and
+//! bytes-like values (bytes, bytearray, memoryview), as the JSON string
+//! they become: their UTF-8 text, each invalid sequence a replacement
+//! character (what the schemas' `dump` makes of bytes, and what a `str`
+//! field validates them into), so a 2 MiB byte string is over the string
+//! limit like a 2 MiB `str`. Other objects (a pydantic model instance, a
+//! date) are the application's own values, handed over in process; they
+//! count as nothing here and are validated as usual. Dict keys that are
+//! bytes-like count as their text; other keys that are not strings as
+//! empty strings.
 //!
 //! It runs on every call, so it reads containers through the C API
 //! (`PyDict_Next`, `PyList_GetItem`) rather than pyo3's iterators, taking a
@@ -23,15 +28,19 @@
 //! ints are read with `PyLong_AsLongLongAndOverflow` (no exception) and
 //! `PyNumber_ToBase`, strings with `PyUnicode_AsUTF8AndSize`, or encoded
 //! with `surrogatepass` when they hold lone surrogates (which
-//! `json.loads` produces). This module and `eager.rs` are the crate's only
-//! `unsafe`.
+//! `json.loads` produces), bytes and bytearrays by their buffers, a
+//! memoryview through its own (C) `cast`/`tobytes` — the type cannot be
+//! subclassed. This module and `eager.rs` are the crate's only `unsafe`.
 #![allow(unsafe_code)]
 
 use orpc_agent_core::CapabilityError;
-use orpc_agent_core::limits::{Limit, Meter};
+use orpc_agent_core::limits::{Limit, MAX_STRING_BYTES, Meter};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PySlice, PyString,
+    PyTuple,
+};
 use serde_json::Number;
 
 /// The limits verdict on `input`.
@@ -68,6 +77,54 @@ fn string(s: &Bound<'_, PyString>, meter: &mut Meter, key: bool) -> Result<(), L
     report(meter, &String::from_utf8_lossy(bytes))
 }
 
+/// The bytes of a bytes-like value that decide its measure: all of them,
+/// or the first `MAX_STRING_BYTES + 1` — decoding never makes text shorter
+/// than its bytes, so a longer value is over the string limit either way
+/// and the meter gives the same verdict without a copy of all of it.
+const BYTES_HEAD: usize = MAX_STRING_BYTES + 1;
+
+/// A bytes-like value (a value, or a key when `key`) reported as the
+/// string it becomes; `None` when `obj` is not bytes-like.
+fn bytes_like(obj: &Bound<'_, PyAny>, meter: &mut Meter, key: bool) -> Option<Result<(), Limit>> {
+    let report = |meter: &mut Meter, data: &[u8]| {
+        let text = String::from_utf8_lossy(&data[..data.len().min(BYTES_HEAD)]);
+        if key {
+            meter.key(&text)
+        } else {
+            meter.string(&text)
+        }
+    };
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Some(report(meter, b.as_bytes()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        // SAFETY: the slice is read and dropped inside `report`, which runs
+        // no Python code (Rust allocation and the meter's counting only), so
+        // nothing can resize the bytearray while it is borrowed.
+        return Some(report(meter, unsafe { b.as_bytes() }));
+    }
+    if let Ok(view) = obj.cast::<PyMemoryView>() {
+        return Some(match memoryview_head(view) {
+            Some(head) => report(meter, head.as_bytes()),
+            None => Ok(()), // released: it holds nothing any schema can read
+        });
+    }
+    None
+}
+
+/// The first `BYTES_HEAD` bytes of a memoryview as bytes: a contiguous
+/// view flattened to bytes (`cast("B")`) and sliced, else (a strided view)
+/// all of it (`tobytes`).
+fn memoryview_head<'py>(view: &Bound<'py, PyMemoryView>) -> Option<Bound<'py, PyBytes>> {
+    let py = view.py();
+    let head = view
+        .call_method1("cast", ("B",))
+        .and_then(|flat| flat.get_item(PySlice::new(py, 0, BYTES_HEAD as isize, 1)))
+        .and_then(|head| head.call_method0("tobytes"))
+        .or_else(|_| view.call_method0("tobytes"));
+    head.ok().and_then(|b| b.cast_into::<PyBytes>().ok())
+}
+
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), Limit> {
     let py = obj.py();
     if let Ok(s) = obj.cast::<PyString>() {
@@ -93,7 +150,10 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), L
             };
             match k.cast::<PyString>() {
                 Ok(s) => string(s, meter, true)?,
-                Err(_) => meter.key("")?,
+                Err(_) => match bytes_like(&k, meter, true) {
+                    Some(verdict) => verdict?,
+                    None => meter.key("")?,
+                },
             }
             walk(&v, depth + 1, meter)?;
         }
@@ -128,7 +188,7 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), L
             .iter_borrowed()
             .try_for_each(|v| walk(&v, depth + 1, meter));
     }
-    Ok(())
+    bytes_like(obj, meter, false).unwrap_or(Ok(()))
 }
 
 /// An int, by its decimal length, read from its value (never through

@@ -34,7 +34,11 @@ impl InvokeOk {
         pyo3::intern!(py, "ok").clone()
     }
 
+    /// The output's type, not its value: the output may carry anything the
+    /// capability returned (redacted for the model, not for logs), and an
+    /// outcome is often logged whole.
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("InvokeOk(output={})", self.output.bind(py).repr()?))
+        let ty = self.output.bind(py).get_type().qualname()?;
+        Ok(format!("InvokeOk(status='ok', output=<{ty}>)"))
     }
 }

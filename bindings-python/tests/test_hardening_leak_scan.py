@@ -37,6 +37,8 @@ TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 
 def _strip(value: Any, _info: Any = None) -> Any:
+    if isinstance(value, BaseModel):  # the approval input, as its model
+        value = value.model_dump()
     return {k: v for k, v in value.items() if k != "secret"}
 
 
@@ -148,6 +150,7 @@ async def test_no_error_audit_trace_or_log_carries_the_secret(caplog: pytest.Log
         errors = await rejected_calls(registry, "direct") + await rejected_calls(registry, "mcp")
         pending = await registry.invoke("acct.transfer", {"to": "bob", "amount": 5, "secret": SECRET}, frame("direct"))
         assert isinstance(pending, ApprovalRequired)
+        assert_no_secret("an approval outcome's repr", pending)
         view = await registry.redact_approval_input(pending.request)
         registry.approvals.approve(pending.request.id, approver="ops", reason="fine")
         done = await registry.resume(pending.request.id)
@@ -170,8 +173,9 @@ async def test_no_error_audit_trace_or_log_carries_the_secret(caplog: pytest.Log
 async def test_the_scan_can_fail() -> None:
     registry = build([])
     r = await registry.invoke("acct.hidden", {"id": "a"}, frame("direct"))
+    assert isinstance(r, InvokeOk)
     with pytest.raises(AssertionError, match="leaks the secret"):
-        assert_no_secret("unredacted output", r)
+        assert_no_secret("unredacted output", r.output)
 
 
 async def test_no_mcp_result_carries_the_secret(caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:

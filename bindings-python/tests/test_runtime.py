@@ -60,7 +60,7 @@ async def test_a_handler_that_raises_gives_execution_failed_without_its_message(
 
     @capability(id="h.own", description="O.", expose={"direct": True}, side_effect="read", risk="low")
     async def own(m: Msg) -> None:
-        raise orpc_agent.LimitExceededError(None, "Too many items; ask for fewer than 10.")
+        raise orpc_agent.LimitExceededError("Too many items; ask for fewer than 10.")
 
     reg = create_capability_registry([raises, own])
     with pytest.raises(orpc_agent.ExecutionFailedError) as err:

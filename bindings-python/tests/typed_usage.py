@@ -15,6 +15,7 @@ from orpc_agent import (
     Deny,
     Frame,
     InvokeOk,
+    NotFoundError,
     PolicyRequest,
     RedactionInfo,
     capability,
@@ -37,6 +38,19 @@ def mask(output: Orders, info: RedactionInfo) -> Orders:
 
 def owner_only(request: PolicyRequest) -> Deny | None:
     return None if request.frame.actor_id else Deny("Sign in first.")
+
+
+def shown_to(info: RedactionInfo) -> str | None:
+    actor_id = info.actor.get("id")
+    return actor_id if isinstance(actor_id, str) else None
+
+
+def hide_all(output: Orders) -> Orders:  # a one-parameter redactor
+    return Orders(ids=[])
+
+
+def no_order(order_id: str) -> NotFoundError:
+    return NotFoundError(f"No order {order_id}; list orders first.", retryable=False)
 
 
 @capability(

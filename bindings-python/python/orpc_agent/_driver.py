@@ -23,6 +23,7 @@ import asyncio
 import contextvars
 import functools
 import inspect
+import json
 import logging
 from collections.abc import Callable, Generator
 from types import MappingProxyType
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from . import _native
 from .errors import CapabilityError
 from .postgres import wait
-from .schema import to_jsonable
+from .schema import rebuilds, restore, to_jsonable
 from .types import (
     Abstain,
     Allow,
@@ -265,6 +266,50 @@ def _dump(schema: Any, value: Any) -> Any:
     return schema.dump(value) if schema is not None else to_jsonable(value)
 
 
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def _export_input(inv: Any, schema: Any, value: Any) -> int:
+    """Answers ``ExportInput``: the validated input's JSON form, which the
+    core judges (predicates), hashes and stores, and from which a resumed
+    handler gets its input back (``restore``, no validation). A form that
+    does not give the value back exactly (a lossy serializer, an excluded
+    field that was set, a value of a type JSON does not carry back) is not
+    a form of this value: not exportable, so nothing is bound to it."""
+    try:
+        dumped = _dump(schema, value)
+    except Exception as e:
+        # A serializer that raises: the core ends the call (INVALID_INPUT,
+        # audited). Its message may quote the input; the type may not.
+        return int(inv.input_not_exportable(f"its validated value could not be serialized ({type(e).__name__})"))
+    if not rebuilds(schema, value, dumped) and _is_json(dumped):
+        # (Text without a JSON form — NaN, a value no JSON holds — is
+        # handed over as is: the core names why it cannot be bound.)
+        return int(inv.input_not_exportable(
+            "its JSON form does not give the validated value back when rebuilt (a lossy serializer, "
+            "an excluded field, or a value its field's type does not carry back)"
+        ))
+    return int(inv.input_exported(dumped))
+
+
+def _handler_input(inv: Any, spec: CapabilitySpec, value: Any) -> tuple[bool, Any]:
+    """The handler's input for this ``RunHandler`` step: on resume, the
+    stored validated input, restored without validating it again (it was
+    validated once, before its hash bound it; the approver saw it)."""
+    stored = inv.input_json()
+    if stored is None:
+        return True, value
+    try:
+        return True, restore(spec.input, stored)
+    except Exception:
+        return False, None
+
+
 def _resumed_frame(inv: Any, frame: _native.Frame) -> _native.Frame:
     """On resume, hooks see the recorded surface and actor (SI-3)."""
     f = inv.frame()
@@ -316,9 +361,14 @@ async def drive(
             if inv.resumed:
                 if inv.attempt == 1:
                     frame = _resumed_frame(inv, frame)
-                stored = inv.input_json()
-                if stored is not None:
-                    value = spec.input.validate(stored) if spec.input is not None else stored  # type: ignore[union-attr]
+                ok, value = _handler_input(inv, spec, value)  # type: ignore[arg-type]
+                if not ok:
+                    # The stored input no longer fits the capability's type (a
+                    # request made before the model changed): the call fails
+                    # as a handler that raised would (EXECUTION_FAILED,
+                    # audited); the error, which may quote the input, stays here.
+                    k = int(inv.handler_error(None, "InputNotRestorable", False))
+                    continue
             k, output, pending = start_handler(inv, spec, value, frame)  # type: ignore[arg-type]
             if pending is not None:
                 k, output = await _race_deadline(inv, pending)
@@ -338,17 +388,14 @@ async def drive(
         elif k == EVALUATE_POLICY:
             k = await _evaluate_policy(registry, inv, spec, value, frame)  # type: ignore[arg-type]
         elif k == EXPORT_INPUT:
-            try:
-                dumped = _dump(spec.input, value)  # type: ignore[union-attr]
-            except Exception as e:
-                # A serializer that raises: the core ends the call (INVALID_INPUT,
-                # audited). Its message may quote the input; the type may not.
-                k = inv.input_not_exportable(f"its validated value could not be serialized ({type(e).__name__})")
-            else:
-                k = inv.input_exported(dumped)
+            k = _export_input(inv, spec.input, value)  # type: ignore[union-attr]
         elif k == REDACT_OUTPUT:
             try:
-                redacted = spec.redact_output(output, _redaction_info(inv, frame))  # type: ignore[misc,union-attr]
+                hook = spec.redact_output  # type: ignore[union-attr]
+                if spec.redact_output_takes_info:  # type: ignore[union-attr]
+                    redacted = hook(output, _redaction_info(inv, frame))  # type: ignore[misc]
+                else:
+                    redacted = hook(output)  # type: ignore[misc]
                 if inspect.isawaitable(redacted):
                     redacted = await redacted
             except _CancelledError:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from .schema import Schema, as_schema
 
-__all__ = ["capability", "define_capability", "host_policy", "CapabilitySpec", "HostPolicy", "camel_keys"]
+__all__ = ["capability", "define_capability", "host_policy", "CapabilitySpec", "HostPolicy", "camel_keys", "hook_takes_info"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -86,6 +86,10 @@ class CapabilitySpec:
         # Looked up once, not per call.
         self.validate_input: Callable[[Any], Any] | None = self.input.validate if self.input is not None else None
         self.eager = self.is_async and not self.wants_context
+        # Redactors take `(value)` or `(value, info)`: read from their
+        # signatures once, here (`None`: neither form binds, a build problem).
+        self.redact_output_takes_info = hook_takes_info(self.redact_output)
+        self.redact_approval_input_takes_info = hook_takes_info(self.redact_approval_input)
 
     def declaration(self) -> dict[str, Any]:
         """The JSON declaration the core builds from."""
@@ -97,6 +101,26 @@ class CapabilitySpec:
             decl["outputSchema"] = self.output.json_schema()
             decl["validateOutput"] = True
         return decl
+
+
+def hook_takes_info(fn: Callable[..., Any] | None) -> bool | None:
+    """How a redactor is called: ``True`` as ``fn(value, info)``, ``False``
+    as ``fn(value)``, ``None`` when it takes neither. Two positional
+    arguments win when both bind (``def r(value, info=None)``); a callable
+    whose signature cannot be read (some builtins) is called with two."""
+    if fn is None:
+        return True
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return True
+    for args, takes_info in (((None, None), True), ((None,), False)):
+        try:
+            sig.bind(*args)
+        except TypeError:
+            continue
+        return takes_info
+    return None
 
 
 def _first_param_and_return(fn: Callable[..., Any]) -> tuple[Any, Any, int]:

@@ -45,7 +45,9 @@ class CapabilityError(Exception):
     ``code`` is the core's stable code (``"POLICY_DENIED"``, …), ``kind`` its
     ``std:`` error kind, ``message`` is written for a model to act on and
     never carries unredacted data. A handler may raise one itself (any
-    subclass, or ``CapabilityError(code, message)``) to fail with its own code.
+    subclass with its message, ``NotFoundError("No order o-9.")``, or
+    ``CapabilityError(code, message)``) to fail with its own code.
+    ``repr``/``str`` show the code and message, never ``details``.
     """
 
     code: str = "EXECUTION_FAILED"
@@ -88,93 +90,112 @@ class CapabilityError(Exception):
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt by code, whatever the class's own signature (pickling
+        # through ``args`` would hand the message where a code is expected).
+        return (_rebuild, (type(self), self.code, self.message, self.retryable, self.details))
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code!r}, message={self.message!r}, retryable={self.retryable!r})"
 
 
-class NotFoundError(CapabilityError):
+class _CodedError(CapabilityError):
+    """A class whose code is fixed: built with the message first,
+    ``NotFoundError("No order o-9; list orders first.")``."""
+
+    def __init__(self, message: str = "", *, retryable: bool | None = None, details: Any = None) -> None:
+        super().__init__(type(self).code, message, retryable=retryable, details=details)
+
+
+def _rebuild(cls: type[CapabilityError], code: str, message: str, retryable: bool, details: Any) -> CapabilityError:
+    err = cls.__new__(cls)
+    CapabilityError.__init__(err, code, message, retryable=retryable, details=details)
+    return err
+
+
+class NotFoundError(_CodedError):
     """``NOT_FOUND``: no such capability, or not exposed on this surface (same message either way)."""
 
     code = "NOT_FOUND"
 
 
-class InvalidInputError(CapabilityError):
+class InvalidInputError(_CodedError):
     """``INVALID_INPUT``: the input failed validation; the message says why."""
 
     code = "INVALID_INPUT"
 
 
-class PolicyDeniedError(CapabilityError):
+class PolicyDeniedError(_CodedError):
     """``POLICY_DENIED``: a policy denied the call (or failed, which denies)."""
 
     code = "POLICY_DENIED"
 
 
-class ApprovalRequiredError(CapabilityError):
+class ApprovalRequiredError(_CodedError):
     """``APPROVAL_REQUIRED``: for adapters that cannot show a pending outcome."""
 
     code = "APPROVAL_REQUIRED"
 
 
-class ApprovalNotFoundError(CapabilityError):
+class ApprovalNotFoundError(_CodedError):
     code = "APPROVAL_NOT_FOUND"
 
 
-class ApprovalPendingError(CapabilityError):
+class ApprovalPendingError(_CodedError):
     code = "APPROVAL_PENDING"
 
 
-class ApprovalRejectedError(CapabilityError):
+class ApprovalRejectedError(_CodedError):
     code = "APPROVAL_REJECTED"
 
 
-class ApprovalExpiredError(CapabilityError):
+class ApprovalExpiredError(_CodedError):
     code = "APPROVAL_EXPIRED"
 
 
-class ApprovalConsumedError(CapabilityError):
+class ApprovalConsumedError(_CodedError):
     code = "APPROVAL_CONSUMED"
 
 
-class ApprovalInvalidError(CapabilityError):
+class ApprovalInvalidError(_CodedError):
     code = "APPROVAL_INVALID"
 
 
-class TimeoutCapabilityError(CapabilityError, TimeoutError):
+class TimeoutCapabilityError(_CodedError, TimeoutError):
     """``TIMEOUT``: the deadline passed; the handler's task was cancelled and its result discarded."""
 
     code = "TIMEOUT"
 
 
-class CancelledCapabilityError(CapabilityError, asyncio.CancelledError):
+class CancelledCapabilityError(_CodedError, asyncio.CancelledError):
     """``CANCELLED``: the caller cancelled. Also an ``asyncio.CancelledError``."""
 
     code = "CANCELLED"
 
 
-class ExecutionFailedError(CapabilityError):
+class ExecutionFailedError(_CodedError):
     """``EXECUTION_FAILED``: the handler or a redactor raised; the original message stays on the server."""
 
     code = "EXECUTION_FAILED"
 
 
-class OutputInvalidError(CapabilityError):
+class OutputInvalidError(_CodedError):
     code = "OUTPUT_INVALID"
 
 
-class LimitExceededError(CapabilityError):
+class LimitExceededError(_CodedError):
     code = "LIMIT_EXCEEDED"
 
 
-class SessionNotFoundError(CapabilityError):
+class SessionNotFoundError(_CodedError):
     code = "SESSION_NOT_FOUND"
 
 
-class CredentialRequiredError(CapabilityError):
+class CredentialRequiredError(_CodedError):
     code = "CREDENTIAL_REQUIRED"
 
 
-class InternalError(CapabilityError):
+class InternalError(_CodedError):
     code = "INTERNAL"
 
 
@@ -217,8 +238,10 @@ class RegistryValidationError(ValueError):
 
 def _capability_error(code: str, message: str, retryable: bool, kind: str, details: Any) -> CapabilityError:
     """Factory the native module calls to build the exception for a core error."""
-    cls = ERROR_CLASSES.get(code, CapabilityError)
-    return cls(code, message, retryable=retryable, details=details)
+    cls = ERROR_CLASSES.get(code)
+    if cls is None:
+        return CapabilityError(code, message, retryable=retryable, details=details)
+    return cls(message, retryable=retryable, details=details)
 
 
 _native._install_error_factories(_capability_error, RegistryValidationError)

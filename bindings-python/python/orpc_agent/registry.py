@@ -4,6 +4,7 @@ Python agent host holds."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,6 +26,7 @@ from ._driver import (
 from .capability import CapabilitySpec, HostPolicy, camel_keys, host_policy, spec_of
 from .errors import ExecutionFailedError, NotFoundError, RegistryValidationError
 from .postgres import ApprovalPage, PostgresAuditSink, connection, wait
+from .schema import restore
 from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk, RedactionInfo
 
 __all__ = ["create_capability_registry", "CapabilityRegistry", "Approvals"]
@@ -234,16 +236,24 @@ class CapabilityRegistry:
         if kind == 1:
             return request.input
         if kind == 2 or index is None or info is None:
-            raise NotFoundError(None, "The capability of this approval request is not available.")
-        redactor = self._specs[index].redact_approval_input
+            raise NotFoundError("The capability of this approval request is not available.")
+        spec = self._specs[index]
+        redactor = spec.redact_approval_input
         try:
             if redactor is None:
                 raise LookupError("no approval-input redactor")
-            view = redactor(request.input, RedactionInfo(info["surface"], info["capabilityId"], info["actor"], context))
+            # The stored input as the capability's type (a pydantic model
+            # for a model schema), restored without validating it again:
+            # the value the hash binds, unchanged.
+            value = restore(spec.input, copy.deepcopy(request.input))
+            if spec.redact_approval_input_takes_info:
+                view = redactor(value, RedactionInfo(info["surface"], info["capabilityId"], info["actor"], context))
+            else:
+                view = redactor(value)
             if inspect.isawaitable(view):
                 view = await view
         except Exception as exc:
-            raise ExecutionFailedError(None, "The approval input could not be prepared for display.") from exc
+            raise ExecutionFailedError("The approval input could not be prepared for display.") from exc
         return view
 
     def inspect(self) -> dict[str, Any]:
@@ -277,6 +287,13 @@ def _hook_problems(specs: Sequence[CapabilitySpec], runtime_wire: list[Any], run
         if isinstance(redact, dict):
             need(s.id, "redact.output", redact.get("output") is not True or s.redact_output is not None)
             need(s.id, "redact.approvalInput", redact.get("approvalInput") is not True or s.redact_approval_input is not None)
+        # A redactor is called as `fn(value)` or `fn(value, info)`; one that
+        # takes neither would fail every call.
+        for path, takes_info in (("redact.output", s.redact_output_takes_info),
+                                 ("redact.approvalInput", s.redact_approval_input_takes_info)):
+            if takes_info is None:
+                problems.append({"capability": s.id, "path": path, "code": "HOOK_SIGNATURE",
+                                 "message": "must take (value) or (value, info)"})
         retry = s.meta.get("retry") or {}
         if isinstance(retry, dict):
             need(s.id, "retry.retryOn", retry.get("retryOn") is not True or s.retry_on is not None)
@@ -369,5 +386,5 @@ def create_capability_registry(
     )
     problems = _hook_problems(specs, runtime_wire, runtime_impl)
     if problems:
-        raise RegistryValidationError(f"{len(problems)} declared hook(s) without an implementation", problems)
+        raise RegistryValidationError(f"{len(problems)} problem(s) with the declared hooks", problems)
     return CapabilityRegistry(native, specs, runtime_impl)

@@ -4,10 +4,10 @@ here decides anything."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from ._native import Frame, InvokeOk
 
@@ -25,7 +25,65 @@ __all__ = [
     "PolicyRequest",
     "RedactionInfo",
     "HandlerContext",
+    "ReadOnlyDict",
 ]
+
+
+class ReadOnlyDict(dict[str, Any]):
+    """A dict that refuses writes (``TypeError``): what a hook is told
+    about the actor. Still a ``dict`` for readers (``json.dumps``,
+    pydantic, ``dict(...)`` for a writable copy)."""
+
+    __slots__ = ()
+
+    def __new__(cls, data: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> ReadOnlyDict:
+        self = super().__new__(cls)
+        dict.update(self, data)
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass  # filled once, by __new__: calling __init__ again changes nothing
+
+    def _refuse(self) -> NoReturn:
+        raise TypeError(f"{type(self).__name__} is read-only; copy it with dict(...) to change it")
+
+    def __setitem__(self, key: str, value: Any) -> NoReturn:
+        self._refuse()
+
+    def __delitem__(self, key: str) -> NoReturn:
+        self._refuse()
+
+    def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc]
+        self._refuse()
+
+    def clear(self) -> NoReturn:
+        self._refuse()
+
+    def pop(self, *args: Any) -> NoReturn:
+        self._refuse()
+
+    def popitem(self) -> NoReturn:
+        self._refuse()
+
+    def setdefault(self, *args: Any) -> NoReturn:
+        self._refuse()
+
+    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self._refuse()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ReadOnlyDict, (dict(self),))
+
+
+def frozen_copy(value: Any) -> Any:
+    """A read-only deep copy of JSON-shaped data: mappings become
+    ``ReadOnlyDict``, lists and tuples tuples; other values are kept."""
+    if isinstance(value, Mapping):
+        return ReadOnlyDict({k: frozen_copy(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(frozen_copy(v) for v in value)
+    return value
+
 
 class ApprovalRequired:
     """The call needs an approval first (stage 8); ``request`` is persisted.
@@ -38,15 +96,21 @@ class ApprovalRequired:
         self.request = request
 
     def __repr__(self) -> str:
-        return f"ApprovalRequired(request={self.request!r})"
+        # The request's repr names it without its input (which may be
+        # anything the model sent): an outcome can be logged.
+        return f"ApprovalRequired(status='approval_required', request={self.request!r})"
 
 
 Outcome = InvokeOk[Any] | ApprovalRequired
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ApprovalRequest:
-    """An approval request as stored (DESIGN §5). Times are unix milliseconds."""
+    """An approval request as stored (DESIGN §5). Times are unix milliseconds.
+
+    ``input`` is the full validated input the hash binds (show it through
+    ``registry.redact_approval_input``); ``repr``/``str`` leave it out, with
+    the hash and the actor, so a request can be logged."""
 
     id: str
     capability_id: str
@@ -95,6 +159,12 @@ class ApprovalRequest:
         """The camelCase JSON form every binding shares."""
         return dict(self.raw)
 
+    def __repr__(self) -> str:
+        return (
+            f"ApprovalRequest(id={self.id!r}, capability_id={self.capability_id!r}, status={self.status!r}, "
+            f"type={self.type!r}, expires_at={self.expires_at!r})"
+        )
+
 
 # ----- policy decisions -------------------------------------------------
 
@@ -128,11 +198,16 @@ class Abstain:
 Decision = Allow | Deny | RequireApproval | Abstain
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PolicyRequest:
     """What a host policy sees: the validated input and the frozen frame,
     and the capability's declared metadata (read-only: ``side_effect``,
-    ``risk``, ``tags``… as declared, in the core's camelCase JSON form)."""
+    ``risk``, ``tags``… as declared, in the core's camelCase JSON form).
+
+    Frozen: no field can be reassigned, and ``actor`` is a read-only copy
+    of the frame's actor (``ReadOnlyDict``, roles and lists as tuples).
+    ``context`` is the application's own object, handed as is.
+    ``repr`` shows neither the input nor the context."""
 
     capability_id: str
     input: Any
@@ -140,16 +215,38 @@ class PolicyRequest:
     context: Any
     meta: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
+    @property
+    def actor(self) -> Mapping[str, Any]:
+        """The frame's actor ``{id?, roles, attributes}``, read-only."""
+        return frozen_copy(self.frame.actor)  # type: ignore[no-any-return]
 
-@dataclass(frozen=True)
+    def __repr__(self) -> str:
+        return f"PolicyRequest(capability_id={self.capability_id!r}, frame={self.frame!r})"
+
+
+@dataclass(frozen=True, repr=False)
 class RedactionInfo:
     """What a redactor is told (DESIGN §6). On a resumed approval, surface and
-    actor are the ones recorded with the request."""
+    actor are the ones recorded with the request.
+
+    Frozen: no field can be reassigned, and ``actor`` is a read-only deep
+    copy (``ReadOnlyDict``, roles and lists as tuples), made when the info
+    is. ``context`` is the application's own object, handed as is.
+    ``repr`` shows the actor's id only, not its attributes or the context."""
 
     surface: str
     capability_id: str
-    actor: dict[str, Any]
+    actor: Mapping[str, Any]
     context: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "actor", frozen_copy(self.actor or {}))
+
+    def __repr__(self) -> str:
+        return (
+            f"RedactionInfo(surface={self.surface!r}, capability_id={self.capability_id!r}, "
+            f"actor_id={self.actor.get('id')!r})"
+        )
 
 
 @dataclass(frozen=True)
