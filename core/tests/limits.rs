@@ -501,3 +501,43 @@ async fn pending_approvals_per_actor_sqlite_store() {
     pending_vectors(Arc::new(SqliteApprovalStore::open(&path).unwrap())).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The validated input a host exports is measured whatever the raw input's
+/// verdict was: it is what the approval hashes and stores, and a validator
+/// may have made it larger than the raw input it was given (a host model
+/// holding a 2 MiB string; issue 15). Over the limit: LIMIT_EXCEEDED,
+/// nothing stored, no handler.
+#[test]
+fn an_exported_input_over_the_limits_is_refused_even_after_a_passing_raw_verdict() {
+    let v = vectors();
+    let reg = registry(&v);
+    let big = json!({"text": "a".repeat(2 * 1024 * 1024)});
+    let mut inv = Invocation::start_measured(
+        Arc::clone(&reg),
+        "orders.refund",
+        frame("agent-1"),
+        InvokeOptions::at(1_000),
+        Some(Ok(())),
+    );
+    let mut stored = 0;
+    let mut handler_runs = 0;
+    let (o, _) = drive_sync(&mut inv, |step| match step {
+        Step::ValidateInput { .. } => Answer::InputValid(Payload::Host),
+        Step::ExportInput => Answer::InputExported(big.clone()),
+        Step::PersistApproval(_) => {
+            stored += 1;
+            Answer::Persisted
+        }
+        Step::RunHandler { .. } => {
+            handler_runs += 1;
+            Answer::HandlerOk {
+                output: Payload::Host,
+                now_ms: 1_001,
+            }
+        }
+        s => permissive(s),
+    });
+    let e = error_of(&o);
+    assert_eq!(e.code, ErrorCode::LimitExceeded, "{o:?}");
+    assert_eq!((stored, handler_runs), (0, 0));
+}

@@ -616,7 +616,11 @@ impl Invocation {
                 self.host_policy_answered(scope, index, Decision::Deny { reason: None }, true);
             }
             (State::ExportInput(then), Answer::InputExported(v)) => {
-                let verdict = self.check_limits(&v);
+                // Always measured, whatever the raw input's verdict was: the
+                // validated value is what is hashed, stored and resumed, and
+                // a validator may have made it larger (a host model holding
+                // a 2 MiB string was stored as a 2 MiB approval input).
+                let verdict = crate::limits::check(&v);
                 if !self.limits_passed(verdict) {
                     return Ok(());
                 }
