@@ -95,12 +95,10 @@ impl Invocation {
                 }
                 StepKind::RunHandler if self.waited => {
                     // Time passed between steps (an async host policy, a slow
-                    // audit subscriber): a handler is never started once its
-                    // deadline has passed — the core's TIMEOUT, as in the
-                    // other drivers (`HostRegistry::advance`).
-                    let now = self.shared.now_ms(py);
-                    if now >= self.inv.deadline_at_ms() {
-                        let _ = self.inv.answer(Answer::HandlerTimedOut { now_ms: now });
+                    // audit subscriber): the machine is told the time, and
+                    // ends the attempt itself if the deadline has passed.
+                    self.inv.at(self.shared.now_ms(py));
+                    if self.inv.step_kind() != StepKind::RunHandler {
                         continue;
                     }
                     return Ok(StepKind::RunHandler.as_u8());
@@ -353,13 +351,10 @@ impl Invocation {
         self.answer(py, Answer::OutputExported(v))
     }
 
-    /// The handler returned. A result at or after the deadline is late: the
-    /// timer the step named has fired, so it is answered as timed out.
+    /// The handler returned, at the registry's clock: the core judges a
+    /// result at or after the deadline late (TIMEOUT).
     pub(crate) fn handler_ok(&mut self, py: Python<'_>) -> PyResult<u8> {
         let now_ms = self.now(py);
-        if now_ms >= self.inv.deadline_at_ms() {
-            return self.answer(py, Answer::HandlerTimedOut { now_ms });
-        }
         self.answer(
             py,
             Answer::HandlerOk {

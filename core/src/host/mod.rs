@@ -218,16 +218,12 @@ impl HostRegistry {
         if self.store.waits() {
             // Never poll a waiting store's future here (see
             // `ApprovalStore::waits`): its steps go to the host as they are.
-            if inv.step_kind() == StepKind::RunHandler && now_ms >= inv.deadline_at_ms() {
-                let _ = inv.answer(Answer::HandlerTimedOut { now_ms });
-            }
+            inv.at(now_ms);
             return inv.step_kind();
         }
         loop {
+            inv.at(now_ms);
             let answer = match inv.step() {
-                Step::RunHandler { deadline_at_ms, .. } if now_ms >= deadline_at_ms => {
-                    Answer::HandlerTimedOut { now_ms }
-                }
                 Step::PersistApproval(request) => match run_ready(self.store.create(request)) {
                     Some(Ok(())) => Answer::Persisted,
                     Some(Err(e)) => Answer::StoreFailed(e.into()),

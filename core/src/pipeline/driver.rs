@@ -520,6 +520,9 @@ impl Driver {
     /// The host loop.
     async fn drive(&self, mut inv: Invocation, call: &Host) -> Outcome {
         loop {
+            // The machine ends an attempt whose deadline has passed before
+            // its handler would start (SI-9).
+            inv.at(self.clock.now_ms());
             let answer = match inv.step() {
                 Step::Done(_) => break,
                 step => self.perform(&inv, step, call).await,
@@ -683,16 +686,9 @@ impl Driver {
         call: &Host,
     ) -> Answer {
         let token = call.cancel.child_token();
+        // `drive` told the machine the time just before this step, so a
+        // deadline already past never reaches here (`Invocation::at`).
         let remaining = deadline_at_ms.saturating_sub(self.clock.now_ms());
-        // Already past the deadline (a slow audit subscriber or validator
-        // spent it): a zero-length tokio timer only fires on the next timer
-        // tick, so a ready handler would win the race below and a write
-        // would run after its deadline. Do not start it (SI-9).
-        if remaining == 0 {
-            return Answer::HandlerTimedOut {
-                now_ms: self.clock.now_ms(),
-            };
-        }
         let cx = HandlerContext {
             cancel: token.clone(),
             attempt,

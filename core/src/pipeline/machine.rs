@@ -473,6 +473,20 @@ impl Invocation {
         self.deadline_at_ms
     }
 
+    /// Tells the machine the time just before the host would act on the
+    /// current step. A handler is never started at or past its deadline
+    /// (a slow audit subscriber, validator or policy spent it): the attempt
+    /// ends in TIMEOUT here, so no binding runs a write after its deadline
+    /// (SI-9). Every driver calls this before it starts a handler; a
+    /// `now_ms` of 0 (a host that did not read its clock) changes nothing.
+    pub fn at(&mut self, now_ms: u64) {
+        if matches!(self.state, State::RunHandler) && now_ms != 0 && now_ms >= self.deadline_at_ms {
+            self.clock(now_ms);
+            let e = self.timeout_error();
+            self.fail(e);
+        }
+    }
+
     /// `Sleep`: how long; otherwise 0.
     pub fn sleep_ms(&self) -> u64 {
         match self.state {
