@@ -397,8 +397,14 @@ impl Invocation {
         self.answer(py, Answer::Cancelled { now_ms })
     }
 
-    fn retry_on(&mut self, py: Python<'_>, retry: bool) -> PyResult<u8> {
-        self.answer(py, Answer::RetryOn(retry))
+    /// `AskRetryOn`: the host's `retry_on` answer, as it returned it. Only
+    /// the boolean `True` is the core's `true`; any other value (`"no"`,
+    /// `1`, `None`) is not a yes.
+    fn retry_on(&mut self, py: Python<'_>, verdict: &Bound<'_, PyAny>) -> PyResult<u8> {
+        let yes = verdict
+            .cast::<pyo3::types::PyBool>()
+            .is_ok_and(|b| b.is_true());
+        self.answer(py, Answer::RetryOn(yes))
     }
 
     fn slept(&mut self, py: Python<'_>) -> PyResult<u8> {

@@ -265,6 +265,39 @@ async def test_SI_10_nothing_unredacted_leaves() -> None:
     assert "123-45-6789" not in blob and "hunter2" not in blob
 
 
+@pytest.mark.parametrize("verdict", ["no", 1, "yes", [True], None])
+async def test_SI_11_only_true_from_retry_on_retries(verdict: Any) -> None:
+    """``retry_on`` answers a boolean; anything else (a truthy string, 1) is
+    not a yes: the core retries only on ``True``, as in every binding."""
+    calls = {"n": 0}
+
+    @capability(id="rt.flaky", description="F.", expose={"direct": True}, side_effect="read", risk="low",
+                retry={"max_attempts": 3, "backoff_ms": 0, "retry_on": lambda e: verdict})
+    async def flaky(item: Item) -> str:
+        calls["n"] += 1
+        raise CapabilityError("EXECUTION_FAILED", "flaky", retryable=True)
+
+    reg = create_capability_registry([flaky])
+    with pytest.raises(CapabilityError):
+        await reg.invoke("rt.flaky", {"name": "a"})
+    assert calls["n"] == 1, f"{verdict!r} retried"
+
+
+async def test_SI_11_retry_on_true_retries() -> None:
+    calls = {"n": 0}
+
+    @capability(id="rt.flaky2", description="F.", expose={"direct": True}, side_effect="read", risk="low",
+                retry={"max_attempts": 3, "backoff_ms": 0, "retry_on": lambda e: True})
+    async def flaky(item: Item) -> str:
+        calls["n"] += 1
+        raise CapabilityError("EXECUTION_FAILED", "flaky", retryable=True)
+
+    reg = create_capability_registry([flaky])
+    with pytest.raises(CapabilityError):
+        await reg.invoke("rt.flaky2", {"name": "a"})
+    assert calls["n"] == 4  # the first attempt and max_attempts (3) retries
+
+
 async def test_SI_11_retries_only_when_eligible() -> None:
     calls = {"read": 0, "write": 0}
 

@@ -414,10 +414,13 @@ async def drive(
             k = inv.output_exported(dumped)
         elif k == ASK_RETRY_ON:
             try:
-                retry = bool(spec.retry_on(inv.retry_error()))  # type: ignore[misc,union-attr]
+                verdict: Any = spec.retry_on(inv.retry_error())  # type: ignore[misc,union-attr]
             except Exception:
-                retry = False
-            k = inv.retry_on(retry)
+                verdict = None  # a predicate that raises does not retry
+            # The answer as given: only the boolean True retries, which the
+            # glue converts and the core decides (not Python's truthiness:
+            # "no" and 1 do not retry, as in Node).
+            k = inv.retry_on(verdict)
         elif k == _native.SLEEP:
             try:
                 await asyncio.sleep(inv.sleep_s())
