@@ -300,6 +300,22 @@ impl Invocation {
         self.answer(py, Answer::InputInvalid(message))
     }
 
+    /// `ValidateInput`: the validator's issues, `[(path segments, message)]`;
+    /// the core writes the model's message from them.
+    fn input_issues(&mut self, py: Python<'_>, issues: Vec<(Vec<String>, String)>) -> PyResult<u8> {
+        let issues = issues
+            .into_iter()
+            .map(|(path, message)| orpc_agent_core::pipeline::InputIssue { path, message })
+            .collect();
+        self.answer(py, Answer::InputIssues(issues))
+    }
+
+    /// `ValidateInput`: the validator raised something that is not a list
+    /// of issues; its text stays here.
+    fn input_validator_failed(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.answer(py, Answer::InputValidatorFailed)
+    }
+
     /// `kind`: 0 allow, 1 deny, 2 require approval, 3 abstain.
     #[pyo3(signature = (kind, reason = None, approval_type = None, expires_in_ms = None))]
     fn policy_decision(

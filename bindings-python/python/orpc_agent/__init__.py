@@ -50,7 +50,7 @@ from .errors import (
 from .progress import ProgressEvent, on_progress
 from .registry import Approvals, CapabilityRegistry, create_capability_registry
 from .postgres import ApprovalPage, PostgresAuditSink
-from .schema import JsonSchema, PydanticSchema, Schema
+from .schema import InputIssues, JsonSchema, PydanticSchema, Schema
 from .types import (
     Abstain,
     Allow,
@@ -96,6 +96,7 @@ __all__ = [
     "InternalError",
     "InvalidInputError",
     "InvokeOk",
+    "InputIssues",
     "JsonSchema",
     "LimitExceededError",
     "NotFoundError",

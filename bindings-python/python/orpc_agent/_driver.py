@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from . import _native
 from .errors import CapabilityError
 from .postgres import wait
-from .schema import rebuilds, restore, to_jsonable
+from .schema import InputIssues, rebuilds, restore, to_jsonable
 from .types import (
     Abstain,
     Allow,
@@ -125,19 +125,25 @@ def _abandon(fut: asyncio.Future[Any]) -> None:
     fut.add_done_callback(_retrieve)
 
 
-def _message(exc: BaseException) -> str:
+def _invalid_input(inv: Any, exc: BaseException) -> int:
+    """Stage 4's answer for a validator that raised: its issues (pydantic's
+    field paths and reasons, or a :class:`InputIssues`), from which the core
+    writes the model's message; anything else only says the input could
+    not be validated — an exception's text may quote the input (SI-10)."""
+    if isinstance(exc, InputIssues):
+        return int(inv.input_issues([([str(p) for p in path], str(msg)) for path, msg in exc.issues]))
     errors = getattr(exc, "errors", None)
-    if callable(errors):  # pydantic.ValidationError: field paths and reasons
+    if callable(errors):  # pydantic.ValidationError
         try:
-            parts = []
-            for e in errors(include_url=False, include_input=False):
-                loc = ".".join(str(p) for p in e.get("loc", ())) or "input"
-                parts.append(f"{loc}: {e.get('msg')}")
-            if parts:
-                return "; ".join(parts)
+            issues = [
+                ([str(p) for p in e.get("loc", ())], str(e.get("msg")))
+                for e in errors(include_url=False, include_input=False, include_context=False)
+            ]
         except Exception:
-            pass
-    return str(exc) or type(exc).__name__
+            issues = []
+        if issues:
+            return int(inv.input_issues(issues))
+    return int(inv.input_validator_failed())
 
 
 def _handler_failed(inv: Any, exc: BaseException) -> int:
@@ -354,7 +360,7 @@ async def drive(
             try:
                 value = spec.input.validate(value)  # type: ignore[union-attr]
             except Exception as exc:
-                k = inv.input_invalid(_message(exc))
+                k = _invalid_input(inv, exc)
             else:
                 k = inv.input_valid()
         elif k == RUN_HANDLER:

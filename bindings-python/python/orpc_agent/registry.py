@@ -17,7 +17,7 @@ from ._driver import (
     SUSPENDED,
     VALIDATOR_RAISED,
     _handler_failed,
-    _message,
+    _invalid_input,
     continue_handler,
     drive,
     run_sync,
@@ -186,7 +186,7 @@ class CapabilityRegistry:
         if k == VALIDATOR_RAISED:
             if not isinstance(extra, Exception):
                 raise extra
-            return await drive(self, inv, spec, None, f, inv.input_invalid(_message(extra)))
+            return await drive(self, inv, spec, None, f, _invalid_input(inv, extra))
         if k == HANDLER_RAISED:
             if isinstance(extra, asyncio.CancelledError):
                 k = inv.cancelled()

@@ -13,6 +13,8 @@ are the core's.
 from __future__ import annotations
 
 import collections.abc
+import itertools
+import json
 import types
 import typing
 from collections.abc import Callable
@@ -22,6 +24,18 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 from pydantic_core import to_jsonable_python
 
 __all__ = ["Schema", "PydanticSchema", "JsonSchema", "as_schema", "to_jsonable", "restore", "rebuilds", "same_value"]
+
+
+class InputIssues(ValueError):
+    """Raised by a :class:`Schema`'s ``validate`` to report what is wrong
+    with an input: ``issues`` is a list of ``(path, message)``, the path a
+    list of keys and indices as text. The model is told the paths and
+    messages, never the rejected value; any other exception a validator
+    raises tells it only that the input could not be validated."""
+
+    def __init__(self, issues: list[tuple[list[str], str]]) -> None:
+        super().__init__(f"{len(issues)} issue(s)")
+        self.issues = issues
 
 
 @runtime_checkable
@@ -104,10 +118,20 @@ class JsonSchema:
         self._validator = cls(schema)
 
     def validate(self, value: Any) -> Any:
-        error = next(iter(self._validator.iter_errors(value)), None)
-        if error is not None:
-            where = "/".join(str(p) for p in error.absolute_path)
-            raise ValueError(f"{where or 'input'}: {error.message}")
+        errors = list(itertools.islice(self._validator.iter_errors(value), 10))
+        if errors:
+            # jsonschema's messages quote the rejected value ("'4111…' is not
+            # of type 'integer'"): each issue says which keyword failed and
+            # what the schema asks, never the value.
+            raise InputIssues(
+                [
+                    (
+                        [str(p) for p in e.absolute_path],
+                        f"does not satisfy '{e.validator}': {json.dumps(e.validator_value, default=str)[:120]}",
+                    )
+                    for e in errors
+                ]
+            )
         return value
 
     def dump(self, value: Any) -> Any:
