@@ -176,7 +176,7 @@ export declare function errorCodeTable(): string
  * `invokeAuditRow` (the last two: every call with an audit subscriber,
  * twice).
  */
-export declare function hotPath(): { start(reg: number, capability: number, surface: number, inputText: string | undefined, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText: string | undefined, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number; audited(reg: number, h: number, now: number): number; auditRow(reg: number, h: number): string }
+export declare function hotPath(): { start(reg: number, capability: number, surface: number, inputText: string | undefined, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText: string | undefined, now: number): number; inputValid(reg: number, h: number, now: number): number; handlerOk(reg: number, h: number, now: number): number; audited(reg: number, h: number, now: number): number; auditRow(reg: number, h: number): string }
 
 /**
  * The approval input hash of DESIGN §5 for `capability_id` and the input

@@ -219,15 +219,17 @@ unsafe extern "C" fn raw_start_actor(
     unsafe { finish(env, r) }
 }
 
-/// `inputValid(reg, h)`: `answerInputValid`.
+/// `inputValid(reg, h, now)`: `answerInputValid` at the caller's
+/// `Date.now()`: a validator may have spent the deadline, and the core ends
+/// the attempt then instead of starting the handler (`Invocation::at`).
 unsafe extern "C" fn raw_input_valid(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: env/info are this callback's.
-    let [reg, h] = unsafe { args::<2>(env, info) };
+    let [reg, h, now] = unsafe { args::<3>(env, info) };
     let r = catch_unwind(AssertUnwindSafe(|| {
-        answer_in(int(reg), int(h), 0.0, Answer::InputValid(Payload::Host))
+        answer_in(int(reg), int(h), now, Answer::InputValid(Payload::Host))
     }));
     // SAFETY: as above.
     unsafe { finish(env, r) }
@@ -314,7 +316,7 @@ type RawCallback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) 
 /// twice).
 #[napi(
     catch_unwind,
-    ts_return_type = "{ start(reg: number, capability: number, surface: number, inputText: string | undefined, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText: string | undefined, now: number): number; inputValid(reg: number, h: number): number; handlerOk(reg: number, h: number, now: number): number; audited(reg: number, h: number, now: number): number; auditRow(reg: number, h: number): string }"
+    ts_return_type = "{ start(reg: number, capability: number, surface: number, inputText: string | undefined, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText: string | undefined, now: number): number; inputValid(reg: number, h: number, now: number): number; handlerOk(reg: number, h: number, now: number): number; audited(reg: number, h: number, now: number): number; auditRow(reg: number, h: number): string }"
 )]
 pub fn hot_path(env: &Env) -> napi::Result<Object<'_>> {
     let raw = env.raw();

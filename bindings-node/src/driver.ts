@@ -136,7 +136,7 @@ export async function drive(
             r = N.answerInputIssues(reg, h, issuesJson(res.issues), Date.now());
           } else {
             value = res.value;
-            r = HOT.inputValid(reg, h);
+            r = HOT.inputValid(reg, h, Date.now());
           }
           break;
         }

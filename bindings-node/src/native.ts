@@ -32,6 +32,4 @@ export const enum Kind {
 export const SHORT_INPUT_TEXT = native.shortInputTextChars();
 
 /** Surface name → the index the native side takes. */
-export const SURFACE_INDEX: Readonly<Record<string, number>> = Object.freeze(
-  Object.fromEntries(native.surfaces().map((s, i) => [s, i])),
-);
+export const SURFACE_INDEX: ReadonlyMap<string, number> = new Map(native.surfaces().map((s, i) => [s, i]));

@@ -337,7 +337,10 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
       optionalSignal("registry.invoke", "frame.signal", frame.signal);
       optionalFunction("registry.invoke", "frame.onProgress", frame.onProgress);
       index = this.#names.get(idOrToolName);
-      const surface = SURFACE_INDEX[frame.surface];
+      // Only the core's own surface names have an index (a Map: own entries
+      // only, so "constructor" or "__proto__" find nothing); anything else
+      // crosses as text for the core's parser, which refuses it.
+      const surface = SURFACE_INDEX.get(frame.surface);
       // How the frame crosses: nothing beyond the surface (null), an actor id
       // (a string), or JSON (undefined).
       const actorId = needsJson(frame, surface) ? undefined : bareActorId(frame.actor);

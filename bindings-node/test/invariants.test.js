@@ -27,6 +27,19 @@ test("SI-1 exposure is deny-by-default per surface; only literal true exposes", 
   assert.deepEqual(bad.problems.map((p) => [p.path, p.code]), [["expose.mcp", "WRONG_TYPE"]]);
 });
 
+test("SI-2 only the core's five surface names are surfaces: Object.prototype's names are refused, never direct", async () => {
+  let ran = 0;
+  const registry = await createCapabilityRegistry({
+    onlyDirect: base.meta({ agent: agent({ expose: { direct: true } }) }).handler(async () => (ran++, "ran")),
+  });
+  for (const surface of ["constructor", "__proto__", "toString", "valueOf", "hasOwnProperty", "isPrototypeOf", ""]) {
+    assert.equal(await codeOf(registry.invoke("onlyDirect", {}, { surface })), "INVALID_INPUT", surface);
+    assert.equal(await codeOf(registry.invoke("onlyDirect", {}, { surface, actor: { id: "a" } })), "INVALID_INPUT", surface);
+  }
+  assert.equal(ran, 0, "no capability ran on a made-up surface");
+  assert.deepEqual(await registry.invoke("onlyDirect", {}, { surface: "direct" }), { status: "ok", output: "ran" });
+});
+
 test("SI-2 the surface comes from the frame, never from the input", async () => {
   const registry = await createCapabilityRegistry({ onMcp: echo(agent()) });
   assert.equal(await codeOf(registry.invoke("onMcp", { surface: "mcp" }, { surface: "direct" })), "NOT_FOUND");

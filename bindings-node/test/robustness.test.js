@@ -357,3 +357,25 @@ test("a result that arrives after the deadline is TIMEOUT even when the event lo
   assert.equal(ran, 1);
   assert.equal(registry.inFlight(), 0);
 });
+
+test("a validator that spends the deadline: the handler is never started, the call is TIMEOUT (the core is told the time)", async () => {
+  let ran = 0;
+  const slowSchema = {
+    "~standard": {
+      version: 1,
+      vendor: "test",
+      // Resolves only after the 50 ms deadline has passed (a lower bound).
+      validate: (value) => new Promise((resolve) => setTimeout(() => resolve({ value }), 120)),
+    },
+  };
+  const registry = await createCapabilityRegistry({
+    slowInput: base
+      .meta({ agent: agent({ timeoutMs: 50, sideEffect: "write", risk: "low" }) })
+      .input(slowSchema)
+      .handler(async () => (ran++, "wrote")),
+  });
+  const e = await registry.invoke("slowInput", { a: 1 }, { surface: "direct" }).catch((x) => x);
+  assert.equal(e.code, "TIMEOUT", `got ${e.code}`);
+  assert.equal(ran, 0, "no write after the deadline");
+  assert.equal(registry.inFlight(), 0);
+});

@@ -23,7 +23,7 @@
 import { ORPCError, os } from "@orpc/server";
 
 import { CapabilityError } from "../errors.js";
-import { N } from "../native.js";
+import { N, SURFACE_INDEX } from "../native.js";
 import type { CapabilityRegistry } from "../registry.js";
 import type { Actor, ApprovalRequest, ExposureSurface, Frame, TraceContext } from "../types.js";
 import { readDecideInput, readDescriptorsInput, readId, readInvokeInput, readListInput } from "./parse.js";
@@ -69,6 +69,10 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
   options: AgentGatewayOptions<TContext, TAppContext>,
 ) {
   const surface: ExposureSurface = options.surface ?? "aiSdk";
+  if (typeof surface !== "string" || !SURFACE_INDEX.has(surface)) {
+    // Only the core's surface names (its own list) are surfaces.
+    throw new TypeError(`An agent gateway needs one of the surfaces ${[...SURFACE_INDEX.keys()].join(", ")}; got ${JSON.stringify(surface)}.`);
+  }
   if ((surface as string) === "direct") {
     throw new TypeError('An agent gateway cannot serve surface "direct": model actions must go through a governed surface.');
   }

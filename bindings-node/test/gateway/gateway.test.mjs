@@ -124,6 +124,11 @@ describe("agent gateway: authentication stays the app's", () => {
 describe("agent gateway: the surface is the mount's", () => {
   it("a gateway cannot be created for surface direct", () => {
     assert.throws(() => createAgentGateway(app.registry, { surface: "direct", actor: () => ({ id: "x" }) }), /direct/);
+    // A name that is not one of the core's surfaces is refused when the mount
+    // is made (it used to index Object.prototype and run on direct).
+    for (const surface of ["constructor", "__proto__", "toString", "bogus"]) {
+      assert.throws(() => createAgentGateway(app.registry, { surface, actor: () => ({ id: "x" }) }), TypeError, surface);
+    }
   });
 
   it("a direct-only capability is unreachable through the gateway", async () => {
