@@ -148,6 +148,40 @@ impl Invocation {
     }
 }
 
+/// `None`/absent → `Some(None)`; a `str` → `Some(Some(text))`; anything
+/// else → `None` (not text).
+fn opt_text(v: Option<&Bound<'_, PyAny>>) -> Option<Option<String>> {
+    match v {
+        None => Some(None),
+        Some(v) if v.is_none() => Some(None),
+        Some(v) => v
+            .cast::<pyo3::types::PyString>()
+            .ok()?
+            .to_str()
+            .ok()
+            .map(|s| Some(s.to_owned())),
+    }
+}
+
+/// A host's milliseconds: `None`/absent → `Some(None)`; an `int` or a
+/// `float` (never a `bool`) → its value, negatives and NaN as 0 and values
+/// past `u64` as `u64::MAX` for the core's bounds to refuse; anything else →
+/// `None` (not a number).
+fn opt_ms(v: Option<&Bound<'_, PyAny>>) -> Option<Option<u64>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Some(None);
+    };
+    if v.cast::<pyo3::types::PyBool>().is_ok() {
+        return None;
+    }
+    if v.cast::<pyo3::types::PyInt>().is_ok() {
+        let i: i128 = v.extract().unwrap_or(i128::MAX);
+        return Some(Some(u64::try_from(i.max(0)).unwrap_or(u64::MAX)));
+    }
+    let f = v.cast::<pyo3::types::PyFloat>().ok()?.value();
+    Some(Some(if f.is_nan() || f <= 0.0 { 0 } else { f as u64 }))
+}
+
 fn decision(
     kind: u8,
     reason: Option<String>,
@@ -322,14 +356,28 @@ impl Invocation {
         &mut self,
         py: Python<'_>,
         kind: u8,
-        reason: Option<String>,
-        approval_type: Option<String>,
-        expires_in_ms: Option<u64>,
+        reason: Option<&Bound<'_, PyAny>>,
+        approval_type: Option<&Bound<'_, PyAny>>,
+        expires_in_ms: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u8> {
-        let answer = match decision(kind, reason, approval_type, expires_in_ms) {
-            Some(d) => Answer::PolicyDecision(d),
-            // Not a decision the core knows: the policy failed, which denies.
-            None => Answer::PolicyFailed(String::new()),
+        // The decision's fields as the host gave them; a field of the wrong
+        // type makes it no decision at all (a failed policy, which denies),
+        // never a decision with a default in its place. An expiry the core
+        // would not accept (0, negative) is the core's to refuse.
+        let fields = (
+            opt_text(reason),
+            opt_text(approval_type),
+            opt_ms(expires_in_ms),
+        );
+        let answer = match fields {
+            (Some(reason), Some(approval_type), Some(expires_in_ms)) => {
+                match decision(kind, reason, approval_type, expires_in_ms) {
+                    Some(d) => Answer::PolicyDecision(d),
+                    // Not a decision the core knows: the policy failed.
+                    None => Answer::PolicyFailed(String::new()),
+                }
+            }
+            _ => Answer::PolicyFailed(String::new()),
         };
         self.waited = true;
         self.answer(py, answer)

@@ -193,6 +193,38 @@ async def test_SI_6_a_policy_that_answers_nothing_denies_and_is_logged(caplog: p
     assert "NoneType" in logged and "str" in logged
 
 
+@pytest.mark.parametrize(
+    "decision",
+    [
+        orpc_agent.RequireApproval(type="manager", expires_in_ms="soon"),  # type: ignore[arg-type]
+        orpc_agent.RequireApproval(type=7, expires_in_ms=60_000),  # type: ignore[arg-type]
+        orpc_agent.Deny(reason=["not", "text"]),  # type: ignore[arg-type]
+        orpc_agent.RequireApproval(type="manager", expires_in_ms=0),
+        orpc_agent.RequireApproval(type="manager", expires_in_ms=-5),
+        orpc_agent.RequireApproval(type="manager", expires_in_ms=float("nan")),
+        orpc_agent.RequireApproval(type="manager", expires_in_ms=10**30),
+    ],
+)
+async def test_SI_6_a_malformed_decision_is_a_failed_policy(decision: Any) -> None:
+    """A decision whose fields have the wrong type, or whose expiry the core
+    refuses, is a failed policy: denied and audited, never a raw exception
+    out of the driver and never a default expiry in its place."""
+    audit: list[dict[str, Any]] = []
+
+    @capability(id="p.bad", description="X.", expose={"direct": True}, side_effect="write", risk="high",
+                policies=[lambda r: decision])
+    async def bad(item: Item) -> str:
+        return "ran"
+
+    reg = create_capability_registry([bad], audit=audit.append)
+    with pytest.raises(PolicyDeniedError):
+        await reg.invoke("p.bad", {"name": "a"})
+    finished = [r for r in audit if r["event"] == "finished"]
+    assert finished[-1]["outcome"] == "POLICY_DENIED"
+    assert finished[-1]["policies"][0]["failed"] is True
+    assert reg.approvals.list() == []
+
+
 async def test_SI_7_approval_binds_input_single_use_and_expires() -> None:
     clock = [1_000_000]
     reg = create_capability_registry([buy], clock=lambda: clock[0])

@@ -192,7 +192,8 @@ class RequireApproval:
 
 @dataclass(frozen=True)
 class Abstain:
-    """No opinion. Returning ``None`` from a policy means the same."""
+    """No opinion. (Returning ``None`` is not the same: a policy that answers
+    nothing, or anything but a decision, failed — the call is denied.)"""
 
 
 Decision = Allow | Deny | RequireApproval | Abstain
