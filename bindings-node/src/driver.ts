@@ -40,7 +40,19 @@ export interface DriverHost {
 
 // ----- host answers -----------------------------------------------------------
 
-const DECISION_CODE: Record<string, number> = { allow: 0, deny: 1, requireApproval: 2, abstain: 3 };
+/** The core's decision codes by name (a Map: own entries only). */
+const DECISION_CODE: ReadonlyMap<string, number> = new Map([
+  ["allow", 0],
+  ["deny", 1],
+  ["requireApproval", 2],
+  ["abstain", 3],
+]);
+
+/** A decision field as given: absent (null) or of its type; else the `BAD` marker. */
+const BAD = Symbol("not a decision field");
+function field(v: unknown, type: "string" | "number"): unknown {
+  return v === undefined || v === null ? null : typeof v === type ? v : BAD;
+}
 
 /** A frozen shallow copy of the application context for hooks (SI-3). */
 export function frozenContext(context: unknown): unknown {
@@ -317,18 +329,15 @@ async function evaluatePolicy(
       });
       d = await Promise.race([d, timedOut]);
     }
-    const code = d && typeof d === "object" ? DECISION_CODE[(d as any).decision] : undefined;
-    if (code === undefined) return N.answerPolicyFailed(reg, h, Date.now());
     const x = d as any;
-    return N.answerPolicy(
-      reg,
-      h,
-      code,
-      typeof x.reason === "string" ? x.reason : null,
-      typeof x.approvalType === "string" ? x.approvalType : null,
-      typeof x.expiresInMs === "number" ? x.expiresInMs : null,
-      Date.now(),
-    );
+    const code = d && typeof d === "object" && typeof x.decision === "string" ? DECISION_CODE.get(x.decision) : undefined;
+    // A decision with a field of the wrong type is no decision (a failed
+    // policy, which denies), never one with a default in that field's place;
+    // a number the core will not accept as an expiry is the core's to refuse.
+    const fields = [field(x?.reason, "string"), field(x?.approvalType, "string"), field(x?.expiresInMs, "number")];
+    if (code === undefined || fields.includes(BAD)) return N.answerPolicyFailed(reg, h, Date.now());
+    const [reason, approvalType, expiresInMs] = fields as [string | null, string | null, number | null];
+    return N.answerPolicy(reg, h, code, reason, approvalType, expiresInMs, Date.now());
   } catch {
     return N.answerPolicyFailed(reg, h, Date.now());
   } finally {

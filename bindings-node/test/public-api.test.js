@@ -269,3 +269,36 @@ test("a resume cancelled before its consume is audited CANCELLED by the core, an
   assert.equal((await registry.approvals.get(outcome.request.id)).status, "approved");
   registry.close();
 });
+
+test("a policy decision with a field of the wrong type, or an expiry the core refuses, is a failed policy: denied, audited, nothing stored", async () => {
+  const answers = [
+    { decision: "requireApproval", approvalType: "manager", expiresInMs: "soon" },
+    { decision: "requireApproval", approvalType: 7 },
+    { decision: "deny", reason: ["not", "text"] },
+    { decision: "requireApproval", expiresInMs: 0 },
+    { decision: "requireApproval", expiresInMs: -5 },
+    { decision: "requireApproval", expiresInMs: Number.NaN },
+    { decision: "requireApproval", expiresInMs: 1e308 },
+    { decision: "constructor" },
+    { decision: "toString" },
+  ];
+  for (const answer of answers) {
+    const records = [];
+    let ran = 0;
+    const registry = await createCapabilityRegistry(
+      {
+        pay: base
+          .meta({ agent: agent({ sideEffect: "write", risk: "high", policies: [{ name: "gate", evaluate: () => answer }] }) })
+          .handler(async () => (ran++, "paid")),
+      },
+      { audit: (r) => records.push(r) },
+    );
+    const e = await registry.invoke("pay", {}, frame).catch((x) => x);
+    assert.equal(e.code, "POLICY_DENIED", JSON.stringify(answer));
+    const finished = records.filter((r) => r.event === "finished");
+    assert.equal(finished.at(-1).policies[0].failed, true, JSON.stringify(answer));
+    assert.equal(ran, 0);
+    assert.deepEqual(await registry.approvals.list({}), []);
+    registry.close();
+  }
+});
