@@ -19,6 +19,12 @@ export declare function answerAudited(reg: number, h: number, now: number): numb
 export declare function answerCancelled(reg: number, h: number, now: number): number
 
 /**
+ * `ValidateInput`, `ValidateOutput`, `RedactOutput`: the hook had not
+ * answered by the call's deadline.
+ */
+export declare function answerDeadlinePassed(reg: number, h: number, now: number): number
+
+/**
  * `RunHandler`: the handler failed. `code` is the handler's own
  * `CapabilityError` code, or absent for a plain throw (EXECUTION_FAILED
  * with a generic message: the thrown message never reaches the caller).
@@ -204,6 +210,12 @@ export declare function invokeAuditRow(reg: number, h: number): string
  * packed result carries the handle instead).
  */
 export declare function invokeAux(reg: number, h: number): number
+
+/**
+ * The instant (unix ms) every hook of the call is bounded by
+ * (`Invocation::call_deadline_ms`).
+ */
+export declare function invokeCallDeadline(reg: number, h: number): number
 
 /**
  * The index of the capability the invocation resolved, or -1 (not yet

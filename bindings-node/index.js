@@ -773,10 +773,11 @@ if (
   }
 }
 
-const { allErrorCodes, answerAudited, answerCancelled, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
+const { allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
 export { allErrorCodes }
 export { answerAudited }
 export { answerCancelled }
+export { answerDeadlinePassed }
 export { answerHandlerError }
 export { answerHandlerOk }
 export { answerHandlerTimedOut }
@@ -813,6 +814,7 @@ export { invokeAbandon }
 export { invokeAttempt }
 export { invokeAuditRow }
 export { invokeAux }
+export { invokeCallDeadline }
 export { invokeCapability }
 export { invokeInputJson }
 export { invokeOutcome }

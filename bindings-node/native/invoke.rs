@@ -313,6 +313,20 @@ pub fn invoke_aux(reg: u32, h: u32) -> napi::Result<f64> {
     read(reg, h, |inv| aux_of(inv, inv.step_kind()) as f64)
 }
 
+/// The instant (unix ms) every hook of the call is bounded by
+/// (`Invocation::call_deadline_ms`).
+#[napi(catch_unwind)]
+pub fn invoke_call_deadline(reg: u32, h: u32) -> napi::Result<f64> {
+    read(reg, h, |inv| inv.call_deadline_ms() as f64)
+}
+
+/// `ValidateInput`, `ValidateOutput`, `RedactOutput`: the hook had not
+/// answered by the call's deadline.
+#[napi(catch_unwind)]
+pub fn answer_deadline_passed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    answer(reg, h, now, Answer::DeadlinePassed { now_ms: ms(now) })
+}
+
 /// `RunHandler`: the attempt number (1-based).
 #[napi(catch_unwind)]
 pub fn invoke_attempt(reg: u32, h: u32) -> napi::Result<u32> {

@@ -54,6 +54,26 @@ function field(v: unknown, type: "string" | "number"): unknown {
   return v === undefined || v === null ? null : typeof v === type ? v : BAD;
 }
 
+/** What a hook's promise came to, or that the call's deadline came first. */
+type Bounded<T> = { late: false; value: T } | { late: true };
+
+/**
+ * Awaits a hook's promise until the call's deadline (the core's
+ * `callDeadline`): a validator or redactor that never settles must not hold
+ * the call. The core decides what a late hook means (`answerDeadlinePassed`).
+ */
+async function bounded<T>(p: Promise<T>, reg: number, h: number): Promise<Bounded<T>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Bounded<T>>((resolve) => {
+    timer = setTimeout(() => resolve({ late: true }), Math.max(0, N.invokeCallDeadline(reg, h) - Date.now()));
+  });
+  try {
+    return await Promise.race([p.then((value) => ({ late: false as const, value })), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A frozen shallow copy of the application context for hooks (SI-3). */
 export function frozenContext(context: unknown): unknown {
   return context !== null && typeof context === "object" ? Object.freeze({ ...context }) : context;
@@ -135,14 +155,23 @@ export async function drive(
     for (;;) {
       switch (kind) {
         case Kind.ValidateInput: {
-          let res: StandardResult | Promise<StandardResult> | undefined;
+          let res: StandardResult | undefined;
+          let late = false;
           try {
-            res = (hooks ??= hooksOf(host, h)).inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>;
-            if (isThenable(res)) res = await res;
+            const got = (hooks ??= hooksOf(host, h)).inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>;
+            if (isThenable(got)) {
+              const b = await bounded(Promise.resolve(got), reg, h);
+              if (b.late) late = true;
+              else res = b.value;
+            } else {
+              res = got;
+            }
           } catch {
             res = undefined; // the validator threw: its text may quote the input
           }
-          if (res === undefined) {
+          if (late) {
+            r = N.answerDeadlinePassed(reg, h, Date.now());
+          } else if (res === undefined) {
             r = N.answerInputValidatorFailed(reg, h, Date.now());
           } else if (res.issues) {
             r = N.answerInputIssues(reg, h, issuesJson(res.issues), Date.now());
@@ -199,14 +228,24 @@ export async function drive(
           break;
         }
         case Kind.ValidateOutput: {
-          let res: StandardResult | Promise<StandardResult>;
+          let res: StandardResult = { issues: [{ message: "late" }] };
+          let late = false;
           try {
-            res = (hooks ??= hooksOf(host, h)).outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>;
-            if (isThenable(res)) res = await res;
+            const got = (hooks ??= hooksOf(host, h)).outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>;
+            if (isThenable(got)) {
+              const b = await bounded(Promise.resolve(got), reg, h);
+              if (b.late) late = true;
+              else res = b.value;
+            } else {
+              res = got;
+            }
           } catch {
             res = { issues: [{ message: "the output validator threw" }] };
           }
-          if (res.issues) {
+          if (late) {
+            output = undefined;
+            r = N.answerDeadlinePassed(reg, h, Date.now());
+          } else if (res.issues) {
             output = undefined;
             r = N.answerOutputInvalid(reg, h, Date.now());
           } else {
@@ -222,9 +261,19 @@ export async function drive(
             // that throws fails the redactor, like a redactor that throws.
             const info = redactionInfo(raw, frozenContext(context));
             let red = (hooks ??= hooksOf(host, h)).meta.redact!.output!(output, info);
-            if (isThenable(red)) red = await red;
-            output = red;
-            r = N.answerRedacted(reg, h, Date.now());
+            let late = false;
+            if (isThenable(red)) {
+              const b = await bounded(Promise.resolve(red), reg, h);
+              if (b.late) late = true;
+              else red = b.value;
+            }
+            if (late) {
+              output = undefined; // the unredacted value goes nowhere (SI-10)
+              r = N.answerDeadlinePassed(reg, h, Date.now());
+            } else {
+              output = red;
+              r = N.answerRedacted(reg, h, Date.now());
+            }
           } catch {
             output = undefined; // the unredacted value goes nowhere (SI-10)
             r = N.answerRedactorFailed(reg, h, Date.now());

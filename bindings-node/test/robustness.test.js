@@ -379,3 +379,25 @@ test("a validator that spends the deadline: the handler is never started, the ca
   assert.equal(ran, 0, "no write after the deadline");
   assert.equal(registry.inFlight(), 0);
 });
+
+test("an async validator, output validator or redactor that never settles ends at the call's deadline: TIMEOUT, nothing left in flight", async () => {
+  const never = () => new Promise(() => {});
+  const stuckSchema = { "~standard": { version: 1, vendor: "test", validate: never } };
+  const okSchema = { "~standard": { version: 1, vendor: "test", validate: (value) => ({ value }) } };
+  let ran = 0;
+  const registry = await createCapabilityRegistry({
+    stuckInput: base.meta({ agent: agent({ timeoutMs: 60 }) }).input(stuckSchema).handler(async () => (ran++, "x")),
+    stuckOutput: base.meta({ agent: agent({ timeoutMs: 60 }) }).input(okSchema).output(stuckSchema).handler(async () => (ran++, "secret-out")),
+    stuckRedactor: base
+      .meta({ agent: agent({ timeoutMs: 60, redact: { output: never } }) })
+      .handler(async () => (ran++, "secret-out")),
+  });
+  for (const id of ["stuckInput", "stuckOutput", "stuckRedactor"]) {
+    const e = await registry.invoke(id, {}, { surface: "direct" }).catch((x) => x);
+    assert.ok(e instanceof CapabilityError, `${id}: ${JSON.stringify(e)}`);
+    assert.equal(e.code, "TIMEOUT", id);
+    assert.ok(!JSON.stringify(e.toJSON()).includes("secret-out"), id);
+  }
+  assert.equal(ran, 2, "the handlers after a good input ran; the stuck validator's did not");
+  assert.equal(registry.inFlight(), 0, "nothing left in flight");
+});

@@ -360,6 +360,48 @@ fn a_late_result_or_error_is_a_timeout_decided_by_the_machine() {
     }
 }
 
+/// Every hook the host waits for is bounded by the call's deadline: a
+/// validator, output validator or redactor still running then is answered
+/// `DeadlinePassed`, and the call is TIMEOUT, nothing of the output shown
+/// (issue 14).
+#[test]
+fn a_hook_that_never_answers_ends_at_the_call_deadline() {
+    let m = with(
+        meta(&["mcp"]),
+        json!({"timeoutMs": 100, "redact": {"output": true}}),
+    );
+    let reg = registry(
+        json!([{"id": "h.x", "meta": m, "validateInput": true, "validateOutput": true}]),
+        Value::Null,
+    );
+    for stuck in [
+        StepKind::ValidateInput,
+        StepKind::ValidateOutput,
+        StepKind::RedactOutput,
+    ] {
+        let mut inv = start(
+            &reg,
+            "h.x",
+            Payload::Json(json!({"a": 1})),
+            InvokeOptions::at(1_000),
+        );
+        assert_eq!(inv.call_deadline_ms(), 1_100, "known from the start");
+        let (o, steps) = drive_sync(&mut inv, |s| {
+            if s.kind() == stuck {
+                Answer::DeadlinePassed { now_ms: 1_100 }
+            } else {
+                permissive(s)
+            }
+        });
+        assert_eq!(error_of(&o).code, ErrorCode::Timeout, "{stuck:?}: {o:?}");
+        assert_eq!(
+            steps.last(),
+            Some(&stuck),
+            "{stuck:?}: nothing after the stuck hook"
+        );
+    }
+}
+
 /// A plain thrown error (no code) is never retried, whatever `retryable`
 /// the host reports for it: only the application's own CapabilityError can
 /// say a retry is worth it (issue 14).

@@ -94,6 +94,7 @@ enum Ans {
     InputInvalid,
     InputIssues(u8),
     InputValidatorFailed,
+    DeadlinePassed(u16),
     Policy(u8),
     PolicyFailed,
     InputExported(Val),
@@ -182,6 +183,9 @@ fn build(a: &Ans, inv: &Invocation) -> Answer {
                 .collect(),
         ),
         Ans::InputValidatorFailed => Answer::InputValidatorFailed,
+        Ans::DeadlinePassed(t) => Answer::DeadlinePassed {
+            now_ms: u64::from(t),
+        },
         Ans::Policy(d) => Answer::PolicyDecision(decision(d)),
         Ans::PolicyFailed => Answer::PolicyFailed("threw".into()),
         Ans::InputExported(v) => Answer::InputExported(v.json()),

@@ -473,6 +473,16 @@ impl Invocation {
         self.deadline_at_ms
     }
 
+    /// The time every host hook of this call is bounded by: the call's
+    /// start plus the capability's `timeoutMs` — the same instant stage 9
+    /// makes the handler's deadline. A validator, output validator or
+    /// redactor still running then is answered [`Answer::DeadlinePassed`].
+    /// 0 before the capability is resolved.
+    pub fn call_deadline_ms(&self) -> u64 {
+        self.capability()
+            .map_or(0, |c| self.opts.now_ms.saturating_add(c.timeout_ms))
+    }
+
     /// Tells the machine the time just before the host would act on the
     /// current step. A handler is never started at or past its deadline
     /// (a slow audit subscriber, validator or policy spent it): the attempt
@@ -591,6 +601,18 @@ impl Invocation {
                 self.input = p;
                 self.input_json = None;
                 self.enter_policies();
+            }
+            // A hook the host waited for did not answer by the call's
+            // deadline: the call is TIMEOUT, fail closed (the input is not
+            // validated, the output not validated or redacted: nothing of
+            // it leaves).
+            (
+                State::ValidateInput | State::ValidateOutput(_) | State::RedactOutput(_),
+                Answer::DeadlinePassed { now_ms },
+            ) => {
+                self.clock(now_ms);
+                let e = self.timeout_error();
+                self.fail(e);
             }
             (State::ValidateInput, Answer::InputInvalid(msg)) => {
                 self.fail(CapabilityError::new(ErrorCode::InvalidInput, msg));

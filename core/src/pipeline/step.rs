@@ -225,6 +225,10 @@ pub enum Answer {
     /// To `ValidateInput`: the validator threw instead of answering. Its
     /// text never leaves (it may quote the input).
     InputValidatorFailed,
+    /// To `ValidateInput`, `ValidateOutput` or `RedactOutput`: the hook had
+    /// not answered at [`super::Invocation::call_deadline_ms`]. The call
+    /// is TIMEOUT (every hook is bounded by the deadline).
+    DeadlinePassed { now_ms: u64 },
     /// To `EvaluatePolicy`.
     PolicyDecision(Decision),
     /// To `EvaluatePolicy`: the policy threw or timed out. The message is
@@ -295,6 +299,7 @@ impl Answer {
             Answer::InputInvalid(_) => "InputInvalid",
             Answer::InputIssues(_) => "InputIssues",
             Answer::InputValidatorFailed => "InputValidatorFailed",
+            Answer::DeadlinePassed { .. } => "DeadlinePassed",
             Answer::PolicyDecision(_) => "PolicyDecision",
             Answer::PolicyFailed(_) => "PolicyFailed",
             Answer::InputExported(_) => "InputExported",
