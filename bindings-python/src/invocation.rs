@@ -262,6 +262,20 @@ impl Invocation {
         self.inv.deadline_at_ms()
     }
 
+    /// Seconds until the call's deadline (`Invocation::call_deadline_ms`),
+    /// which bounds every hook the driver awaits.
+    fn call_remaining_s(&self, py: Python<'_>) -> f64 {
+        let left = self.inv.call_deadline_ms().saturating_sub(self.now(py));
+        left as f64 / 1000.0
+    }
+
+    /// A hook had not answered by the call's deadline: the core ends the
+    /// call TIMEOUT.
+    fn deadline_passed(&mut self, py: Python<'_>) -> PyResult<u8> {
+        let now_ms = self.now(py);
+        self.answer(py, Answer::DeadlinePassed { now_ms })
+    }
+
     /// Seconds until the deadline, for arming the host's timer.
     fn remaining_s(&self, py: Python<'_>) -> f64 {
         let left = self.inv.deadline_at_ms().saturating_sub(self.now(py));

@@ -314,3 +314,25 @@ async def test_approval_views_show_the_status_as_of_the_read() -> None:
     assert [r.id for r in reg.approvals.list(status="expired")] == [rid]
     # What a view returns can be handed back: the input view of an expired request.
     assert await reg.redact_approval_input(reg.approvals.get(rid)) == {"n": 1}  # type: ignore[arg-type]
+
+
+async def test_an_async_redactor_that_never_finishes_ends_at_the_call_deadline() -> None:
+    """Every hook is bounded by the call's deadline: a redactor that never
+    finishes ends the call TIMEOUT (the core's answer to a late hook), and
+    nothing of the unredacted output leaves."""
+    audit: list[dict[str, Any]] = []
+
+    async def never(value: Any, info: Any) -> Any:
+        await asyncio.Event().wait()
+
+    @capability(id="r.stuck", description="R.", expose={"direct": True}, side_effect="read", risk="low",
+                timeout_ms=60, redact_output=never)
+    async def stuck(m: Msg) -> dict[str, str]:
+        return {"card": "4111111111111111"}
+
+    reg = create_capability_registry([stuck], audit=audit.append)
+    with pytest.raises(orpc_agent.TimeoutCapabilityError) as err:
+        await asyncio.wait_for(reg.invoke("r.stuck", {"n": 1}), 10)
+    assert "4111" not in str(err.value.to_dict())
+    assert audit[-1]["outcome"] == "TIMEOUT"
+    assert "4111" not in repr(audit)

@@ -402,16 +402,34 @@ async def drive(
                     redacted = hook(output, _redaction_info(inv, frame))  # type: ignore[misc]
                 else:
                     redacted = hook(output)  # type: ignore[misc]
+                late = False
                 if inspect.isawaitable(redacted):
-                    redacted = await redacted
+                    # Bounded by the call's deadline: a redactor that never
+                    # finishes must not hold the call (the core decides
+                    # what a late hook means).
+                    task = asyncio.ensure_future(redacted)
+                    try:
+                        done, _ = await asyncio.wait((task,), timeout=inv.call_remaining_s())
+                    except _CancelledError:
+                        _abandon(task)
+                        raise
+                    if done:
+                        redacted = task.result()
+                    else:
+                        _abandon(task)
+                        late = True
             except _CancelledError:
                 raise
             except Exception:
                 output = None  # dropped: nothing unredacted leaves (SI-10)
                 k = inv.redactor_failed()
             else:
-                output = redacted
-                k = inv.redacted()
+                if late:
+                    output = None
+                    k = inv.deadline_passed()
+                else:
+                    output = redacted
+                    k = inv.redacted()
         elif k == EXPORT_OUTPUT:
             try:
                 dumped = _dump(spec.output, output) if spec else to_jsonable(output)
