@@ -11,6 +11,7 @@ import { HOT, Kind, N } from "./native.js";
 import type { CapabilityHooks } from "./declare.js";
 import type { Timed } from "./deadlines.js";
 import type { DriverHost } from "./driver.js";
+import { logFailure } from "./log.js";
 
 export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && typeof v === "object" && typeof (v as any).then === "function";
@@ -266,6 +267,7 @@ export class Attempt implements Timed {
     const reg = this.host.handle;
     let next: number;
     try {
+      if (how === 0 && !(err instanceof CapabilityError)) logFailure(this.host, this.h, "the handler", err);
       next =
         how === 0
           ? answerError(reg, this.h, err)

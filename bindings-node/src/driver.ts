@@ -17,6 +17,7 @@ import type { Deadlines } from "./deadlines.js";
 import type { ReportProgress } from "./progress.js";
 import { toJsonText } from "./json.js";
 import { storeStep } from "./stores.js";
+import { logFailure } from "./log.js";
 import { issuesJson, type StandardResult } from "./schema.js";
 import type { CapabilityHooks } from "./declare.js";
 import type {
@@ -36,7 +37,9 @@ export interface DriverHost {
   readonly runtimePolicies: ReadonlyMap<number, PolicyFunction>;
   readonly audit: ((record: AuditRecord) => void) | undefined;
   readonly deadlines: Deadlines;
+  readonly logger: { warn(message: string, error: unknown): void } | undefined;
 }
+
 
 // ----- host answers -----------------------------------------------------------
 
@@ -166,8 +169,9 @@ export async function drive(
             } else {
               res = got;
             }
-          } catch {
+          } catch (e) {
             res = undefined; // the validator threw: its text may quote the input
+            logFailure(host, h, "the input validator", e);
           }
           if (late) {
             r = N.answerDeadlinePassed(reg, h, Date.now());
@@ -239,8 +243,9 @@ export async function drive(
             } else {
               res = got;
             }
-          } catch {
+          } catch (e) {
             res = { issues: [{ message: "the output validator threw" }] };
+            logFailure(host, h, "the output validator", e);
           }
           if (late) {
             output = undefined;
@@ -274,8 +279,9 @@ export async function drive(
               output = red;
               r = N.answerRedacted(reg, h, Date.now());
             }
-          } catch {
+          } catch (e) {
             output = undefined; // the unredacted value goes nowhere (SI-10)
+            logFailure(host, h, "the output redactor", e);
             r = N.answerRedactorFailed(reg, h, Date.now());
           }
           break;
@@ -387,7 +393,8 @@ async function evaluatePolicy(
     if (code === undefined || fields.includes(BAD)) return N.answerPolicyFailed(reg, h, Date.now());
     const [reason, approvalType, expiresInMs] = fields as [string | null, string | null, number | null];
     return N.answerPolicy(reg, h, code, reason, approvalType, expiresInMs, Date.now());
-  } catch {
+  } catch (e) {
+    logFailure(host, h, `a policy (${scope === 0 ? "runtime" : "capability"} #${index})`, e);
     return N.answerPolicyFailed(reg, h, Date.now());
   } finally {
     if (timer !== undefined) clearTimeout(timer);

@@ -7,6 +7,7 @@ export {
   createCapabilityRegistry,
   inputHash,
   CapabilityRegistry,
+  type Logger,
   type RegistryOptions,
   type ResumeOptions,
   type Approvals,

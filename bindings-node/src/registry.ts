@@ -63,6 +63,18 @@ export interface RegistryOptions<TContext = any> {
     | ((record: AuditRecord) => void)
     | { subscriber: (record: AuditRecord) => void; payloads?: boolean }
     | { postgres: PostgresConnection; subscriber?: (record: AuditRecord) => void; payloads?: boolean };
+  /**
+   * Where operators see what application code threw — a handler, policy,
+   * validator or redactor — with the real error (its class, message and
+   * stack). The model and the caller never see it: they get the core's
+   * generic error. Default `console`; `false` logs nothing.
+   */
+  logger?: Logger | false;
+}
+
+/** The part of `console` the registry logs failures to. */
+export interface Logger {
+  warn(message: string, error: unknown): void;
 }
 
 export interface ResumeOptions<TContext = any> {
@@ -265,6 +277,8 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
   readonly audit: ((record: AuditRecord) => void) | undefined;
   /** @internal */
   readonly deadlines = new Deadlines();
+  /** @internal where failures of application code are reported (operators only) */
+  logger: Logger | undefined = console;
   readonly #names: Map<string, number>;
   readonly approvals: Approvals;
   /** The PostgreSQL audit sink of `audit: {postgres}`: counters and `flush()`. */
@@ -484,7 +498,10 @@ export async function createCapabilityRegistry<TContext = any>(
   const runtimePolicies = new Map<number, PolicyFunction>();
   // Everything but the binding's own options goes to the core, which
   // reports unknown keys (UNKNOWN_FIELD) instead of ignoring a typo.
-  const { approvalStore, audit, ...core } = options as RegistryOptions<TContext> & Record<string, unknown>;
+  const { approvalStore, audit, logger, ...core } = options as RegistryOptions<TContext> & Record<string, unknown>;
+  if (logger !== undefined && logger !== false && (logger === null || typeof (logger as Logger).warn !== "function")) {
+    throw argumentError("createCapabilityRegistry", "options.logger", "an object with a warn(message, error) method, or false", logger);
+  }
   const opts: Record<string, unknown> = { ...core };
   if (options.policies !== undefined) opts.policies = policiesToJson(options.policies, runtimePolicies);
   const auditPg = postgresOf(audit, ["subscriber", "payloads"]);
@@ -504,7 +521,7 @@ export async function createCapabilityRegistry<TContext = any>(
     storePg === undefined
       ? call(() => N.registryBuild(...build, JSON.stringify(approvalStore ?? "memory"), typeof subscriber === "function", payloads))
       : await buildOnPostgres(storePg, ...build, typeof subscriber === "function", payloads);
-  return new CapabilityRegistry<TContext>(
+  const registry = new CapabilityRegistry<TContext>(
     handle,
     caps,
     runtimePolicies,
@@ -512,6 +529,8 @@ export async function createCapabilityRegistry<TContext = any>(
     storePg !== undefined,
     sink,
   );
+  registry.logger = logger === false ? undefined : ((logger as Logger | undefined) ?? console);
+  return registry;
 }
 
 /** The approval input hash (DESIGN §5) the core computes for `capabilityId` and `input`. */

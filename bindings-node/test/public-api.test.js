@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { os } from "@orpc/server";
 import * as z from "zod";
 
-import { abstain, agentProcedure, allow, createCapabilityRegistry, deny, requireApproval } from "@orpc-agent/core";
+import { abstain, agentProcedure, allow, CapabilityError, createCapabilityRegistry, deny, requireApproval } from "@orpc-agent/core";
 
 const base = agentProcedure(os.$context());
 const agent = (extra = {}) => ({ description: "Does a thing.", expose: { direct: true }, sideEffect: "read", risk: "low", ...extra });
@@ -301,4 +301,47 @@ test("a policy decision with a field of the wrong type, or an expiry the core re
     assert.deepEqual(await registry.approvals.list({}), []);
     registry.close();
   }
+});
+
+test("operators see what application code threw through the logger; the caller never does", async () => {
+  const logged = [];
+  const logger = { warn: (message, error) => logged.push({ message, error }) };
+  const secret = "postgres://app:hunter2@db";
+  const registry = await createCapabilityRegistry(
+    {
+      boom: base.meta({ agent: agent() }).handler(async () => {
+        throw new TypeError(`cannot reach ${secret}`);
+      }),
+      gated: base
+        .meta({
+          agent: agent({
+            policies: [{ name: "crashy", evaluate: () => { throw new RangeError(`policy saw ${secret}`); } }],
+          }),
+        })
+        .handler(async () => "never"),
+    },
+    { logger },
+  );
+  const e = await registry.invoke("boom", {}, frame).catch((x) => x);
+  assert.equal(e.code, "EXECUTION_FAILED");
+  assert.ok(!JSON.stringify(e.toJSON()).includes("hunter2"));
+  const p = await registry.invoke("gated", {}, frame).catch((x) => x);
+  assert.equal(p.code, "POLICY_DENIED");
+  assert.ok(!JSON.stringify(p.toJSON()).includes("hunter2"));
+  assert.equal(logged.length, 2);
+  assert.match(logged[0].message, /the handler of capability "boom" failed/);
+  assert.ok(logged[0].error instanceof TypeError && logged[0].error.message.includes("hunter2"), "the real error, for the operator");
+  assert.match(logged[1].message, /a policy \(capability #0\) of capability "gated" failed/);
+  assert.ok(logged[1].error instanceof RangeError);
+  // A CapabilityError the app threw is the app's own answer: not logged.
+  const quiet = await createCapabilityRegistry(
+    { own: base.meta({ agent: agent() }).handler(async () => { throw new CapabilityError("NOT_FOUND", "no such order"); }) },
+    { logger },
+  );
+  assert.equal((await quiet.invoke("own", {}, frame).catch((x) => x)).code, "NOT_FOUND");
+  assert.equal(logged.length, 2);
+  // logger: false logs nothing; a bad logger is refused with the library's words.
+  const silent = await createCapabilityRegistry({ boom: base.meta({ agent: agent() }).handler(async () => { throw new Error("x"); }) }, { logger: false });
+  assert.equal((await silent.invoke("boom", {}, frame).catch((x) => x)).code, "EXECUTION_FAILED");
+  await assert.rejects(createCapabilityRegistry({}, { logger: "console" }), (err) => err instanceof TypeError && /options\.logger/.test(err.message));
 });

@@ -49,7 +49,7 @@ async function rejectedCalls(registry, surface) {
 
 describe("secret-leak scan: registry.invoke", () => {
   it("no error, audit record, trace field or log line carries the secret", async () => {
-    const { registry, audit } = await secretsRegistry();
+    const { registry, audit, operatorLog } = await secretsRegistry();
     let errors = [];
     let ok;
     let approved;
@@ -74,6 +74,10 @@ describe("secret-leak scan: registry.invoke", () => {
     assert.ok(audit.some((r) => r.event === "finished" && r.output !== undefined), "payloads were recorded");
     for (const r of audit) assertNoSecret(`audit record ${r.event} ${r.outcome}`, r);
     assertNoSecret("console/stdout/stderr", logs);
+    // The operator is told what failed, with the real error.
+    const failed = operatorLog.find((l) => /the handler of capability "acct\.fail"/.test(l.message));
+    assert.ok(failed, `the handler's failure reached the operator's logger: ${JSON.stringify(operatorLog.map((l) => l.message))}`);
+    assert.ok(failed.error instanceof Error);
   });
 
   it("the scan fails when a secret does reach an output (the check can fail)", async () => {

@@ -79,11 +79,16 @@ export async function secretsRegistry(options = {}) {
         .handler(async () => ({ secret: SECRET })),
     },
   };
+  // The operator's channel (issue 15): the real errors of application code
+  // go here, with their text; the console, the caller and the model never
+  // get them.
+  const operatorLog = [];
   const registry = await createCapabilityRegistry(router, {
     audit: { subscriber: (r) => audit.push(r), payloads: true },
+    logger: { warn: (message, error) => operatorLog.push({ message, error }) },
     ...options,
   });
-  return { registry, audit };
+  return { registry, audit, operatorLog };
 }
 
 /**

@@ -22,6 +22,7 @@ export const MIX = ["ok", "ok", "ok", "invalid", "denied", "approval", "timeout"
 async function soakRegistry() {
   const base = agentProcedure(os.$context());
   let audited = 0;
+  let logged = 0;
   const router = {
     soak: {
       read: base
@@ -67,8 +68,10 @@ async function soakRegistry() {
         }),
     },
   };
-  const registry = await createCapabilityRegistry(router, { audit: () => void audited++ });
-  return { registry, audited: () => audited };
+  // A million calls, a share of them failing on purpose: the operator's
+  // logger would print each one; counted instead, to prove it is called.
+  const registry = await createCapabilityRegistry(router, { audit: () => void audited++, logger: { warn: () => void logged++ } });
+  return { registry, audited: () => audited, logged: () => logged };
 }
 
 const FRAME = { surface: "direct", actor: { id: "soak" } };
