@@ -4,7 +4,9 @@
 //! than a surface (actor, trace, ids), its JSON form: the common call pays
 //! for one integer, not a string or a JSON parse.
 
-use orpc_agent_core::{Frame, Surface};
+use orpc_agent_core::act::deterministic::{HashError, MAX_HASH_DEPTH};
+use orpc_agent_core::limits::{Meter, check_serialized};
+use orpc_agent_core::{Answer, CapabilityError, ErrorCode, Frame, Surface};
 use serde_json::Value;
 
 use crate::{FfiError, invalid_input};
@@ -33,5 +35,96 @@ pub(crate) fn frame(surface: u8, frame_json: Option<&str>) -> Result<Frame, FfiE
             frame.surface = surface;
             Ok(frame)
         }
+    }
+}
+
+/// A raw host value as Swift measured it, without any unbounded recursion
+/// (`HostJSON.measure`): what the core needs to decide about it. Swift only
+/// reports what it met; the verdicts are the core's (`limits`, `HashError`).
+#[derive(Debug, uniffi::Enum)]
+pub enum FfiHostInput {
+    /// Its compact JSON text. A NaN or infinity has no JSON form: it is
+    /// written as `null` in `text` and `non_finite_at` is the JSON Pointer of
+    /// the first one.
+    Json {
+        text: String,
+        non_finite_at: Option<String>,
+    },
+    /// Swift stopped walking at a container `depth` deep (a top-level
+    /// container is depth 1) at `path`: past the depth it was asked to walk
+    /// to, read from the core (`input_max_depth`, `max_hash_depth`).
+    Deeper { depth: u32, path: String },
+    /// No JSON form: the value's own `encode(to:)` threw (an application's
+    /// in-process value; transports deliver JSON).
+    Opaque,
+}
+
+/// Why an input has no JSON form, for the caller (names no value).
+pub(crate) const NO_JSON_FORM: &str = "a value in it has no JSON form.";
+
+/// The JSON value of a host input, or the core's error for why it has none
+/// the approval hash can bind (`HashError`: `NON_FINITE_NUMBER`,
+/// `TOO_DEEP`; INVALID_INPUT with `details.reason`).
+pub(crate) fn json_value(input: FfiHostInput) -> Result<Value, CapabilityError> {
+    match input {
+        FfiHostInput::Json {
+            non_finite_at: Some(path),
+            ..
+        } => Err(HashError::NonFinite { path }.into()),
+        FfiHostInput::Json { text, .. } => serde_json::from_str(&text).map_err(|e| {
+            CapabilityError::new(ErrorCode::InvalidInput, format!("not valid JSON: {e}"))
+        }),
+        FfiHostInput::Deeper { path, .. } => Err(HashError::TooDeep {
+            path,
+            limit: MAX_HASH_DEPTH,
+        }
+        .into()),
+        FfiHostInput::Opaque => Err(CapabilityError::new(
+            ErrorCode::InvalidInput,
+            "The input cannot be represented as JSON.",
+        )),
+    }
+}
+
+/// The answer to `ExportInput` for the validated input as Swift measured
+/// it: the value, or the core's `InputNotExportable` (INVALID_INPUT,
+/// audited) with why it has no JSON form.
+pub(crate) fn export_answer(input: FfiHostInput) -> Answer {
+    match input {
+        FfiHostInput::Opaque => Answer::InputNotExportable(NO_JSON_FORM.into()),
+        other => match json_value(other) {
+            Ok(v) => Answer::InputExported(v),
+            Err(e) => Answer::InputNotExportable(e.message),
+        },
+    }
+}
+
+/// The input-limits verdict on a raw input Swift holds, handed to the
+/// invocation at its start (`Invocation::start_index_measured`): the core's
+/// check of its JSON text (`limits::check_serialized`), then — within the
+/// limits — a non-finite number is the hash's `NON_FINITE_NUMBER`
+/// (INVALID_INPUT): it has no JSON form, so no validator, policy, hash or
+/// handler could see the value the caller gave. A walk Swift stopped past
+/// the depth limit is the core's meter's `depth`. `None`: no measure (no
+/// JSON form at all); the pipeline then checks the first JSON form it gets.
+pub(crate) fn start_verdict(input: FfiHostInput) -> Option<Result<(), CapabilityError>> {
+    match input {
+        FfiHostInput::Json {
+            text,
+            non_finite_at,
+        } => Some(check_serialized(&text).and_then(|()| match non_finite_at {
+            None => Ok(()),
+            Some(path) => Err(HashError::NonFinite { path }.into()),
+        })),
+        FfiHostInput::Deeper { depth, .. } => {
+            let mut meter = Meter::new();
+            let depth = usize::try_from(depth).unwrap_or(usize::MAX);
+            match meter.array(depth, 0) {
+                Err(limit) => Some(Err(meter.error(limit))),
+                // Not past the core's limit after all: unmeasured.
+                Ok(()) => None,
+            }
+        }
+        FfiHostInput::Opaque => None,
     }
 }

@@ -20,7 +20,7 @@ use orpc_agent_core::{
     Answer, CapabilityError, ErrorCode, Invocation, Outcome, Payload, Step, StepKind,
 };
 
-use crate::convert::parse_json;
+use crate::convert::{FfiHostInput, NO_JSON_FORM, export_answer, parse_json};
 use crate::registry::request_json;
 use crate::{FfiError, internal};
 
@@ -158,6 +158,10 @@ impl AuditRoute {
         }
     }
 }
+
+/// The INVALID_INPUT message when a validator throws a plain error (Node's
+/// words; the error's own text never reaches the caller).
+const INPUT_NOT_VALIDATED: &str = "The input could not be validated.";
 
 fn panic_error() -> CapabilityError {
     CapabilityError::new(ErrorCode::Internal, "The agent runtime failed internally.")
@@ -418,15 +422,51 @@ impl FfiInvocation {
         Ok(self.answer(Answer::InputValid(payload), None))
     }
 
-    /// `ValidateInput`: invalid, with a message for the model.
+    /// `ValidateInput`: invalid, with a message for the model (the
+    /// application's own `CapabilityError` message, or the decoder's field
+    /// path and reason).
     pub fn answer_input_invalid(&self, message: String) -> u8 {
         self.answer(Answer::InputInvalid(message), None)
     }
 
-    /// `ExportInput`: the validated input as JSON.
-    pub fn answer_input_exported(&self, input_json: String) -> Result<u8, FfiError> {
-        let value = parse_json(&input_json)?;
-        Ok(self.answer(Answer::InputExported(value), None))
+    /// `ValidateInput`: the validator threw a plain error (not the
+    /// application's own `CapabilityError`): INVALID_INPUT with a generic
+    /// message, as in Node — the error's text may quote the input (SI-10).
+    pub fn answer_validator_failed(&self) -> u8 {
+        self.answer(Answer::InputInvalid(INPUT_NOT_VALIDATED.into()), None)
+    }
+
+    /// `ExportInput`: the validated input as Swift measured it
+    /// (`HostJSON.measure`). One with no JSON form the core can bind — a
+    /// NaN or infinity, nesting past the hash's depth, text serde refuses —
+    /// answers `InputNotExportable` (INVALID_INPUT, audited), as Node and
+    /// Python do.
+    pub fn answer_input_exported(&self, input: FfiHostInput) -> u8 {
+        self.answer(export_answer(input), None)
+    }
+
+    /// `ExportInput`: the validated input could not even be produced in a
+    /// form to measure (its conversion or `encode(to:)` threw): the call
+    /// ends as for any input with no JSON form (INVALID_INPUT, audited).
+    /// `reason` is the application's own `CapabilityError` message, if it
+    /// threw one; otherwise a generic reason (the error's text may quote
+    /// the input).
+    pub fn answer_input_not_exportable(&self, reason: Option<String>) -> u8 {
+        let reason = reason.unwrap_or_else(|| NO_JSON_FORM.to_owned());
+        self.answer(Answer::InputNotExportable(reason), None)
+    }
+
+    /// The current step is one Swift's mirror of `StepKind` does not know
+    /// (it drifted from the core's): the invocation ends as the core ends
+    /// any answer that does not fit its step, in INTERNAL. The answer fed is
+    /// one the current step does not accept (no step accepts both).
+    pub fn answer_unknown_step(&self) -> u8 {
+        let answer = if self.lock().step_kind() == StepKind::Audit {
+            Answer::RetryOn(false)
+        } else {
+            Answer::Audited
+        };
+        self.answer(answer, None)
     }
 
     /// `EvaluatePolicy`: the host policy's decision.
@@ -515,10 +555,15 @@ impl FfiInvocation {
         self.answer(Answer::RedactorFailed, None)
     }
 
-    /// `ExportOutput`: the redacted output as JSON.
-    pub fn answer_output_exported(&self, output_json: String) -> Result<u8, FfiError> {
-        let value = parse_json(&output_json)?;
-        Ok(self.answer(Answer::OutputExported(value), None))
+    /// `ExportOutput`: the redacted output as JSON text, for the audit
+    /// payload. An output with no JSON form (`None`, or text serde refuses:
+    /// too deep) is recorded as `null`, as in Node and Python: the call's
+    /// outcome stands.
+    pub fn answer_output_exported(&self, output_json: Option<String>) -> u8 {
+        let value = output_json
+            .and_then(|t| parse_json(&t).ok())
+            .unwrap_or(serde_json::Value::Null);
+        self.answer(Answer::OutputExported(value), None)
     }
 
     /// `Audit`: delivered.

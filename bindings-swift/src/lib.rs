@@ -24,7 +24,7 @@ mod invocation;
 mod postgres;
 mod registry;
 
-pub use convert::surface_names;
+pub use convert::{FfiHostInput, surface_names};
 pub use invocation::{FfiInvocation, FfiOutcome, FfiOutcomeKind};
 pub use registry::{FfiApprovalView, FfiRegistry};
 
@@ -107,6 +107,45 @@ pub fn input_hash_json(capability_id: String, input_json: String) -> Result<Stri
     let input = convert::parse_json(&input_json)?;
     orpc_agent_core::act::deterministic::input_hash(&capability_id, &input)
         .map_err(|e| FfiError::from(CapabilityError::from(e)))
+}
+
+/// The approval input hash of a host value as Swift measured it
+/// (`HostJSON.measure`): a NaN or infinity is the core's
+/// `NON_FINITE_NUMBER`, nesting past `max_hash_depth` its `TOO_DEEP`
+/// (INVALID_INPUT with `details.reason`), as on the CBOR path.
+#[uniffi::export]
+pub fn input_hash_host(capability_id: String, input: FfiHostInput) -> Result<String, FfiError> {
+    let value = convert::json_value(input)?;
+    orpc_agent_core::act::deterministic::input_hash(&capability_id, &value)
+        .map_err(|e| FfiError::from(CapabilityError::from(e)))
+}
+
+/// The deepest nesting the core accepts in an input
+/// (`limits::MAX_INPUT_DEPTH`; a top-level container is depth 1): how far
+/// Swift walks a raw input's `encode(to:)` before it stops and reports it
+/// too deep.
+#[uniffi::export]
+pub fn input_max_depth() -> u32 {
+    u32::try_from(orpc_agent_core::limits::MAX_INPUT_DEPTH).unwrap_or(u32::MAX)
+}
+
+/// The deepest nesting the approval hash binds
+/// (`act::deterministic::MAX_HASH_DEPTH`): how far Swift walks a value it
+/// exports or hashes.
+#[uniffi::export]
+pub fn max_hash_depth() -> u32 {
+    u32::try_from(orpc_agent_core::act::deterministic::MAX_HASH_DEPTH).unwrap_or(u32::MAX)
+}
+
+/// The core's step kinds by name, in numeric order (`StepKind::ALL`:
+/// position `i` is kind `i + 1`): the Swift mirror's drift test compares
+/// its cases with this list.
+#[uniffi::export]
+pub fn step_kind_names() -> Vec<String> {
+    orpc_agent_core::StepKind::ALL
+        .iter()
+        .map(|k| k.name().to_owned())
+        .collect()
 }
 
 /// The approval input hash of an input the host holds as CBOR bytes (values

@@ -11,7 +11,7 @@ use orpc_agent_core::{Invocation, InvokeOptions, Surface};
 
 use crate::invocation::AuditRoute;
 
-use crate::convert::{frame, parse_json};
+use crate::convert::{FfiHostInput, frame, parse_json, start_verdict};
 use crate::invocation::FfiInvocation;
 use crate::{FfiError, internal, invalid_input};
 
@@ -118,22 +118,22 @@ impl FfiRegistry {
 
     /// Starts an invocation of the capability at `capability_index`
     /// (resolved once by the caller) and runs it to the first step Swift
-    /// must perform (read it with `step_kind`). `input_json` is the raw
-    /// input as Swift encoded it, measured against the input limits before
-    /// any step (`None`: it has no JSON form, and only in-process code can
-    /// hand such a value over).
+    /// must perform (read it with `step_kind`). `input` is the raw input
+    /// as Swift measured it; the core's verdict on it (input limits, a
+    /// number with no JSON form) ends the call when stage 4 begins, before
+    /// any validator, policy or handler sees it (`start_verdict`).
     pub fn start(
         &self,
         capability_index: u32,
         surface: u8,
         frame_json: Option<String>,
-        input_json: Option<String>,
+        input: FfiHostInput,
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
         let frame = frame(surface, frame_json.as_deref())?;
         let registry = Arc::clone(self.host.registry());
         let options = self.options(now_ms);
-        let limits = input_json.map(|t| orpc_agent_core::limits::check_serialized(&t));
+        let limits = start_verdict(input);
         let inv =
             Invocation::start_index_measured(registry, capability_index, frame, options, limits);
         Ok(FfiInvocation::new(
@@ -151,13 +151,13 @@ impl FfiRegistry {
         id_or_tool_name: String,
         surface: u8,
         frame_json: Option<String>,
-        input_json: Option<String>,
+        input: FfiHostInput,
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
         let frame = frame(surface, frame_json.as_deref())?;
         let registry = Arc::clone(self.host.registry());
         let options = self.options(now_ms);
-        let limits = input_json.map(|t| orpc_agent_core::limits::check_serialized(&t));
+        let limits = start_verdict(input);
         let inv = Invocation::start_measured(registry, &id_or_tool_name, frame, options, limits);
         Ok(FfiInvocation::new(
             Arc::clone(&self.host),

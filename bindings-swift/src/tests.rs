@@ -2,7 +2,17 @@
 //! answers, outcome reading, error mapping.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use crate::{FfiError, FfiRegistry, input_hash_cbor, input_hash_json};
+use crate::{
+    FfiError, FfiHostInput, FfiRegistry, input_hash_cbor, input_hash_host, input_hash_json,
+    input_max_depth, max_hash_depth, step_kind_names,
+};
+
+fn json(text: &str) -> FfiHostInput {
+    FfiHostInput::Json {
+        text: text.into(),
+        non_finite_at: None,
+    }
+}
 
 const READ: &str = r#"[{"id":"notes.read","meta":{"description":"Read.","expose":{"mcp":true},"sideEffect":"read","risk":"low"},"validateInput":true},
  {"id":"notes.delete","meta":{"description":"Delete.","expose":{"mcp":true},"sideEffect":"destructive","risk":"high","approval":{"required":true}}}]"#;
@@ -14,7 +24,7 @@ fn registry() -> std::sync::Arc<FfiRegistry> {
 #[test]
 fn a_call_is_one_crossing_per_host_step() {
     let reg = registry();
-    let inv = reg.start(0, 2, None, None, 1_000).unwrap();
+    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
     assert_eq!(inv.step_kind(), 1, "ValidateInput");
     assert_eq!(inv.answer_input_valid(None).unwrap(), 6, "RunHandler");
     assert_eq!(inv.deadline_at_ms(), 31_000);
@@ -26,9 +36,9 @@ fn a_call_is_one_crossing_per_host_step() {
 #[test]
 fn approvals_run_inside_the_synchronous_calls() {
     let reg = registry();
-    let inv = reg.start(1, 2, None, None, 1_000).unwrap();
+    let inv = reg.start(1, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
     assert_eq!(inv.step_kind(), 3, "the hash needs the input");
-    assert_eq!(inv.answer_input_exported("{\"id\":7}".into()).unwrap(), 13);
+    assert_eq!(inv.answer_input_exported(json("{\"id\":7}")), 13);
     assert_eq!(inv.outcome_kind(), 2);
     let request = inv.outcome_approval_json().unwrap().unwrap();
     let id = serde_json::from_str::<serde_json::Value>(&request).unwrap()["id"]
@@ -75,7 +85,7 @@ fn bad_arguments_are_typed_errors() {
     }
     let reg = registry();
     assert!(matches!(
-        reg.start(0, 9, None, None, 1),
+        reg.start(0, 9, None, FfiHostInput::Opaque, 1),
         Err(FfiError::Capability { code, .. }) if code == "INVALID_INPUT"
     ));
     assert!(matches!(
@@ -92,8 +102,187 @@ fn bad_arguments_are_typed_errors() {
 #[test]
 fn an_out_of_turn_answer_ends_in_internal() {
     let reg = registry();
-    let inv = reg.start(0, 2, None, None, 1_000).unwrap();
+    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
     assert_eq!(inv.answer_slept(1_000), 13);
     assert_eq!(inv.outcome_kind(), 3);
     assert_eq!(inv.outcome_error().unwrap().code, "INTERNAL");
+}
+
+fn error_of(inv: &crate::FfiInvocation) -> (String, String, Option<serde_json::Value>) {
+    assert_eq!(inv.outcome_kind(), 3);
+    let e = inv.outcome_error().unwrap();
+    let details = e
+        .details_json
+        .map(|d| serde_json::from_str::<serde_json::Value>(&d).unwrap());
+    (e.code, e.message, details)
+}
+
+#[test]
+fn the_start_verdict_is_the_cores() {
+    let reg = registry();
+    // Too deep as text: the core's limits.
+    let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+    let inv = reg.start(0, 2, None, json(&deep), 1_000).unwrap();
+    assert_eq!(inv.step_kind(), 13);
+    let (code, _, details) = error_of(&inv);
+    assert_eq!(code, "LIMIT_EXCEEDED");
+    assert_eq!(
+        details.unwrap(),
+        serde_json::json!({"limit": "depth", "max": 64})
+    );
+    // A walk Swift stopped past the core's depth: the core's meter.
+    let depth = input_max_depth() + 1;
+    let inv = reg
+        .start(
+            0,
+            2,
+            None,
+            FfiHostInput::Deeper {
+                depth,
+                path: "/v".into(),
+            },
+            1_000,
+        )
+        .unwrap();
+    let (code, _, details) = error_of(&inv);
+    assert_eq!(code, "LIMIT_EXCEEDED");
+    assert_eq!(details.unwrap()["limit"], "depth");
+    // Not past it: unmeasured, the call goes on.
+    let inv = reg
+        .start(
+            0,
+            2,
+            None,
+            FfiHostInput::Deeper {
+                depth: 3,
+                path: "/".into(),
+            },
+            1_000,
+        )
+        .unwrap();
+    assert_eq!(inv.step_kind(), 1);
+    // A non-finite number: the hash's NON_FINITE_NUMBER, after the limits.
+    let nan = FfiHostInput::Json {
+        text: r#"{"amount":null}"#.into(),
+        non_finite_at: Some("/amount".into()),
+    };
+    let inv = reg.start(0, 2, None, nan, 1_000).unwrap();
+    let (code, message, details) = error_of(&inv);
+    assert_eq!(code, "INVALID_INPUT");
+    assert!(message.contains("/amount"), "{message}");
+    assert_eq!(details.unwrap()["reason"], "NON_FINITE_NUMBER");
+    let both = FfiHostInput::Json {
+        text: deep.clone(),
+        non_finite_at: Some("/0".into()),
+    };
+    let inv = reg.start(0, 2, None, both, 1_000).unwrap();
+    assert_eq!(error_of(&inv).0, "LIMIT_EXCEEDED", "limits first");
+    // Exposure still comes first (SI-8).
+    let hidden = reg.start(0, 0, None, json(&deep), 1_000).unwrap();
+    assert_eq!(error_of(&hidden).0, "NOT_FOUND");
+}
+
+#[test]
+fn an_input_with_no_json_form_ends_the_call_in_the_core() {
+    let reg = registry();
+    for answer in [
+        |inv: &crate::FfiInvocation| inv.answer_input_not_exportable(None),
+        |inv: &crate::FfiInvocation| {
+            inv.answer_input_exported(FfiHostInput::Json {
+                text: "{\"a\":null}".into(),
+                non_finite_at: Some("/a".into()),
+            })
+        },
+        |inv: &crate::FfiInvocation| inv.answer_input_exported(json(&"[".repeat(200))),
+        |inv: &crate::FfiInvocation| {
+            inv.answer_input_exported(FfiHostInput::Deeper {
+                depth: 300,
+                path: "/0".into(),
+            })
+        },
+        |inv: &crate::FfiInvocation| inv.answer_input_exported(FfiHostInput::Opaque),
+    ] {
+        let inv = reg.start(1, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+        assert_eq!(inv.step_kind(), 3, "ExportInput");
+        assert_eq!(answer(&inv), 13);
+        let (code, message, _) = error_of(&inv);
+        assert_eq!(code, "INVALID_INPUT");
+        assert!(
+            message.starts_with("The input cannot be bound"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn a_validator_failure_is_generic_and_an_unknown_step_is_internal() {
+    let reg = registry();
+    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    assert_eq!(inv.answer_validator_failed(), 13);
+    let (code, message, _) = error_of(&inv);
+    assert_eq!(code, "INVALID_INPUT");
+    assert_eq!(message, "The input could not be validated.");
+    for at_handler in [false, true] {
+        let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+        if at_handler {
+            assert_eq!(inv.answer_input_valid(None).unwrap(), 6);
+        }
+        assert_eq!(inv.answer_unknown_step(), 13);
+        assert_eq!(error_of(&inv).0, "INTERNAL");
+    }
+}
+
+#[test]
+fn an_output_with_no_json_form_is_audited_as_null() {
+    let reg = FfiRegistry::new(READ.into(), "{}".into(), "\"memory\"".into(), true, true).unwrap();
+    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    assert_eq!(inv.answer_input_valid(None).unwrap(), 12, "started record");
+    assert_eq!(inv.answer_audited(), 6);
+    assert_eq!(inv.answer_handler_ok(1_001), 11, "ExportOutput");
+    assert_eq!(inv.answer_output_exported(Some("[".repeat(300))), 12);
+    let record: serde_json::Value =
+        serde_json::from_str(&inv.audit_record_json().unwrap()).unwrap();
+    assert_eq!(record["outcome"], "ok");
+    assert_eq!(record["output"], serde_json::Value::Null);
+}
+
+#[test]
+fn the_hash_of_a_host_value_refuses_what_json_cannot_hold() {
+    let reason = |r: Result<String, FfiError>| match r {
+        Err(FfiError::Capability {
+            code, details_json, ..
+        }) => {
+            assert_eq!(code, "INVALID_INPUT");
+            serde_json::from_str::<serde_json::Value>(&details_json.unwrap()).unwrap()["reason"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        }
+        other => panic!("{other:?}"),
+    };
+    let nan = FfiHostInput::Json {
+        text: "[null]".into(),
+        non_finite_at: Some("/0".into()),
+    };
+    assert_eq!(
+        reason(input_hash_host("a".into(), nan)),
+        "NON_FINITE_NUMBER"
+    );
+    let deep = FfiHostInput::Deeper {
+        depth: max_hash_depth() + 1,
+        path: "/0".into(),
+    };
+    assert_eq!(reason(input_hash_host("a".into(), deep)), "TOO_DEEP");
+    assert_eq!(
+        input_hash_host("a".into(), json("{\"id\":1}")).unwrap(),
+        input_hash_json("a".into(), "{\"id\":1}".into()).unwrap()
+    );
+}
+
+#[test]
+fn step_kind_names_are_the_cores_in_numeric_order() {
+    let names = step_kind_names();
+    assert_eq!(names.len(), orpc_agent_core::StepKind::ALL.len());
+    assert_eq!(names[0], "ValidateInput");
+    assert_eq!(names[12], "Done");
 }

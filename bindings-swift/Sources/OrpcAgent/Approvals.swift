@@ -115,19 +115,18 @@ public enum ApprovalStoreConfig: Sendable {
     }
 }
 
-/// The approval input hash of DESIGN §5, computed by the core.
+/// The approval input hash of DESIGN §5, computed by the core. What JSON
+/// cannot hold is refused by the core with INVALID_INPUT and
+/// `details.reason`: a NaN or infinity (`NON_FINITE_NUMBER`), nesting past
+/// the hash's depth (`TOO_DEEP`), as on the CBOR path.
 public enum InputHash {
     /// Hash of a JSON-model input.
     public static func of(capability: String, input: JSONValue) throws -> String {
-        try ffi { try inputHashJson(capabilityId: capability, inputJson: input.jsonText) }
+        try ffi { try inputHashHost(capabilityId: capability, input: HostJSON.export(input)) }
     }
     /// Hash of any `Encodable` input (through its JSON form).
     public static func of<T: Encodable>(capability: String, encoding input: T) throws -> String {
-        let text: String
-        do { text = try JSONBridge.text(of: input) } catch {
-            throw CapabilityError(.invalidInput, "The input cannot be represented as JSON.")
-        }
-        return try ffi { try inputHashJson(capabilityId: capability, inputJson: text) }
+        try ffi { try inputHashHost(capabilityId: capability, input: HostJSON.export(input)) }
     }
     /// Hash of an input held as CBOR bytes.
     public static func of(capability: String, cbor: Data) throws -> String {

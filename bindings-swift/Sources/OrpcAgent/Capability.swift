@@ -106,6 +106,65 @@ public struct HostPolicy: Sendable {
 public enum Policy: Sendable {
     case rule(JSONValue)
     case host(HostPolicy)
+
+    /// What the core reads: the rule, or the host policy's marker.
+    var wire: JSONValue {
+        switch self {
+        case .rule(let j): return j
+        case .host(let p): return p.marker
+        }
+    }
+}
+
+/// A list of policies as the core runs them (its policy indexes are
+/// positions in `policies`): the declared ones first, in their order — a
+/// declared host marker (`{"host": true, "name": n}`, as a file declares
+/// one) implemented by the given host policy named `n`, in the marker's
+/// place — then the given ones no marker took, in theirs. Both lists apply:
+/// a declared deny stays whatever host policies are given.
+struct PolicyList: Sendable {
+    let policies: [Policy]
+    /// Positions of declared host markers no given host policy implements
+    /// (a `MISSING_HOOK` build problem).
+    let unbound: [Int]
+    /// The declared `policies` is not a list: it goes to the core as is,
+    /// which reports it.
+    let declaredInvalid: Bool
+
+    init(declared: JSONValue?, given: [Policy]) {
+        guard let declared else {
+            (policies, unbound, declaredInvalid) = (given, [], false)
+            return
+        }
+        guard let list = declared.arrayValue else {
+            (policies, unbound, declaredInvalid) = (given, [], true)
+            return
+        }
+        var rest = given
+        var out: [Policy] = []
+        var unbound: [Int] = []
+        for (i, d) in list.enumerated() {
+            guard d["host"] == .bool(true) else {
+                out.append(.rule(d))
+                continue
+            }
+            let name = d["name"]?.stringValue
+            let j = name.flatMap { n in
+                rest.firstIndex { if case .host(let p) = $0 { return p.name == n } else { return false } }
+            }
+            if let j, case .host(var p) = rest.remove(at: j) {
+                p.declared = d
+                out.append(.host(p))
+            } else {
+                unbound.append(i)
+                out.append(.rule(d))
+            }
+        }
+        (policies, self.unbound, declaredInvalid) = (out + rest, unbound, false)
+    }
+
+    /// The list the core builds from, when there is one to send.
+    var wire: JSONValue? { declaredInvalid || policies.isEmpty ? nil : .array(policies.map(\.wire)) }
 }
 
 /// A capability: metadata plus the Swift code that implements it.
@@ -113,6 +172,11 @@ public enum Policy: Sendable {
 /// `Input` and `Output` are your `Codable` types (or `JSONValue`). An input
 /// of the same type as `Input` reaches the handler as is; anything else is
 /// converted through JSON at stage 4, where a mismatch is INVALID_INPUT.
+/// `policies` add to the metadata's declared ones (`PolicyList`): a
+/// declared deny stays whatever host policies are given. A plain error
+/// thrown by `validateInput` is INVALID_INPUT with a generic message (its
+/// text may quote the input); throw a `CapabilityError` to choose the
+/// message.
 public struct Capability: Sendable {
     public let id: String
     public let meta: AgentMeta
@@ -130,7 +194,10 @@ public struct Capability: Sendable {
         var redactOutput: (@Sendable (any Sendable, RedactionInfo) async throws -> any Sendable)?
         var redactApprovalInput: (@Sendable (JSONValue, RedactionInfo) async throws -> JSONValue)?
         var retryOn: (@Sendable (CapabilityError) -> Bool)?
+        /// Declared and given, as the core indexes them (`PolicyList`).
         var policies: [Policy]
+        /// Declared host markers no given host policy implements.
+        var unboundPolicies: [Int]
         var handler: @Sendable (any Sendable, HandlerContext) async throws -> any Sendable
     }
 
@@ -157,6 +224,7 @@ public struct Capability: Sendable {
             guard let t = v as? T else { throw CapabilityError(.internal, "a value changed type inside the pipeline") }
             return t
         }
+        let policyList = PolicyList(declared: meta.json["policies"], given: policies)
         hooks = Hooks(
             accept: { raw in try JSONBridge.convert(raw, to: Input.self) },
             acceptJSON: { text in try JSONBridge.convert(try JSONValue(parsing: text), to: Input.self) },
@@ -166,7 +234,8 @@ public struct Capability: Sendable {
             redactOutput: redactOutput.map { f in { @Sendable v, info in try await f(try typed(v, Output.self), info) } },
             redactApprovalInput: redactApprovalInput,
             retryOn: retryOn,
-            policies: policies,
+            policies: policyList.policies,
+            unboundPolicies: policyList.unbound,
             handler: { v, cx in try await handler(try typed(v, Input.self), cx) }
         )
     }
@@ -200,14 +269,10 @@ public struct Capability: Sendable {
             r["retryOn"] = .bool(true)
             m["retry"] = .object(r)
         }
-        if !hooks.policies.isEmpty {
-            m["policies"] = .array(
-                hooks.policies.map {
-                    switch $0 {
-                    case .rule(let j): return j
-                    case .host(let p): return p.marker
-                    }
-                })
+        // Declared and given (a declared `policies` that is not a list goes
+        // as is: the core reports it).
+        if m["policies"].map({ $0.arrayValue != nil }) ?? true, !hooks.policies.isEmpty {
+            m["policies"] = .array(hooks.policies.map(\.wire))
         }
         return .object(m)
     }
@@ -225,10 +290,8 @@ public struct Capability: Sendable {
             missing("redact.approvalInput", "redactApprovalInput closure")
         }
         if m["retry"]?["retryOn"] == .bool(true), hooks.retryOn == nil { missing("retry.retryOn", "retryOn closure") }
-        if hooks.policies.isEmpty, let list = m["policies"]?.arrayValue {
-            for (i, p) in list.enumerated() where p["host"] == .bool(true) {
-                missing("policies[\(i)]", "HostPolicy (pass host policies in `policies:`)")
-            }
+        for i in hooks.unboundPolicies {
+            missing("policies[\(i)]", "HostPolicy of its name (pass host policies in `policies:`)")
         }
         return out
     }

@@ -9,9 +9,13 @@ public protocol AgentClock: Sendable {
     /// the calling task is cancelled first.
     func sleep(untilMs deadlineMs: UInt64) async throws
     /// Calls `fire` at `deadlineMs` unless the returned timer is cancelled
-    /// first. The driver arms one per handler run (the deadline). The
-    /// default sleeps in a task; `SystemClock` uses one shared timer thread,
-    /// which costs no task and no thread hop on the hot path.
+    /// first. The driver arms one per handler run (the deadline) and host
+    /// policy; `fire` settles the call's outcome on the thread it is called
+    /// on (the core's TIMEOUT, the finished audit record). The default
+    /// sleeps in a task (so it waits for the cooperative pool);
+    /// `SystemClock` uses one shared timer thread, which costs no task on
+    /// the hot path and hands each fired deadline to a dispatch queue, so a
+    /// deadline never waits for the cooperative pool.
     func schedule(atMs deadlineMs: UInt64, _ fire: @escaping @Sendable () -> Void) -> AgentTimer
 }
 
@@ -119,7 +123,9 @@ final class DeadlineThread: @unchecked Sendable {
             pop()
             top.cancelled = true  // fired: a later cancel() is a no-op
             cond.unlock()
-            top.fire()
+            // Off this thread: what a deadline settles (the core's answer,
+            // the finished audit record) must not delay the next deadline.
+            DispatchQueue(label: "orpc-agent.deadline").async(execute: top.fire)
             cond.lock()
         }
     }
@@ -151,8 +157,11 @@ final class DeadlineThread: @unchecked Sendable {
     }
 }
 
-/// Resumes a continuation exactly once, whoever comes first (the work, the timer,
-/// the caller's cancellation); later results are discarded.
+/// Resumes a continuation exactly once, whoever comes first (the work, the
+/// timer, the caller's cancellation); later ones are discarded. The winner
+/// settles the outcome itself, on its own thread, before the awaiting task
+/// resumes: nothing the outcome needs waits for the awaiting task's
+/// executor to have a thread.
 final class FirstOf<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var continuation: UnsafeContinuation<T, Never>?
@@ -165,7 +174,6 @@ final class FirstOf<T: Sendable>: @unchecked Sendable {
         if let v = early {
             early = nil
             lock.unlock()
-            runCleanup()
             c.resume(returning: v)
             return
         }
@@ -184,30 +192,27 @@ final class FirstOf<T: Sendable>: @unchecked Sendable {
         lock.unlock()
     }
 
-    func finish(_ v: T) {
+    /// The first call wins: the others are cancelled (cleanup), `settle`
+    /// runs here, once, and its value resumes the awaiting task. Later
+    /// calls do nothing.
+    func finish(_ settle: () -> T) {
         lock.lock()
         guard !done else {
             lock.unlock()
             return
         }
         done = true
-        let c = continuation
-        continuation = nil
-        if c == nil { early = v }
-        lock.unlock()
-        guard let c else { return }
-        // Clean up first and resume last: the resumed caller is then the
-        // next job this thread can run, instead of waking another thread.
-        runCleanup()
-        c.resume(returning: v)
-    }
-
-    private func runCleanup() {
-        lock.lock()
         let fs = cleanup
         cleanup = []
         lock.unlock()
         for f in fs { f() }
+        let v = settle()
+        lock.lock()
+        let c = continuation
+        continuation = nil
+        if c == nil { early = v }
+        lock.unlock()
+        c?.resume(returning: v)
     }
 }
 
@@ -216,30 +221,4 @@ enum Raced<T: Sendable>: Sendable {
     case failed(Error)
     case timedOut
     case cancelled
-}
-
-/// Runs `work` in its own task against a timer at `deadlineMs` and the
-/// caller's cancellation. Returns as soon as one of them wins; the others
-/// are cancelled and NOT awaited, so a handler that ignores cancellation
-/// cannot hold the caller past its deadline (SI-9).
-func race<T: Sendable>(
-    clock: AgentClock, deadlineMs: UInt64?, _ work: @escaping @Sendable () async throws -> T
-) async -> Raced<T> {
-    let first = FirstOf<Raced<T>>()
-    return await withTaskCancellationHandler {
-        // Unsafe is sound here: FirstOf resumes exactly once.
-        await withUnsafeContinuation { (c: UnsafeContinuation<Raced<T>, Never>) in
-            let job = Task {
-                do { first.finish(.value(try await work())) } catch { first.finish(.failed(error)) }
-            }
-            first.onFinish { job.cancel() }
-            if let deadlineMs {
-                let timer = clock.schedule(atMs: deadlineMs) { first.finish(.timedOut) }
-                first.onFinish { timer.cancel() }
-            }
-            first.attach(c)
-        }
-    } onCancel: {
-        first.finish(.cancelled)
-    }
 }

@@ -2,7 +2,10 @@ import Foundation
 import OrpcAgentFFI
 
 /// Step kinds: the core's `StepKind` integers (core/src/pipeline/step.rs).
-enum StepKind: UInt8 {
+/// A drift test compares names and numbers with the linked core
+/// (`stepKindNames()`); a kind this mirror does not know ends the call in
+/// INTERNAL (`answerUnknownStep`), never as done.
+enum StepKind: UInt8, CaseIterable {
     case validateInput = 1, evaluatePolicy, exportInput, persistApproval, consumeApproval, runHandler,
         askRetryOn, sleep, validateOutput, redactOutput, exportOutput, audit, done
 }
@@ -25,32 +28,65 @@ final class Call: @unchecked Sendable {
     }
 }
 
-extension CapabilityRegistry {
-    /// The host loop of DESIGN §4: read the step kind, perform it in Swift,
-    /// answer with one synchronous call that returns the next kind. No
-    /// governance here: order, eligibility, deadlines and backoff all come
-    /// from the core.
-    func drive<Output: Decodable & Sendable>(
-        _ inv: FfiInvocation, _ call: Call, _: Output.Type
-    ) async throws -> Outcome<Output> {
+/// One invocation's host loop (DESIGN §4): read the step kind, perform it
+/// in Swift, answer with one synchronous call that returns the next kind.
+/// No governance here: order, eligibility, deadlines and backoff all come
+/// from the core.
+///
+/// Where code runs. The loop runs on the calling task (its executor, the
+/// cooperative pool for most callers); handlers, validators, redactors and
+/// host policies are async closures on Swift's global executor, each
+/// handler and host policy in its own task. A handler or host policy is
+/// raced against its deadline and the caller's cancellation, and whichever
+/// comes first settles the step on the thread it arrives on — the timer's
+/// (`SystemClock`: a dispatch queue, never the cooperative pool), the
+/// cancelling one, the work's — answering the core and performing the
+/// steps that need no await after it (retry verdict, exports, audit
+/// records) before the loop resumes. So with every pool thread blocked by
+/// handlers, a call still ends at its deadline: TIMEOUT decided and audited
+/// then; only the caller's own task waits for a thread to resume on.
+/// Only one side touches the call at a time: the loop is suspended while a
+/// winner settles.
+final class Driver: @unchecked Sendable {
+    let registry: CapabilityRegistry
+    let inv: FfiInvocation
+    let call: Call
+    /// Reads a step kind (tests give one that does not know some kinds).
+    let kinds: @Sendable (UInt8) -> StepKind?
+
+    init(
+        registry: CapabilityRegistry, inv: FfiInvocation, call: Call,
+        kinds: @escaping @Sendable (UInt8) -> StepKind? = { StepKind(rawValue: $0) }
+    ) {
+        self.registry = registry
+        self.inv = inv
+        self.call = call
+        self.kinds = kinds
+    }
+
+    var options: RegistryOptions { registry.options }
+
+    /// Runs the invocation to its outcome.
+    func run<Output: Decodable & Sendable>(_: Output.Type) async throws -> Outcome<Output> {
         let clock = options.clock
-        var kind = StepKind(rawValue: inv.stepKind()) ?? .done
-        while kind != .done {
-            let next: UInt8
+        var next = inv.stepKind()
+        loop: while true {
+            guard let kind = kinds(next) else {
+                // A step this mirror does not know: the core ends the call.
+                _ = inv.answerUnknownStep()
+                break
+            }
             switch kind {
+            case .done:
+                break loop
             case .validateInput:
-                next = await validateInput(inv, call)
+                next = await validateInput()
             case .evaluatePolicy:
-                next = await evaluatePolicy(inv, call)
-            case .exportInput:
-                next = try ffi { try inv.answerInputExported(inputJson: try inputText(inv, call)) }
+                next = await evaluatePolicy()
+            case .exportInput, .askRetryOn, .exportOutput, .audit:
+                next = advanceSync(next)
             case .runHandler:
-                next = await runHandler(inv, call)
-            case .askRetryOn:
-                let retry = inv.retryError().map { error in
-                    capability(inv, call)?.hooks.retryOn?(CapabilityError(error)) ?? false
-                } ?? false
-                next = inv.answerRetryOn(retry: retry)
+                next = await runHandler()
             case .sleep:
                 let until = clock.nowMs() + inv.sleepMs()
                 do {
@@ -61,7 +97,7 @@ extension CapabilityRegistry {
                 }
             case .validateOutput:
                 do {
-                    guard let validate = capability(inv, call)?.hooks.validateOutput, let out = call.output else {
+                    guard let validate = capability()?.hooks.validateOutput, let out = call.output else {
                         throw CapabilityError(.internal, "no output validator")
                     }
                     call.output = try await validate(out)
@@ -71,7 +107,7 @@ extension CapabilityRegistry {
                 }
             case .redactOutput:
                 do {
-                    guard let redact = capability(inv, call)?.hooks.redactOutput, let out = call.output else {
+                    guard let redact = capability()?.hooks.redactOutput, let out = call.output else {
                         throw CapabilityError(.internal, "no output redactor")
                     }
                     let info = RedactionInfo(json: try inv.redactionInfoJson(), context: call.frame.context)
@@ -80,29 +116,18 @@ extension CapabilityRegistry {
                 } catch {
                     next = inv.answerRedactorFailed()
                 }
-            case .exportOutput:
-                let text = (try? call.output.map { try JSONBridge.text(of: $0) }) ?? nil
-                next = try ffi { try inv.answerOutputExported(outputJson: text ?? "null") }
-            case .audit:
-                if let sink = options.audit, let text = inv.auditRecordJson(), let json = try? JSONValue(parsing: text) {
-                    sink(AuditRecord(json: json))
-                }
-                next = inv.answerAudited()
             case .persistApproval, .consumeApproval:
                 // Only a store that waits (PostgreSQL) hands its steps back:
                 // the one async crossing; memory and SQLite run inside the
                 // core's synchronous calls.
                 next = await inv.storeStep(nowMs: clock.nowMs())
-            case .done:
-                throw CapabilityError(.internal, "the invocation already finished")
             }
-            kind = StepKind(rawValue: next) ?? .done
         }
         switch inv.outcomeKind() {
         case 0, 1:
-            let value: Any? = try inv.outcomeOutputJson().map { try JSONValue(parsing: $0) } ?? call.output
             do {
-                return .ok(try JSONBridge.convert(value ?? JSONValue.null, to: Output.self))
+                let value: Any = try inv.outcomeOutputJson().map { try JSONValue(parsing: $0) } ?? call.output ?? JSONValue.null
+                return .ok(try JSONBridge.convert(value, to: Output.self))
             } catch {
                 throw CapabilityError(.outputInvalid, "The output does not have the type the caller asked for.")
             }
@@ -114,10 +139,43 @@ extension CapabilityRegistry {
         }
     }
 
+    /// Performs, from `next`, the steps that need no await — the retry
+    /// verdict, the exports, the audit records — until one that does (or
+    /// Done, or a kind this mirror does not know); returns its kind. Run by
+    /// the loop, and by whoever settles a race (see the type's doc).
+    func advanceSync(_ next: UInt8) -> UInt8 {
+        var next = next
+        while let kind = kinds(next) {
+            switch kind {
+            case .askRetryOn:
+                let retry = inv.retryError().map { error in
+                    capability()?.hooks.retryOn?(CapabilityError(error)) ?? false
+                } ?? false
+                next = inv.answerRetryOn(retry: retry)
+            case .exportInput:
+                next = exportInput()
+            case .exportOutput:
+                // An output with no JSON form is recorded as null (the core's rule).
+                var text: String?
+                if let out = call.output, case .json(let t, nil) = HostJSON.export(out) { text = t }
+                next = inv.answerOutputExported(outputJson: text)
+            case .audit:
+                if let sink = options.audit, let text = inv.auditRecordJson(), let json = try? JSONValue(parsing: text) {
+                    sink(AuditRecord(json: json))
+                }
+                next = inv.answerAudited()
+            default:
+                return next
+            }
+        }
+        return next
+    }
+
     /// The capability of the call: known at start for `invoke`, once the
     /// approval was consumed for `resume`.
-    func capability(_ inv: FfiInvocation, _ call: Call) -> Capability? {
+    func capability() -> Capability? {
         if let c = call.capability { return c }
+        let capabilities = registry.capabilities
         guard let i = inv.capabilityIndex(), Int(i) < capabilities.count else { return nil }
         call.capability = capabilities[Int(i)]
         return call.capability
@@ -126,7 +184,7 @@ extension CapabilityRegistry {
     /// The input in the handler's type: converted/validated at stage 4, or
     /// converted now (no stage 4 for `JSONValue` handlers without a
     /// validator; on resume, from the stored JSON the core holds).
-    func handlerInput(_ inv: FfiInvocation, _ call: Call, _ cap: Capability) throws -> any Sendable {
+    func handlerInput(_ cap: Capability) throws -> any Sendable {
         if let v = call.input { return v }
         let v: any Sendable
         if let text = inv.inputJson() {
@@ -138,15 +196,8 @@ extension CapabilityRegistry {
         return v
     }
 
-    func inputText(_ inv: FfiInvocation, _ call: Call) throws -> String {
-        guard let cap = capability(inv, call) else { throw CapabilityError(.internal, "no capability") }
-        do { return try JSONBridge.text(of: try handlerInput(inv, call, cap)) } catch {
-            throw CapabilityError(.invalidInput, "The input cannot be represented as JSON.")
-        }
-    }
-
-    func validateInput(_ inv: FfiInvocation, _ call: Call) async -> UInt8 {
-        guard let cap = capability(inv, call) else { return inv.answerInputInvalid(message: "no capability") }
+    func validateInput() async -> UInt8 {
+        guard let cap = capability() else { return inv.answerInputInvalid(message: "no capability") }
         do {
             var v = try cap.hooks.accept(call.raw ?? JSONValue.null)
             if let validate = cap.hooks.validateInput { v = try await validate(v) }
@@ -157,42 +208,66 @@ extension CapabilityRegistry {
         } catch let e as DecodingError {
             return inv.answerInputInvalid(message: "The input does not match the capability's input type: \(describe(e))")
         } catch {
-            return inv.answerInputInvalid(message: "The input is invalid: \(error)")
+            // A plain error: the core's generic message (its text may quote the input).
+            return inv.answerValidatorFailed()
         }
     }
 
-    func evaluatePolicy(_ inv: FfiInvocation, _ call: Call) async -> UInt8 {
+    /// `ExportInput`: the validated input as the core reads it, measured;
+    /// one with no JSON form ends the call in the core (INVALID_INPUT,
+    /// audited).
+    func exportInput() -> UInt8 {
+        guard let cap = capability() else { return inv.answerInputNotExportable(reason: nil) }
+        do {
+            return inv.answerInputExported(input: HostJSON.export(try handlerInput(cap)))
+        } catch {
+            return inv.answerInputNotExportable(reason: (error as? CapabilityError)?.message)
+        }
+    }
+
+    /// What a host policy sees: the validated input as a `JSONValue` — as
+    /// is when it is one (a NaN stays a NaN), else through its JSON form;
+    /// `nil` when it has none (the policy then fails, which denies).
+    func policyInput() -> JSONValue? {
+        guard let cap = capability(), let v = try? handlerInput(cap) else { return nil }
+        if let j = v as? JSONValue { return j }
+        guard case .json(let text, nil) = HostJSON.export(v) else { return nil }
+        return try? JSONValue(parsing: text)
+    }
+
+    func evaluatePolicy() async -> UInt8 {
         guard let at = inv.policyAt() else { return inv.answerPolicyFailed() }
-        let list = at.runtime ? runtimePolicies : (capability(inv, call)?.hooks.policies ?? [])
-        guard Int(at.index) < list.count, case .host(let policy) = list[Int(at.index)],
-            let text = try? inputText(inv, call), let input = try? JSONValue(parsing: text)
+        let list = at.runtime ? registry.runtimePolicies : (capability()?.hooks.policies ?? [])
+        guard Int(at.index) < list.count, case .host(let policy) = list[Int(at.index)], let input = policyInput()
         else { return inv.answerPolicyFailed() }
-        let request = PolicyRequest(
-            capabilityId: capability(inv, call)?.id ?? "", input: input, frame: call.frame)
+        let request = PolicyRequest(capabilityId: capability()?.id ?? "", input: input, frame: call.frame)
         let clock = options.clock
-        switch await race(clock: clock, deadlineMs: clock.nowMs() + at.timeoutMs, { try await policy.evaluate(request) }) {
-        case .value(let d):
-            let decision: FfiDecision
-            switch d {
-            case .allow: decision = .allow
-            case .deny(let reason): decision = .deny(reason: reason)
-            case .requireApproval(let type, let reason, let expires):
-                decision = .requireApproval(approvalType: type, reason: reason, expiresInMs: expires)
-            case .abstain: decision = .abstain
+        let inv = self.inv
+        return await race(deadlineMs: clock.nowMs() + at.timeoutMs, { try await policy.evaluate(request) }) { raced in
+            switch raced {
+            case .value(let d):
+                let decision: FfiDecision
+                switch d {
+                case .allow: decision = .allow
+                case .deny(let reason): decision = .deny(reason: reason)
+                case .requireApproval(let type, let reason, let expires):
+                    decision = .requireApproval(approvalType: type, reason: reason, expiresInMs: expires)
+                case .abstain: decision = .abstain
+                }
+                return inv.answerPolicy(decision: decision)
+            case .failed, .timedOut, .cancelled:
+                return inv.answerPolicyFailed()
             }
-            return inv.answerPolicy(decision: decision)
-        case .failed, .timedOut, .cancelled:
-            return inv.answerPolicyFailed()
         }
     }
 
-    func runHandler(_ inv: FfiInvocation, _ call: Call) async -> UInt8 {
+    func runHandler() async -> UInt8 {
         let clock = options.clock
-        guard let cap = capability(inv, call) else {
+        guard let cap = capability() else {
             return inv.answerHandlerError(code: nil, message: "no capability", retryable: false, nowMs: clock.nowMs())
         }
         let input: any Sendable
-        do { input = try handlerInput(inv, call, cap) } catch {
+        do { input = try handlerInput(cap) } catch {
             return inv.answerHandlerError(
                 code: ErrorCode.invalidInput.rawValue, message: "The input does not match the capability's input type.",
                 retryable: false, nowMs: clock.nowMs())
@@ -203,24 +278,60 @@ extension CapabilityRegistry {
             frame.actor = (try? JSONBridge.convert(recorded["actor"] ?? .null, to: Actor.self)) ?? Actor()
         }
         let deadline = inv.deadlineAtMs()
+        let inv = self.inv
         let context = HandlerContext(
             attempt: inv.attempt(), deadlineAtMs: deadline, capabilityId: cap.id, frame: frame,
             reporter: { done, total in inv.reportProgress(done: done, total: total).map { ProgressEvent(done: $0.done, total: $0.total) } })
         let handler = cap.hooks.handler
-        switch await race(clock: clock, deadlineMs: deadline, { try await handler(input, context) }) {
-        case .value(let out):
-            call.output = out
-            return inv.answerHandlerOk(nowMs: clock.nowMs())
-        case .failed(let error as CapabilityError):
-            return inv.answerHandlerError(
-                code: error.code.rawValue, message: error.message, retryable: error.retryable, nowMs: clock.nowMs())
-        case .failed(let error):
-            // A plain throw: EXECUTION_FAILED with a generic message in the core.
-            return inv.answerHandlerError(code: nil, message: "\(error)", retryable: false, nowMs: clock.nowMs())
-        case .timedOut:
-            return inv.answerHandlerTimedOut(nowMs: clock.nowMs())
-        case .cancelled:
-            return inv.answerCancelled(nowMs: clock.nowMs())
+        let call = self.call
+        return await race(deadlineMs: deadline, { try await handler(input, context) }) { raced in
+            switch raced {
+            case .value(let out):
+                call.output = out
+                return inv.answerHandlerOk(nowMs: clock.nowMs())
+            case .failed(let error as CapabilityError):
+                return inv.answerHandlerError(
+                    code: error.code.rawValue, message: error.message, retryable: error.retryable, nowMs: clock.nowMs())
+            case .failed(let error):
+                // A plain throw: EXECUTION_FAILED with a generic message in the core.
+                return inv.answerHandlerError(code: nil, message: "\(error)", retryable: false, nowMs: clock.nowMs())
+            case .timedOut:
+                return inv.answerHandlerTimedOut(nowMs: clock.nowMs())
+            case .cancelled:
+                return inv.answerCancelled(nowMs: clock.nowMs())
+            }
+        }
+    }
+
+    /// Runs `work` in its own task against a timer at `deadlineMs` and the
+    /// caller's cancellation; returns the next step kind. The first of them
+    /// wins and settles: `answer` tells the core, then the steps that need
+    /// no await are performed (`advanceSync`), on the winner's thread; the
+    /// others are cancelled and NOT awaited, so a handler that ignores
+    /// cancellation cannot hold the call past its deadline (SI-9), and a
+    /// busy executor cannot delay the deadline's outcome.
+    func race<T: Sendable>(
+        deadlineMs: UInt64?, _ work: @escaping @Sendable () async throws -> T,
+        answer: @escaping @Sendable (Raced<T>) -> UInt8
+    ) async -> UInt8 {
+        let first = FirstOf<UInt8>()
+        let clock = options.clock
+        let settle: @Sendable (Raced<T>) -> Void = { [self] raced in first.finish { advanceSync(answer(raced)) } }
+        return await withTaskCancellationHandler {
+            // Unsafe is sound here: FirstOf resumes exactly once.
+            await withUnsafeContinuation { (c: UnsafeContinuation<UInt8, Never>) in
+                let job = Task {
+                    do { settle(.value(try await work())) } catch { settle(.failed(error)) }
+                }
+                first.onFinish { job.cancel() }
+                if let deadlineMs {
+                    let timer = clock.schedule(atMs: deadlineMs) { settle(.timedOut) }
+                    first.onFinish { timer.cancel() }
+                }
+                first.attach(c)
+            }
+        } onCancel: {
+            settle(.cancelled)
         }
     }
 }

@@ -119,65 +119,14 @@ extension JSONValue {
         self = try p.parseDocument()
     }
 
-    /// Compact JSON text. Non-finite doubles have no JSON form: they are
-    /// written as `null` here; the core's hash rejects them earlier.
+    /// Compact JSON text, written iteratively (any depth). Non-finite
+    /// doubles have no JSON form: they are written as `null` here; the
+    /// pipeline and `InputHash` refuse them instead (INVALID_INPUT,
+    /// `NON_FINITE_NUMBER`).
     public var jsonText: String {
-        var out = ""
-        write(to: &out)
-        return out
-    }
-
-    private func write(to out: inout String) {
-        switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
-        case .uint(let u): out += String(u)
-        case .double(let d):
-            if !d.isFinite { out += "null" } else if d == d.rounded(), abs(d) < 1e15 {
-                // Integral doubles keep a fraction so they stay doubles.
-                out += String(format: "%.1f", d)
-            } else {
-                out += "\(d)"
-            }
-        case .string(let s): JSONValue.writeString(s, to: &out)
-        case .array(let a):
-            out += "["
-            for (i, v) in a.enumerated() {
-                if i > 0 { out += "," }
-                v.write(to: &out)
-            }
-            out += "]"
-        case .object(let o):
-            out += "{"
-            for (i, (k, v)) in o.enumerated() {
-                if i > 0 { out += "," }
-                JSONValue.writeString(k, to: &out)
-                out += ":"
-                v.write(to: &out)
-            }
-            out += "}"
-        }
-    }
-
-    private static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 {
-                    out += String(format: "\\u%04x", u.value)
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        out += "\""
+        var w = JSONWriter()
+        w.write(self)
+        return w.out
     }
 }
 
@@ -384,18 +333,20 @@ enum JSONBridge {
         return try JSONDecoder().decode(T.self, from: try data(of: value))
     }
 
-    /// JSON bytes of an `Encodable` value (or a `JSONValue`).
+    /// JSON bytes of an `Encodable` value (or a `JSONValue`), walked at
+    /// most to the core's hash depth first (`HostJSON.export`), so a
+    /// hostile value is refused rather than recursed into. A value with no
+    /// JSON form (a NaN or infinity, nesting past that depth, a throwing
+    /// `encode(to:)`) throws.
     static func data(of value: Any) throws -> Data {
-        if let j = value as? JSONValue { return Data(j.jsonText.utf8) }
-        guard let e = value as? Encodable else {
-            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "not Encodable"))
-        }
-        return try JSONEncoder().encode(AnyEncodable(e))
+        Data(try text(of: value).utf8)
     }
 
     static func text(of value: Any) throws -> String {
-        if let j = value as? JSONValue { return j.jsonText }
-        return String(decoding: try data(of: value), as: UTF8.self)
+        guard case .json(let text, nil) = HostJSON.export(value) else {
+            throw EncodingError.invalidValue(0, .init(codingPath: [], debugDescription: "the value has no JSON form"))
+        }
+        return text
     }
 }
 

@@ -41,7 +41,9 @@ public struct AgentMeta: Sendable, Hashable {
     /// `{aiSdk: {toolName}, mcp: {toolName, annotations}}`.
     public var adapters: JSONValue?
     /// Declarative policies (`{when, decision, …}`, see docs/decisions.md).
-    /// Host policies are closures on `Capability.policies`.
+    /// Host policies are closures on `Capability.policies`; both apply, the
+    /// declared ones first (a declared `{"host": true, "name": n}` marker
+    /// is implemented by the host policy named `n`, in its place).
     public var policies: [JSONValue]
     /// Metadata given as JSON (a file, a vector): passed to the core as is.
     var raw: JSONValue?

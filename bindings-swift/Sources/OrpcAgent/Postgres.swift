@@ -66,7 +66,7 @@ extension CapabilityRegistry {
             local.auditSink = nil  // attached by `connect` once built
             return try CapabilityRegistry(capabilities: capabilities, options: local)
         }
-        let missing = capabilities.flatMap(\.missingHooks)
+        let missing = capabilities.flatMap(\.missingHooks) + options.missingHooks
         let core: FfiRegistry
         do {
             core = try await openPostgresRegistry(

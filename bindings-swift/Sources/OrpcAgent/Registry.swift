@@ -5,7 +5,9 @@ import OrpcAgentFFI
 public struct RegistryOptions: Sendable {
     /// Runtime defaults (`{timeoutMs, approvalExpiresInMs, …}`).
     public var defaults: JSONValue?
-    /// Runtime-level policies: run before every capability's own (SI-6).
+    /// Runtime-level policies: run before every capability's own (SI-6),
+    /// after the ones `json` declares (both apply; a declared host marker
+    /// is implemented by the host policy of its name).
     public var policies: [Policy]
     /// An approver may not decide their own request.
     public var approverMustDiffer: Bool?
@@ -21,8 +23,21 @@ public struct RegistryOptions: Sendable {
     /// The time source for deadlines, backoff and approval expiry.
     public var clock: any AgentClock
     /// Options read from a declaration file (`{defaults, policies,
-    /// approverMustDiffer}`): the base the typed fields above override.
+    /// approverMustDiffer}`): the base the typed fields above override —
+    /// except `policies`, which add to the declared ones.
     public var json: JSONValue?
+
+    /// The runtime policies as the core indexes them: declared, then given.
+    var policyList: PolicyList { PolicyList(declared: json?["policies"], given: policies) }
+
+    /// Declared runtime host markers no given host policy implements.
+    var missingHooks: [Problem] {
+        policyList.unbound.map {
+            Problem(
+                capability: nil, path: "policies[\($0)]", code: "MISSING_HOOK",
+                message: "declared, but no HostPolicy of its name was given (pass host policies in `policies:`)")
+        }
+    }
 
     public init(
         defaults: JSONValue? = nil, policies: [Policy] = [], approverMustDiffer: Bool? = nil,
@@ -43,15 +58,7 @@ public struct RegistryOptions: Sendable {
         var o = json?.objectValue ?? JSONObject()
         if let json, json.objectValue == nil { return json.jsonText }
         if let defaults { o["defaults"] = defaults }
-        if !policies.isEmpty {
-            o["policies"] = .array(
-                policies.map {
-                    switch $0 {
-                    case .rule(let j): return j
-                    case .host(let p): return p.marker
-                    }
-                })
-        }
+        if let list = policyList.wire { o["policies"] = list }
         if let approverMustDiffer { o["approverMustDiffer"] = .bool(approverMustDiffer) }
         return JSONValue.object(o).jsonText
     }
@@ -78,7 +85,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
             throw CapabilityError(.internal, "a registry with an audit sink is opened with `CapabilityRegistry.connect` (asynchronous)")
         }
         let decls = JSONValue.array(capabilities.map(\.declaration)).jsonText
-        let missing = capabilities.flatMap(\.missingHooks)
+        let missing = capabilities.flatMap(\.missingHooks) + options.missingHooks
         var built: FfiRegistry?
         do {
             built = try FfiRegistry(
@@ -108,7 +115,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
         var index: [String: UInt32] = [:]
         for (i, id) in ids.enumerated() { index[id] = UInt32(i) }
         indexById = index
-        runtimePolicies = options.policies
+        runtimePolicies = options.policyList.policies
         self.options = options
     }
 
@@ -121,22 +128,22 @@ public final class CapabilityRegistry: @unchecked Sendable {
     ) async throws -> Outcome<Output> {
         let now = options.clock.nowMs()
         let index = indexById[name]
-        // The raw input as JSON, measured by the core against the input
-        // limits before any step (nil when it has no JSON form).
-        let text = try? JSONBridge.text(of: input)
+        // The raw input as the core measures it before any step: its JSON
+        // text, written without unbounded recursion (HostJSON).
+        let measured = HostJSON.input(input)
         let inv = try ffi {
             if let i = index {
                 return try core.start(
-                    capabilityIndex: i, surface: frame.surface.index, frameJson: frame.coreJSON, inputJson: text, nowMs: now)
+                    capabilityIndex: i, surface: frame.surface.index, frameJson: frame.coreJSON, input: measured, nowMs: now)
             }
             return try core.startNamed(
-                idOrToolName: name, surface: frame.surface.index, frameJson: frame.coreJSON, inputJson: text, nowMs: now)
+                idOrToolName: name, surface: frame.surface.index, frameJson: frame.coreJSON, input: measured, nowMs: now)
         }
         let call = Call(raw: input, frame: frame, resumed: false)
         // Known by id: no crossing to learn the capability (by tool name it
         // is read from the invocation when first needed).
         if let i = index { call.capability = capabilities[Int(i)] }
-        return try await drive(inv, call, Output.self)
+        return try await Driver(registry: self, inv: inv, call: call).run(Output.self)
     }
 
     /// Resumes an approved request: runs it once (single use) with the
@@ -149,7 +156,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
         let inv = try ffi {
             try core.resume(approvalId: approvalId, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now)
         }
-        return try await drive(inv, Call(raw: nil, frame: frame, resumed: true), Output.self)
+        return try await Driver(registry: self, inv: inv, call: Call(raw: nil, frame: frame, resumed: true)).run(Output.self)
     }
 
     // MARK: approvals

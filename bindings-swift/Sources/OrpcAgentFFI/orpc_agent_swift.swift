@@ -635,14 +635,30 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func answerHandlerTimedOut(nowMs: UInt64)  -> UInt8
     
     /**
-     * `ExportInput`: the validated input as JSON.
+     * `ExportInput`: the validated input as Swift measured it
+     * (`HostJSON.measure`). One with no JSON form the core can bind — a
+     * NaN or infinity, nesting past the hash's depth, text serde refuses —
+     * answers `InputNotExportable` (INVALID_INPUT, audited), as Node and
+     * Python do.
      */
-    func answerInputExported(inputJson: String) throws  -> UInt8
+    func answerInputExported(input: FfiHostInput)  -> UInt8
     
     /**
-     * `ValidateInput`: invalid, with a message for the model.
+     * `ValidateInput`: invalid, with a message for the model (the
+     * application's own `CapabilityError` message, or the decoder's field
+     * path and reason).
      */
     func answerInputInvalid(message: String)  -> UInt8
+    
+    /**
+     * `ExportInput`: the validated input could not even be produced in a
+     * form to measure (its conversion or `encode(to:)` threw): the call
+     * ends as for any input with no JSON form (INVALID_INPUT, audited).
+     * `reason` is the application's own `CapabilityError` message, if it
+     * threw one; otherwise a generic reason (the error's text may quote
+     * the input).
+     */
+    func answerInputNotExportable(reason: String?)  -> UInt8
     
     /**
      * `ValidateInput`: valid. `input_json` is the validated input when the
@@ -652,9 +668,12 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func answerInputValid(inputJson: String?) throws  -> UInt8
     
     /**
-     * `ExportOutput`: the redacted output as JSON.
+     * `ExportOutput`: the redacted output as JSON text, for the audit
+     * payload. An output with no JSON form (`None`, or text serde refuses:
+     * too deep) is recorded as `null`, as in Node and Python: the call's
+     * outcome stands.
      */
-    func answerOutputExported(outputJson: String) throws  -> UInt8
+    func answerOutputExported(outputJson: String?)  -> UInt8
     
     /**
      * `ValidateOutput`: invalid (the message is dropped: it may quote the
@@ -697,6 +716,21 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      * `Sleep`: the wait is over.
      */
     func answerSlept(nowMs: UInt64)  -> UInt8
+    
+    /**
+     * The current step is one Swift's mirror of `StepKind` does not know
+     * (it drifted from the core's): the invocation ends as the core ends
+     * any answer that does not fit its step, in INTERNAL. The answer fed is
+     * one the current step does not accept (no step accepts both).
+     */
+    func answerUnknownStep()  -> UInt8
+    
+    /**
+     * `ValidateInput`: the validator threw a plain error (not the
+     * application's own `CapabilityError`): INVALID_INPUT with a generic
+     * message, as in Node — the error's text may quote the input (SI-10).
+     */
+    func answerValidatorFailed()  -> UInt8
     
     /**
      * `RunHandler`: the attempt (1-based).
@@ -928,20 +962,26 @@ open func answerHandlerTimedOut(nowMs: UInt64) -> UInt8  {
 }
     
     /**
-     * `ExportInput`: the validated input as JSON.
+     * `ExportInput`: the validated input as Swift measured it
+     * (`HostJSON.measure`). One with no JSON form the core can bind — a
+     * NaN or infinity, nesting past the hash's depth, text serde refuses —
+     * answers `InputNotExportable` (INVALID_INPUT, audited), as Node and
+     * Python do.
      */
-open func answerInputExported(inputJson: String)throws  -> UInt8  {
-    return try  FfiConverterUInt8.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+open func answerInputExported(input: FfiHostInput) -> UInt8  {
+    return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_exported(
             self.uniffiCloneHandle(),
-        FfiConverterString.lower(inputJson),uniffiCallStatus
+        FfiConverterTypeFfiHostInput_lower(input),uniffiCallStatus
     )
 })
 }
     
     /**
-     * `ValidateInput`: invalid, with a message for the model.
+     * `ValidateInput`: invalid, with a message for the model (the
+     * application's own `CapabilityError` message, or the decoder's field
+     * path and reason).
      */
 open func answerInputInvalid(message: String) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
@@ -949,6 +989,24 @@ open func answerInputInvalid(message: String) -> UInt8  {
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_invalid(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(message),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * `ExportInput`: the validated input could not even be produced in a
+     * form to measure (its conversion or `encode(to:)` threw): the call
+     * ends as for any input with no JSON form (INVALID_INPUT, audited).
+     * `reason` is the application's own `CapabilityError` message, if it
+     * threw one; otherwise a generic reason (the error's text may quote
+     * the input).
+     */
+open func answerInputNotExportable(reason: String?) -> UInt8  {
+    return try!  FfiConverterUInt8.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_not_exportable(
+            self.uniffiCloneHandle(),
+        FfiConverterOptionString.lower(reason),uniffiCallStatus
     )
 })
 }
@@ -969,14 +1027,17 @@ open func answerInputValid(inputJson: String?)throws  -> UInt8  {
 }
     
     /**
-     * `ExportOutput`: the redacted output as JSON.
+     * `ExportOutput`: the redacted output as JSON text, for the audit
+     * payload. An output with no JSON form (`None`, or text serde refuses:
+     * too deep) is recorded as `null`, as in Node and Python: the call's
+     * outcome stands.
      */
-open func answerOutputExported(outputJson: String)throws  -> UInt8  {
-    return try  FfiConverterUInt8.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+open func answerOutputExported(outputJson: String?) -> UInt8  {
+    return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_output_exported(
             self.uniffiCloneHandle(),
-        FfiConverterString.lower(outputJson),uniffiCallStatus
+        FfiConverterOptionString.lower(outputJson),uniffiCallStatus
     )
 })
 }
@@ -1078,6 +1139,35 @@ open func answerSlept(nowMs: UInt64) -> UInt8  {
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_slept(
             self.uniffiCloneHandle(),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The current step is one Swift's mirror of `StepKind` does not know
+     * (it drifted from the core's): the invocation ends as the core ends
+     * any answer that does not fit its step, in INTERNAL. The answer fed is
+     * one the current step does not accept (no step accepts both).
+     */
+open func answerUnknownStep() -> UInt8  {
+    return try!  FfiConverterUInt8.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_unknown_step(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * `ValidateInput`: the validator threw a plain error (not the
+     * application's own `CapabilityError`): INVALID_INPUT with a generic
+     * message, as in Node — the error's text may quote the input (SI-10).
+     */
+open func answerValidatorFailed() -> UInt8  {
+    return try!  FfiConverterUInt8.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_validator_failed(
+            self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
 }
@@ -1466,18 +1556,18 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     /**
      * Starts an invocation of the capability at `capability_index`
      * (resolved once by the caller) and runs it to the first step Swift
-     * must perform (read it with `step_kind`). `input_json` is the raw
-     * input as Swift encoded it, measured against the input limits before
-     * any step (`None`: it has no JSON form, and only in-process code can
-     * hand such a value over).
+     * must perform (read it with `step_kind`). `input` is the raw input
+     * as Swift measured it; the core's verdict on it (input limits, a
+     * number with no JSON form) ends the call when stage 4 begins, before
+     * any validator, policy or handler sees it (`start_verdict`).
      */
-    func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, inputJson: String?, nowMs: UInt64) throws  -> FfiInvocation
+    func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, input: FfiHostInput, nowMs: UInt64) throws  -> FfiInvocation
     
     /**
      * Like `start`, by id or adapter tool name (an unknown name ends in
      * NOT_FOUND and is audited as requested).
      */
-    func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, inputJson: String?, nowMs: UInt64) throws  -> FfiInvocation
+    func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, input: FfiHostInput, nowMs: UInt64) throws  -> FfiInvocation
     
     /**
      * The unix time in ms as the core's stores see it: Swift's driver
@@ -1810,12 +1900,12 @@ open func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: 
     /**
      * Starts an invocation of the capability at `capability_index`
      * (resolved once by the caller) and runs it to the first step Swift
-     * must perform (read it with `step_kind`). `input_json` is the raw
-     * input as Swift encoded it, measured against the input limits before
-     * any step (`None`: it has no JSON form, and only in-process code can
-     * hand such a value over).
+     * must perform (read it with `step_kind`). `input` is the raw input
+     * as Swift measured it; the core's verdict on it (input limits, a
+     * number with no JSON form) ends the call when stage 4 begins, before
+     * any validator, policy or handler sees it (`start_verdict`).
      */
-open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, inputJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
+open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, input: FfiHostInput, nowMs: UInt64)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_start(
@@ -1823,7 +1913,7 @@ open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, inp
         FfiConverterUInt32.lower(capabilityIndex),
         FfiConverterUInt8.lower(surface),
         FfiConverterOptionString.lower(frameJson),
-        FfiConverterOptionString.lower(inputJson),
+        FfiConverterTypeFfiHostInput_lower(input),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
@@ -1833,7 +1923,7 @@ open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, inp
      * Like `start`, by id or adapter tool name (an unknown name ends in
      * NOT_FOUND and is audited as requested).
      */
-open func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, inputJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
+open func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, input: FfiHostInput, nowMs: UInt64)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_start_named(
@@ -1841,7 +1931,7 @@ open func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, i
         FfiConverterString.lower(idOrToolName),
         FfiConverterUInt8.lower(surface),
         FfiConverterOptionString.lower(frameJson),
-        FfiConverterOptionString.lower(inputJson),
+        FfiConverterTypeFfiHostInput_lower(input),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
@@ -2538,6 +2628,106 @@ public func FfiConverterTypeFfiError_lower(_ value: FfiError) -> RustBuffer {
 
 
 /**
+ * A raw host value as Swift measured it, without any unbounded recursion
+ * (`HostJSON.measure`): what the core needs to decide about it. Swift only
+ * reports what it met; the verdicts are the core's (`limits`, `HashError`).
+ */
+
+public enum FfiHostInput: Equatable, Hashable {
+    
+    /**
+     * Its compact JSON text. A NaN or infinity has no JSON form: it is
+     * written as `null` in `text` and `non_finite_at` is the JSON Pointer of
+     * the first one.
+     */
+    case json(text: String, nonFiniteAt: String?
+    )
+    /**
+     * Swift stopped walking at a container `depth` deep (a top-level
+     * container is depth 1) at `path`: past the depth it was asked to walk
+     * to, read from the core (`input_max_depth`, `max_hash_depth`).
+     */
+    case deeper(depth: UInt32, path: String
+    )
+    /**
+     * No JSON form: the value's own `encode(to:)` threw (an application's
+     * in-process value; transports deliver JSON).
+     */
+    case opaque
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension FfiHostInput: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiHostInput: FfiConverterRustBuffer {
+    typealias SwiftType = FfiHostInput
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiHostInput {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .json(text: try FfiConverterString.read(from: &buf), nonFiniteAt: try FfiConverterOptionString.read(from: &buf)
+        )
+        
+        case 2: return .deeper(depth: try FfiConverterUInt32.read(from: &buf), path: try FfiConverterString.read(from: &buf)
+        )
+        
+        case 3: return .opaque
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: FfiHostInput, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .json(text,nonFiniteAt):
+            writeInt(&buf, Int32(1))
+            FfiConverterString.write(text, into: &buf)
+            FfiConverterOptionString.write(nonFiniteAt, into: &buf)
+            
+        
+        case let .deeper(depth,path):
+            writeInt(&buf, Int32(2))
+            FfiConverterUInt32.write(depth, into: &buf)
+            FfiConverterString.write(path, into: &buf)
+            
+        
+        case .opaque:
+            writeInt(&buf, Int32(3))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiHostInput_lift(_ buf: RustBuffer) throws -> FfiHostInput {
+    return try FfiConverterTypeFfiHostInput.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiHostInput_lower(_ value: FfiHostInput) -> RustBuffer {
+    return FfiConverterTypeFfiHostInput.lower(value)
+}
+
+
+
+/**
  * How an invocation ended.
  */
 
@@ -2890,6 +3080,21 @@ public func inputHashCbor(capabilityId: String, inputCbor: Data)throws  -> Strin
 })
 }
 /**
+ * The approval input hash of a host value as Swift measured it
+ * (`HostJSON.measure`): a NaN or infinity is the core's
+ * `NON_FINITE_NUMBER`, nesting past `max_hash_depth` its `TOO_DEEP`
+ * (INVALID_INPUT with `details.reason`), as on the CBOR path.
+ */
+public func inputHashHost(capabilityId: String, input: FfiHostInput)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_input_hash_host(
+        FfiConverterString.lower(capabilityId),
+        FfiConverterTypeFfiHostInput_lower(input),uniffiCallStatus
+    )
+})
+}
+/**
  * The approval input hash (DESIGN §5) of a JSON input: lowercase hex
  * SHA-256 of the deterministic CBOR of `{capability, input}`.
  */
@@ -2899,6 +3104,43 @@ public func inputHashJson(capabilityId: String, inputJson: String)throws  -> Str
     uniffi_orpc_agent_swift_fn_func_input_hash_json(
         FfiConverterString.lower(capabilityId),
         FfiConverterString.lower(inputJson),uniffiCallStatus
+    )
+})
+}
+/**
+ * The deepest nesting the core accepts in an input
+ * (`limits::MAX_INPUT_DEPTH`; a top-level container is depth 1): how far
+ * Swift walks a raw input's `encode(to:)` before it stops and reports it
+ * too deep.
+ */
+public func inputMaxDepth() -> UInt32  {
+    return try!  FfiConverterUInt32.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_input_max_depth(uniffiCallStatus
+    )
+})
+}
+/**
+ * The deepest nesting the approval hash binds
+ * (`act::deterministic::MAX_HASH_DEPTH`): how far Swift walks a value it
+ * exports or hashes.
+ */
+public func maxHashDepth() -> UInt32  {
+    return try!  FfiConverterUInt32.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_max_hash_depth(uniffiCallStatus
+    )
+})
+}
+/**
+ * The core's step kinds by name, in numeric order (`StepKind::ALL`:
+ * position `i` is kind `i + 1`): the Swift mirror's drift test compares
+ * its cases with this list.
+ */
+public func stepKindNames() -> [String]  {
+    return try!  FfiConverterSequenceString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_step_kind_names(uniffiCallStatus
     )
 })
 }
@@ -2957,7 +3199,19 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_func_input_hash_cbor() != 11337) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_orpc_agent_swift_checksum_func_input_hash_host() != 8648) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_orpc_agent_swift_checksum_func_input_hash_json() != 13996) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_input_max_depth() != 21847) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_max_hash_depth() != 58868) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_step_kind_names() != 36947) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_surface_names() != 64633) {
@@ -2981,16 +3235,19 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_timed_out() != 6468) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_exported() != 3190) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_exported() != 10569) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_invalid() != 29713) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_invalid() != 22844) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_not_exportable() != 21637) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_valid() != 57062) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_exported() != 54496) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_exported() != 18656) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_invalid() != 42364) {
@@ -3015,6 +3272,12 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_slept() != 36011) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_unknown_step() != 41053) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_validator_failed() != 5304) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_attempt() != 33666) {
@@ -3116,10 +3379,10 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 54146) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 51696) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 57846) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 14435) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 35256) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_unix_now_ms() != 61126) {

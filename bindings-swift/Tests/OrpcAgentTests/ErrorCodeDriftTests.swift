@@ -13,6 +13,40 @@ final class ErrorCodeDriftTests: XCTestCase {
         XCTAssertEqual(Surface.allCases.map(\.index), Array(0..<UInt8(Surface.allCases.count)))
     }
 
+    /// The driver's mirror of the core's step kinds: same names, same numbers.
+    func testStepKindsEqualTheCoreInNumericOrder() {
+        let names = StepKind.allCases.map { k -> String in
+            let s = "\(k)"
+            return s.prefix(1).uppercased() + s.dropFirst()
+        }
+        XCTAssertEqual(names, stepKindNames())
+        XCTAssertEqual(StepKind.allCases.map(\.rawValue), Array(1...UInt8(StepKind.allCases.count)))
+    }
+
+    /// A step kind the mirror does not know ends the call in INTERNAL, by
+    /// the core (the invocation is over, nothing ran), never as done.
+    func testAnUnknownStepKindEndsTheInvocationInInternal() async throws {
+        let ran = Locked(0)
+        let reg = try CapabilityRegistry(capabilities: [
+            Capability("x.run", meta: AgentMeta(description: "Run.", expose: [.mcp: true], sideEffect: .read, risk: .low)) {
+                (v: JSONValue, _) in
+                ran.with { $0 += 1 }
+                return v
+            }
+        ])
+        let inv = try reg.core.start(
+            capabilityIndex: 0, surface: Surface.mcp.index, frameJson: nil, input: .opaque, nowMs: reg.options.clock.nowMs())
+        // As if the core asked for a step this binding had never heard of.
+        let unknown = StepKind.runHandler.rawValue
+        let driver = Driver(
+            registry: reg, inv: inv, call: Call(raw: JSONValue.null, frame: Frame(surface: .mcp), resumed: false),
+            kinds: { $0 == unknown ? nil : StepKind(rawValue: $0) })
+        await assertThrows(.internal) { let _: Outcome<JSONValue> = try await driver.run(JSONValue.self) }
+        XCTAssertEqual(inv.stepKind(), StepKind.done.rawValue, "the core ended the invocation")
+        XCTAssertEqual(inv.outcomeError()?.code, "INTERNAL")
+        XCTAssertEqual(ran.with { $0 }, 0)
+    }
+
     func testEveryCodeRoundTripsThroughTheErrorEnum() {
         for code in ErrorCode.allCases {
             let e = CapabilityError(code, "m")

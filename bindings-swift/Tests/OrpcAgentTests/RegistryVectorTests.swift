@@ -48,19 +48,15 @@ final class RegistryVectorTests: XCTestCase {
         return out
     }
 
+    /// Options as an app reads them from a file: the declared runtime
+    /// policies stay in `json`; host markers are implemented by the host
+    /// policies of their names.
     static func options(_ c: JSONValue) -> RegistryOptions {
         let o = c["options"]
-        var policies: [Policy] = []
-        for p in o?["policies"]?.arrayValue ?? [] {
-            if p["host"] == .bool(true) {
-                var h = HostPolicy(name: p["name"]?.stringValue) { _ in .allow }
-                h.declared = p
-                policies.append(.host(h))
-            } else {
-                policies.append(.rule(p))
-            }
+        let hosts: [Policy] = (o?["policies"]?.arrayValue ?? []).filter { $0["host"] == .bool(true) }.map { p in
+            .host(HostPolicy(name: p["name"]?.stringValue) { _ in .allow })
         }
-        var options = RegistryOptions(policies: policies)
+        var options = RegistryOptions(policies: hosts)
         options.json = o
         return options
     }

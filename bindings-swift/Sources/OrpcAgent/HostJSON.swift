@@ -1,0 +1,430 @@
+import Foundation
+import OrpcAgentFFI
+
+/// The core's depth bounds, read once from the linked core: Swift walks a
+/// value only as deep as the core could accept it, so no recursive walk runs
+/// unbounded on a hostile value (and no depth is a Swift constant).
+enum CoreDepth {
+    /// The deepest raw input the core accepts (`limits::MAX_INPUT_DEPTH`).
+    static let input = Int(inputMaxDepth())
+    /// The deepest value the approval hash binds (`MAX_HASH_DEPTH`): the
+    /// bound for every value Swift exports, hashes or converts through JSON.
+    static let hash = Int(maxHashDepth())
+}
+
+/// Host values as the core's FFI wants them measured (`FfiHostInput`),
+/// without any unbounded recursion. Swift reports only what it meets —
+/// the JSON text, where a NaN or infinity sits, where it stopped walking —
+/// and the core decides (input limits, the hash's sub-codes).
+enum HostJSON {
+    /// A raw input, at the start of a call. A `JSONValue` is written whole,
+    /// iteratively, so the core measures its real text (every limit, in its
+    /// own order, as Node's `JSON.stringify`). Any other `Encodable` runs its
+    /// own recursive `encode(to:)`: it is walked first by a probe that stops
+    /// past the core's input depth.
+    static func input(_ value: Any) -> FfiHostInput {
+        measure(value, textDepth: nil, probeDepth: CoreDepth.input)
+    }
+
+    /// A value the core will read as JSON (the validated input it asks for,
+    /// a hash, a policy's view, an output): walked at most to the hash's depth.
+    static func export(_ value: Any) -> FfiHostInput {
+        measure(value, textDepth: CoreDepth.hash, probeDepth: CoreDepth.hash)
+    }
+
+    static func measure(_ value: Any, textDepth: Int?, probeDepth: Int) -> FfiHostInput {
+        if let j = value as? JSONValue {
+            var w = JSONWriter(maxDepth: textDepth)
+            w.write(j)
+            if let (depth, path) = w.deeper { return .deeper(depth: UInt32(clamping: depth), path: path) }
+            return .json(text: w.out, nonFiniteAt: w.nonFiniteAt)
+        }
+        guard let e = value as? Encodable else { return .opaque }
+        let probe = Probe(maxDepth: probeDepth)
+        do {
+            try probe.walk(e, depth: 0, path: [])
+        } catch is Probe.Stop {
+        } catch {
+            return .opaque  // its own encode(to:) threw
+        }
+        if let (depth, path) = probe.deeper { return .deeper(depth: UInt32(clamping: depth), path: path) }
+        let encoder = JSONEncoder()
+        if probe.nonFiniteAt != nil {
+            // Measurable text (JSONEncoder refuses NaN); the core refuses the value.
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(
+                positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        }
+        guard let data = try? encoder.encode(AnyEncodable(e)) else { return .opaque }
+        return .json(text: String(decoding: data, as: UTF8.self), nonFiniteAt: probe.nonFiniteAt)
+    }
+
+    /// A JSON Pointer (RFC 6901), the root as `/` (the core's rendering).
+    static func pointer(_ path: [CodingKey]) -> String {
+        pointer(path.map { $0.intValue.map(String.init) ?? $0.stringValue })
+    }
+
+    static func pointer(_ tokens: [String]) -> String {
+        if tokens.isEmpty { return "/" }
+        return tokens.map { "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }.joined()
+    }
+
+    /// `relative` (a pointer from a value at `base`) as a pointer from the root.
+    static func join(_ base: String, _ relative: String) -> String {
+        base == "/" ? relative : relative == "/" ? base : base + relative
+    }
+}
+
+/// Compact JSON text of a `JSONValue`, written iteratively (an explicit
+/// stack: no recursion, any depth). A NaN or infinity has no JSON form: it
+/// is written as `null` and the first one's position kept. With `maxDepth`
+/// it stops at a container deeper than that and keeps where. With `text`
+/// off it only walks (the probe's view of a `JSONValue` inside a value).
+struct JSONWriter {
+    var out = ""
+    var nonFiniteAt: String?
+    var deeper: (depth: Int, path: String)?
+    let maxDepth: Int?
+    let text: Bool
+
+    init(maxDepth: Int? = nil, text: Bool = true) {
+        self.maxDepth = maxDepth
+        self.text = text
+    }
+
+    private mutating func put(_ s: String) { if text { out += s } }
+
+    /// One open array or object: its items, and the next one to write.
+    private struct Level {
+        let array: [JSONValue]
+        let object: JSONObject?
+        var next = 0
+    }
+    private var levels: [Level] = []
+
+    /// Where the value being written sits.
+    private var here: String {
+        HostJSON.pointer(
+            levels.map { l in
+                guard let o = l.object else { return String(l.next - 1) }
+                return o.keys[l.next - 1]
+            })
+    }
+
+    mutating func write(_ root: JSONValue) {
+        var pending: JSONValue? = root
+        while true {
+            if let v = pending {
+                pending = nil
+                switch v {
+                case .array(let a):
+                    if let maxDepth, levels.count >= maxDepth {
+                        deeper = (levels.count + 1, here)
+                        return
+                    }
+                    put("[")
+                    levels.append(Level(array: a, object: nil))
+                case .object(let o):
+                    if let maxDepth, levels.count >= maxDepth {
+                        deeper = (levels.count + 1, here)
+                        return
+                    }
+                    put("{")
+                    levels.append(Level(array: [], object: o))
+                case .double(let d) where !d.isFinite:
+                    if nonFiniteAt == nil { nonFiniteAt = here }
+                    put("null")
+                default:
+                    if text { writeScalar(v) }
+                }
+            }
+            guard let top = levels.indices.last else { return }
+            let i = levels[top].next
+            if let o = levels[top].object {
+                if i < o.count {
+                    if i > 0 { put(",") }
+                    let k = o.keys[i]
+                    if text { JSONWriter.writeString(k, to: &out) }
+                    put(":")
+                    levels[top].next = i + 1
+                    pending = o[k]
+                } else {
+                    put("}")
+                    levels.removeLast()
+                }
+            } else if i < levels[top].array.count {
+                if i > 0 { put(",") }
+                levels[top].next = i + 1
+                pending = levels[top].array[i]
+            } else {
+                put("]")
+                levels.removeLast()
+            }
+        }
+    }
+
+    private mutating func writeScalar(_ v: JSONValue) {
+        switch v {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .uint(let u): out += String(u)
+        case .double(let d):
+            if d == d.rounded(), abs(d) < 1e15 {
+                // Integral doubles keep a fraction so they stay doubles.
+                out += String(format: "%.1f", d)
+            } else {
+                out += "\(d)"
+            }
+        case .string(let s): JSONWriter.writeString(s, to: &out)
+        case .array, .object: break  // containers are written by `write`
+        }
+    }
+
+    static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if u.value < 0x20 {
+                    out += String(format: "\\u%04x", u.value)
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+/// Walks an `Encodable`'s `encode(to:)` producing nothing, to learn what
+/// `JSONEncoder` would meet before it runs: how deep the containers nest
+/// (it stops at one past `maxDepth`) and where the first NaN or infinity
+/// is. Nested `encode(to:)` calls count too (a value delegating to
+/// another opens no container: optionals, wrappers), up to four times
+/// `maxDepth`, so no chain of them recurses unbounded either; a
+/// `JSONValue` inside is walked iteratively. `Data`, `URL` and `Decimal` are scalars,
+/// as `JSONEncoder` writes them.
+final class Probe {
+    struct Stop: Error {}
+
+    let maxDepth: Int
+    private(set) var deeper: (depth: Int, path: String)?
+    private(set) var nonFiniteAt: String?
+    private var nested = 0
+
+    init(maxDepth: Int) { self.maxDepth = maxDepth }
+
+    /// `value` at `depth` (the containers around it).
+    func walk(_ value: Encodable, depth: Int, path: [CodingKey]) throws {
+        if deeper != nil { throw Stop() }
+        switch value {
+        case is Data, is URL, is Decimal: return
+        case let d as Double: return number(d.isFinite, path)
+        case let f as Float: return number(f.isFinite, path)
+        case let j as JSONValue:
+            // Its own encode(to:) recurses per level: walked iteratively instead.
+            var w = JSONWriter(maxDepth: max(0, maxDepth - depth), text: false)
+            w.write(j)
+            let base = HostJSON.pointer(path)
+            if let at = w.nonFiniteAt, nonFiniteAt == nil { nonFiniteAt = HostJSON.join(base, at) }
+            if let (d, at) = w.deeper {
+                deeper = (depth + d, HostJSON.join(base, at))
+                throw Stop()
+            }
+            return
+        default: break
+        }
+        nested += 1
+        defer { nested -= 1 }
+        if nested > 4 * maxDepth {
+            deeper = (maxDepth + 1, HostJSON.pointer(path))
+            throw Stop()
+        }
+        try value.encode(to: ProbeEncoder(probe: self, depth: depth, codingPath: path))
+    }
+
+    func number(_ finite: Bool, _ path: [CodingKey]) {
+        if !finite, nonFiniteAt == nil { nonFiniteAt = HostJSON.pointer(path) }
+    }
+
+    /// A container opened at `depth`; past the bound, the walk stops.
+    func open(_ depth: Int, _ path: [CodingKey]) {
+        if depth > maxDepth, deeper == nil { deeper = (depth, HostJSON.pointer(path)) }
+    }
+
+    func check() throws { if deeper != nil { throw Stop() } }
+}
+
+struct IndexKey: CodingKey {
+    var intValue: Int?
+    var stringValue: String { String(intValue ?? 0) }
+    init(_ i: Int) { intValue = i }
+    init?(intValue: Int) { self.intValue = intValue }
+    init?(stringValue: String) { return nil }
+}
+
+struct ProbeEncoder: Encoder {
+    let probe: Probe
+    /// Containers around the value this encoder encodes.
+    let depth: Int
+    let codingPath: [CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy: Key.Type) -> KeyedEncodingContainer<Key> {
+        probe.open(depth + 1, codingPath)
+        return KeyedEncodingContainer(ProbeKeyed<Key>(probe: probe, depth: depth + 1, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() -> UnkeyedEncodingContainer {
+        probe.open(depth + 1, codingPath)
+        return ProbeUnkeyed(probe: probe, depth: depth + 1, codingPath: codingPath)
+    }
+
+    func singleValueContainer() -> SingleValueEncodingContainer {
+        ProbeSingle(probe: probe, depth: depth, codingPath: codingPath)
+    }
+}
+
+struct ProbeKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let probe: Probe
+    /// This container's own depth.
+    let depth: Int
+    let codingPath: [CodingKey]
+
+    func encodeNil(forKey key: Key) throws { try probe.check() }
+    func encode(_ value: Bool, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: String, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: Double, forKey key: Key) throws {
+        try probe.check()
+        probe.number(value.isFinite, codingPath + [key])
+    }
+    func encode(_ value: Float, forKey key: Key) throws {
+        try probe.check()
+        probe.number(value.isFinite, codingPath + [key])
+    }
+    func encode(_ value: Int, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: Int8, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: Int16, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: Int32, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: Int64, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: UInt, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: UInt8, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: UInt16, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: UInt32, forKey key: Key) throws { try probe.check() }
+    func encode(_ value: UInt64, forKey key: Key) throws { try probe.check() }
+    func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        try probe.check()
+        try probe.walk(value, depth: depth, path: codingPath + [key])
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        probe.open(depth + 1, codingPath + [key])
+        return KeyedEncodingContainer(ProbeKeyed<NestedKey>(probe: probe, depth: depth + 1, codingPath: codingPath + [key]))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) -> UnkeyedEncodingContainer {
+        probe.open(depth + 1, codingPath + [key])
+        return ProbeUnkeyed(probe: probe, depth: depth + 1, codingPath: codingPath + [key])
+    }
+
+    func superEncoder() -> Encoder { ProbeEncoder(probe: probe, depth: depth, codingPath: codingPath + [AnyKey("super")]) }
+    func superEncoder(forKey key: Key) -> Encoder { ProbeEncoder(probe: probe, depth: depth, codingPath: codingPath + [key]) }
+}
+
+struct ProbeUnkeyed: UnkeyedEncodingContainer {
+    let probe: Probe
+    /// This container's own depth.
+    let depth: Int
+    let codingPath: [CodingKey]
+    var count = 0
+
+    init(probe: Probe, depth: Int, codingPath: [CodingKey]) {
+        self.probe = probe
+        self.depth = depth
+        self.codingPath = codingPath
+    }
+
+    private mutating func next() throws -> [CodingKey] {
+        try probe.check()
+        defer { count += 1 }
+        return codingPath + [IndexKey(count)]
+    }
+
+    mutating func encodeNil() throws { _ = try next() }
+    mutating func encode(_ value: Bool) throws { _ = try next() }
+    mutating func encode(_ value: String) throws { _ = try next() }
+    mutating func encode(_ value: Double) throws { probe.number(value.isFinite, try next()) }
+    mutating func encode(_ value: Float) throws { probe.number(value.isFinite, try next()) }
+    mutating func encode(_ value: Int) throws { _ = try next() }
+    mutating func encode(_ value: Int8) throws { _ = try next() }
+    mutating func encode(_ value: Int16) throws { _ = try next() }
+    mutating func encode(_ value: Int32) throws { _ = try next() }
+    mutating func encode(_ value: Int64) throws { _ = try next() }
+    mutating func encode(_ value: UInt) throws { _ = try next() }
+    mutating func encode(_ value: UInt8) throws { _ = try next() }
+    mutating func encode(_ value: UInt16) throws { _ = try next() }
+    mutating func encode(_ value: UInt32) throws { _ = try next() }
+    mutating func encode(_ value: UInt64) throws { _ = try next() }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        let path = try next()
+        try probe.walk(value, depth: depth, path: path)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        let path = codingPath + [IndexKey(count)]
+        count += 1
+        probe.open(depth + 1, path)
+        return KeyedEncodingContainer(ProbeKeyed<NestedKey>(probe: probe, depth: depth + 1, codingPath: path))
+    }
+
+    mutating func nestedUnkeyedContainer() -> UnkeyedEncodingContainer {
+        let path = codingPath + [IndexKey(count)]
+        count += 1
+        probe.open(depth + 1, path)
+        return ProbeUnkeyed(probe: probe, depth: depth + 1, codingPath: path)
+    }
+
+    mutating func superEncoder() -> Encoder {
+        let path = codingPath + [IndexKey(count)]
+        count += 1
+        return ProbeEncoder(probe: probe, depth: depth, codingPath: path)
+    }
+}
+
+struct ProbeSingle: SingleValueEncodingContainer {
+    let probe: Probe
+    /// The containers around this value.
+    let depth: Int
+    let codingPath: [CodingKey]
+
+    func encodeNil() throws { try probe.check() }
+    func encode(_ value: Bool) throws { try probe.check() }
+    func encode(_ value: String) throws { try probe.check() }
+    func encode(_ value: Double) throws {
+        try probe.check()
+        probe.number(value.isFinite, codingPath)
+    }
+    func encode(_ value: Float) throws {
+        try probe.check()
+        probe.number(value.isFinite, codingPath)
+    }
+    func encode(_ value: Int) throws { try probe.check() }
+    func encode(_ value: Int8) throws { try probe.check() }
+    func encode(_ value: Int16) throws { try probe.check() }
+    func encode(_ value: Int32) throws { try probe.check() }
+    func encode(_ value: Int64) throws { try probe.check() }
+    func encode(_ value: UInt) throws { try probe.check() }
+    func encode(_ value: UInt8) throws { try probe.check() }
+    func encode(_ value: UInt16) throws { try probe.check() }
+    func encode(_ value: UInt32) throws { try probe.check() }
+    func encode(_ value: UInt64) throws { try probe.check() }
+    func encode<T: Encodable>(_ value: T) throws {
+        try probe.check()
+        try probe.walk(value, depth: depth, path: codingPath)
+    }
+}
