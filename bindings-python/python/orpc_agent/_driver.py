@@ -130,6 +130,8 @@ def _invalid_input(inv: Any, exc: BaseException) -> int:
     field paths and reasons, or a :class:`InputIssues`), from which the core
     writes the model's message; anything else only says the input could
     not be validated — an exception's text may quote the input (SI-10)."""
+    if not isinstance(exc, InputIssues) and not callable(getattr(exc, "errors", None)):
+        _operator_log(inv, "the input validator", exc)
     if isinstance(exc, InputIssues):
         return int(inv.input_issues([([str(p) for p in path], str(msg)) for path, msg in exc.issues]))
     errors = getattr(exc, "errors", None)
@@ -146,11 +148,24 @@ def _invalid_input(inv: Any, exc: BaseException) -> int:
     return int(inv.input_validator_failed())
 
 
+def _operator_log(inv: Any, what: str, exc: BaseException) -> None:
+    """Tells the operator what application code raised, with the real
+    exception (type, message, traceback) on the ``orpc_agent`` logger; the
+    caller and the model only ever get the core's generic error."""
+    _log.warning(
+        "orpc_agent: %s of capability %s failed; the caller was only told that it failed",
+        what,
+        inv.capability_id,
+        exc_info=exc,
+    )
+
+
 def _handler_failed(inv: Any, exc: BaseException) -> int:
     if isinstance(exc, CapabilityError):
         return int(inv.handler_error(exc.code, exc.message, exc.retryable))
     # A plain exception: the core replaces it by a generic EXECUTION_FAILED;
-    # its text never reaches the caller (SI-10).
+    # its text never reaches the caller (SI-10), only the operator's log.
+    _operator_log(inv, "the handler", exc)
     return int(inv.handler_error(None, type(exc).__name__, False))
 
 
@@ -251,6 +266,7 @@ async def _evaluate_policy(
         raise
     except Exception as e:
         _policy_failed_log(spec.id, scope, index, f"raised {type(e).__name__}")
+        _operator_log(inv, f"{'runtime' if scope == 0 else 'capability'} policy #{index}", e)
         return int(inv.policy_failed())
     return _decision_answer(inv, result, spec.id, scope, index)
 
@@ -420,8 +436,9 @@ async def drive(
                         late = True
             except _CancelledError:
                 raise
-            except Exception:
+            except Exception as e:
                 output = None  # dropped: nothing unredacted leaves (SI-10)
+                _operator_log(inv, "the output redactor", e)
                 k = inv.redactor_failed()
             else:
                 if late:
