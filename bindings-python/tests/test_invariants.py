@@ -365,3 +365,29 @@ async def test_SI_12_contextual_discovery_grants_no_authority() -> None:
         await reg.invoke("c.x", {"name": "a"}, Frame("direct"))
     with pytest.raises(PolicyDeniedError):
         await reg.invoke("c.x", {"name": "a"}, Frame("mcp"))
+
+
+async def test_SI_6_declared_policies_and_host_policies_both_apply() -> None:
+    """A deny declared in ``meta`` plus a host allow given as ``policies=``:
+    both lists apply, declared first, so the call is denied (the host list
+    used to replace the declared one)."""
+    ran: list[str] = []
+
+    def host_allow(request: Any) -> orpc_agent.Allow:
+        ran.append("host")
+        return orpc_agent.Allow()
+
+    async def pay(item: Item) -> str:
+        ran.append("handler")
+        return "paid"
+
+    spec = orpc_agent.define_capability(
+        pay, id="p.both", description="Pay.", expose={"direct": True}, side_effect="write", risk="high",
+        meta={"policies": [{"name": "frozen", "decision": "deny", "reason": "Payments are frozen."}]},
+        policies=[host_allow],
+    )
+    reg = create_capability_registry([spec])
+    with pytest.raises(PolicyDeniedError) as err:
+        await reg.invoke("p.both", {"name": "a"})
+    assert err.value.details is not None and err.value.details["policy"] == "frozen"
+    assert ran == []

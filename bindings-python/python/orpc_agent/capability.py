@@ -229,7 +229,13 @@ def define_capability(
 
     impls: dict[int, Callable[..., Any]] = {}
     if policies is not None:
-        m["policies"], impls = _policy_list(policies)
+        # Both lists apply: the policies declared in `meta` first, then
+        # these (a declared deny must not vanish because host policies were
+        # given too; issue 14).
+        declared = list(m.get("policies") or [])
+        given_json, given_impls = _policy_list(policies)
+        m["policies"] = declared + given_json
+        impls = {i + len(declared): f for i, f in given_impls.items()}
 
     return CapabilitySpec(
         id=id,
