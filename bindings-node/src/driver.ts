@@ -77,6 +77,15 @@ async function bounded<T>(p: Promise<T>, reg: number, h: number): Promise<Bounde
   }
 }
 
+/**
+ * A hook's answer as `bounded` reports it: at once for a value (no extra
+ * turn of the event loop on the hot path), bounded by the call's deadline
+ * for a promise.
+ */
+function hookAnswer<T>(got: T | PromiseLike<T>, reg: number, h: number): Bounded<T> | Promise<Bounded<T>> {
+  return isThenable(got) ? bounded(Promise.resolve(got), reg, h) : { late: false, value: got as T };
+}
+
 /** A frozen shallow copy of the application context for hooks (SI-3). */
 export function frozenContext(context: unknown): unknown {
   return context !== null && typeof context === "object" ? Object.freeze({ ...context }) : context;
@@ -161,14 +170,10 @@ export async function drive(
           let res: StandardResult | undefined;
           let late = false;
           try {
-            const got = (hooks ??= hooksOf(host, h)).inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>;
-            if (isThenable(got)) {
-              const b = await bounded(Promise.resolve(got), reg, h);
-              if (b.late) late = true;
-              else res = b.value;
-            } else {
-              res = got;
-            }
+            let b = hookAnswer((hooks ??= hooksOf(host, h)).inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>, reg, h);
+            if (isThenable(b)) b = await b;
+            if (b.late) late = true;
+            else res = b.value;
           } catch (e) {
             res = undefined; // the validator threw: its text may quote the input
             logFailure(host, h, "the input validator", e);
@@ -235,14 +240,10 @@ export async function drive(
           let res: StandardResult = { issues: [{ message: "late" }] };
           let late = false;
           try {
-            const got = (hooks ??= hooksOf(host, h)).outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>;
-            if (isThenable(got)) {
-              const b = await bounded(Promise.resolve(got), reg, h);
-              if (b.late) late = true;
-              else res = b.value;
-            } else {
-              res = got;
-            }
+            let b = hookAnswer((hooks ??= hooksOf(host, h)).outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>, reg, h);
+            if (isThenable(b)) b = await b;
+            if (b.late) late = true;
+            else res = b.value;
           } catch (e) {
             res = { issues: [{ message: "the output validator threw" }] };
             logFailure(host, h, "the output validator", e);
@@ -265,13 +266,10 @@ export async function drive(
             // The frozen context copy reads the app context's getters: one
             // that throws fails the redactor, like a redactor that throws.
             const info = redactionInfo(raw, frozenContext(context));
-            let red = (hooks ??= hooksOf(host, h)).meta.redact!.output!(output, info);
-            let late = false;
-            if (isThenable(red)) {
-              const b = await bounded(Promise.resolve(red), reg, h);
-              if (b.late) late = true;
-              else red = b.value;
-            }
+            let b = hookAnswer((hooks ??= hooksOf(host, h)).meta.redact!.output!(output, info), reg, h);
+            if (isThenable(b)) b = await b;
+            const late = b.late;
+            const red = b.late ? undefined : b.value;
             if (late) {
               output = undefined; // the unredacted value goes nowhere (SI-10)
               r = N.answerDeadlinePassed(reg, h, Date.now());
