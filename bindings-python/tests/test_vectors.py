@@ -150,7 +150,14 @@ def test_hash_vector(case: dict[str, Any]) -> None:
         try:
             value = _decode_input(case["input_cbor"])
         except RecursionError:
-            pytest.skip("cbor2 cannot decode this nesting on this interpreter")
+            # cbor2 decodes recursively; the deep-nesting vector is arrays of
+            # one item (0x81 …) around a scalar: built without recursion, so
+            # no interpreter skips it.
+            raw = bytes.fromhex(case["input_cbor"])
+            depth = len(raw) - len(raw.lstrip(b"\x81"))
+            value = cbor2.loads(raw[depth:])
+            for _ in range(depth):
+                value = [value]
     else:
         value = case["input"]
     if "error" in case:
