@@ -26,7 +26,7 @@ mod registry;
 
 pub use convert::{FfiHostInput, surface_names};
 pub use invocation::{FfiInvocation, FfiOutcome, FfiOutcomeKind};
-pub use registry::{FfiApprovalView, FfiRegistry};
+pub use registry::{FfiApprovalView, FfiRegistry, FfiResumeLimit};
 
 uniffi::setup_scaffolding!();
 

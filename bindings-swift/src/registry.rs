@@ -27,6 +27,20 @@ pub struct FfiApprovalView {
     pub info_json: Option<String>,
 }
 
+/// Who may resume a request (`FfiRegistry::resume`); the core decides.
+#[derive(Debug, uniffi::Enum)]
+pub enum FfiResumeLimit {
+    /// Any request (an approval UI, the app): `Invocation::resume`.
+    Trusted,
+    /// Only a request the frame's actor made on the frame's surface
+    /// (`Invocation::resume_by_requester`).
+    Requester,
+    /// As `Requester`, through one capability's tool (an id or adapter tool
+    /// name): only a request for that capability
+    /// (`Invocation::resume_through_tool`).
+    ThroughTool { id_or_tool_name: String },
+}
+
 /// A built registry with its approval store.
 #[derive(uniffi::Object)]
 pub struct FfiRegistry {
@@ -168,21 +182,34 @@ impl FfiRegistry {
     }
 
     /// Resumes an approved request (stage 7, then 9–14 with the recorded
-    /// surface and actor; the frame gives only trace and ids).
+    /// surface and actor; the frame gives trace and ids, and — with a
+    /// `limit` — the caller's surface and actor the core checks).
     pub fn resume(
         &self,
         approval_id: String,
         surface: u8,
         frame_json: Option<String>,
         now_ms: u64,
+        limit: FfiResumeLimit,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
         let frame = frame(surface, frame_json.as_deref())?;
-        let inv = Invocation::resume(
-            Arc::clone(self.host.registry()),
-            &approval_id,
-            frame,
-            self.options(now_ms),
-        );
+        let registry = Arc::clone(self.host.registry());
+        let opts = self.options(now_ms);
+        let inv = match limit {
+            FfiResumeLimit::Trusted => Invocation::resume(registry, &approval_id, frame, opts),
+            FfiResumeLimit::Requester => {
+                Invocation::resume_by_requester(registry, &approval_id, frame, opts)
+            }
+            FfiResumeLimit::ThroughTool { id_or_tool_name } => {
+                // A name no capability has can have no request: an index
+                // past the last makes the core answer APPROVAL_NOT_FOUND
+                // (consuming nothing), as Node's façade does.
+                let index = registry
+                    .resolve(&id_or_tool_name)
+                    .map_or(u32::MAX, |c| c.index);
+                Invocation::resume_through_tool(registry, &approval_id, index, frame, opts)
+            }
+        };
         Ok(FfiInvocation::new(
             Arc::clone(&self.host),
             inv,

@@ -47,7 +47,9 @@ fn approvals_run_inside_the_synchronous_calls() {
         .to_owned();
     reg.decide(id.clone(), true, Some("boss".into()), None, 2_000)
         .unwrap();
-    let resumed = reg.resume(id, 0, None, 3_000).unwrap();
+    let resumed = reg
+        .resume(id, 0, None, 3_000, crate::FfiResumeLimit::Trusted)
+        .unwrap();
     assert_eq!(
         resumed.step_kind(),
         6,
@@ -59,6 +61,60 @@ fn approvals_run_inside_the_synchronous_calls() {
             .frame_json()
             .unwrap()
             .contains("\"surface\":\"mcp\"")
+    );
+}
+
+/// A pending-then-approved request for `notes.delete` made on MCP by
+/// `ann`; its id.
+fn approved_request(reg: &FfiRegistry) -> String {
+    let ann = Some(r#"{"surface":"mcp","actor":{"id":"ann"}}"#.to_owned());
+    let inv = reg.start(1, 2, ann, FfiHostInput::Opaque, 1_000).unwrap();
+    assert_eq!(inv.answer_input_exported(json("{\"id\":7}")), 13);
+    let request = inv.outcome_approval_json().unwrap().unwrap();
+    let id = serde_json::from_str::<serde_json::Value>(&request).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    reg.decide(id.clone(), true, Some("boss".into()), None, 2_000)
+        .unwrap();
+    id
+}
+
+#[test]
+fn limited_resumes_are_the_cores_and_consume_nothing_when_refused() {
+    use crate::FfiResumeLimit::{Requester, ThroughTool};
+    let reg = registry();
+    let id = approved_request(&reg);
+    let frame = |actor: &str| Some(format!(r#"{{"surface":"mcp","actor":{actor}}}"#));
+    let tool = |name: &str| ThroughTool {
+        id_or_tool_name: name.into(),
+    };
+    for (surface, frame, limit) in [
+        (2, frame(r#"{"id":"bob"}"#), Requester),
+        (2, frame("{}"), Requester),
+        (0, frame(r#"{"id":"ann"}"#), Requester),
+        (2, frame(r#"{"id":"ann"}"#), tool("notes.read")),
+        (2, frame(r#"{"id":"ann"}"#), tool("no.such.tool")),
+    ] {
+        let refused = reg
+            .resume(id.clone(), surface, frame, 3_000, limit)
+            .unwrap();
+        assert_eq!(refused.step_kind(), 13);
+        assert_eq!(refused.outcome_error().unwrap().code, "APPROVAL_NOT_FOUND");
+    }
+    let ran = reg
+        .resume(
+            id.clone(),
+            2,
+            frame(r#"{"id":"ann"}"#),
+            3_000,
+            tool("notes.delete"),
+        )
+        .unwrap();
+    assert_eq!(
+        ran.step_kind(),
+        6,
+        "the requester, through its tool: consumed now"
     );
 }
 

@@ -64,6 +64,21 @@ public struct RegistryOptions: Sendable {
     }
 }
 
+/// Who may resume a request through `CapabilityRegistry.resume(_:frame:limitedTo:)`
+/// — a caller who may resume only its own requests (a remote client, a
+/// tool call). The core decides; a request the limit does not allow is
+/// APPROVAL_NOT_FOUND, exactly as a missing one, and is not consumed.
+public enum ResumeLimit: Sendable, Hashable {
+    /// Only a request the frame's actor made, on the frame's surface. A
+    /// frame whose actor has no id resumes nothing.
+    case requester
+    /// As `.requester`, through one capability's tool (its id or adapter
+    /// tool name; a name no capability has resumes nothing): only a request
+    /// for that capability. A frame whose actor has no id may resume only a
+    /// request made by an identical actor without one.
+    case throughTool(String)
+}
+
 /// Capabilities an agent may call, governed by the orpc-agent core.
 ///
 /// Build it once; `invoke` from any task. Every decision — exposure,
@@ -147,14 +162,26 @@ public final class CapabilityRegistry: @unchecked Sendable {
     }
 
     /// Resumes an approved request: runs it once (single use) with the
-    /// surface and actor recorded when it was made (SI-3); `frame` gives
-    /// only trace, ids and your context.
+    /// surface and actor recorded when it was made (SI-3). Without `limit`
+    /// the caller is trusted to resume any request (an approval UI, the
+    /// app) and `frame` gives only trace, ids and your context; with one,
+    /// `frame`'s surface and actor are the caller the core checks (see
+    /// `ResumeLimit`): any other request is APPROVAL_NOT_FOUND and is not
+    /// consumed.
     public func resume<Output: Decodable & Sendable>(
-        _ approvalId: String, frame: Frame, as _: Output.Type = Output.self
+        _ approvalId: String, frame: Frame, limitedTo limit: ResumeLimit? = nil, as _: Output.Type = Output.self
     ) async throws -> Outcome<Output> {
         let now = options.clock.nowMs()
+        let ffiLimit: FfiResumeLimit
+        switch limit {
+        case nil: ffiLimit = .trusted
+        case .requester: ffiLimit = .requester
+        case .throughTool(let name): ffiLimit = .throughTool(idOrToolName: name)
+        }
         let inv = try ffi {
-            try core.resume(approvalId: approvalId, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now)
+            try core.resume(
+                approvalId: approvalId, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now,
+                limit: ffiLimit)
         }
         return try await Driver(registry: self, inv: inv, call: Call(raw: nil, frame: frame, resumed: true)).run(Output.self)
     }

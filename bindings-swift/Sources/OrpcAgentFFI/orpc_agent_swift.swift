@@ -1549,9 +1549,10 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     
     /**
      * Resumes an approved request (stage 7, then 9–14 with the recorded
-     * surface and actor; the frame gives only trace and ids).
+     * surface and actor; the frame gives trace and ids, and — with a
+     * `limit` — the caller's surface and actor the core checks).
      */
-    func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: UInt64) throws  -> FfiInvocation
+    func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: UInt64, limit: FfiResumeLimit) throws  -> FfiInvocation
     
     /**
      * Starts an invocation of the capability at `capability_index`
@@ -1882,9 +1883,10 @@ open func resolve(idOrToolName: String) -> UInt32?  {
     
     /**
      * Resumes an approved request (stage 7, then 9–14 with the recorded
-     * surface and actor; the frame gives only trace and ids).
+     * surface and actor; the frame gives trace and ids, and — with a
+     * `limit` — the caller's surface and actor the core checks).
      */
-open func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: UInt64)throws  -> FfiInvocation  {
+open func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: UInt64, limit: FfiResumeLimit)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_resume(
@@ -1892,7 +1894,8 @@ open func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: 
         FfiConverterString.lower(approvalId),
         FfiConverterUInt8.lower(surface),
         FfiConverterOptionString.lower(frameJson),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
+        FfiConverterUInt64.lower(nowMs),
+        FfiConverterTypeFfiResumeLimit_lower(limit),uniffiCallStatus
     )
 })
 }
@@ -2802,6 +2805,97 @@ public func FfiConverterTypeFfiOutcomeKind_lower(_ value: FfiOutcomeKind) -> Rus
 }
 
 
+
+/**
+ * Who may resume a request (`FfiRegistry::resume`); the core decides.
+ */
+
+public enum FfiResumeLimit: Equatable, Hashable {
+    
+    /**
+     * Any request (an approval UI, the app): `Invocation::resume`.
+     */
+    case trusted
+    /**
+     * Only a request the frame's actor made on the frame's surface
+     * (`Invocation::resume_by_requester`).
+     */
+    case requester
+    /**
+     * As `Requester`, through one capability's tool (an id or adapter tool
+     * name): only a request for that capability
+     * (`Invocation::resume_through_tool`).
+     */
+    case throughTool(idOrToolName: String
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension FfiResumeLimit: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiResumeLimit: FfiConverterRustBuffer {
+    typealias SwiftType = FfiResumeLimit
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiResumeLimit {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .trusted
+        
+        case 2: return .requester
+        
+        case 3: return .throughTool(idOrToolName: try FfiConverterString.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: FfiResumeLimit, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .trusted:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .requester:
+            writeInt(&buf, Int32(2))
+        
+        
+        case let .throughTool(idOrToolName):
+            writeInt(&buf, Int32(3))
+            FfiConverterString.write(idOrToolName, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiResumeLimit_lift(_ buf: RustBuffer) throws -> FfiResumeLimit {
+    return try FfiConverterTypeFfiResumeLimit.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiResumeLimit_lower(_ value: FfiResumeLimit) -> RustBuffer {
+    return FfiConverterTypeFfiResumeLimit.lower(value)
+}
+
+
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
@@ -3376,7 +3470,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resolve() != 40776) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 54146) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 21882) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 57846) {
