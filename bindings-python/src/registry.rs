@@ -273,22 +273,37 @@ impl NativeRegistry {
 
     /// Resumes an approved request (stage 7, then 9–14 with the recorded
     /// surface and actor). With `by_requester`, only for the frame's actor
-    /// on the frame's surface (`Invocation::resume_by_requester`).
-    #[pyo3(signature = (approval_id, frame, by_requester = false))]
+    /// on the frame's surface (`Invocation::resume_by_requester`). With
+    /// `through_tool` (a capability id or tool name: the resume comes
+    /// through that capability's tool, as over MCP) the request must also
+    /// be for it, and a frame without an actor id may resume only a request
+    /// made by an identical actor without one
+    /// (`Invocation::resume_through_tool`).
+    #[pyo3(signature = (approval_id, frame, by_requester = false, through_tool = None))]
     fn resume(
         &self,
         py: Python<'_>,
         approval_id: &str,
         frame: &Frame,
         by_requester: bool,
+        through_tool: Option<&str>,
     ) -> Invocation {
         let opts = self.shared.options(py);
         let registry = Arc::clone(self.shared.host.registry());
         let frame = Arc::clone(&frame.core);
-        let inv = if by_requester {
-            CoreInvocation::resume_by_requester(registry, approval_id, frame, opts)
-        } else {
-            CoreInvocation::resume(registry, approval_id, frame, opts)
+        let inv = match (through_tool, by_requester) {
+            (Some(name), _) => {
+                // An unknown tool can have no request: the index past the
+                // last capability makes the core answer APPROVAL_NOT_FOUND
+                // (as in Node), consuming nothing.
+                let index = registry.resolve(name).map_or_else(
+                    || u32::try_from(registry.capabilities().len()).unwrap_or(u32::MAX),
+                    |c| c.index,
+                );
+                CoreInvocation::resume_through_tool(registry, approval_id, index, frame, opts)
+            }
+            (None, true) => CoreInvocation::resume_by_requester(registry, approval_id, frame, opts),
+            (None, false) => CoreInvocation::resume(registry, approval_id, frame, opts),
         };
         Invocation::new(Arc::clone(&self.shared), inv, true)
     }

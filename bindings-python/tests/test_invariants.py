@@ -107,6 +107,66 @@ async def test_resume_as_requester_is_only_for_the_requester_on_its_surface() ->
     assert done.output == {"bought": "pen", "qty": 1}  # type: ignore[union-attr]
 
 
+bought: list[str] = []
+
+
+@capability(id="items.sell", description="Sell an item.", expose={"direct": True, "mcp": True}, side_effect="write",
+            risk="high", approval={"required": True}, adapters={"mcp": {"tool_name": "sell_item"}})
+async def sell(item: Item) -> dict[str, Any]:
+    bought.append(item.name)
+    return {"sold": item.name}
+
+
+async def test_resume_through_a_tool_is_only_for_that_tool_its_requester_and_surface() -> None:
+    # A request made over MCP by alice for items.sell runs only when alice
+    # resumes it on MCP through items.sell's own tool (issue 14, item 11).
+    audit: list[dict[str, Any]] = []
+    reg = create_capability_registry([buy, sell], audit=audit.append)
+    out = await reg.invoke("items.sell", {"name": "pen"}, Frame("mcp", actor={"id": "alice"}))
+    assert isinstance(out, ApprovalRequired)
+    rid = out.request.id
+    reg.approvals.approve(rid, approver="boss")
+    bought.clear()
+    refused = [
+        (Frame("mcp", actor={"id": "mallory"}), "items.sell"),  # another actor
+        (Frame("mcp"), "items.sell"),  # no actor
+        (Frame("mcp", actor={"id": "alice"}), "items.buy"),  # another tool
+        (Frame("mcp", actor={"id": "alice"}), "no_such_tool"),  # an unknown tool
+        (Frame("direct", actor={"id": "alice"}), "items.sell"),  # another surface
+        (Frame("aiSdk", actor={"id": "alice"}), "sell_item"),
+    ]
+    for frame, tool in refused:
+        with pytest.raises(orpc_agent.ApprovalNotFoundError):
+            await reg.resume(rid, frame, through_tool=tool)
+        assert reg.approvals.get(rid).status == "approved", (frame, tool)  # type: ignore[union-attr]
+    assert bought == []
+    # The tool name resolves like the id; the call runs once, then never again.
+    done = await reg.resume(rid, Frame("mcp", actor={"id": "alice"}, request_id="r-9"), through_tool="sell_item")
+    assert done.output == {"sold": "pen"}  # type: ignore[union-attr]
+    assert bought == ["pen"]
+    assert audit[-1]["requestId"] == "r-9" and audit[-1]["outcome"] == "ok"
+    with pytest.raises(CapabilityError) as again:
+        await reg.resume(rid, Frame("mcp", actor={"id": "alice"}), through_tool="items.sell")
+    assert again.value.code == "APPROVAL_CONSUMED"
+    assert bought == ["pen"]
+
+
+def test_resume_sync_through_a_tool_and_id_less_actors() -> None:
+    # Without an actor id, only an identical id-less actor may resume
+    # through the tool (an id-less guest cannot run an id-less admin's).
+    reg = create_capability_registry([buy, sell])
+    out = reg.invoke_sync("items.sell", {"name": "cup"}, Frame("mcp", actor={"roles": ["admin"]}))
+    assert isinstance(out, ApprovalRequired)
+    reg.approvals.approve(out.request.id, approver="boss")
+    bought.clear()
+    for actor, tool in ((None, "items.sell"), ({"roles": ["guest"]}, "items.sell"), ({"roles": ["admin"]}, "items.buy")):
+        with pytest.raises(orpc_agent.ApprovalNotFoundError):
+            reg.resume_sync(out.request.id, Frame("mcp", actor=actor), through_tool=tool)
+    assert bought == []
+    done = reg.resume_sync(out.request.id, Frame("mcp", actor={"roles": ["admin"]}), through_tool="items.sell")
+    assert done.output == {"sold": "cup"} and bought == ["cup"]  # type: ignore[union-attr]
+
+
 def test_SI_4_invalid_metadata_never_serves_and_lists_every_problem() -> None:
     @capability(id="bad.one", description="", expose={"mcp": "yes"}, side_effect="explode", risk="low")  # type: ignore[dict-item]
     def bad(x: Item) -> None: ...

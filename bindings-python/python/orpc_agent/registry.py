@@ -210,7 +210,12 @@ class CapabilityRegistry:
         return run_sync(lambda: self.invoke(id_or_tool_name, input, frame))  # type: ignore[no-any-return]
 
     async def resume(
-        self, request_id: str, frame: Frame | Mapping[str, Any] | None = None, *, as_requester: bool = False
+        self,
+        request_id: str,
+        frame: Frame | Mapping[str, Any] | None = None,
+        *,
+        as_requester: bool = False,
+        through_tool: str | None = None,
     ) -> InvokeOk[Any] | ApprovalRequired:
         """Runs an approved request: consumed once, re-checked against its
         hash, run with the surface and actor recorded at creation (SI-3).
@@ -218,15 +223,29 @@ class CapabilityRegistry:
         With ``as_requester=True`` (a caller who may resume only its own
         requests) the frame's actor must have made the request on the
         frame's surface; any other request is ``APPROVAL_NOT_FOUND`` and is
-        not consumed."""
+        not consumed. ``through_tool`` (a capability id or tool name: the
+        resume comes through that capability's tool, as over MCP, where the
+        client names the request id) implies ``as_requester`` and also
+        requires the request to be for that capability; a frame whose actor
+        has no id may then resume only a request made by an identical actor
+        without one. The core decides; anything else (an unknown tool
+        included) is ``APPROVAL_NOT_FOUND`` and consumes nothing."""
         f = _as_frame(frame)
-        inv = self._native.resume(request_id, f, as_requester)
+        inv = self._native.resume(request_id, f, as_requester, through_tool)
         return await drive(self, inv, None, None, f)
 
     def resume_sync(
-        self, request_id: str, frame: Frame | Mapping[str, Any] | None = None, *, as_requester: bool = False
+        self,
+        request_id: str,
+        frame: Frame | Mapping[str, Any] | None = None,
+        *,
+        as_requester: bool = False,
+        through_tool: str | None = None,
     ) -> InvokeOk[Any] | ApprovalRequired:
-        return run_sync(lambda: self.resume(request_id, frame, as_requester=as_requester))  # type: ignore[no-any-return]
+        """``resume`` for hosts without an event loop."""
+        return run_sync(  # type: ignore[no-any-return]
+            lambda: self.resume(request_id, frame, as_requester=as_requester, through_tool=through_tool)
+        )
 
     async def redact_approval_input(self, request: ApprovalRequest, context: Any = None) -> Any:
         """The model-safe view of a request's input for approval UIs, made by
