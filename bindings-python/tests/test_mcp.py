@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client, StdioServerParameters
-from mcp_caps import build
+from mcp_caps import Query, build, search
 
-from orpc_agent import Frame
-from orpc_agent.mcp import APPROVAL_META, ERROR_META, create_mcp_server
+from orpc_agent import Frame, capability, create_capability_registry
+from orpc_agent.mcp import APPROVAL_ID_META, APPROVAL_META, ERROR_META, create_mcp_server
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
@@ -65,6 +65,69 @@ async def test_approval_round_trip_through_mcp() -> None:
         registry.approvals.approve(request_id, approver="editor-eve")
         done = await registry.resume(request_id)
     assert done.output == {"published": "hello"}  # type: ignore[union-attr]
+
+
+released: list[str] = []
+
+
+@capability(id="docs.release", description="Release a doc.", expose={"mcp": True, "direct": True}, side_effect="write",
+            risk="high", approval={"required": True})
+async def release(q: Query) -> dict[str, str]:
+    released.append(q.q)
+    return {"released": q.q}
+
+
+def _as(registry: Any, actor_id: str) -> Any:
+    return create_mcp_server(registry, frame=lambda ctx: Frame("mcp", actor={"id": actor_id}))
+
+
+def _code(result: Any) -> str:
+    assert result.is_error, result
+    return result.meta[ERROR_META]["code"]  # type: ignore[no-any-return]
+
+
+async def test_a_client_resumes_its_approved_request_by_calling_the_tool_again_with_its_id() -> None:
+    # Issue 14 item 11: the request id in `_meta["orpc-agent/approvalId"]`
+    # resumes only this tool's request, made on MCP by this caller's actor.
+    registry = create_capability_registry([search, release])
+    released.clear()
+    async with Client(_as(registry, "ana")) as ana, Client(_as(registry, "bob")) as bob:
+        pending = await ana.call_tool("docs_release", {"q": "v1"})
+        assert pending.is_error
+        request_id = pending.meta[APPROVAL_META]["id"]  # type: ignore[index]
+        resume = {APPROVAL_ID_META: request_id}
+        # Pending: not yet runnable, even by its requester.
+        assert _code(await ana.call_tool("docs_release", {"q": "v1"}, meta=resume)) == "APPROVAL_PENDING"
+        registry.approvals.approve(request_id, approver="eve")
+        # Another actor, through the same tool; the requester, through another tool.
+        assert _code(await bob.call_tool("docs_release", {"q": "v1"}, meta=resume)) == "APPROVAL_NOT_FOUND"
+        assert _code(await ana.call_tool("docs_search", {"q": "v1"}, meta=resume)) == "APPROVAL_NOT_FOUND"
+        assert registry.approvals.get(request_id).status == "approved"  # type: ignore[union-attr]
+        assert released == []
+        # The requester, through its tool: the approved input runs, once (the arguments are not used).
+        done = await ana.call_tool("docs_release", {"q": "other"}, meta=resume)
+        assert done.is_error is False
+        assert done.structured_content == {"released": "v1"}
+        assert released == ["v1"]
+        assert _code(await ana.call_tool("docs_release", {"q": "v1"}, meta=resume)) == "APPROVAL_CONSUMED"
+        assert _code(await ana.call_tool("docs_release", {"q": "v1"}, meta={APPROVAL_ID_META: "apr_nope"})) == "APPROVAL_NOT_FOUND"
+    assert released == ["v1"]
+
+
+async def test_a_request_made_on_another_surface_is_not_resumable_over_mcp() -> None:
+    registry = create_capability_registry([search, release])
+    released.clear()
+    made = await registry.invoke("docs.release", {"q": "v2"}, Frame("direct", actor={"id": "ana"}))
+    request_id = made.request.id  # type: ignore[union-attr]
+    registry.approvals.approve(request_id, approver="eve")
+    async with Client(_as(registry, "ana")) as ana:
+        r = await ana.call_tool("docs_release", {"q": "v2"}, meta={APPROVAL_ID_META: request_id})
+    assert _code(r) == "APPROVAL_NOT_FOUND"
+    assert registry.approvals.get(request_id).status == "approved"  # type: ignore[union-attr]
+    assert released == []
+    # Nothing was consumed: the app's own resume still runs it, once.
+    done = await registry.resume(request_id)
+    assert done.output == {"released": "v2"} and released == ["v2"]  # type: ignore[union-attr]
 
 
 async def test_over_stdio() -> None:

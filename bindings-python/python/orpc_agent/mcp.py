@@ -17,7 +17,11 @@ builds a server with them. Each tool:
   whose ``_meta["orpc-agent/error"]`` carries code and kind; an approval
   requirement as an ``isError`` result (the tool did not run) whose text
   tells the model what happened and whose
-  ``_meta["orpc-agent/approval"]`` carries the request id for the client.
+  ``_meta["orpc-agent/approval"]`` carries the request id for the client;
+- resumes an approved request when the client calls the tool again with its
+  id in the request's ``_meta["orpc-agent/approvalId"]``: the core runs it
+  only if it is this tool's, made on MCP by this caller's actor
+  (``registry.resume(..., through_tool=...)``), else ``APPROVAL_NOT_FOUND``.
 """
 
 from __future__ import annotations
@@ -40,13 +44,16 @@ from .registry import CapabilityRegistry
 from .schema import to_jsonable
 from .types import ApprovalRequired, Frame
 
-__all__ = ["governed_tools", "create_mcp_server", "GovernedTool", "FrameFactory"]
+__all__ = ["governed_tools", "create_mcp_server", "GovernedTool", "FrameFactory", "APPROVAL_ID_META"]
 
 FrameFactory = Callable[[Context[Any, Any]], Frame | None]
 """Builds the caller's frame (actor, context) from the MCP request context."""
 
 APPROVAL_META = "orpc-agent/approval"
 ERROR_META = "orpc-agent/error"
+APPROVAL_ID_META = "orpc-agent/approvalId"
+"""The request ``_meta`` key under which a client names an approved request
+to resume through the tool it calls (as in the Node adapter)."""
 
 
 async def _unused() -> Any:  # pragma: no cover - never called
@@ -178,11 +185,18 @@ class GovernedTool(Tool):
         self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False
     ) -> CallToolResult:
         frame = _mcp_frame(self._frame(context) if self._frame else None, context)
+        approval_id = _request_meta(context).get(APPROVAL_ID_META)
         try:
             sender = _progress_sender(context)
             try:
                 with on_progress(sender):
-                    outcome = await self._registry.invoke(self._capability_id, arguments, frame)
+                    if isinstance(approval_id, str):
+                        # The client names the request id: the core resumes
+                        # it only if it is this tool's, made on MCP by this
+                        # caller's actor.
+                        outcome = await self._registry.resume(approval_id, frame, through_tool=self._capability_id)
+                    else:
+                        outcome = await self._registry.invoke(self._capability_id, arguments, frame)
             finally:
                 await sender.flush()
         except CapabilityError as e:
