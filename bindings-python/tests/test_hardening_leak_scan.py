@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import warnings
 from typing import Any
 
 import pytest
 from mcp import Client
-from pydantic import BaseModel
+from pydantic import BaseModel, field_serializer, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from orpc_agent import (
     ApprovalRequired,
@@ -30,7 +32,7 @@ from orpc_agent import (
     create_capability_registry,
     host_policy,
 )
-from orpc_agent.mcp import APPROVAL_META, create_mcp_server
+from orpc_agent.mcp import APPROVAL_META, ERROR_META, create_mcp_server
 
 SECRET = "SENTINEL-7f3a9c-do-not-leak"
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -221,3 +223,224 @@ async def test_no_mcp_result_carries_the_secret(caplog: pytest.LogCaptureFixture
     # the real exception; nothing else does.
     others = [r.getMessage() for r in caplog.records if not (r.name == "orpc_agent" and r.exc_info)]
     assert_no_secret("logging/stdout/stderr", "\n".join([out.out, out.err, *others]))
+
+
+# --- Exception text from application code never reaches an MCP result (issue 15, item 4) ---
+
+DSN = "postgres://user:hunter2@db"
+
+
+class Unprintable:
+    """An output object whose every text form raises with the secret."""
+
+    def __str__(self) -> str:
+        raise RuntimeError(f"cannot reach {DSN}")
+
+    def __repr__(self) -> str:
+        raise RuntimeError(f"cannot reach {DSN}")
+
+
+class Row(BaseModel):
+    n: int
+
+    @field_serializer("n")
+    def _n(self, v: int) -> int:
+        raise RuntimeError(f"lost the connection to {DSN}")
+
+
+class Lookup(BaseModel):
+    id: str
+
+    @field_validator("id")
+    @classmethod
+    def _exists(cls, v: str) -> str:
+        raise ValueError(f"lookup failed on {DSN}")
+
+
+class Parsed(BaseModel):
+    id: str
+
+    @field_validator("id")
+    @classmethod
+    def _number(cls, v: str) -> str:
+        return str(int(v))  # int()'s ValueError quotes the rejected value
+
+
+class Asserted(BaseModel):
+    id: str
+
+    @model_validator(mode="after")
+    def _check(self) -> Asserted:
+        assert self.id == "ok", DSN
+        return self
+
+
+class Crashing(BaseModel):
+    id: str
+
+    @field_validator("id")
+    @classmethod
+    def _crash(cls, v: str) -> str:
+        raise RuntimeError(DSN)
+
+
+class Checked(BaseModel):
+    n: int
+
+    @field_validator("n")
+    @classmethod
+    def _check(cls, v: int) -> int:
+        raise ValueError(DSN)
+
+
+M = {"mcp": True}
+_LEAKY: list[Any] = []
+
+
+def _leaky(id: str, fn: Any) -> Any:
+    cap = capability(id=id, description="Leaks, if it can.", expose=M, side_effect="read", risk="low")(fn)
+    _LEAKY.append(cap)
+    return cap
+
+
+async def _unprintable(q: Id) -> dict[str, Any]:
+    return {"v": Unprintable()}
+
+
+async def _unprintable_top(q: Id) -> Any:
+    return Unprintable()
+
+
+async def _serializer(q: Id) -> Any:
+    return Row(n=1)
+
+
+async def _nan(q: Id) -> dict[str, Any]:
+    return {"v": math.nan}
+
+
+async def _inf(q: Id) -> float:
+    return math.inf
+
+
+async def _cycle(q: Id) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["d"] = d
+    return d
+
+
+async def _raises(q: Id) -> None:
+    raise RuntimeError(f"connect failed: {DSN}")
+
+
+async def _lookup(q: Lookup) -> int:
+    return 1
+
+
+async def _parsed(q: Parsed) -> int:
+    return 1
+
+
+async def _asserted(q: Asserted) -> int:
+    return 1
+
+
+async def _crashing(q: Crashing) -> int:
+    return 1
+
+
+async def _checked(q: Id) -> Checked:
+    return {"n": 1}  # type: ignore[return-value]  # validated into Checked, whose validator raises
+
+
+for _id, _fn in [("leak.unprintable", _unprintable), ("leak.unprintable_top", _unprintable_top),
+                 ("leak.serializer", _serializer), ("leak.nan", _nan), ("leak.inf", _inf), ("leak.cycle", _cycle),
+                 ("leak.raises", _raises), ("leak.lookup", _lookup), ("leak.parsed", _parsed),
+                 ("leak.asserted", _asserted), ("leak.crashing", _crashing), ("leak.checked", _checked)]:
+    _leaky(_id, _fn)
+
+NOT_JSON = ("INTERNAL", "The capability's output could not be converted to JSON.")
+CASES: list[tuple[str, dict[str, Any], tuple[str, str]]] = [
+    ("leak_unprintable", {"id": "a"}, NOT_JSON),
+    ("leak_unprintable_top", {"id": "a"}, NOT_JSON),
+    ("leak_serializer", {"id": "a"}, NOT_JSON),
+    ("leak_nan", {"id": "a"}, NOT_JSON),
+    ("leak_inf", {"id": "a"}, NOT_JSON),
+    ("leak_cycle", {"id": "a"}, NOT_JSON),
+    ("leak_raises", {"id": "a"}, ("EXECUTION_FAILED", "The capability failed while running.")),
+    ("leak_lookup", {"id": "a"}, ("INVALID_INPUT", "The input is invalid: /id: Value error.")),
+    ("leak_parsed", {"id": "hunter2"}, ("INVALID_INPUT", "The input is invalid: /id: Value error.")),
+    ("leak_asserted", {"id": "a"}, ("INVALID_INPUT", "The input is invalid: /: Assertion failed.")),
+    ("leak_crashing", {"id": "a"}, ("INVALID_INPUT", "The input could not be validated, so the call did not run.")),
+    ("leak_checked", {"id": "a"}, ("OUTPUT_INVALID", "The capability returned output that does not match its declared schema.")),
+]
+
+
+async def test_no_exception_text_from_application_code_reaches_an_mcp_result(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    registry = create_capability_registry(_LEAKY)
+    results = {}
+    async with Client(create_mcp_server(registry, frame=lambda ctx: Frame("mcp", actor={"id": "agent-1"}))) as client:
+        for tool, args, _ in CASES:
+            results[tool] = await client.call_tool(tool, args)
+    for tool, _, (code, message) in CASES:
+        r = results[tool]
+        dumped = r.model_dump_json(by_alias=True)  # content, structuredContent and _meta
+        assert "hunter2" not in dumped, f"{tool} leaks: {dumped[:400]}"
+        assert r.is_error is True, tool
+        assert r.structured_content is None, tool
+        assert r.meta[ERROR_META]["code"] == code, (tool, r.meta)  # type: ignore[index]
+        assert r.meta[ERROR_META]["message"] == message, (tool, r.meta)  # type: ignore[index]
+        assert r.content[0].text == f"{code}: {message}", tool  # type: ignore[union-attr]
+    # The operator gets the real exception on the orpc_agent logger.
+    operator = [rec for rec in caplog.records if rec.name == "orpc_agent" and rec.exc_info]
+    for what in ("leak.unprintable", "leak.serializer", "leak.nan", "leak.raises", "leak.lookup", "leak.parsed",
+                 "leak.crashing"):
+        assert any(what + " " in rec.getMessage() for rec in operator), what
+    for what in ("leak.serializer", "leak.raises", "leak.lookup", "leak.parsed", "leak.crashing"):
+        assert any(what + " " in rec.getMessage() and "hunter2" in str(rec.exc_info[1]) for rec in operator), what  # type: ignore[index]
+    for rec in operator:
+        assert "hunter2" not in rec.getMessage()
+
+
+async def test_a_frame_factory_that_raises_reaches_only_the_operator(caplog: pytest.LogCaptureFixture) -> None:
+    def factory(ctx: Any) -> Frame:
+        raise RuntimeError(f"session store at {DSN} is down")
+
+    caplog.set_level(logging.DEBUG)
+    registry = create_capability_registry(_LEAKY)
+    async with Client(create_mcp_server(registry, frame=factory)) as client:
+        r = await client.call_tool("leak_raises", {"id": "a"})
+    assert "hunter2" not in r.model_dump_json(by_alias=True)
+    assert r.is_error and r.meta[ERROR_META]["code"] == "INTERNAL"  # type: ignore[index]
+    assert r.content[0].text == "INTERNAL: The capability failed while running."  # type: ignore[union-attr]
+    assert any(rec.name == "orpc_agent" and rec.exc_info and "hunter2" in str(rec.exc_info[1]) for rec in caplog.records)
+
+
+class Known(BaseModel):
+    id: str
+    n: int = 0
+
+    @field_validator("id")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v != "ok":
+            raise PydanticCustomError("unknown_id", "no such id; list the ids first")
+        return v
+
+
+@capability(id="leak.known", description="Checks an id.", expose=M, side_effect="read", risk="low")
+async def known(q: Known) -> int:
+    return 1
+
+
+async def test_pydantic_s_own_reasons_and_custom_errors_still_reach_the_model() -> None:
+    # What pydantic writes itself, and a PydanticCustomError the application
+    # wrote for the model, are not an exception's text: they stay.
+    registry = create_capability_registry([known])
+    with pytest.raises(CapabilityError) as custom:
+        await registry.invoke("leak.known", {"id": "x"}, Frame("mcp"))
+    assert custom.value.message == "The input is invalid: /id: no such id; list the ids first."
+    with pytest.raises(CapabilityError) as own:
+        await registry.invoke("leak.known", {"id": "ok", "n": "many"}, Frame("mcp"))
+    assert own.value.message.startswith("The input is invalid: /n: Input should be a valid integer")

@@ -125,26 +125,45 @@ def _abandon(fut: asyncio.Future[Any]) -> None:
     fut.add_done_callback(_retrieve)
 
 
+#: pydantic error types whose message ends in the text of an exception that
+#: application code raised (a validator's ``ValueError``/``assert``, a
+#: getter, an iterator, a mapping): that text may quote the input or hold a
+#: secret (``int('4111…')``, a connection string), so only pydantic's own
+#: words are kept. A message meant for the model is raised as
+#: ``PydanticCustomError`` or :class:`InputIssues`.
+_EXCEPTION_TEXT = {
+    "value_error": "Value error",
+    "assertion_error": "Assertion failed",
+    "get_attribute_error": "Error extracting attribute",
+    "iteration_error": "Error iterating over object",
+    "mapping_type": "Input should be a valid mapping",
+}
+
+
 def _invalid_input(inv: Any, exc: BaseException) -> int:
     """Stage 4's answer for a validator that raised: its issues (pydantic's
     field paths and reasons, or a :class:`InputIssues`), from which the core
     writes the model's message; anything else only says the input could
     not be validated — an exception's text may quote the input (SI-10)."""
-    if not isinstance(exc, InputIssues) and not callable(getattr(exc, "errors", None)):
-        _operator_log(inv, "the input validator", exc)
     if isinstance(exc, InputIssues):
         return int(inv.input_issues([([str(p) for p in path], str(msg)) for path, msg in exc.issues]))
     errors = getattr(exc, "errors", None)
     if callable(errors):  # pydantic.ValidationError
+        withheld = False
         try:
-            issues = [
-                ([str(p) for p in e.get("loc", ())], str(e.get("msg")))
-                for e in errors(include_url=False, include_input=False, include_context=False)
-            ]
+            issues = []
+            for e in errors(include_url=False, include_input=False, include_context=False):
+                msg = _EXCEPTION_TEXT.get(e.get("type"))
+                withheld = withheld or msg is not None
+                issues.append(([str(p) for p in e.get("loc", ())], msg if msg is not None else str(e.get("msg"))))
         except Exception:
             issues = []
+        if withheld or not issues:
+            _operator_log(inv, "the input validator", exc)
         if issues:
             return int(inv.input_issues(issues))
+    else:
+        _operator_log(inv, "the input validator", exc)
     return int(inv.input_validator_failed())
 
 

@@ -21,7 +21,13 @@ builds a server with them. Each tool:
 - resumes an approved request when the client calls the tool again with its
   id in the request's ``_meta["orpc-agent/approvalId"]``: the core runs it
   only if it is this tool's, made on MCP by this caller's actor
-  (``registry.resume(..., through_tool=...)``), else ``APPROVAL_NOT_FOUND``.
+  (``registry.resume(..., through_tool=...)``), else ``APPROVAL_NOT_FOUND``;
+- never lets an exception's text reach the client: an output with no JSON
+  form (a serializer that raises, NaN, a cycle) is ``INTERNAL`` "The
+  capability's output could not be converted to JSON.", anything else that
+  is not a ``CapabilityError`` (the host's ``frame`` factory raising, say)
+  is ``INTERNAL`` "The capability failed while running." The operator gets
+  the real exception on the ``orpc_agent`` logger.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +45,7 @@ from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import PrivateAttr
 
-from .errors import CapabilityError
+from .errors import CapabilityError, InternalError
 from .progress import ProgressEvent, on_progress
 from .registry import CapabilityRegistry
 from .schema import to_jsonable
@@ -54,6 +61,13 @@ ERROR_META = "orpc-agent/error"
 APPROVAL_ID_META = "orpc-agent/approvalId"
 """The request ``_meta`` key under which a client names an approved request
 to resume through the tool it calls (as in the Node adapter)."""
+
+#: The output has no JSON form: its text, or an exception's, is not shown.
+OUTPUT_NOT_JSON = "The capability's output could not be converted to JSON."
+#: Anything but a ``CapabilityError`` went wrong: its text is not shown.
+FAILED = "The capability failed while running."
+
+_log = logging.getLogger("orpc_agent")
 
 
 async def _unused() -> Any:  # pragma: no cover - never called
@@ -138,7 +152,28 @@ def _progress_sender(context: Context[Any, Any]) -> _ProgressSender:
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    """The output's JSON text (a string output as it is). No ``default``
+    and no NaN/∞: a value JSON cannot hold raises, and the call fails
+    closed rather than send ``str()`` of an object or text that is not JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def _error_result(e: CapabilityError) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{e.code}: {e.message}")],
+        is_error=True,
+        _meta={ERROR_META: e.to_dict()},
+    )
+
+
+def _operator_log(capability_id: str, what: str, exc: BaseException) -> None:
+    """The real exception, for the operator only (the client got INTERNAL)."""
+    _log.warning(
+        "orpc_agent: %s of capability %s failed over MCP; the client was only told that it failed",
+        what,
+        capability_id,
+        exc_info=exc,
+    )
 
 
 class GovernedTool(Tool):
@@ -184,6 +219,15 @@ class GovernedTool(Tool):
     async def run(
         self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False
     ) -> CallToolResult:
+        # Nothing but a result leaves: the SDK would send an exception's
+        # text to the client as it is.
+        try:
+            return await self._call(arguments, context)
+        except Exception as e:
+            _operator_log(self._capability_id, "the tool call", e)
+            return _error_result(InternalError(FAILED))
+
+    async def _call(self, arguments: dict[str, Any], context: Context[Any, Any]) -> CallToolResult:
         frame = _mcp_frame(self._frame(context) if self._frame else None, context)
         approval_id = _request_meta(context).get(APPROVAL_ID_META)
         try:
@@ -200,11 +244,7 @@ class GovernedTool(Tool):
             finally:
                 await sender.flush()
         except CapabilityError as e:
-            return CallToolResult(
-                content=[TextContent(type="text", text=f"{e.code}: {e.message}")],
-                is_error=True,
-                _meta={ERROR_META: e.to_dict()},
-            )
+            return _error_result(e)
         if isinstance(outcome, ApprovalRequired):
             r = outcome.request
             text = (
@@ -226,10 +266,17 @@ class GovernedTool(Tool):
                     }
                 },
             )
-        output = to_jsonable(outcome.output)
-        structured = output if self._output_schema is not None and isinstance(output, dict) else None
+        try:
+            output = to_jsonable(outcome.output)
+            text = _text(output)
+        except Exception as e:  # a serializer that raises, NaN/∞, a cycle
+            _operator_log(self._capability_id, "the output's JSON form", e)
+            return _error_result(InternalError(OUTPUT_NOT_JSON))
+        # The structured content is the JSON just written, read back: what
+        # the SDK sends is what was checked here.
+        structured = json.loads(text) if self._output_schema is not None and isinstance(output, dict) else None
         return CallToolResult(
-            content=[TextContent(type="text", text=_text(output))],
+            content=[TextContent(type="text", text=text)],
             structured_content=structured,
             is_error=False,
         )
