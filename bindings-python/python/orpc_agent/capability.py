@@ -40,9 +40,11 @@ def camel_keys(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class HostPolicy:
-    """A policy implemented in Python: ``fn(PolicyRequest) -> Decision | None``
-    (sync or async). A policy that raises or runs past the capability's
-    timeout denies (fail closed, decided by the core)."""
+    """A policy implemented in Python: ``fn(PolicyRequest) -> Decision``
+    (sync or async), where ``Abstain()`` is "no opinion". A policy that
+    raises, runs past the capability's timeout or answers anything but a
+    decision — ``None`` included, a policy that forgot to return — failed
+    and denies (fail closed, decided by the core)."""
 
     fn: Callable[..., Any]
     name: str | None = None
