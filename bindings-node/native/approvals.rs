@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::errors::{invalid, parse_json};
 use crate::invoke::ms;
+use crate::js_json::js_text;
 use crate::registry::registry_call;
 
 /// One request as JSON as of `now` (`status` the effective one), or
@@ -21,7 +22,7 @@ pub fn approval_get(reg: u32, id: String, now: f64) -> napi::Result<Option<Strin
     registry_call(reg, |r| {
         Ok(r.host
             .approval(&id)?
-            .map(|req| req.to_json_at(ms(now)).to_string()))
+            .map(|req| js_text(&req.to_json_at(ms(now)))))
     })
 }
 
@@ -32,7 +33,10 @@ pub fn approval_get(reg: u32, id: String, now: f64) -> napi::Result<Option<Strin
 pub fn approval_list(reg: u32, filter: String, now: f64) -> napi::Result<String> {
     registry_call(reg, |r| {
         let filter = list_filter_from_json(&parse_json(&filter, "the filter")?, ms(now))?;
-        Ok(ApprovalRequest::views_json(&r.host.approvals(&filter)?, ms(now)).to_string())
+        Ok(js_text(&ApprovalRequest::views_json(
+            &r.host.approvals(&filter)?,
+            ms(now),
+        )))
     })
 }
 
@@ -57,7 +61,7 @@ pub fn approval_decide(
             reason.as_deref(),
             now_ms,
         )?;
-        Ok(req.to_json_at(now_ms).to_string())
+        Ok(js_text(&req.to_json_at(now_ms)))
     })
 }
 
@@ -82,7 +86,7 @@ pub fn approval_input_view(reg: u32, request: String) -> napi::Result<String> {
                 "error": orpc_agent_core::pipeline::gate::not_found(&req.capability_id).to_json(),
             }),
         };
-        Ok(out.to_string())
+        Ok(js_text(&out))
     })
 }
 

@@ -31,6 +31,7 @@ use orpc_agent_core::{
 use serde_json::{Value, json};
 
 use crate::errors::{internal, invalid, parse_json, throw};
+use crate::js_json::js_text;
 use crate::registry::{Registry, registry_call, with_registry};
 
 /// The invocation ended successfully and its output is the host's own
@@ -346,7 +347,7 @@ pub fn invoke_input_json(reg: u32, h: u32) -> napi::Result<Option<String>> {
     read(reg, h, |inv| match inv.step() {
         Step::RunHandler { input, .. }
         | Step::ValidateInput { input }
-        | Step::EvaluatePolicy { input, .. } => input.as_json().map(Value::to_string),
+        | Step::EvaluatePolicy { input, .. } => input.as_json().map(js_text),
         _ => None,
     })
 }
@@ -415,15 +416,15 @@ pub fn invoke_outcome(reg: u32, h: u32) -> napi::Result<String> {
         let outcome = inv
             .take_outcome()
             .unwrap_or_else(|| Outcome::Error(internal("the invocation has not finished")));
-        Ok(match outcome {
+        let v = match outcome {
             Outcome::Ok(Payload::Host) => json!({"status": "ok"}),
             Outcome::Ok(Payload::Json(v)) => json!({"status": "ok", "output": v}),
             Outcome::ApprovalRequired(req) => {
                 json!({"status": "approval_required", "request": req})
             }
             Outcome::Error(e) => json!({"status": "error", "error": e.to_json()}),
-        }
-        .to_string())
+        };
+        Ok(js_text(&v))
     })
 }
 

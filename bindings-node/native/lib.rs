@@ -31,6 +31,7 @@ mod approvals;
 mod errors;
 mod gateway;
 mod invoke;
+mod js_json;
 mod postgres;
 #[allow(unsafe_code)]
 mod raw;

@@ -37,6 +37,7 @@ use serde_json::{Value, json};
 use crate::errors::{internal, parse_json, throw, throw_json};
 use crate::invoke::answer_in;
 use crate::invoke::ms;
+use crate::js_json::js_text;
 use crate::registry::{Registry, insert_registry, registry_call, with_registry};
 use crate::slab::Slab;
 
@@ -146,7 +147,7 @@ pub fn approval_get_async<'env>(
             .get(&id)
             .await
             .map_err(|e| to_napi(CapabilityError::from(e)))?;
-        Ok(found.map(|r| r.to_json_at(ms(now)).to_string()))
+        Ok(found.map(|r| js_text(&r.to_json_at(ms(now)))))
     })
 }
 
@@ -156,7 +157,7 @@ pub fn approval_get_async<'env>(
 pub fn approval_page(reg: u32, filter: String, now: f64) -> napi::Result<String> {
     registry_call(reg, |r| {
         let filter = list_filter_from_json(&parse_json(&filter, "the filter")?, ms(now))?;
-        Ok(page_json(&r.host.approvals(&filter)?, &filter).to_string())
+        Ok(js_text(&page_json(&r.host.approvals(&filter)?, &filter)))
     })
 }
 
@@ -179,7 +180,7 @@ pub fn approval_page_async<'env>(
             .list(&filter)
             .await
             .map_err(|e| to_napi(CapabilityError::from(e)))?;
-        Ok(page_json(&page, &filter).to_string())
+        Ok(js_text(&page_json(&page, &filter)))
     })
 }
 
@@ -201,7 +202,7 @@ pub fn approval_decide_async<'env>(
     })?;
     env.spawn_future(async move {
         let decided = decide.await.map_err(to_napi)?;
-        Ok(decided.to_json_at(ms(now)).to_string())
+        Ok(js_text(&decided.to_json_at(ms(now))))
     })
 }
 

@@ -11,7 +11,7 @@ import { HOT, Kind, N } from "./native.js";
 import type { CapabilityHooks } from "./declare.js";
 import type { Timed } from "./deadlines.js";
 import type { DriverHost } from "./driver.js";
-import { logFailure } from "./log.js";
+import { errorClass, logFailure } from "./log.js";
 
 export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && typeof v === "object" && typeof (v as any).then === "function";
@@ -285,7 +285,8 @@ function answerError(reg: number, h: number, err: unknown): number {
   if (err instanceof CapabilityError) {
     return N.answerHandlerError(reg, h, err.code, err.message, err.retryable, Date.now());
   }
-  // A plain throw: EXECUTION_FAILED with the core's generic message; the
-  // thrown text is not passed on (it may quote data, SI-10).
-  return N.answerHandlerError(reg, h, null, "", false, Date.now());
+  // A plain throw: EXECUTION_FAILED with the core's generic message. Only
+  // the error's class is passed on, for the operator's audit record; the
+  // thrown text may quote data (SI-10) and goes to the logger instead.
+  return N.answerHandlerError(reg, h, null, errorClass(err), false, Date.now());
 }

@@ -19,7 +19,10 @@ export type AuditRow = unknown[];
 /** The record a row stands for. */
 export function auditRecordFromRow(a: AuditRow): AuditRecord {
   // A trace state is rare: keep its place in the key order the generic way.
-  if (!ROW_MATCHES_FAST_PATH || a[15] !== null) return auditRecordByFields(a, CORE.fields, CORE_OMITTED);
+  // So is a failure's class (keys in the core's order).
+  if (!ROW_MATCHES_FAST_PATH || a[14] !== null || a[18] !== null) {
+    return auditRecordByFields(a, CORE.fields, CORE_OMITTED);
+  }
   return fastRecord(a);
 }
 
@@ -35,16 +38,15 @@ function fastRecord(a: AuditRow): AuditRecord {
           resumed: a[5],
           policies: a[6],
           approvalId: a[7],
-          inputHash: a[8],
-          attempts: a[9],
-          startedAt: a[10],
-          durationMs: a[11],
-          outcome: a[12],
-          stage: a[13],
-          traceparent: a[14],
-          requestId: a[16],
-          agentId: a[17],
-          sessionId: a[18],
+          attempts: a[8],
+          startedAt: a[9],
+          durationMs: a[10],
+          outcome: a[11],
+          stage: a[12],
+          traceparent: a[13],
+          requestId: a[15],
+          agentId: a[16],
+          sessionId: a[17],
         }
       : {
           event: a[0],
@@ -55,16 +57,15 @@ function fastRecord(a: AuditRow): AuditRecord {
           resumed: a[5],
           policies: a[6],
           approvalId: a[7],
-          inputHash: a[8],
-          attempts: a[9],
-          startedAt: a[10],
-          durationMs: a[11],
-          outcome: a[12],
-          stage: a[13],
-          traceparent: a[14],
-          requestId: a[16],
-          agentId: a[17],
-          sessionId: a[18],
+          attempts: a[8],
+          startedAt: a[9],
+          durationMs: a[10],
+          outcome: a[11],
+          stage: a[12],
+          traceparent: a[13],
+          requestId: a[15],
+          agentId: a[16],
+          sessionId: a[17],
         };
   const output = a[19];
   if (Array.isArray(output)) r.output = output[0];
@@ -102,7 +103,8 @@ const CORE_OMITTED: ReadonlySet<string> = new Set(CORE.omittedWhenAbsent);
 export const ROW_MATCHES_FAST_PATH: boolean = [true, false].every((requested) => {
   const probe: AuditRow = CORE.fields.map((_, i) => `#${i}`);
   if (!requested) probe[2] = null;
-  probe[15] = null; // a trace state takes the slow path anyway
+  probe[14] = null; // a trace state takes the slow path anyway
+  probe[18] = null; // and so does a failure
   probe[19] = ["#19"];
   const fast = JSON.stringify(fastRecord(probe));
   return probe.length === 20 && fast === JSON.stringify(auditRecordByFields(probe, CORE.fields, CORE_OMITTED));

@@ -15,7 +15,7 @@ import { auditRecordFromRow } from "./audit.js";
 import { Attempt, isThenable } from "./attempt.js";
 import type { Deadlines } from "./deadlines.js";
 import type { ReportProgress } from "./progress.js";
-import { toJsonText } from "./json.js";
+import { parseCoreJson, toJsonText } from "./json.js";
 import { storeStep } from "./stores.js";
 import { logFailure } from "./log.js";
 import { issuesJson, type StandardResult } from "./schema.js";
@@ -209,7 +209,7 @@ export async function drive(
           if (fromCore) {
             // A resumed call: the handler gets the stored validated input.
             const text = N.invokeInputJson(reg, h);
-            value = text == null ? undefined : JSON.parse(text);
+            value = text == null ? undefined : parseCoreJson(text);
             fromCore = false;
           }
           const attempt = new Attempt(host, h, signal);
@@ -306,7 +306,7 @@ export async function drive(
         case Kind.DoneOkHost:
           return { status: "ok", output };
         case Kind.Done:
-          return outcome(JSON.parse(N.invokeOutcome(reg, h)), output);
+          return outcome(parseCoreJson(N.invokeOutcome(reg, h)), output);
         case Kind.PersistApproval:
         case Kind.ConsumeApproval:
           // Only a store that waits (PostgreSQL) hands its steps back here:

@@ -96,3 +96,18 @@ export function toJsonText(value: unknown): string {
   write(value === undefined ? null : value, "", 0, out);
   return out.join("");
 }
+
+/**
+ * JSON text from the core → a JavaScript value, every integer exact. The
+ * core marks a text that holds an integer beyond ±(2^53 − 1) (native
+ * js_json.rs): such integers arrive as BigInt, so the handler, the
+ * approver's view and the app get the value the approval hash binds, not
+ * a rounded double (issue 14). Any other text is `JSON.parse`d as is.
+ */
+export function parseCoreJson(text: string): any {
+  if (text.charCodeAt(0) !== 1) return JSON.parse(text);
+  return JSON.parse(text.slice(1), (_key, v: unknown) => {
+    if (typeof v !== "string" || v.charCodeAt(0) !== 0) return v;
+    return v.charCodeAt(1) === 110 /* n */ ? BigInt(v.slice(2)) : v.slice(2);
+  });
+}

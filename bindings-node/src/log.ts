@@ -7,6 +7,22 @@
 import type { DriverHost } from "./driver.js";
 import { N } from "./native.js";
 
+/**
+ * The class of a thrown value as an operator knows it (`TypeError`, a
+ * subclass's own name, `string` for a thrown string): what the audit
+ * record's `failure` names. Never its message. A hostile getter or proxy
+ * gives `Error`.
+ */
+export function errorClass(error: unknown): string {
+  try {
+    if (typeof error !== "object" || error === null) return typeof error;
+    const name: unknown = (error as { constructor?: { name?: unknown } }).constructor?.name;
+    return typeof name === "string" && name !== "" ? name : "Object";
+  } catch {
+    return "Error";
+  }
+}
+
 /** Logs `error` for the capability of invocation `h`; a logger that throws is ignored. */
 export function logFailure(host: DriverHost, h: number, what: string, error: unknown): void {
   if (host.logger === undefined) return;

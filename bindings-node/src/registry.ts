@@ -15,7 +15,7 @@ import {
   requireString,
 } from "./arguments.js";
 import { call, CapabilityError, fromNative } from "./errors.js";
-import { toJsonText } from "./json.js";
+import { parseCoreJson, toJsonText } from "./json.js";
 import { Deadlines } from "./deadlines.js";
 import { HOT, N, SHORT_INPUT_TEXT, SURFACE_INDEX } from "./native.js";
 import {
@@ -310,7 +310,7 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     }
     const decide = (approve: boolean) => async (id: string, o?: DecideOptions) => {
       const a = decideArguments(`registry.approvals.${approve ? "approve" : "reject"}`, id, o);
-      return JSON.parse(call(() => N.approvalDecide(handle, a.id, approve, a.approver, a.reason, Date.now())));
+      return parseCoreJson(call(() => N.approvalDecide(handle, a.id, approve, a.approver, a.reason, Date.now())));
     };
     // A store that waits (PostgreSQL) answers through promises settled off
     // the JS thread; the others answer inside a synchronous call.
@@ -318,11 +318,11 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
       get: async (id: string) => {
         requireString("registry.approvals.get", "the request id", id);
         const text = call(() => N.approvalGet(handle, id, Date.now()));
-        return text == null ? null : JSON.parse(text);
+        return text == null ? null : parseCoreJson(text);
       },
       list: async (filter?: ApprovalListFilter) => {
         const json = listFilterJson("registry.approvals.list", filter);
-        return JSON.parse(call(() => N.approvalList(handle, json, Date.now())));
+        return parseCoreJson(call(() => N.approvalList(handle, json, Date.now())));
       },
       page: async (filter?: ApprovalListFilter) => syncPage(handle, listFilterJson("registry.approvals.page", filter)),
       approve: decide(true),
@@ -435,7 +435,13 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
       throw argumentError(fn, "the request", "an approval request (as get, list and invoke return it)", request);
     }
     const { context } = optionsObject(fn, "the options", info, ["context"]);
-    const view = JSON.parse(call(() => N.approvalInputView(this.handle, JSON.stringify(request))));
+    let text: string;
+    try {
+      text = toJsonText(request);
+    } catch {
+      throw argumentError(fn, "the request", "an approval request (as get, list and invoke return it)", request);
+    }
+    const view = parseCoreJson(call(() => N.approvalInputView(this.handle, text)));
     if (view.view === "asStored") return view.input;
     if (view.view === "withhold") throw CapabilityError.fromJSON(view.error);
     const hooks = this.caps[view.capabilityIndex];

@@ -10,6 +10,7 @@
  */
 import { argumentError, decideArguments, listFilterJson, requireString } from "./arguments.js";
 import { call, fromNative } from "./errors.js";
+import { parseCoreJson } from "./json.js";
 import { N } from "./native.js";
 import type { ApprovalRequest, AuditRecord } from "./types.js";
 
@@ -159,15 +160,15 @@ async function settle<T>(f: () => Promise<T>): Promise<T> {
 export function waitingApprovals(handle: number) {
   const decide = (approve: boolean) => async (id: string, o?: { approver?: unknown; reason?: string }) => {
     const a = decideArguments(`registry.approvals.${approve ? "approve" : "reject"}`, id, o);
-    return JSON.parse(await settle(() => N.approvalDecideAsync(handle, a.id, approve, a.approver, a.reason, Date.now()))) as ApprovalRequest;
+    return parseCoreJson(await settle(() => N.approvalDecideAsync(handle, a.id, approve, a.approver, a.reason, Date.now()))) as ApprovalRequest;
   };
   const pageOf = async (json: string): Promise<ApprovalPage> =>
-    JSON.parse(await settle(() => N.approvalPageAsync(handle, json, Date.now())));
+    parseCoreJson(await settle(() => N.approvalPageAsync(handle, json, Date.now())));
   return {
     get: async (id: string): Promise<ApprovalRequest | null> => {
       requireString("registry.approvals.get", "the request id", id);
       const text = await settle(() => N.approvalGetAsync(handle, id, Date.now()));
-      return text == null ? null : JSON.parse(text);
+      return text == null ? null : parseCoreJson(text);
     },
     list: async (filter?: object) => (await pageOf(listFilterJson("registry.approvals.list", filter))).requests,
     page: async (filter?: object) => pageOf(listFilterJson("registry.approvals.page", filter)),
@@ -178,5 +179,5 @@ export function waitingApprovals(handle: number) {
 
 /** `approvals.page` on a synchronous store (`filter`: the checked filter's JSON). */
 export function syncPage(handle: number, filter: string): ApprovalPage {
-  return JSON.parse(call(() => N.approvalPage(handle, filter, Date.now())));
+  return parseCoreJson(call(() => N.approvalPage(handle, filter, Date.now())));
 }

@@ -139,7 +139,6 @@ export interface AgentProcedureMeta {
 export interface ApprovalRequest {
   id: string;
   capabilityId: string;
-  inputHash: string;
   /** The full validated input: show it only through `redactApprovalInput`. */
   input: unknown;
   surface: ExposureSurface;
@@ -189,7 +188,6 @@ export interface AuditRecord {
   resumed: boolean;
   policies: PolicyAuditRecord[];
   approvalId: string | null;
-  inputHash: string | null;
   attempts: number;
   startedAt: number;
   durationMs: number;
@@ -200,6 +198,11 @@ export interface AuditRecord {
   requestId: string | null;
   agentId: string | null;
   sessionId: string | null;
+  /**
+   * Operators only: the class of a handler's plain error (`TypeError`).
+   * Its message is never recorded (it may quote data): the `logger` gets it.
+   */
+  failure?: string;
   /** The redacted output, only with `payloads` and only on success. */
   output?: unknown;
 }

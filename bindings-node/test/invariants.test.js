@@ -134,7 +134,7 @@ test("SI-5 policies, approval hashes and handlers see only validated input", asy
   const r = await registry.invoke("pay", { amount: 7, extra: "dropped" }, { surface: "mcp" });
   assert.deepEqual(seen, [{ amount: 7, currency: "EUR" }]);
   assert.deepEqual(r.request.input, { amount: 7, currency: "EUR" });
-  assert.equal(r.request.inputHash, inputHash("pay", { amount: 7, currency: "EUR" }));
+  assert.equal(inputHash("pay", r.request.input), inputHash("pay", { amount: 7, currency: "EUR" }));
   await registry.approvals.approve(r.request.id);
   await registry.resume(r.request.id);
   assert.deepEqual(seen[1], { amount: 7, currency: "EUR" });
@@ -167,8 +167,10 @@ test("SI-7 an approval binds capability + input, is single-use and expires", asy
     pay: echo(agent({ sideEffect: "external", approval: { required: true, expiresInMs: 2_000 } })),
   });
   const r = await registry.invoke("pay", { amount: 1 }, { surface: "mcp" });
-  assert.equal(r.request.inputHash, inputHash("pay", { amount: 1 }));
-  assert.notEqual(r.request.inputHash, inputHash("pay", { amount: 2 }));
+  // The hash binds the stored input; it is the store's, never shown (issue 15).
+  assert.equal(r.request.inputHash, undefined);
+  assert.equal(inputHash("pay", r.request.input), inputHash("pay", { amount: 1 }));
+  assert.notEqual(inputHash("pay", r.request.input), inputHash("pay", { amount: 2 }));
   assert.equal(await codeOf(registry.resume(r.request.id)), "APPROVAL_PENDING");
   await registry.approvals.approve(r.request.id);
   assert.deepEqual(await registry.resume(r.request.id), { status: "ok", output: { amount: 1 } });

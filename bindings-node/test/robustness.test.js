@@ -206,7 +206,8 @@ test("approvals round trip over SQLite, across a registry re-creation", async ()
     const second = await createCapabilityRegistry(router, { approvalStore: { sqlite: path }, approverMustDiffer: true });
     const stored = await second.approvals.get(r.request.id);
     assert.equal(stored.status, "pending");
-    assert.equal(stored.inputHash, r.request.inputHash);
+    assert.deepEqual(stored.input, r.request.input);
+    assert.equal(stored.inputHash, undefined); // the store's own, never shown (issue 15)
     assert.deepEqual(await second.redactApprovalInput(stored), { order: "o-1", card: "****", shownTo: "mcp" });
     const pending = await second.approvals.list({ status: "pending" });
     assert.deepEqual(pending.map((p) => p.id).sort(), [r.request.id, rejected.request.id].sort());

@@ -123,9 +123,15 @@ async function runCase(c) {
     if (op.auditEvents !== undefined) assert.deepEqual(opRecords.map((r) => r.event), op.auditEvents, where);
     if (op.audit !== undefined) {
       assert.equal(finished.length, 1, `${where}: one finished record`);
-      const { inputHash, ...rest } = op.audit;
+      const { inputHash, hasFailure, ...rest } = op.audit;
       assert.deepEqual(subsetProblems(rest, finished[0]), [], `${where}: audit`);
       if (inputHash !== undefined) assert.equal(typeof finished[0].inputHash === "string", inputHash, `${where}: inputHash`);
+      // Whether the record names a plain failure's class (which class is
+      // the language's).
+      if (hasFailure !== undefined) {
+        const failure = finished[0].failure;
+        assert.equal(typeof failure === "string" && failure !== "", hasFailure, `${where}: failure ${failure}`);
+      }
     }
     for (const [id, n] of Object.entries(op.handlerCalls ?? {})) assert.equal(calls[id] ?? 0, n, `${where}: calls of ${id}`);
     if (op.mustNotContain !== undefined) {

@@ -31,6 +31,7 @@ from orpc_agent import (
     capability,
     create_capability_registry,
     host_policy,
+    input_hash,
 )
 from orpc_agent.mcp import APPROVAL_META, ERROR_META, create_mcp_server
 
@@ -167,6 +168,15 @@ async def test_no_error_audit_trace_or_log_carries_the_secret(caplog: pytest.Log
     assert any(r.get("output") is not None for r in audit), "payloads were recorded"
     for r in audit:
         assert_no_secret(f"audit record {r.get('event')} {r.get('outcome')}", json.dumps(r))
+    # The input hash is an unsalted SHA-256 of the full input: next to a
+    # redacted view, hashing candidates would recover the secret (issue 15,
+    # item 5). No outcome, view or audit record carries it.
+    digest = input_hash("acct.transfer", {"to": "bob", "amount": 5, "secret": SECRET})
+    shown = [pending.request.raw, registry.approvals.get(pending.request.id).raw, *audit]  # type: ignore[union-attr]
+    assert all(digest not in json.dumps(v) for v in shown)
+    # The operator's audit record names the failure's class, not its text.
+    failed = [r for r in audit if r.get("event") == "finished" and r.get("capabilityId") == "acct.fail"]
+    assert failed and all(r.get("failure") == "RuntimeError" for r in failed), failed
     out = capsys.readouterr()
     # The operator's channel (issue 15): the orpc_agent logger's failure
     # records carry the real exception, by design; everything else —

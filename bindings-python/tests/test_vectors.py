@@ -340,6 +340,11 @@ def _check_audit(expected: dict[str, Any], record: dict[str, Any]) -> None:
     exp = dict(expected)
     if "inputHash" in exp and isinstance(exp["inputHash"], bool):
         assert (record.get("inputHash") is not None) == exp.pop("inputHash")
+    # Whether the record names a plain failure's class (which class is the
+    # language's).
+    if "hasFailure" in exp:
+        failure = record.get("failure")
+        assert (isinstance(failure, str) and failure != "") == exp.pop("hasFailure"), f"failure {failure!r}"
     subset(exp, record, "audit")
 
 

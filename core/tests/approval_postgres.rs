@@ -1297,7 +1297,6 @@ mod pg {
             resumed: true,
             policies: Vec::new(),
             approval_id: Some(approval.id.clone()),
-            input_hash: Some(approval.input_hash.clone()),
             attempts: u32::from(outcome.is_some()),
             started_at: T0,
             duration_ms: 12,
@@ -1312,6 +1311,7 @@ mod pg {
             request_id: Some("req-1".into()),
             agent_id: None,
             session_id: None,
+            failure: None,
             output: None,
         }
     }
@@ -1339,13 +1339,13 @@ mod pg {
         let rows = admin(&db)
             .await
             .query(
-                "SELECT a.event, a.capability_id, a.surface, a.actor_id, a.input_hash, \
+                "SELECT a.event, a.capability_id, a.surface, a.actor_id, p.input_hash, \
                         p.decided_by, a.outcome, a.stage, a.attempts, a.duration_ms, \
                         a.traceparent, floor(extract(epoch from a.started_at) * 1000)::int8, \
                         a.record->>'requestId' \
                  FROM orpc_audit a JOIN orpc_approvals p ON p.id = a.approval_id \
-                 WHERE a.input_hash = $1 ORDER BY a.seq",
-                &[&used.input_hash],
+                 WHERE a.approval_id = $1 ORDER BY a.seq",
+                &[&used.id],
             )
             .await
             .unwrap();
@@ -1356,6 +1356,7 @@ mod pg {
         assert_eq!(finished.get::<_, String>(1), "orders.refund");
         assert_eq!(finished.get::<_, String>(2), "mcp");
         assert_eq!(finished.get::<_, String>(3), "alice");
+        // The hash is the request's (joined); the audit row has none (issue 15).
         assert_eq!(finished.get::<_, String>(4), used.input_hash);
         assert_eq!(
             finished.get::<_, String>(5),
@@ -1549,13 +1550,14 @@ mod pg {
             .collect();
         got.sort();
         // The refused resume is audited as the request it refused (its
-        // actor), with no input hash: nothing was granted.
-        let who = |o: &str, actor: Option<&str>, hash: bool| {
+        // actor). No audit row carries the input hash (issue 15: it could
+        // give away a redacted value).
+        let who = |o: &str, actor: Option<&str>, _hash: bool| {
             (
                 o.to_owned(),
                 actor.map(str::to_owned),
                 "manager-9".to_owned(),
-                hash.then(|| req.input_hash.clone()),
+                None::<String>,
             )
         };
         assert_eq!(

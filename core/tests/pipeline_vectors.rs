@@ -351,6 +351,15 @@ impl Case<'_> {
                         "{at}: inputHash presence"
                     );
                 }
+                // `hasFailure`: whether the record names a plain failure's
+                // class (which class is the binding's language's).
+                if let Some(has) = exp.as_object_mut().unwrap().remove("hasFailure") {
+                    assert_eq!(
+                        record["failure"].as_str().is_some_and(|f| !f.is_empty()),
+                        has.as_bool().unwrap(),
+                        "{at}: failure presence: {record}"
+                    );
+                }
                 assert!(
                     subset(&exp, &record),
                     "{at}: audit expected {exp} got {record}"

@@ -14,7 +14,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { generateText, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 
-import { CapabilityError, MCP_APPROVAL_ID_META, registerMcpTools, toAiSdkTools } from "@orpc-agent/core";
+import { CapabilityError, inputHash, MCP_APPROVAL_ID_META, registerMcpTools, toAiSdkTools } from "@orpc-agent/core";
 
 import { SECRET, capturingOutput, safeText, secretsRegistry } from "./secrets-fixture.mjs";
 
@@ -54,13 +54,15 @@ describe("secret-leak scan: registry.invoke", () => {
     let ok;
     let approved;
     let view;
+    let shown = [];
     const logs = await capturingOutput(async () => {
       ok = await registry.invoke("acct.get", { id: "a" }, frame("mcp"));
       errors = [...(await rejectedCalls(registry, "direct")), ...(await rejectedCalls(registry, "mcp"))];
       const pending = await registry.invoke("acct.transfer", { to: "bob", amount: 5, secret: SECRET }, frame());
       assert.equal(pending.status, "approval_required");
       view = await registry.redactApprovalInput(pending.request);
-      await registry.approvals.approve(pending.request.id, { approver: "ops", reason: "fine" });
+      shown = [pending, await registry.approvals.get(pending.request.id), await registry.approvals.list()];
+      shown.push(await registry.approvals.approve(pending.request.id, { approver: "ops", reason: "fine" }));
       approved = await registry.resume(pending.request.id, { trace: TRACE });
     });
     assert.deepEqual(ok, { status: "ok", output: { id: "a" } });
@@ -74,6 +76,17 @@ describe("secret-leak scan: registry.invoke", () => {
     assert.ok(audit.some((r) => r.event === "finished" && r.output !== undefined), "payloads were recorded");
     for (const r of audit) assertNoSecret(`audit record ${r.event} ${r.outcome}`, r);
     assertNoSecret("console/stdout/stderr", logs);
+    // The input hash is an unsalted SHA-256 of the full input: shown next
+    // to a redacted view, hashing candidates would recover the secret
+    // (issue 15, item 5). No outcome, view or audit record carries it.
+    const hash = inputHash("acct.transfer", { to: "bob", amount: 5, secret: SECRET });
+    for (const [where, value] of [["outcome and views", shown], ["audit records", audit], ["logs", logs]]) {
+      const text = typeof value === "string" ? value : safeText(value);
+      assert.ok(!text.includes(hash), `${where} carry the input hash`);
+    }
+    // The operator's audit record names the failure's class, not its text.
+    const failedRecord = audit.find((r) => r.event === "finished" && r.capabilityId === "acct.fail");
+    assert.equal(failedRecord.failure, "Error");
     // The operator is told what failed, with the real error.
     const failed = operatorLog.find((l) => /the handler of capability "acct\.fail"/.test(l.message));
     assert.ok(failed, `the handler's failure reached the operator's logger: ${JSON.stringify(operatorLog.map((l) => l.message))}`);

@@ -110,11 +110,12 @@ class ApprovalRequest:
 
     ``input`` is the full validated input the hash binds (show it through
     ``registry.redact_approval_input``); ``repr``/``str`` leave it out, with
-    the hash and the actor, so a request can be logged."""
+    the actor, so a request can be logged. The input hash itself stays in
+    the store: no view shows it (a redacted value with few possible values
+    could be recovered from it)."""
 
     id: str
     capability_id: str
-    input_hash: str
     input: Any
     surface: str
     actor: dict[str, Any]
@@ -140,7 +141,6 @@ class ApprovalRequest:
         return cls(
             id=d["id"],
             capability_id=d["capabilityId"],
-            input_hash=d["inputHash"],
             input=d.get("input"),
             surface=d["surface"],
             actor=d.get("actor") or {},

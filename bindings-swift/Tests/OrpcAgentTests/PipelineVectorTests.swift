@@ -267,6 +267,13 @@ struct PipelineCase {
                         exp["inputHash"] = nil
                         XCTAssertEqual(record["inputHash"]?.stringValue != nil, h, "\(at): inputHash presence")
                     }
+                    // Whether the record names a plain failure's type (which
+                    // type is the language's).
+                    if let has = exp["hasFailure"]?.boolValue {
+                        exp["hasFailure"] = nil
+                        let failure = record["failure"]?.stringValue
+                        XCTAssertEqual(failure.map { !$0.isEmpty } ?? false, has, "\(at): failure \(failure ?? "nil")")
+                    }
                     XCTAssertTrue(subset(.object(exp), record), "\(at): audit expected \(JSONValue.object(exp).jsonText) got \(record.jsonText)")
                 }
                 for (id, n) in op["handlerCalls"]?.objectValue ?? JSONObject() {

@@ -163,7 +163,10 @@ final class SecurityInvariantTests: XCTestCase {
         let pending: Outcome<Receipt> = try await reg.invoke(
             "payments.transfer", input: Transfer(to: "bob", amount: 10), frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
         let request = try XCTUnwrap(pending.approval)
-        XCTAssertEqual(request.inputHash, try InputHash.of(capability: "payments.transfer", encoding: Transfer(to: "bob", amount: 10)))
+        // The hash binds the stored input; it is the store's, never shown (issue 15).
+        XCTAssertNil(request.json["inputHash"])
+        XCTAssertEqual(try InputHash.of(capability: "payments.transfer", input: request.input),
+                       try InputHash.of(capability: "payments.transfer", encoding: Transfer(to: "bob", amount: 10)))
         XCTAssertEqual(try reg.approvals(ApprovalFilter(status: "pending")).map(\.id), [request.id])
         await assertThrows(.approvalPending) { let _: Outcome<Receipt> = try await reg.resume(request.id, frame: Frame(surface: .mcp)) }
         try reg.approve(request.id, approver: "boss")

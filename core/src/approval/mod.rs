@@ -201,7 +201,13 @@ pub struct ApprovalRequest {
     /// guessed by someone who wants to decide or consume another's request.
     pub id: String,
     pub capability_id: String,
-    /// Lowercase hex SHA-256 binding capability + full validated input (SI-7).
+    /// Lowercase hex SHA-256 binding capability + full validated input
+    /// (SI-7). Internal: the store keeps it and the core checks it on
+    /// resume, but no view, outcome or record shows it — it is an unsalted
+    /// hash of the full input, so a redacted field with few possible values
+    /// (a PIN) could be recovered from it by hashing candidates (issue 15).
+    /// A request read back from a view has it empty.
+    #[serde(skip_serializing, default)]
     pub input_hash: String,
     /// The full validated input. Approval UIs show it only through the
     /// host's `redactApprovalInput`; the hash binds this, not the redacted view.

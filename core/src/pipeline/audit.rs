@@ -9,9 +9,17 @@
 //!
 //! The record is operator-facing. It names the capability even when the
 //! caller got NOT_FOUND for an unexposed one (the caller cannot tell; the
-//! operator should). It never carries the input (the input hash binds it),
-//! and carries the output only when the host opted in, and then only the
-//! redacted output (SI-10). Serialized as camelCase JSON.
+//! operator should). It never carries the input, nor the input hash (an
+//! unsalted hash of the input, from which a redacted value with few
+//! possible values could be recovered: issue 15), and carries the output
+//! only when the host opted in, and then only the redacted output (SI-10).
+//! When a handler failed with a plain error, `failure` holds the error's
+//! class as the binding read it (`TypeError`, `ValueError`), bounded: what
+//! an operator needs to find the failure, never shown to the caller or the
+//! model. The error's message is not recorded — it may quote the input or
+//! a secret, and the record is durable and widely read (SI-10) — the
+//! binding gives it, with the stack, to the operator's logger.
+//! Serialized as camelCase JSON.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -20,6 +28,27 @@ use super::policies::PolicyScope;
 use super::stage::Stage;
 use crate::meta::Surface;
 use crate::policy::PolicyMode;
+
+/// The most of a handler's error class an audit record keeps (UTF-8
+/// bytes): a qualified class name fits; a message smuggled in does not.
+pub const FAILURE_TEXT_MAX_BYTES: usize = 200;
+
+/// `text` cut to [`FAILURE_TEXT_MAX_BYTES`] at a character boundary, with
+/// `…` marking the cut; `None` for an empty text.
+pub fn failure_text(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    if text.len() <= FAILURE_TEXT_MAX_BYTES {
+        return Some(text.to_owned());
+    }
+    let mut end = FAILURE_TEXT_MAX_BYTES - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(format!("{}…", &text[..end]))
+}
 
 /// Which event of an invocation a record reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -73,8 +102,6 @@ pub struct AuditRecord {
     /// Every policy evaluated, in order, shadow ones included.
     pub policies: Vec<PolicyRecord>,
     pub approval_id: Option<String>,
-    /// Present when the core computed it (approval gate, resume).
-    pub input_hash: Option<String>,
     /// Handler attempts made (0 if the handler never ran).
     pub attempts: u32,
     /// Host clock at the start (unix ms).
@@ -91,6 +118,11 @@ pub struct AuditRecord {
     pub request_id: Option<String>,
     pub agent_id: Option<String>,
     pub session_id: Option<String>,
+    /// Operator-only: the class of a handler's plain error (`"TypeError"`),
+    /// at most [`FAILURE_TEXT_MAX_BYTES`]; the caller got only
+    /// EXECUTION_FAILED's generic text. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
     /// The redacted output, only with `audit_payloads` and only on success.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
@@ -107,7 +139,6 @@ impl AuditRecord {
         "resumed",
         "policies",
         "approvalId",
-        "inputHash",
         "attempts",
         "startedAt",
         "durationMs",
@@ -118,13 +149,15 @@ impl AuditRecord {
         "requestId",
         "agentId",
         "sessionId",
+        "failure",
         "output",
     ];
 
     /// The keys the object leaves out when they have no value (their row
     /// element is `null`; `output`'s is `[value]` when present, since the
     /// redacted output may itself be `null`).
-    pub const OMITTED_WHEN_ABSENT: [&'static str; 3] = ["requested", "tracestate", "output"];
+    pub const OMITTED_WHEN_ABSENT: [&'static str; 4] =
+        ["requested", "tracestate", "failure", "output"];
 
     /// The record as JSON (camelCase), for bindings and vectors.
     pub fn to_json(&self) -> Value {
@@ -160,7 +193,6 @@ impl Serialize for AuditRow<'_> {
             resumed,
             policies,
             approval_id,
-            input_hash,
             attempts,
             started_at,
             duration_ms,
@@ -171,6 +203,7 @@ impl Serialize for AuditRow<'_> {
             request_id,
             agent_id,
             session_id,
+            failure,
             output,
         } = self.0;
         let mut t = s.serialize_tuple(AuditRecord::FIELDS.len())?;
@@ -182,7 +215,6 @@ impl Serialize for AuditRow<'_> {
         t.serialize_element(resumed)?;
         t.serialize_element(policies)?;
         t.serialize_element(approval_id)?;
-        t.serialize_element(input_hash)?;
         t.serialize_element(attempts)?;
         t.serialize_element(started_at)?;
         t.serialize_element(duration_ms)?;
@@ -193,6 +225,7 @@ impl Serialize for AuditRow<'_> {
         t.serialize_element(request_id)?;
         t.serialize_element(agent_id)?;
         t.serialize_element(session_id)?;
+        t.serialize_element(failure)?;
         t.serialize_element(&output.as_ref().map(std::slice::from_ref))?;
         t.end()
     }
@@ -235,7 +268,6 @@ mod tests {
             resumed: false,
             policies: vec![],
             approval_id: None,
-            input_hash: None,
             attempts: 0,
             started_at: 1,
             duration_ms: 0,
@@ -246,8 +278,19 @@ mod tests {
             request_id: None,
             agent_id: None,
             session_id: None,
+            failure: None,
             output: None,
         }
+    }
+
+    #[test]
+    fn a_failure_text_is_bounded_at_a_character_boundary() {
+        assert_eq!(failure_text("  "), None);
+        assert_eq!(failure_text("Error: x").as_deref(), Some("Error: x"));
+        let long = "é".repeat(FAILURE_TEXT_MAX_BYTES);
+        let cut = failure_text(&long).unwrap_or_default();
+        assert!(cut.len() <= FAILURE_TEXT_MAX_BYTES, "{}", cut.len());
+        assert!(cut.ends_with('…'));
     }
 
     #[test]
@@ -270,7 +313,6 @@ mod tests {
                 failed: false,
             }],
             approval_id: Some("apr_1".into()),
-            input_hash: Some("sha256:00".into()),
             attempts: 2,
             duration_ms: 7,
             outcome: Some("ok"),
@@ -280,6 +322,7 @@ mod tests {
             request_id: Some("r".into()),
             agent_id: Some("a".into()),
             session_id: Some("s".into()),
+            failure: Some("TypeError".into()),
             output: Some(json!({"refunded": 5})),
             ..record()
         };

@@ -58,7 +58,9 @@ pub struct HandlerContext<'a> {
 
 /// A handler's failure. `code: None` is a plain failure (like a thrown
 /// exception): the caller sees a generic EXECUTION_FAILED, never this
-/// message. With a code, it is the handler's own `CapabilityError`.
+/// message, and the audit record names it only as `thrown` (a Rust error
+/// has no class; log the message yourself). With a code, it is the
+/// handler's own `CapabilityError`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HandlerError {
     pub code: Option<ErrorCode>,
@@ -710,7 +712,9 @@ impl Driver {
                 Ok(v) => Answer::HandlerOk { output: Payload::Json(v), now_ms: self.clock.now_ms() },
                 Err(e) => Answer::HandlerError {
                     code: e.code,
-                    message: e.message,
+                    // A plain failure's answer carries its class, never its
+                    // message (the audit record keeps it: see AuditRecord).
+                    message: if e.code.is_some() { e.message } else { "thrown".to_owned() },
                     retryable: e.retryable,
                     now_ms: self.clock.now_ms(),
                 },

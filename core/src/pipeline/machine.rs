@@ -140,6 +140,8 @@ pub struct Invocation {
     attempts: u32,
     deadline_at_ms: u64,
     output_json: Option<Value>,
+    /// A handler's plain-error text, for the operator's audit record only.
+    failure: Option<String>,
     stage: Stage,
     state: State,
 }
@@ -177,6 +179,7 @@ impl Invocation {
             attempts: 0,
             deadline_at_ms: 0,
             output_json: None,
+            failure: None,
             stage,
             state: State::Vacant,
         }
@@ -695,6 +698,20 @@ impl Invocation {
             // is late: the deadline's TIMEOUT, decided here from the time
             // the answer carries, whatever the host's timer did (a blocked
             // event loop, a busy executor: SI-9).
+            (
+                State::RunHandler,
+                Answer::HandlerError {
+                    code: None,
+                    message,
+                    now_ms,
+                    ..
+                },
+            ) if now_ms >= self.deadline_at_ms => {
+                self.keep_failure_text(&message);
+                self.clock(now_ms);
+                let e = self.timeout_error();
+                self.fail(e);
+            }
             (State::RunHandler, Answer::HandlerOk { now_ms, .. })
             | (State::RunHandler, Answer::HandlerError { now_ms, .. })
                 if now_ms >= self.deadline_at_ms =>
@@ -721,11 +738,16 @@ impl Invocation {
                     Some(code) => CapabilityError::new(code, message).with_retryable(retryable),
                     // A plain throw: its message may quote data (SI-10),
                     // and nothing vouches that it is worth retrying, so a
-                    // host's `retryable` is ignored (issue 14).
-                    None => CapabilityError::new(
-                        ErrorCode::ExecutionFailed,
-                        "The capability failed while running.",
-                    ),
+                    // host's `retryable` is ignored (issue 14). For a plain
+                    // throw the host sends the error's class, which only the
+                    // operator's audit record keeps (issue 15).
+                    None => {
+                        self.keep_failure_text(&message);
+                        CapabilityError::new(
+                            ErrorCode::ExecutionFailed,
+                            "The capability failed while running.",
+                        )
+                    }
                 };
                 self.attempt_failed(error);
             }
@@ -1138,6 +1160,13 @@ impl Invocation {
         self.finish(Outcome::Ok(output));
     }
 
+    /// A plain error's class, for the operator's audit record (issue 15).
+    fn keep_failure_text(&mut self, class: &str) {
+        if self.opts.audit {
+            self.failure = super::audit::failure_text(class);
+        }
+    }
+
     fn fail(&mut self, error: CapabilityError) {
         self.finish(Outcome::Error(error));
     }
@@ -1169,7 +1198,6 @@ impl Invocation {
             resumed: self.resume_id.is_some(),
             policies,
             approval_id: self.approval_id.clone(),
-            input_hash: self.input_hash.clone(),
             attempts: self.attempts,
             started_at: self.opts.now_ms,
             duration_ms: self.now_ms.saturating_sub(self.opts.now_ms),
@@ -1180,6 +1208,7 @@ impl Invocation {
             request_id: self.frame.request_id.clone(),
             agent_id: self.frame.agent_id.clone(),
             session_id: self.frame.session_id.clone(),
+            failure: self.failure.clone(),
             output: self.output_json.take(),
         }
     }

@@ -259,9 +259,11 @@ pub enum Answer {
     /// To `RunHandler`: the handler returned.
     HandlerOk { output: Payload, now_ms: u64 },
     /// To `RunHandler`: the handler failed. `code: None` is a plain thrown
-    /// error: it becomes `EXECUTION_FAILED` with a generic message (its own
-    /// message may quote data and never reaches the caller). A handler's
-    /// own `CapabilityError` keeps its code and message.
+    /// error: it becomes `EXECUTION_FAILED` with a generic message, and
+    /// `message` is the error's class (`TypeError`), which only the
+    /// operator's audit record keeps; the host sends its message, which
+    /// may quote data, to its own logger and never here. A handler's own
+    /// `CapabilityError` keeps its code and message.
     HandlerError {
         code: Option<ErrorCode>,
         message: String,

@@ -1,0 +1,92 @@
+// The value the approval hash binds is the value the approver sees and the
+// handler gets (issue 14 item 2): integers beyond ±2^53 stay exact — as
+// BigInt — through the approval-required outcome, the store's views, a
+// SQLite file shared by two registries, and the resumed handler.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { os } from "@orpc/server";
+import * as z from "zod";
+
+import { agentProcedure, createCapabilityRegistry, inputHash } from "@orpc-agent/core";
+
+const base = agentProcedure(os.$context());
+const BIG = 9007199254740993n; // 2^53 + 1: a double reads it as …992
+const NEG = -9223372036854775808n; // -2^63
+const MAX = 18446744073709551615n; // 2^64 - 1
+
+function router(seen) {
+  return {
+    transfer: base
+      .meta({
+        agent: { description: "Moves units.", expose: { direct: true }, sideEffect: "write", risk: "high", approval: { required: true } },
+      })
+      .input(z.object({ units: z.bigint(), floor: z.bigint(), cap: z.bigint(), note: z.string() }))
+      .handler(async ({ input }) => {
+        seen.push(input);
+        return { ok: true };
+      }),
+  };
+}
+
+const input = { units: BIG, floor: NEG, cap: MAX, note: "\u0000n1" };
+
+test("a gated BigInt input reaches the view, the outcome and the resumed handler exactly", async () => {
+  const seen = [];
+  const registry = await createCapabilityRegistry(router(seen));
+  const r = await registry.invoke("transfer", input, { surface: "direct", actor: { id: "alice" } });
+  assert.equal(r.status, "approval_required");
+  assert.deepEqual(r.request.input, input);
+  // The stored input hashes to the hash of the value the caller gave.
+  assert.equal(inputHash("transfer", r.request.input), inputHash("transfer", input));
+  const got = await registry.approvals.get(r.request.id);
+  assert.deepEqual(got.input, input);
+  assert.deepEqual((await registry.approvals.list({ status: "pending" }))[0].input, input);
+  const decided = await registry.approvals.approve(r.request.id, { approver: "bob" });
+  assert.deepEqual(decided.input, input);
+  assert.deepEqual(await registry.redactApprovalInput(got), input);
+  const resumed = await registry.resume(r.request.id, { surface: "direct" });
+  assert.equal(resumed.status, "ok");
+  assert.deepEqual(seen, [input]);
+  assert.equal(typeof seen[0].units, "bigint");
+});
+
+test("a request stored in SQLite by one registry resumes exactly in another", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "orpc-agent-exact-"));
+  try {
+    const path = join(dir, "approvals.db");
+    const seen = [];
+    const first = await createCapabilityRegistry(router([]), { approvalStore: { sqlite: path } });
+    const r = await first.invoke("transfer", input, { surface: "direct", actor: { id: "alice" } });
+    await first.approvals.approve(r.request.id, { approver: "bob" });
+    first.close();
+    const second = await createCapabilityRegistry(router(seen), { approvalStore: { sqlite: path } });
+    assert.equal((await second.resume(r.request.id, { surface: "direct" })).status, "ok");
+    assert.deepEqual(seen, [input]);
+    second.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("values without large integers read as plain JSON, strings that start with NUL included", async () => {
+  const seen = [];
+  const registry = await createCapabilityRegistry({
+    note: base
+      .meta({ agent: { description: "Notes.", expose: { direct: true }, sideEffect: "write", risk: "low", approval: { required: true } } })
+      .input(z.object({ n: z.number(), s: z.string() }))
+      .handler(async ({ input }) => {
+        seen.push(input);
+        return null;
+      }),
+  });
+  const value = { n: 9007199254740991, s: "\u0000s" };
+  const r = await registry.invoke("note", value, { surface: "direct", actor: { id: "a" } });
+  assert.deepEqual(r.request.input, value);
+  await registry.approvals.approve(r.request.id, { approver: "b" });
+  await registry.resume(r.request.id, { surface: "direct" });
+  assert.deepEqual(seen, [value]);
+  assert.equal(typeof seen[0].n, "number");
+});
