@@ -103,6 +103,8 @@ final class Driver: @unchecked Sendable {
                     call.output = try await validate(out)
                     next = inv.answerOutputValid()
                 } catch {
+                    // Its text may quote the unredacted output: the operator's alone.
+                    report(.outputValidator, error)
                     next = inv.answerOutputInvalid()
                 }
             case .redactOutput:
@@ -114,6 +116,7 @@ final class Driver: @unchecked Sendable {
                     call.output = try await redact(out, info)
                     next = inv.answerRedacted()
                 } catch {
+                    report(.outputRedactor, error)
                     next = inv.answerRedactorFailed()
                 }
             case .persistApproval, .consumeApproval:
@@ -171,6 +174,11 @@ final class Driver: @unchecked Sendable {
         return next
     }
 
+    /// Tells the operator that `hook` failed with `error` (`OperatorFailure`).
+    func report(_ hook: OperatorFailure.Hook, _ error: any Error) {
+        options.logger.log(OperatorFailure(capabilityId: capability()?.id, hook: hook, error: error))
+    }
+
     /// The capability of the call: known at start for `invoke`, once the
     /// approval was consumed for `resume`.
     func capability() -> Capability? {
@@ -198,9 +206,13 @@ final class Driver: @unchecked Sendable {
 
     func validateInput() async -> UInt8 {
         guard let cap = capability() else { return inv.answerInputInvalid(message: "no capability") }
+        var validating = false
         do {
             var v = try cap.hooks.accept(call.raw ?? JSONValue.null)
-            if let validate = cap.hooks.validateInput { v = try await validate(v) }
+            if let validate = cap.hooks.validateInput {
+                validating = true
+                v = try await validate(v)
+            }
             call.input = v
             return try ffi { try inv.answerInputValid(inputJson: nil) }
         } catch let e as CapabilityError {
@@ -208,7 +220,9 @@ final class Driver: @unchecked Sendable {
         } catch let e as DecodingError {
             return inv.answerInputInvalid(message: "The input does not match the capability's input type: \(describe(e))")
         } catch {
-            // A plain error: the core's generic message (its text may quote the input).
+            // A plain error: the core's generic message (its text may quote
+            // the input); the operator gets the error.
+            if validating { report(.inputValidator, error) }
             return inv.answerValidatorFailed()
         }
     }
@@ -243,6 +257,9 @@ final class Driver: @unchecked Sendable {
         let request = PolicyRequest(capabilityId: capability()?.id ?? "", input: input, frame: call.frame)
         let clock = options.clock
         let inv = self.inv
+        let logger = options.logger
+        let capabilityId = capability()?.id
+        let hook = OperatorFailure.Hook.policy(runtime: at.runtime, index: Int(at.index), name: policy.name)
         return await race(deadlineMs: clock.nowMs() + at.timeoutMs, { try await policy.evaluate(request) }) { raced in
             switch raced {
             case .value(let d):
@@ -255,7 +272,10 @@ final class Driver: @unchecked Sendable {
                 case .abstain: decision = .abstain
                 }
                 return inv.answerPolicy(decision: decision)
-            case .failed, .timedOut, .cancelled:
+            case .failed(let error):
+                logger.log(OperatorFailure(capabilityId: capabilityId, hook: hook, error: error))
+                return inv.answerPolicyFailed()
+            case .timedOut, .cancelled:
                 return inv.answerPolicyFailed()
             }
         }
@@ -284,6 +304,7 @@ final class Driver: @unchecked Sendable {
             reporter: { done, total in inv.reportProgress(done: done, total: total).map { ProgressEvent(done: $0.done, total: $0.total) } })
         let handler = cap.hooks.handler
         let call = self.call
+        let logger = options.logger
         return await race(deadlineMs: deadline, { try await handler(input, context) }) { raced in
             switch raced {
             case .value(let out):
@@ -293,7 +314,9 @@ final class Driver: @unchecked Sendable {
                 return inv.answerHandlerError(
                     code: error.code.rawValue, message: error.message, retryable: error.retryable, nowMs: clock.nowMs())
             case .failed(let error):
-                // A plain throw: EXECUTION_FAILED with a generic message in the core.
+                // A plain throw: EXECUTION_FAILED with a generic message in
+                // the core; the real error goes to the operator only.
+                logger.log(OperatorFailure(capabilityId: cap.id, hook: .handler, error: error))
                 return inv.answerHandlerError(code: nil, message: "\(error)", retryable: false, nowMs: clock.nowMs())
             case .timedOut:
                 return inv.answerHandlerTimedOut(nowMs: clock.nowMs())

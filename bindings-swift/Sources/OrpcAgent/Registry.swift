@@ -22,6 +22,11 @@ public struct RegistryOptions: Sendable {
     public var auditSink: AuditSinkConfig?
     /// The time source for deadlines, backoff and approval expiry.
     public var clock: any AgentClock
+    /// Where the operator is told what failed: the real error of a
+    /// handler, validator, redactor or host policy that threw (the caller
+    /// and the model get only the core's generic error). Default
+    /// `.standard` (`os.Logger`, else standard error); `.off` for none.
+    public var logger: OperatorLogger
     /// Options read from a declaration file (`{defaults, policies,
     /// approverMustDiffer}`): the base the typed fields above override —
     /// except `policies`, which add to the declared ones.
@@ -42,8 +47,10 @@ public struct RegistryOptions: Sendable {
     public init(
         defaults: JSONValue? = nil, policies: [Policy] = [], approverMustDiffer: Bool? = nil,
         approvalStore: ApprovalStoreConfig = .memory, audit: (@Sendable (AuditRecord) -> Void)? = nil,
-        auditPayloads: Bool = false, clock: any AgentClock = SystemClock(), auditSink: AuditSinkConfig? = nil
+        auditPayloads: Bool = false, clock: any AgentClock = SystemClock(), auditSink: AuditSinkConfig? = nil,
+        logger: OperatorLogger = .standard
     ) {
+        self.logger = logger
         self.auditSink = auditSink
         self.defaults = defaults
         self.policies = policies
@@ -230,6 +237,8 @@ public final class CapabilityRegistry: @unchecked Sendable {
             do {
                 return try await redact(input, RedactionInfo(json: view.infoJson ?? "{}", context: context))
             } catch {
+                let capabilityId = capabilities[Int(view.capabilityIndex)].id
+                options.logger.log(OperatorFailure(capabilityId: capabilityId, hook: .approvalInputRedactor, error: error))
                 throw CapabilityError(.executionFailed, "The approval input could not be prepared for display.")
             }
         default:
