@@ -124,6 +124,7 @@ export function declare(found: FoundProcedure): { decl: unknown; hooks: Capabili
   const inputSchema = def.inputSchema as StandardSchema | undefined;
   const outputSchema = def.outputSchema as StandardSchema | undefined;
   const policies = new Map<number, PolicyFunction>();
+  const meta = found.agent as any;
   const decl = {
     id,
     meta: metaToJson(found.agent, policies),
@@ -131,6 +132,15 @@ export function declare(found: FoundProcedure): { decl: unknown; hooks: Capabili
     outputSchema: jsonSchemaOf(outputSchema, "output"),
     validateInput: inputSchema !== undefined,
     validateOutput: outputSchema !== undefined,
+    // The hooks held here: a hook the metadata declares without one (a
+    // literal `redact.output: true`, `{ host: true }`) is the core's
+    // MISSING_HOOK problem at build, reported with all the others.
+    hostHooks: {
+      redactOutput: isFn(meta?.redact?.output),
+      redactApprovalInput: isFn(meta?.redact?.approvalInput),
+      retryOn: isFn(meta?.retry?.retryOn),
+      policies: [...policies.keys()],
+    },
   };
   return {
     decl,

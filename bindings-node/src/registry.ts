@@ -510,6 +510,9 @@ export async function createCapabilityRegistry<TContext = any>(
   }
   const opts: Record<string, unknown> = { ...core };
   if (options.policies !== undefined) opts.policies = policiesToJson(options.policies, runtimePolicies);
+  // The runtime policy functions held here: a `{ host: true }` marker
+  // without one is the core's MISSING_HOOK problem.
+  opts.hostPolicies = [...runtimePolicies.keys()];
   const auditPg = postgresOf(audit, ["subscriber", "payloads"]);
   const sink = auditPg === undefined ? undefined : await PostgresAuditSink.open(auditPg);
   let subscriber =

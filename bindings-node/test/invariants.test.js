@@ -120,6 +120,29 @@ test("SI-4 invalid metadata never serves: one aggregate error at build", async (
   ]);
 });
 
+test("SI-4 a declared hook without an implementation is a MISSING_HOOK problem, reported with the others", async () => {
+  const e = await createCapabilityRegistry({
+    a: echo(
+      agent({
+        redact: { output: true, approvalInput: true },
+        retry: { maxAttempts: 1, retryOn: true },
+        policies: [{ decision: "allow" }, { host: true, name: "no-fn" }, (req) => ({ decision: "allow" })],
+      }),
+    ),
+    b: echo(agent({ timeoutMs: 0, redact: { output: (o) => o } })),
+  }, { policies: [{ host: true }, () => ({ decision: "allow" })] }).catch((x) => x);
+  assert.ok(e instanceof RegistryValidationError, String(e));
+  const codes = e.problems.map((p) => `${p.capability ?? "-"}:${p.path}:${p.code}`).sort();
+  assert.deepEqual(codes, [
+    "-:policies[0]:MISSING_HOOK",
+    "a:policies[1]:MISSING_HOOK",
+    "a:redact.approvalInput:MISSING_HOOK",
+    "a:redact.output:MISSING_HOOK",
+    "a:retry.retryOn:MISSING_HOOK",
+    "b:timeoutMs:NON_POSITIVE",
+  ]);
+});
+
 test("SI-5 policies, approval hashes and handlers see only validated input", async () => {
   const seen = [];
   const schema = z.object({ amount: z.number(), currency: z.string().default("EUR") }).strip();

@@ -543,3 +543,32 @@ async def test_a_schema_of_ones_own_restores_with_its_restore_and_hooks_may_be_a
     ok = await reg.resume(out.request.id)
     assert isinstance(ok, InvokeOk) and ok.output == 500 and got == [{"cents": 500}]
     assert schema.validated == 1
+
+
+def test_declared_hooks_without_an_implementation_are_reported_with_the_core_problems() -> None:
+    """Issue 14 item 8: a hook the metadata declares (``True`` markers, a
+    ``{"host": true}`` policy) without an implementation is the core's
+    MISSING_HOOK, in the same aggregate error as every other problem."""
+    meta = {"redact": {"output": True, "approvalInput": True}, "retry": {"maxAttempts": 1, "retryOn": True},
+            "policies": [{"host": True, "name": "nowhere"}]}
+
+    @capability(id="hooks.declared", description="Declares hooks.", expose=EXPOSE, side_effect="read", risk="low",
+                meta=meta)
+    async def declared(t: Transfer) -> dict[str, str]:
+        return {}
+
+    @capability(id="hooks.bad", description="", expose=EXPOSE, side_effect="read", risk="low")
+    async def bad(t: Transfer) -> dict[str, str]:
+        return {}
+
+    with pytest.raises(RegistryValidationError) as info:
+        create_capability_registry([declared, bad], options={"policies": [{"host": True}]})
+    got = sorted((p["capability"] or "-", p["path"], p["code"]) for p in info.value.problems)
+    assert got == [
+        ("-", "policies[0]", "MISSING_HOOK"),
+        ("hooks.bad", "description", "MISSING_FIELD"),
+        ("hooks.declared", "policies[0]", "MISSING_HOOK"),
+        ("hooks.declared", "redact.approvalInput", "MISSING_HOOK"),
+        ("hooks.declared", "redact.output", "MISSING_HOOK"),
+        ("hooks.declared", "retry.retryOn", "MISSING_HOOK"),
+    ], got

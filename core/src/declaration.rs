@@ -118,6 +118,8 @@ impl Declarations {
                     validate_output: output_schema.is_some(),
                     input_schema,
                     output_schema,
+                    // A file declares hooks its host registers later.
+                    host_hooks: None,
                 }
             })
             .collect();

@@ -102,6 +102,14 @@ class CapabilitySpec:
         if self.output is not None:
             decl["outputSchema"] = self.output.json_schema()
             decl["validateOutput"] = True
+        # The hooks held here: a hook the metadata declares without one is
+        # the core's MISSING_HOOK problem, reported with all the others.
+        decl["hostHooks"] = {
+            "redactOutput": self.redact_output is not None,
+            "redactApprovalInput": self.redact_approval_input is not None,
+            "retryOn": self.retry_on is not None,
+            "policies": sorted(self.policies),
+        }
         return decl
 
 

@@ -287,38 +287,18 @@ class CapabilityRegistry:
         return self._specs[self._index[capability_id]]
 
 
-def _hook_problems(specs: Sequence[CapabilitySpec], runtime_wire: list[Any], runtime_impl: Mapping[int, Any]) -> list[dict[str, Any]]:
-    """A declared hook without a Python implementation would fail every call:
-    report it at build, like the core's own problems."""
+def _signature_problems(specs: Sequence[CapabilitySpec]) -> list[dict[str, Any]]:
+    """A redactor is called as ``fn(value)`` or ``fn(value, info)``; one that
+    takes neither would fail every call. Reported at build with the core's
+    problems (a declared hook without an implementation is the core's
+    MISSING_HOOK: the declarations say which hooks are held)."""
     problems: list[dict[str, Any]] = []
-
-    def need(cap: str | None, path: str, ok: bool) -> None:
-        if not ok:
-            problems.append({"capability": cap, "path": path, "code": "MISSING_HOOK", "message": "declared but not implemented"})
-
-    for i, p in enumerate(runtime_wire):
-        if isinstance(p, dict) and p.get("host") is True:
-            need(None, f"policies[{i}]", i in runtime_impl)
     for s in specs:
-        if not isinstance(s.meta, dict):
-            continue
-        redact = s.meta.get("redact") or {}
-        if isinstance(redact, dict):
-            need(s.id, "redact.output", redact.get("output") is not True or s.redact_output is not None)
-            need(s.id, "redact.approvalInput", redact.get("approvalInput") is not True or s.redact_approval_input is not None)
-        # A redactor is called as `fn(value)` or `fn(value, info)`; one that
-        # takes neither would fail every call.
         for path, takes_info in (("redact.output", s.redact_output_takes_info),
                                  ("redact.approvalInput", s.redact_approval_input_takes_info)):
             if takes_info is None:
                 problems.append({"capability": s.id, "path": path, "code": "HOOK_SIGNATURE",
                                  "message": "must take (value) or (value, info)"})
-        retry = s.meta.get("retry") or {}
-        if isinstance(retry, dict):
-            need(s.id, "retry.retryOn", retry.get("retryOn") is not True or s.retry_on is not None)
-        for j, p in enumerate(s.meta.get("policies") or []):
-            if isinstance(p, dict) and p.get("host") is True:
-                need(s.id, f"policies[{j}]", j in s.policies)
     return problems
 
 
@@ -378,6 +358,8 @@ def create_capability_registry(
     wire_options: dict[str, Any] = raw
     if runtime_wire:
         wire_options["policies"] = runtime_wire
+    # The runtime policy functions held here (MISSING_HOOK otherwise).
+    wire_options["hostPolicies"] = sorted(runtime_impl)
     if defaults is not None:
         wire_options["defaults"] = camel_keys(defaults)
     if approver_must_differ is not None:
@@ -393,17 +375,25 @@ def create_capability_registry(
         if not audit_postgres[0]:
             raise ValueError('audit must be a callable or {"postgres": url, "subscriber": callable?}')
         audit = audit.get("subscriber")
-    native = _native.NativeRegistry(
-        json.dumps([s.declaration() for s in specs]),
-        json.dumps(wire_options),
-        json.dumps(store),
-        audit=audit,
-        audit_payloads=audit_payloads,
-        clock=clock,
-        postgres_options=postgres_options,
-        audit_postgres=audit_postgres,
-    )
-    problems = _hook_problems(specs, runtime_wire, runtime_impl)
-    if problems:
-        raise RegistryValidationError(f"{len(problems)} problem(s) with the declared hooks", problems)
+    signature_problems = _signature_problems(specs)
+    try:
+        native = _native.NativeRegistry(
+            json.dumps([s.declaration() for s in specs]),
+            json.dumps(wire_options),
+            json.dumps(store),
+            audit=audit,
+            audit_payloads=audit_payloads,
+            clock=clock,
+            postgres_options=postgres_options,
+            audit_postgres=audit_postgres,
+        )
+    except RegistryValidationError as e:
+        if not signature_problems:
+            raise
+        # One aggregate error with every problem (SI-4).
+        problems = [*e.problems, *signature_problems]
+        raise RegistryValidationError(f"{len(problems)} problem(s) in the declarations", problems) from None
+    if signature_problems:
+        del native  # dropped: its store and sink close with it
+        raise RegistryValidationError(f"{len(signature_problems)} problem(s) with the declared hooks", signature_problems)
     return CapabilityRegistry(native, specs, runtime_impl)

@@ -52,7 +52,7 @@ use crate::error::{CapabilityError, ErrorCode};
 use crate::meta::RegistryError;
 use crate::pipeline::gate::consume_answer;
 use crate::pipeline::{Answer, ApprovalInputView, Invocation, Step, StepKind};
-use crate::registry::{CapabilityDecl, CapabilityRegistry};
+use crate::registry::{CapabilityDecl, CapabilityRegistry, HostHooks};
 
 /// Where approvals live, as a host names it: `"memory"`,
 /// `{"sqlite": "/path/approvals.db"}` or `{"postgres": "postgres://…"}`.
@@ -133,7 +133,11 @@ fn would_block() -> CapabilityError {
 }
 
 /// A capability declaration in the JSON form bindings send:
-/// `{"id", "meta", "inputSchema"?, "outputSchema"?, "validateInput"?, "validateOutput"?}`.
+/// `{"id", "meta", "inputSchema"?, "outputSchema"?, "validateInput"?,
+/// "validateOutput"?, "hostHooks"?}`, where `hostHooks` is
+/// `{"redactOutput"?, "redactApprovalInput"?, "retryOn"?: bool,
+/// "policies"?: [positions]}` — the hooks the binding holds; with it, a
+/// declared hook not held is a MISSING_HOOK problem at build.
 pub fn decl_from_json(v: &Value) -> Result<CapabilityDecl, CapabilityError> {
     let obj = v.as_object().ok_or_else(|| {
         CapabilityError::new(ErrorCode::InvalidInput, "a declaration must be an object")
@@ -152,6 +156,45 @@ pub fn decl_from_json(v: &Value) -> Result<CapabilityDecl, CapabilityError> {
         validate_output: flag("validateOutput").unwrap_or(output_schema.is_some()),
         input_schema,
         output_schema,
+        host_hooks: obj.get("hostHooks").map(host_hooks_from_json).transpose()?,
+    })
+}
+
+fn host_hooks_from_json(v: &Value) -> Result<HostHooks, CapabilityError> {
+    let bad = || {
+        CapabilityError::new(
+            ErrorCode::InvalidInput,
+            "`hostHooks` must be {redactOutput?, redactApprovalInput?, retryOn?: boolean, policies?: [index]}",
+        )
+    };
+    let obj = v.as_object().ok_or_else(bad)?;
+    let flag = |k: &str| match obj.get(k) {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(bad()),
+    };
+    let policies = match obj.get("policies") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|i| {
+                i.as_u64()
+                    .and_then(|i| u32::try_from(i).ok())
+                    .ok_or_else(bad)
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(bad()),
+    };
+    if obj.keys().any(|k| {
+        !["redactOutput", "redactApprovalInput", "retryOn", "policies"].contains(&k.as_str())
+    }) {
+        return Err(bad());
+    }
+    Ok(HostHooks {
+        redact_output: flag("redactOutput")?,
+        redact_approval_input: flag("redactApprovalInput")?,
+        retry_on: flag("retryOn")?,
+        policies,
     })
 }
 
@@ -913,5 +956,62 @@ mod tests {
             }
             _ => panic!("expected the aggregate error"),
         }
+    }
+
+    #[test]
+    fn declared_hooks_the_binding_does_not_hold_are_problems_with_the_rest() {
+        let meta = json!({"description": "D.", "expose": {"mcp": true}, "sideEffect": "read",
+            "risk": "low", "redact": {"output": true, "approvalInput": true},
+            "retry": {"maxAttempts": 1, "retryOn": true},
+            "policies": [{"host": true}, {"host": true, "name": "held"}]});
+        let decls = json!([
+            {"id": "a", "meta": meta, "hostHooks": {"redactApprovalInput": true, "policies": [1]}},
+            {"id": "b", "meta": meta},
+            {"id": "c", "meta": {"description": ""}, "hostHooks": {}},
+        ]);
+        let options = json!({"policies": [{"host": true}, {"host": true}], "hostPolicies": [1]});
+        let Err(BuildError::Invalid(e)) =
+            HostRegistry::build(&decls, &options, StoreConfig::Memory.open_sync().unwrap())
+        else {
+            panic!("expected the aggregate error");
+        };
+        let mut got: Vec<String> = e
+            .problems
+            .iter()
+            .filter(|p| {
+                p.code == crate::meta::ProblemCode::MissingHook
+                    || p.capability.as_deref() == Some("c")
+            })
+            .map(|p| {
+                format!(
+                    "{}:{}:{}",
+                    p.capability.as_deref().unwrap_or("-"),
+                    p.path,
+                    p.code.as_str()
+                )
+            })
+            .collect();
+        got.sort();
+        // `b` says nothing of its hooks (a declaration file): no problem.
+        // `c`'s other problems are reported in the same error.
+        assert_eq!(
+            got,
+            [
+                "-:policies[0]:MISSING_HOOK",
+                "a:policies[0]:MISSING_HOOK",
+                "a:redact.output:MISSING_HOOK",
+                "a:retry.retryOn:MISSING_HOOK",
+                "c:description:MISSING_FIELD",
+                "c:expose:MISSING_FIELD",
+                "c:risk:MISSING_FIELD",
+                "c:sideEffect:MISSING_FIELD",
+            ]
+        );
+        let bad = HostRegistry::build(
+            &json!([{"id": "a", "meta": meta, "hostHooks": {"retryOn": "yes"}}]),
+            &json!({}),
+            StoreConfig::Memory.open_sync().unwrap(),
+        );
+        assert!(matches!(bad, Err(BuildError::Setup(_))));
     }
 }

@@ -36,10 +36,14 @@ pub enum ProblemCode {
     InvalidPredicate,
     /// Two fields that cannot appear together.
     ConflictingFields,
+    /// A host hook the metadata declares (`redact.output: true`,
+    /// `retry.retryOn: true`, a `{"host": true}` policy) that the binding
+    /// was not given an implementation for.
+    MissingHook,
 }
 
 impl ProblemCode {
-    pub const ALL: [ProblemCode; 14] = [
+    pub const ALL: [ProblemCode; 15] = [
         ProblemCode::MissingField,
         ProblemCode::WrongType,
         ProblemCode::UnknownField,
@@ -54,6 +58,7 @@ impl ProblemCode {
         ProblemCode::DuplicateId,
         ProblemCode::InvalidPredicate,
         ProblemCode::ConflictingFields,
+        ProblemCode::MissingHook,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -72,6 +77,7 @@ impl ProblemCode {
             ProblemCode::DuplicateId => "DUPLICATE_ID",
             ProblemCode::InvalidPredicate => "INVALID_PREDICATE",
             ProblemCode::ConflictingFields => "CONFLICTING_FIELDS",
+            ProblemCode::MissingHook => "MISSING_HOOK",
         }
     }
 }

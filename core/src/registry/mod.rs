@@ -31,6 +31,47 @@ pub struct CapabilityDecl {
     pub validate_input: bool,
     /// The host validates output at stage 12.
     pub validate_output: bool,
+    /// The host hooks the binding holds for this capability, when it says:
+    /// a hook the metadata declares (`redact.output: true`, `retry.retryOn:
+    /// true`, a `{"host": true}` policy) that is not among them is a
+    /// MISSING_HOOK problem at build, with the others (SI-4), instead of a
+    /// failure at the first call. `None`: the host does not say (a
+    /// declaration file read on its own).
+    pub host_hooks: Option<HostHooks>,
+}
+
+/// The host hooks a binding holds for one capability (see
+/// [`CapabilityDecl::host_hooks`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostHooks {
+    pub redact_output: bool,
+    pub redact_approval_input: bool,
+    pub retry_on: bool,
+    /// Positions in `meta.policies` of the host policies it holds.
+    pub policies: Vec<u32>,
+}
+
+impl HostHooks {
+    /// Every hook `meta` declares that is not held: `(path, what)`.
+    fn missing(&self, meta: &AgentMeta) -> Vec<(String, &'static str)> {
+        let mut out = Vec::new();
+        if meta.redact.output && !self.redact_output {
+            out.push(("redact.output".to_owned(), "output redactor"));
+        }
+        if meta.redact.approval_input && !self.redact_approval_input {
+            out.push(("redact.approvalInput".to_owned(), "approval-input redactor"));
+        }
+        if meta.retry.as_ref().is_some_and(|r| r.retry_on) && !self.retry_on {
+            out.push(("retry.retryOn".to_owned(), "retryOn predicate"));
+        }
+        for (i, policy) in meta.policies.iter().enumerate() {
+            let held = u32::try_from(i).is_ok_and(|i| self.policies.contains(&i));
+            if matches!(policy.rule, crate::policy::PolicyRule::Host) && !held {
+                out.push((format!("policies[{i}]"), "host policy function"));
+            }
+        }
+        out
+    }
 }
 
 impl CapabilityDecl {
@@ -43,6 +84,7 @@ impl CapabilityDecl {
             output_schema: None,
             validate_input: true,
             validate_output: true,
+            host_hooks: None,
         }
     }
 }
@@ -75,6 +117,34 @@ impl RegistryOptions {
             out.policies = parse_policy_list(pol, "policies", &mut p);
         }
         out.approver_must_differ = r.bool_opt("approverMustDiffer", &mut p).unwrap_or(false);
+        // `hostPolicies`: positions in `policies` of the host policies the
+        // binding holds; a `{"host": true}` marker not among them is a
+        // MISSING_HOOK problem (see [`CapabilityDecl::host_hooks`]).
+        if let Some(held) = r.get("hostPolicies") {
+            match held.as_array().and_then(|a| {
+                a.iter()
+                    .map(|i| i.as_u64().and_then(|i| u32::try_from(i).ok()))
+                    .collect::<Option<Vec<u32>>>()
+            }) {
+                Some(held) => {
+                    for (i, policy) in out.policies.iter().enumerate() {
+                        let is_held = u32::try_from(i).is_ok_and(|i| held.contains(&i));
+                        if matches!(policy.rule, crate::policy::PolicyRule::Host) && !is_held {
+                            p.push(
+                                format!("policies[{i}]"),
+                                ProblemCode::MissingHook,
+                                format!("`policies[{i}]` is declared, but no host policy function is given for it"),
+                            );
+                        }
+                    }
+                }
+                None => p.push(
+                    "hostPolicies",
+                    ProblemCode::WrongType,
+                    "`hostPolicies` must be an array of policy positions",
+                ),
+            }
+        }
         r.finish(&mut p);
         out
     }
@@ -321,7 +391,17 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
             tool_names.push(None);
             continue;
         }
-        metas.push(read_agent_meta(&decl.meta, &mut p));
+        let meta = read_agent_meta(&decl.meta, &mut p);
+        if let (Some(meta), Some(hooks)) = (&meta, &decl.host_hooks) {
+            for (path, what) in hooks.missing(meta) {
+                p.push(
+                    &path,
+                    ProblemCode::MissingHook,
+                    format!("`{path}` is declared, but no {what} is given for it"),
+                );
+            }
+        }
+        metas.push(meta);
         let derived = derive_tool_name(&decl.id);
         let ai = tool_name_for(decl, &derived, Adapter::AiSdk, &mut p);
         let mcp = tool_name_for(decl, &derived, Adapter::Mcp, &mut p);
