@@ -25,23 +25,31 @@ public struct ApprovalRequest: Sendable, Hashable {
     /// The request as JSON.
     public let json: JSONValue
 
+    /// A request as the core wrote it (JSON text).
     init(json text: String) throws {
-        let v = try JSONValue(parsing: text)
+        try self.init(core: try CoreJSON.parse("approval request", text))
+    }
+
+    /// A request as the core wrote it, read strictly (`CoreJSON`): a field
+    /// missing or of the wrong type is INTERNAL, never a default (a request
+    /// read as made on `direct`, or born expired).
+    init(core v: JSONValue) throws {
+        let o = try CoreObject("approval request", v)
         json = v
-        id = v["id"]?.stringValue ?? ""
-        capabilityId = v["capabilityId"]?.stringValue ?? ""
+        id = try o.string("id")
+        capabilityId = try o.string("capabilityId")
         inputHash = v["inputHash"]?.stringValue ?? ""
-        input = v["input"] ?? .null
-        surface = Surface(rawValue: v["surface"]?.stringValue ?? "") ?? .direct
-        actor = (try? JSONBridge.convert(v["actor"] ?? .null, to: Actor.self)) ?? Actor()
-        type = v["type"]?.stringValue
-        reason = v["reason"]?.stringValue
-        createdAt = v["createdAt"]?.uint64Value ?? 0
-        expiresAt = v["expiresAt"]?.uint64Value ?? 0
-        status = v["status"]?.stringValue ?? ""
-        decidedBy = v["decidedBy"]?.stringValue
-        decidedAt = v["decidedAt"]?.uint64Value
-        decisionReason = v["decisionReason"]?.stringValue
+        input = try o.value("input")
+        surface = try o.surface("surface")
+        actor = try o.actor("actor")
+        type = try o.optionalString("type")
+        reason = try o.optionalString("reason")
+        createdAt = try o.uint64("createdAt")
+        expiresAt = try o.uint64("expiresAt")
+        status = try o.string("status")
+        decidedBy = try o.optionalString("decidedBy")
+        decidedAt = try o.optionalUInt64("decidedAt")
+        decisionReason = try o.optionalString("decisionReason")
     }
 }
 
@@ -78,9 +86,17 @@ public struct ApprovalFilter: Sendable {
 public struct AuditRecord: Sendable {
     public let json: JSONValue
     /// `started` or `finished`.
-    public var event: String { json["event"]?.stringValue ?? "" }
+    public let event: String
     /// `ok`, `approval_required` or an error code; `nil` for `started`.
-    public var outcome: String? { json["outcome"]?.stringValue }
+    public let outcome: String?
+
+    /// A record as the core wrote it, read strictly (`CoreJSON`).
+    init(core json: JSONValue) throws {
+        let o = try CoreObject("audit record", json)
+        self.json = json
+        event = try o.string("event")
+        outcome = try o.optionalString("outcome")
+    }
 }
 
 /// How a governed call ended, when it did not fail.

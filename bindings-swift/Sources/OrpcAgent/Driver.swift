@@ -108,11 +108,19 @@ final class Driver: @unchecked Sendable {
                     next = inv.answerOutputInvalid()
                 }
             case .redactOutput:
+                let info: RedactionInfo
+                do {
+                    info = try RedactionInfo(json: try ffi { try inv.redactionInfoJson() }, context: call.frame.context)
+                } catch {
+                    // Never a redactor told a default surface or actor: the output is dropped.
+                    report(.coreData("redaction info"), error)
+                    next = inv.answerRedactorFailed()
+                    continue loop
+                }
                 do {
                     guard let redact = capability()?.hooks.redactOutput, let out = call.output else {
                         throw CapabilityError(.internal, "no output redactor")
                     }
-                    let info = RedactionInfo(json: try inv.redactionInfoJson(), context: call.frame.context)
                     call.output = try await redact(out, info)
                     next = inv.answerRedacted()
                 } catch {
@@ -128,14 +136,25 @@ final class Driver: @unchecked Sendable {
         }
         switch inv.outcomeKind() {
         case 0, 1:
+            // 0: Swift holds the output; 1: the core holds it as JSON.
+            let value: Any
+            if let text = inv.outcomeOutputJson() {
+                value = try CoreJSON.parse("output", text)
+            } else if let out = call.output {
+                value = out
+            } else {
+                throw CoreJSON.malformed("outcome", field: "output", expected: "present")
+            }
             do {
-                let value: Any = try inv.outcomeOutputJson().map { try JSONValue(parsing: $0) } ?? call.output ?? JSONValue.null
                 return .ok(try JSONBridge.convert(value, to: Output.self))
             } catch {
                 throw CapabilityError(.outputInvalid, "The output does not have the type the caller asked for.")
             }
         case 2:
-            return .approvalRequired(try ApprovalRequest(json: try ffi { try inv.outcomeApprovalJson() } ?? "{}"))
+            guard let text = try ffi({ try inv.outcomeApprovalJson() }) else {
+                throw CoreJSON.malformed("outcome", field: "approval request", expected: "present")
+            }
+            return .approvalRequired(try ApprovalRequest(json: text))
         default:
             guard let e = inv.outcomeError() else { throw CapabilityError(.internal, "the invocation did not finish") }
             throw CapabilityError(e)
@@ -163,8 +182,17 @@ final class Driver: @unchecked Sendable {
                 if let out = call.output, case .json(let t, nil) = HostJSON.export(out) { text = t }
                 next = inv.answerOutputExported(outputJson: text)
             case .audit:
-                if let sink = options.audit, let text = inv.auditRecordJson(), let json = try? JSONValue(parsing: text) {
-                    sink(AuditRecord(json: json))
+                if let sink = options.audit {
+                    do {
+                        guard let text = inv.auditRecordJson() else {
+                            throw CoreJSON.malformed("audit record", field: nil, expected: "present")
+                        }
+                        sink(try AuditRecord(core: try CoreJSON.parse("audit record", text)))
+                    } catch {
+                        // A record that does not read as the core's is not
+                        // delivered in some other shape; the operator is told.
+                        report(.coreData("audit record"), error)
+                    }
                 }
                 next = inv.answerAudited()
             default:
@@ -252,13 +280,13 @@ final class Driver: @unchecked Sendable {
     func evaluatePolicy() async -> UInt8 {
         guard let at = inv.policyAt() else { return inv.answerPolicyFailed() }
         let list = at.runtime ? registry.runtimePolicies : (capability()?.hooks.policies ?? [])
-        guard Int(at.index) < list.count, case .host(let policy) = list[Int(at.index)], let input = policyInput()
+        guard let cap = capability(), Int(at.index) < list.count, case .host(let policy) = list[Int(at.index)],
+            let input = policyInput()
         else { return inv.answerPolicyFailed() }
-        let request = PolicyRequest(capabilityId: capability()?.id ?? "", input: input, frame: call.frame)
+        let request = PolicyRequest(capabilityId: cap.id, input: input, frame: call.frame)
         let clock = options.clock
         let inv = self.inv
         let logger = options.logger
-        let capabilityId = capability()?.id
         let hook = OperatorFailure.Hook.policy(runtime: at.runtime, index: Int(at.index), name: policy.name)
         return await race(deadlineMs: clock.nowMs() + at.timeoutMs, { try await policy.evaluate(request) }) { raced in
             switch raced {
@@ -273,7 +301,7 @@ final class Driver: @unchecked Sendable {
                 }
                 return inv.answerPolicy(decision: decision)
             case .failed(let error):
-                logger.log(OperatorFailure(capabilityId: capabilityId, hook: hook, error: error))
+                logger.log(OperatorFailure(capabilityId: cap.id, hook: hook, error: error))
                 return inv.answerPolicyFailed()
             case .timedOut, .cancelled:
                 return inv.answerPolicyFailed()
@@ -293,9 +321,17 @@ final class Driver: @unchecked Sendable {
                 retryable: false, nowMs: clock.nowMs())
         }
         var frame = call.frame
-        if call.resumed, let text = try? inv.frameJson(), let recorded = try? JSONValue(parsing: text) {
-            frame.surface = Surface(rawValue: recorded["surface"]?.stringValue ?? "") ?? frame.surface
-            frame.actor = (try? JSONBridge.convert(recorded["actor"] ?? .null, to: Actor.self)) ?? Actor()
+        if call.resumed {
+            // The recorded surface and actor (SI-3), or no handler at all:
+            // never the resumer's surface or an anonymous actor instead.
+            do {
+                frame = try frame.withRecorded(coreJSON: try ffi { try self.inv.frameJson() })
+            } catch {
+                report(.coreData("recorded frame"), error)
+                return inv.answerHandlerError(
+                    code: ErrorCode.internal.rawValue, message: "The agent runtime failed internally.", retryable: false,
+                    nowMs: clock.nowMs())
+            }
         }
         let deadline = inv.deadlineAtMs()
         let inv = self.inv
@@ -356,6 +392,19 @@ final class Driver: @unchecked Sendable {
         } onCancel: {
             settle(.cancelled)
         }
+    }
+}
+
+extension Frame {
+    /// This frame with the surface and actor of the frame the core
+    /// recorded (`{surface, actor, …}`, a resumed request's), read strictly
+    /// (`CoreJSON`).
+    func withRecorded(coreJSON text: String) throws -> Frame {
+        let recorded = try CoreObject("recorded frame", text: text)
+        var frame = self
+        frame.surface = try recorded.surface("surface")
+        frame.actor = try recorded.actor("actor")
+        return frame
     }
 }
 

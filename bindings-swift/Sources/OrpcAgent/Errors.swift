@@ -144,8 +144,18 @@ public enum CapabilityError: Error, Sendable, Hashable, CustomStringConvertible 
         return .object(o)
     }
 
+    /// An error as the core sent it. A code this mirror does not know is
+    /// INTERNAL (the drift test keeps them equal); details that are not
+    /// JSON make the error the typed INTERNAL of `CoreJSON`, never an error
+    /// without them.
     init(code: String, message: String, retryable: Bool, detailsJson: String?) {
-        let details = detailsJson.flatMap { try? JSONValue(parsing: $0) }
+        var details: JSONValue?
+        if let detailsJson {
+            do { details = try CoreJSON.parse("error details", detailsJson) } catch {
+                self = error as? CapabilityError ?? CapabilityError(.internal, "The agent runtime failed internally.")
+                return
+            }
+        }
         self.init(ErrorCode(rawValue: code) ?? .internal, ErrorInfo(message, retryable: retryable, details: details))
     }
 
@@ -162,6 +172,16 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
     public let code: String
     public let message: String
     public var description: String { "\(capability ?? "<options>") \(path): \(code) — \(message)" }
+
+    /// The build problems as the core wrote them, read strictly (`CoreJSON`).
+    static func list(core text: String) throws -> [Problem] {
+        try CoreJSON.array("registry problems", text).map { v in
+            let p = try CoreObject("registry problem", v)
+            return Problem(
+                capability: try p.optionalString("capability"), path: try p.string("path"), code: try p.string("code"),
+                message: try p.string("message"))
+        }
+    }
 }
 
 /// The registry could not be built. `problems` lists EVERY problem found,
@@ -178,13 +198,11 @@ func liftError(_ error: Error) -> Error {
     case let FfiError.Capability(code, message, retryable, detailsJson):
         return CapabilityError(code: code, message: message, retryable: retryable, detailsJson: detailsJson)
     case let FfiError.Registry(message, problemsJson):
-        let list = (try? JSONValue(parsing: problemsJson))?.arrayValue ?? []
-        let problems = list.map { p in
-            Problem(
-                capability: p["capability"]?.stringValue, path: p["path"]?.stringValue ?? "",
-                code: p["code"]?.stringValue ?? "", message: p["message"]?.stringValue ?? "")
+        do {
+            return RegistryError(message: message, problems: try Problem.list(core: problemsJson))
+        } catch {
+            return error
         }
-        return RegistryError(message: message, problems: problems)
     case let e as CapabilityError: return e
     default:
         // A Rust panic caught by uniffi, or a conversion failure: never an abort.

@@ -88,12 +88,38 @@ public struct AgentMeta: Sendable, Hashable {
         self.policies = policies
     }
 
-    /// Metadata as JSON (`AgentMeta` wire form), e.g. read from a file. The
-    /// core validates it at build like any other; typed fields read here
-    /// are best-effort conveniences.
+    /// Metadata as JSON (`AgentMeta` wire form), e.g. read from a file: it
+    /// goes to the core as is, which validates it at build like any other
+    /// and refuses the registry if it is invalid (SI-4). The typed fields
+    /// are read from it: for valid metadata they are what it declares (a
+    /// file's `"sideEffect": "destructive"` reads `.destructive`, never a
+    /// default). A field the JSON lacks or mistypes — metadata the core
+    /// will refuse — reads as a placeholder (`""`, `[:]`, `.destructive`,
+    /// `.critical` for the two enums: the gravest, should anyone look at
+    /// them before the build fails) or `nil`.
     public init(json: JSONValue) {
+        func enumValue<E: RawRepresentable>(_ key: String, _: E.Type) -> E? where E.RawValue == String {
+            json[key]?.stringValue.flatMap(E.init(rawValue:))
+        }
+        func int(_ v: JSONValue?) -> Int? { v?.uint64Value.flatMap { Int(exactly: $0) } }
+        var expose: [Surface: Bool] = [:]
+        for (k, v) in json["expose"]?.objectValue ?? JSONObject() {
+            if let s = Surface(rawValue: k), let b = v.boolValue { expose[s] = b }
+        }
+        let tags = json["tags"]?.arrayValue.map { $0.compactMap(\.stringValue) }
+        let retry = json["retry"].flatMap { r in int(r["maxAttempts"]).map { Retry(maxAttempts: $0, backoffMs: int(r["backoffMs"])) } }
+        let approval = json["approval"].flatMap { a in
+            a["required"]?.boolValue.map {
+                Approval(required: $0, type: a["type"]?.stringValue, expiresInMs: int(a["expiresInMs"]))
+            }
+        }
         self.init(
-            description: json["description"]?.stringValue ?? "", expose: [:], sideEffect: .none, risk: .low)
+            description: json["description"]?.stringValue ?? "", expose: expose,
+            sideEffect: enumValue("sideEffect", SideEffect.self) ?? .destructive,
+            risk: enumValue("risk", Risk.self) ?? .critical, tags: tags, timeoutMs: int(json["timeoutMs"]), retry: retry,
+            idempotent: json["idempotent"]?.boolValue, approval: approval,
+            discovery: enumValue("discovery", Discovery.self), adapters: json["adapters"],
+            policies: json["policies"]?.arrayValue ?? [])
         raw = json
     }
 
@@ -223,11 +249,14 @@ public struct RedactionInfo: Sendable {
     public let actor: Actor
     public let context: (any Sendable)?
 
-    init(json: String, context: (any Sendable)?) {
-        let v = (try? JSONValue(parsing: json)) ?? .null
-        surface = Surface(rawValue: v["surface"]?.stringValue ?? "") ?? .direct
-        capabilityId = v["capabilityId"]?.stringValue ?? ""
-        actor = (try? JSONBridge.convert(v["actor"] ?? .null, to: Actor.self)) ?? Actor()
+    /// The info as the core wrote it (`{surface, capabilityId, actor}`),
+    /// read strictly (`CoreJSON`): a redactor that redacts by surface must
+    /// never be told `direct` because a field did not decode.
+    init(json: String, context: (any Sendable)?) throws {
+        let o = try CoreObject("redaction info", text: json)
+        surface = try o.surface("surface")
+        capabilityId = try o.string("capabilityId")
+        actor = try o.actor("actor")
         self.context = context
     }
 }

@@ -22,6 +22,14 @@ public struct AuditSinkStats: Sendable, Equatable {
 public struct ApprovalPage: Sendable {
     public let requests: [ApprovalRequest]
     public let nextCursor: String?
+
+    /// A page as the core wrote it (`{requests, nextCursor}`), read
+    /// strictly (`CoreJSON`).
+    init(core text: String) throws {
+        let page = try CoreObject("approval page", text: text)
+        requests = try page.array("requests").map { try ApprovalRequest(core: $0) }
+        nextCursor = try page.optionalString("nextCursor")
+    }
 }
 
 /// PostgreSQL (issue 8): one approval queue shared by every instance of an
@@ -98,9 +106,7 @@ extension CapabilityRegistry {
         let text: String
         let now = options.clock.nowMs()
         do { text = try await core.approvalsPageAsync(filterJson: filter.json, nowMs: now) } catch { throw liftError(error) }
-        let page = try JSONValue(parsing: text).objectValue ?? JSONObject()
-        let requests = try (page["requests"]?.arrayValue ?? []).map { try ApprovalRequest(json: $0.jsonText) }
-        return ApprovalPage(requests: requests, nextCursor: page["nextCursor"]?.stringValue)
+        return try ApprovalPage(core: text)
     }
 
     @discardableResult

@@ -203,7 +203,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
     public func approvals(_ filter: ApprovalFilter = ApprovalFilter()) throws -> [ApprovalRequest] {
         let now = options.clock.nowMs()
         let text = try ffi { try core.approvals(filterJson: filter.json, nowMs: now) }
-        return try (JSONValue(parsing: text).arrayValue ?? []).map { try ApprovalRequest(json: $0.jsonText) }
+        return try CoreJSON.array("approval list", text).map { try ApprovalRequest(core: $0) }
     }
 
     @discardableResult
@@ -227,18 +227,24 @@ public final class CapabilityRegistry: @unchecked Sendable {
     /// surface and actor. A throwing redactor gives EXECUTION_FAILED.
     public func approvalInput(_ id: String, context: (any Sendable)? = nil) async throws -> JSONValue {
         let view = try ffi { try core.approvalInputView(id: id) }
-        let input = try view.inputJson.map { try JSONValue(parsing: $0) } ?? .null
+        guard let inputText = view.inputJson else {
+            throw CoreJSON.malformed("approval input view", field: "input", expected: "present")
+        }
+        let input = try CoreJSON.parse("approval input", inputText)
         switch view.kind {
         case 0: return input
         case 1:
             guard Int(view.capabilityIndex) < capabilities.count,
                 let redact = capabilities[Int(view.capabilityIndex)].hooks.redactApprovalInput
             else { throw CapabilityError(.internal, "no approval-input redactor") }
+            guard let infoText = view.infoJson else {
+                throw CoreJSON.malformed("approval input view", field: "info", expected: "present")
+            }
+            let info = try RedactionInfo(json: infoText, context: context)
             do {
-                return try await redact(input, RedactionInfo(json: view.infoJson ?? "{}", context: context))
+                return try await redact(input, info)
             } catch {
-                let capabilityId = capabilities[Int(view.capabilityIndex)].id
-                options.logger.log(OperatorFailure(capabilityId: capabilityId, hook: .approvalInputRedactor, error: error))
+                options.logger.log(OperatorFailure(capabilityId: info.capabilityId, hook: .approvalInputRedactor, error: error))
                 throw CapabilityError(.executionFailed, "The approval input could not be prepared for display.")
             }
         default:
@@ -257,11 +263,13 @@ public final class CapabilityRegistry: @unchecked Sendable {
     }
 
     /// The inspect() report: resolved values, surfaces, tool names, warnings.
-    public func inspect() -> JSONValue { (try? JSONValue(parsing: try core.inspect())) ?? .null }
+    public func inspect() throws -> JSONValue {
+        try CoreJSON.parse("inspect report", try ffi { try core.inspect() })
+    }
 
     /// Portable descriptors of the capabilities exposed on `surface`.
     public func descriptors(surface: Surface) throws -> [JSONValue] {
         let text = try ffi { try core.descriptors(surface: surface.rawValue) }
-        return (try JSONValue(parsing: text)).arrayValue ?? []
+        return try CoreJSON.array("descriptor list", text)
     }
 }

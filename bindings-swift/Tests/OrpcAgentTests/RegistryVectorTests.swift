@@ -78,7 +78,7 @@ final class RegistryVectorTests: XCTestCase {
                 continue
             }
             XCTAssertNotEqual(expect["valid"], false, "\(name): built, but problems were expected")
-            let report = registry.inspect()
+            let report = try registry.inspect()
             var warnings: [Key] = []
             for cap in report["capabilities"]?.arrayValue ?? [] {
                 for w in cap["warnings"]?.arrayValue ?? [] {
