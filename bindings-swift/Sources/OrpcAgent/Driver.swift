@@ -396,14 +396,23 @@ final class Driver: @unchecked Sendable {
 }
 
 extension Frame {
-    /// This frame with the surface and actor of the frame the core
-    /// recorded (`{surface, actor, …}`, a resumed request's), read strictly
-    /// (`CoreJSON`).
+    /// The frame the core built for a resumed call (`{surface, actor,
+    /// trace?, requestId?, agentId?, sessionId?}`: the request's recorded
+    /// surface and actor, the caller's trace and ids), read strictly
+    /// (`CoreJSON`), with this frame's context and progress sink (which
+    /// never cross).
     func withRecorded(coreJSON text: String) throws -> Frame {
         let recorded = try CoreObject("recorded frame", text: text)
         var frame = self
         frame.surface = try recorded.surface("surface")
         frame.actor = try recorded.actor("actor")
+        frame.trace = try recorded.optional("trace").map { t in
+            let trace = try CoreObject("recorded frame trace", t)
+            return TraceContext(traceparent: try trace.string("traceparent"), tracestate: try trace.optionalString("tracestate"))
+        }
+        frame.requestId = try recorded.optionalString("requestId")
+        frame.agentId = try recorded.optionalString("agentId")
+        frame.sessionId = try recorded.optionalString("sessionId")
         return frame
     }
 }

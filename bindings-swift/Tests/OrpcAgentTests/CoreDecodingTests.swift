@@ -136,13 +136,18 @@ final class CoreDecodingTests: XCTestCase {
 /// Decoders added with the strict reading (no earlier form to compare).
 final class CoreDecodingNewTests: XCTestCase {
     func testAMalformedRecordedFrameIsInternalNeverTheResumersSurfaceOrAnAnonymousActor() throws {
-        let resumer = Frame(surface: .direct, actor: Actor(id: "ui"), requestId: "r-1")
+        let resumer = Frame(surface: .direct, actor: Actor(id: "ui"), requestId: "r-1", context: "app")
         let good = try resumer.withRecorded(
-            coreJSON: #"{"surface":"mcp","actor":{"id":"ann","roles":[],"attributes":{}},"requestId":"r-0"}"#)
+            coreJSON: #"{"surface":"mcp","actor":{"id":"ann","roles":[],"attributes":{}},"requestId":"r-1","trace":{"traceparent":"00-x"}}"#)
         XCTAssertEqual(good.surface, .mcp)
         XCTAssertEqual(good.actor.id, "ann")
-        XCTAssertEqual(good.requestId, "r-1", "only the surface and actor are the recorded ones")
+        XCTAssertEqual(good.requestId, "r-1")
+        XCTAssertEqual(good.trace, TraceContext(traceparent: "00-x"))
+        XCTAssertNil(good.sessionId)
+        XCTAssertEqual(good.context as? String, "app", "the app's context never crosses: the caller's")
         for (json, field) in [
+            (#"{"surface":"mcp","actor":{"id":"ann","roles":[],"attributes":{}},"trace":{}}"#, "traceparent"),
+            (#"{"surface":"mcp","actor":{"id":"ann","roles":[],"attributes":{}},"sessionId":7}"#, "sessionId"),
             (#"{"actor":{"id":"ann","roles":[],"attributes":{}}}"#, "surface"),
             (#"{"surface":"moon","actor":{"id":"ann","roles":[],"attributes":{}}}"#, "surface"),
             (#"{"surface":"mcp"}"#, "actor"),

@@ -110,6 +110,35 @@ final class ResumeLimitTests: XCTestCase {
         XCTAssertEqual(runs.with { $0 }, 1)
     }
 
+    func testTheResumedHandlerSeesTheFrameTheCoreBuilt() async throws {
+        let seen = Locked<[String]>([])
+        let reg = try CapabilityRegistry(capabilities: [
+            Capability(
+                "payments.transfer",
+                meta: AgentMeta(
+                    description: "Send money.", expose: [.mcp: true], sideEffect: .external, risk: .high,
+                    approval: .init(required: true))
+            ) { (t: Transfer, cx: HandlerContext) in
+                let f = cx.frame
+                seen.with {
+                    $0.append(
+                        [f.surface.rawValue, f.actor.id ?? "-", f.actor.roles.joined(), f.trace?.traceparent ?? "-",
+                         f.requestId ?? "-", f.sessionId ?? "-", f.context as? String ?? "-"].joined(separator: " "))
+                }
+                return t.amount
+            }
+        ])
+        let id = try await approvedRequest(reg, surface: .mcp, actor: Actor(id: "ann", roles: ["clerk"]))
+        let trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        let caller = Frame(
+            surface: .mcp, actor: Actor(id: "ann"), trace: TraceContext(traceparent: trace), requestId: "req-2",
+            sessionId: "s-2", context: "ctx")
+        let done: Outcome<Int> = try await reg.resume(id, frame: caller, limitedTo: .requester)
+        XCTAssertEqual(done.value, 5)
+        // The recorded surface and actor (roles included), the caller's trace, ids and context.
+        XCTAssertEqual(seen.with { $0 }, ["mcp ann clerk \(trace) req-2 s-2 ctx"])
+    }
+
     func testWithoutALimitTheCallerIsTrustedAsBefore() async throws {
         let runs = Locked(0)
         let reg = try registry(runs: runs)
