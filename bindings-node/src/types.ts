@@ -157,6 +157,8 @@ export interface ApprovalRequest {
   decidedBy?: string;
   decidedAt?: number;
   decisionReason?: string;
+  /** The session of the call that asked (the frame's `sessionId`). */
+  sessionId?: string;
 }
 
 /** The result of `invoke` / `resume`; errors reject with `CapabilityError`. */

@@ -402,3 +402,19 @@ test("an async validator, output validator or redactor that never settles ends a
   assert.equal(ran, 2, "the handlers after a good input ran; the stuck validator's did not");
   assert.equal(registry.inFlight(), 0, "nothing left in flight");
 });
+
+test("the pending quota is per principal: anonymous callers in other sessions are not blocked (issue 15)", async () => {
+  const registry = await createCapabilityRegistry({
+    gated: base
+      .meta({ agent: agent({ expose: { mcp: true }, sideEffect: "write", approval: { required: true } }) })
+      .input(z.object({ n: z.number() }))
+      .handler(async () => null),
+  });
+  const call = (n, sessionId) => registry.invoke("gated", { n }, { surface: "mcp", sessionId });
+  for (let n = 0; n < 1000; n++) assert.equal((await call(n, "s-1")).status, "approval_required");
+  assert.equal((await call(1000, "s-1").catch((e) => e)).code, "LIMIT_EXCEEDED");
+  const other = await call(0, "s-2");
+  assert.equal(other.status, "approval_required");
+  assert.equal(other.request.sessionId, "s-2");
+  assert.equal((await call(0, undefined)).status, "approval_required");
+});

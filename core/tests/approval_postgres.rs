@@ -1042,10 +1042,11 @@ mod pg {
             vec![
                 (1, "0001_approvals".to_owned()),
                 (2, "0002_audit".to_owned()),
-                (3, "0003_creation_order".to_owned())
+                (3, "0003_creation_order".to_owned()),
+                (4, "0004_session".to_owned())
             ]
         );
-        assert_eq!(PG_SCHEMA_VERSION, 3);
+        assert_eq!(PG_SCHEMA_VERSION, 4);
 
         admin(&db)
             .await
@@ -1091,6 +1092,7 @@ mod pg {
             (1, "0001_approvals"),
             (2, "0002_audit"),
             (3, "0003_creation_order"),
+            (4, "0004_session"),
         ] {
             let sql = std::fs::read_to_string(dir.join(format!("{name}.sql"))).unwrap();
             client.batch_execute(&sql).await.unwrap();

@@ -111,9 +111,11 @@ fn open(path: &Path) -> SqliteApprovalStore {
     SqliteApprovalStore::open(path).unwrap()
 }
 
-/// Fresh requests on a store whose WAL has just been checkpointed and
-/// truncated, so the next write must grow a file.
-async fn approved_on_a_truncated_wal(path: &Path, n: usize) -> (SqliteApprovalStore, Vec<String>) {
+/// Fresh approved requests on a store reopened with every journal
+/// settled, so the next write must create or grow a file. (The store uses a
+/// rollback journal; the WAL checkpoint is a no-op there and settles a
+/// database an older version left in WAL.)
+async fn approved_and_reopened(path: &Path, n: usize) -> (SqliteApprovalStore, Vec<String>) {
     let store = open(path);
     let mut ids = Vec::new();
     for i in 0..n {
@@ -151,7 +153,7 @@ async fn approved_on_a_truncated_wal(path: &Path, n: usize) -> (SqliteApprovalSt
 async fn a_consume_that_cannot_commit_fails_typed_and_the_approval_runs_once() {
     let disk = SmallDisk::mount("1m");
     let db = disk.path("approvals.db");
-    let (store, ids) = approved_on_a_truncated_wal(&db, 3).await;
+    let (store, ids) = approved_and_reopened(&db, 3).await;
     let filler = disk.fill();
 
     for attempt in 0..4 {
@@ -187,7 +189,7 @@ async fn a_consume_that_cannot_commit_fails_typed_and_the_approval_runs_once() {
 async fn create_and_decide_on_a_full_disk_fail_typed_and_lose_nothing() {
     let disk = SmallDisk::mount("1m");
     let db = disk.path("approvals.db");
-    let (store, ids) = approved_on_a_truncated_wal(&db, 2).await;
+    let (store, ids) = approved_and_reopened(&db, 2).await;
     let pending = created(
         &store,
         request_at("orders.refund", Some("bo"), T0, 3_600_000),

@@ -129,6 +129,8 @@ class ApprovalRequest:
     decided_by: str | None = None
     decided_at: int | None = None
     decision_reason: str | None = None
+    #: The session of the call that asked (the frame's ``session_id``).
+    session_id: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -152,6 +154,7 @@ class ApprovalRequest:
             decided_by=d.get("decidedBy"),
             decided_at=d.get("decidedAt"),
             decision_reason=d.get("decisionReason"),
+            session_id=d.get("sessionId"),
             raw=d,
         )
 

@@ -5,9 +5,9 @@ import OrpcAgentFFI
 public struct ApprovalRequest: Sendable, Hashable {
     public let id: String
     public let capabilityId: String
-    /// Lowercase hex SHA-256 binding capability + full validated input (SI-7).
-    public let inputHash: String
-    /// The full validated input. Show it through `approvalInput(_:)`, which
+    /// The full validated input (the input hash that binds it stays in the
+    /// store: no view shows it, since a redacted value with few possible
+    /// values could be recovered from it). Show it through `approvalInput(_:)`, which
     /// applies the capability's `redactApprovalInput`.
     public let input: JSONValue
     public let surface: Surface
@@ -22,6 +22,8 @@ public struct ApprovalRequest: Sendable, Hashable {
     public let decidedBy: String?
     public let decidedAt: UInt64?
     public let decisionReason: String?
+    /// The session of the call that asked (the frame's `sessionId`).
+    public let sessionId: String?
     /// The request as JSON.
     public let json: JSONValue
 
@@ -38,7 +40,6 @@ public struct ApprovalRequest: Sendable, Hashable {
         json = v
         id = try o.string("id")
         capabilityId = try o.string("capabilityId")
-        inputHash = v["inputHash"]?.stringValue ?? ""
         input = try o.value("input")
         surface = try o.surface("surface")
         actor = try o.actor("actor")
@@ -50,6 +51,7 @@ public struct ApprovalRequest: Sendable, Hashable {
         decidedBy = try o.optionalString("decidedBy")
         decidedAt = try o.optionalUInt64("decidedAt")
         decisionReason = try o.optionalString("decisionReason")
+        sessionId = try o.optionalString("sessionId")
     }
 }
 
@@ -89,6 +91,9 @@ public struct AuditRecord: Sendable {
     public let event: String
     /// `ok`, `approval_required` or an error code; `nil` for `started`.
     public let outcome: String?
+    /// Operators only: the type of a handler's plain error. Its description
+    /// is never recorded (it may quote data); the registry's logger gets it.
+    public let failure: String?
 
     /// A record as the core wrote it, read strictly (`CoreJSON`).
     init(core json: JSONValue) throws {
@@ -96,6 +101,7 @@ public struct AuditRecord: Sendable {
         self.json = json
         event = try o.string("event")
         outcome = try o.optionalString("outcome")
+        failure = try o.optionalString("failure")
     }
 }
 

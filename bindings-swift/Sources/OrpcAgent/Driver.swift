@@ -353,7 +353,9 @@ final class Driver: @unchecked Sendable {
                 // A plain throw: EXECUTION_FAILED with a generic message in
                 // the core; the real error goes to the operator only.
                 logger.log(OperatorFailure(capabilityId: cap.id, hook: .handler, error: error))
-                return inv.answerHandlerError(code: nil, message: "\(error)", retryable: false, nowMs: clock.nowMs())
+                // A plain error: only its type reaches the core (the audit record's
+                // `failure`); its description may quote data and goes to the logger.
+                return inv.answerHandlerError(code: nil, message: String(describing: type(of: error)), retryable: false, nowMs: clock.nowMs())
             case .timedOut:
                 return inv.answerHandlerTimedOut(nowMs: clock.nowMs())
             case .cancelled:

@@ -35,11 +35,11 @@ pub struct MemoryApprovalStore {
 #[derive(Debug, Default)]
 struct State {
     requests: HashMap<String, ApprovalRequest>,
-    /// Pending requests per actor id (`None` = anonymous), ordered by
+    /// Pending requests per quota key (`ApprovalRequest::quota_key`), ordered by
     /// `(expires_at_ms, id)`, so the pending limit counts only the unexpired
     /// ones without scanning every request: `create` stays cheap however
     /// many decided requests the store holds.
-    pending: HashMap<Option<String>, BTreeSet<(u64, String)>>,
+    pending: HashMap<String, BTreeSet<(u64, String)>>,
     /// Each request's creation sequence number, so requests created in the
     /// same millisecond list in the order they were created.
     seq: HashMap<String, u64>,
@@ -79,11 +79,11 @@ impl State {
     }
 
     fn unpend(&mut self, req: &ApprovalRequest) {
-        let actor = req.actor.id.clone();
-        if let Some(set) = self.pending.get_mut(&actor) {
+        let key = req.quota_key();
+        if let Some(set) = self.pending.get_mut(&key) {
             set.remove(&(req.expires_at_ms, req.id.clone()));
             if set.is_empty() {
-                self.pending.remove(&actor);
+                self.pending.remove(&key);
             }
         }
     }
@@ -139,7 +139,7 @@ impl MemoryApprovalStore {
         if state.requests.contains_key(&req.id) {
             return Err(StoreError::Duplicate(req.id.clone()));
         }
-        let actor = req.actor.id.clone();
+        let actor = req.quota_key();
         // Unexpired at creation time: expires_at_ms > created_at_ms.
         let live = state.pending.get(&actor).map_or(0, |set| {
             set.range((req.created_at_ms.saturating_add(1), String::new())..)

@@ -37,10 +37,12 @@ use crate::error::{CapabilityError, ErrorCode};
 use crate::frame::Actor;
 use crate::meta::Surface;
 
-/// How many pending, unexpired requests one actor may have waiting at once.
-/// Requests are created by agent calls, so without a bound a looping agent
-/// could fill the store and bury real requests in an approver's queue.
-/// Anonymous actors (no id) share one bucket.
+/// How many pending, unexpired requests one principal may have waiting at
+/// once. Requests are created by agent calls, so without a bound a looping
+/// agent could fill the store and bury real requests in an approver's
+/// queue. The principal is the actor id; an actor without one is counted
+/// by the surface and session of its call ([`ApprovalRequest::quota_key`]),
+/// so one anonymous client cannot block every other.
 pub const MAX_PENDING_PER_ACTOR: usize = 1000;
 
 /// Page size of [`ListFilter`] when its `limit` is 0.
@@ -231,6 +233,10 @@ pub struct ApprovalRequest {
     pub decided_at_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision_reason: Option<String>,
+    /// The session of the call that asked (`Frame::session_id`): what
+    /// tells apart the pending quotas of actors without an id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 impl ApprovalRequest {
@@ -271,6 +277,28 @@ impl ApprovalRequest {
             decided_by: None,
             decided_at_ms: None,
             decision_reason: None,
+            session_id: None,
+        }
+    }
+
+    /// The same request, made in `session_id`'s session.
+    pub fn with_session_id(mut self, session_id: Option<String>) -> ApprovalRequest {
+        self.session_id = session_id;
+        self
+    }
+
+    /// The pending-quota bucket ([`MAX_PENDING_PER_ACTOR`]): `id:<actor id>`,
+    /// or for an actor without an id `anon:<surface>:<session id>` (an
+    /// empty session when the call had none: anonymous calls without a
+    /// session on one surface share a bucket, as they cannot be told apart).
+    pub fn quota_key(&self) -> String {
+        match &self.actor.id {
+            Some(id) => format!("id:{id}"),
+            None => format!(
+                "anon:{}:{}",
+                self.surface.as_str(),
+                self.session_id.as_deref().unwrap_or("")
+            ),
         }
     }
 

@@ -76,6 +76,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0003_creation_order",
         include_str!("../../migrations/postgres/0003_creation_order.sql"),
     ),
+    (
+        "0004_session",
+        include_str!("../../migrations/postgres/0004_session.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema version this library writes.
@@ -98,12 +102,13 @@ const MAX_TIME_MS: u64 = 9_000_000_000_000_000;
 /// database that is restarting, and the pause before each retry.
 const RETRY_BACKOFF_MS: &[u64] = &[50, 200, 500, 1000, 2000, 4000];
 
-/// The columns of a request, in [`read_request`]'s order; times as unix ms.
+/// The columns of a request, in [`read_request`]'s order (17 of them: a
+/// query that adds a column reads it at index 17); times as unix ms.
 const COLUMNS: &str = "id, capability_id, input_hash, input, surface, actor, approval_type, \
      reason, floor(extract(epoch from created_at) * 1000)::int8, \
      floor(extract(epoch from expires_at) * 1000)::int8, status, decided_by, \
      floor(extract(epoch from decided_at) * 1000)::int8, decision_reason, \
-     decide_token, consume_token";
+     decide_token, consume_token, session_id";
 
 /// "Now" in SQL: the caller's time when the parameter is not NULL
 /// ([`PgClock::Caller`]), else the database's `now()`, truncated to the
@@ -447,7 +452,7 @@ impl PostgresApprovalStore {
             .query_one(&st, &[&id, &caller_now])
             .await
             .map_err(Failure::db)?;
-        let now: i64 = row.try_get(16).map_err(Failure::db)?;
+        let now: i64 = row.try_get(17).map_err(Failure::db)?;
         let now = u64::try_from(now).unwrap_or(0);
         let id_col: Option<String> = row.try_get(0).map_err(Failure::db)?;
         if id_col.is_none() {
@@ -460,23 +465,26 @@ impl PostgresApprovalStore {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(Failure::db)?;
         let actor_id = req.actor_id();
+        // One quota bucket at a time (`ApprovalRequest::quota_key`): the
+        // actor id, or for an actor without one the surface and session.
         tx.execute(
-            "SELECT pg_advisory_xact_lock($1, hashtext(COALESCE($2, '')))",
-            &[&ACTOR_LOCK_CLASS, &actor_id],
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            &[&ACTOR_LOCK_CLASS, &req.quota_key()],
         )
         .await
         .map_err(Failure::db)?;
         let actor_match = if actor_id.is_some() {
             "actor_id = $7"
         } else {
-            "actor_id IS NULL AND $7::text IS NULL"
+            "actor_id IS NULL AND $7::text IS NULL AND surface = $5 \
+             AND session_id IS NOT DISTINCT FROM $13"
         };
         let now = now_sql(10);
         let sql = format!(
             "INSERT INTO orpc_approvals (id, capability_id, input_hash, input, surface, actor, \
-             actor_id, approval_type, reason, created_at, expires_at, status) \
+             actor_id, approval_type, reason, created_at, expires_at, status, session_id) \
              SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, {now}, \
-                    {now} + $11::int8 * interval '1 millisecond', 'pending' \
+                    {now} + $11::int8 * interval '1 millisecond', 'pending', $13 \
              WHERE (SELECT count(*) FROM (SELECT 1 FROM orpc_approvals \
                     WHERE {actor_match} AND status = 'pending' AND expires_at > {now} \
                     LIMIT $12) live) < $12"
@@ -506,6 +514,7 @@ impl PostgresApprovalStore {
                     &caller_now,
                     &lifetime,
                     &limit,
+                    &req.session_id,
                 ],
             )
             .await;
@@ -1020,6 +1029,7 @@ fn read_request(row: &Row) -> Result<(ApprovalRequest, Tokens), StoreError> {
         decided_by: row.try_get(11).map_err(get_err)?,
         decided_at_ms,
         decision_reason: row.try_get(13).map_err(get_err)?,
+        session_id: row.try_get(16).map_err(get_err)?,
         id,
     };
     Ok((req, tokens))

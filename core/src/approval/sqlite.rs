@@ -74,10 +74,17 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX approvals_by_seq ON approvals (seq);
     DROP INDEX approvals_by_created;
     CREATE INDEX approvals_by_created ON approvals (created_at_ms, seq);",
+    // 3: the session of the call that asked, which tells apart the pending
+    // quotas of actors without an id (one anonymous client blocked every
+    // other: issue 15). Existing rows have none.
+    "ALTER TABLE approvals ADD COLUMN session_id TEXT;
+    CREATE INDEX approvals_by_anonymous_pending ON approvals
+        (surface, session_id, status, expires_at_ms) WHERE actor_id IS NULL;",
 ];
 
 const COLUMNS: &str = "id, capability_id, input_hash, input, surface, actor, approval_type, \
-     reason, created_at_ms, expires_at_ms, status, decided_by, decided_at_ms, decision_reason";
+     reason, created_at_ms, expires_at_ms, status, decided_by, decided_at_ms, decision_reason, \
+     session_id";
 
 /// Settings of [`SqliteApprovalStore::open_with`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,7 +105,8 @@ impl Default for SqliteOptions {
     }
 }
 
-/// Approval requests in one SQLite file (WAL mode).
+/// Approval requests in one SQLite file (rollback journal: see
+/// [`SqliteApprovalStore::open_with`]).
 #[derive(Debug)]
 pub struct SqliteApprovalStore {
     conn: Mutex<Connection>,
@@ -113,20 +121,37 @@ impl SqliteApprovalStore {
         SqliteApprovalStore::open_with(path, SqliteOptions::default())
     }
 
-    /// Opens the store, sets WAL mode, the busy timeout and full
+    /// Opens the store, sets the rollback journal, the busy timeout and full
     /// synchronisation (a consumed approval must stay consumed after a power
     /// loss, or its handler could run twice), and applies migrations.
+    ///
+    /// Not WAL: a WAL database shares its index through a memory-mapped
+    /// `-shm` file, and a process whose mapping loses its backing (the file
+    /// truncated or unwritable under it) dies of SIGBUS — a crash, not a
+    /// typed error. A rollback journal maps nothing: every fault is an
+    /// error SQLite returns. Writes here are rare and small (one per
+    /// request, decision and resume), so WAL's concurrent readers buy
+    /// little. A database left in WAL by an older version is switched when
+    /// this is the only connection; while another process still holds it in
+    /// WAL it stays so.
     pub fn open_with(
         path: impl AsRef<Path>,
         options: SqliteOptions,
     ) -> Result<SqliteApprovalStore, StoreError> {
         let mut conn = Connection::open(path).map_err(backend)?;
         conn.busy_timeout(options.busy_timeout).map_err(backend)?;
-        // A read-only connection cannot switch the journal mode; it still
-        // works on a database already in WAL mode, so keep going.
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+        // A read-only connection cannot switch the journal mode, nor can a
+        // connection while another holds the database in WAL: both still
+        // work as the database is, so keep going.
+        match conn
+            .pragma_update_and_check(None, "journal_mode", "DELETE", |r| r.get::<_, String>(0))
+        {
             Ok(_) => {}
-            Err(e) if e.sqlite_error_code() == Some(SqliteCode::ReadOnly) => {}
+            Err(e)
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(SqliteCode::ReadOnly | SqliteCode::DatabaseBusy)
+                ) => {}
             Err(e) => return Err(backend(e)),
         }
         conn.pragma_update(None, "synchronous", "FULL")
@@ -169,16 +194,24 @@ impl SqliteApprovalStore {
         let actor = serde_json::to_string(&req.actor)
             .map_err(|e| StoreError::Invalid(format!("actor: {e}")))?;
         let limit = i64::try_from(self.max_pending_per_actor).unwrap_or(i64::MAX);
+        // The quota bucket (`ApprovalRequest::quota_key`): the actor id, or
+        // for an actor without one the surface and session.
+        let bucket = if req.actor_id().is_some() {
+            "actor_id = ?7"
+        } else {
+            "actor_id IS NULL AND surface = ?5 AND session_id IS ?13"
+        };
         let conn = self.lock();
         let inserted = conn
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "INSERT INTO approvals (id, capability_id, input_hash, input, surface, actor, \
-                 actor_id, approval_type, reason, created_at_ms, expires_at_ms, status, seq) \
+                 actor_id, approval_type, reason, created_at_ms, expires_at_ms, status, seq, \
+                 session_id) \
                  SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', \
-                        (SELECT COALESCE(MAX(seq), 0) + 1 FROM approvals) \
-                 WHERE (SELECT COUNT(*) FROM approvals WHERE actor_id IS ?7 \
+                        (SELECT COALESCE(MAX(seq), 0) + 1 FROM approvals), ?13 \
+                 WHERE (SELECT COUNT(*) FROM approvals WHERE {bucket} \
                         AND status = 'pending' AND expires_at_ms > ?10) < ?12",
-            )
+            ))
             .and_then(|mut st| {
                 st.execute(rusqlite::params![
                     req.id,
@@ -193,6 +226,7 @@ impl SqliteApprovalStore {
                     ms(req.created_at_ms),
                     ms(req.expires_at_ms),
                     limit,
+                    req.session_id,
                 ])
             });
         match inserted {
@@ -504,6 +538,7 @@ struct RawRow {
     decided_by: Option<String>,
     decided_at_ms: Option<i64>,
     decision_reason: Option<String>,
+    session_id: Option<String>,
 }
 
 impl RawRow {
@@ -524,6 +559,7 @@ impl RawRow {
             decided_by: row.get(11)?,
             decided_at_ms: row.get(12)?,
             decision_reason: row.get(13)?,
+            session_id: row.get(14)?,
         })
     }
 
@@ -565,6 +601,7 @@ impl RawRow {
             decided_by: self.decided_by,
             decided_at_ms,
             decision_reason: self.decision_reason,
+            session_id: self.session_id,
         })
     }
 }

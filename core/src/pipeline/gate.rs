@@ -13,8 +13,7 @@ use serde_json::Value;
 use super::step::{Answer, Decision};
 use crate::approval::{ApprovalRequest, ApprovalStore, ConsumeRefusal, Requester};
 use crate::error::{CapabilityError, ErrorCode};
-use crate::frame::Actor;
-use crate::meta::Surface;
+use crate::frame::Frame;
 use crate::registry::{Capability, CapabilityRegistry};
 
 /// The default reason of an approval request with none configured.
@@ -52,8 +51,7 @@ pub fn approval_request_for(
     cap: &Capability,
     input: Value,
     input_hash: String,
-    surface: Surface,
-    actor: Actor,
+    frame: &Frame,
     draft: Option<&ApprovalDraft>,
     now_ms: u64,
 ) -> ApprovalRequest {
@@ -71,13 +69,14 @@ pub fn approval_request_for(
         cap.id.clone(),
         input,
         input_hash,
-        surface,
-        actor,
+        frame.surface,
+        frame.actor.clone(),
         approval_type,
         Some(reason),
         now_ms,
         expires_in_ms,
     )
+    .with_session_id(frame.session_id.clone())
 }
 
 /// NOT_FOUND: the same error, field for field, whether the capability is

@@ -1010,8 +1010,7 @@ impl Invocation {
             cap,
             input.clone(),
             hash.clone(),
-            self.frame.surface,
-            self.frame.actor.clone(),
+            &self.frame,
             self.draft.as_ref(),
             self.now_ms,
         );

@@ -692,8 +692,9 @@ pub async fn pending_limit_per_actor_default(store: &dyn ApprovalStore) {
     store.create(&request(Some("someone-else"))).await.unwrap();
 }
 
-/// The limit counts pending, unexpired requests of one actor (anonymous
-/// actors share one bucket); decided and expired ones free a slot.
+/// The limit counts pending, unexpired requests of one principal — an
+/// actor id, or for actors without one a surface and session — and decided
+/// and expired ones free a slot.
 pub async fn pending_limit_counts_only_live_pending(store: &dyn ApprovalStore, limit: usize) {
     let mut alice = Vec::new();
     for _ in 0..limit {
@@ -726,6 +727,26 @@ pub async fn pending_limit_counts_only_live_pending(store: &dyn ApprovalStore, l
     }
     let err = store.create(&request(None)).await.unwrap_err();
     assert!(matches!(err, StoreError::LimitExceeded { .. }));
+
+    // An anonymous client in another session, or on another surface, is
+    // not blocked by the one that filled its quota (issue 15, item 8); a
+    // full session stays full.
+    let in_session = |session: &str| request(None).with_session_id(Some(session.to_owned()));
+    for _ in 0..limit {
+        created(store, in_session("s-1")).await;
+    }
+    let err = store.create(&in_session("s-1")).await.unwrap_err();
+    assert!(matches!(err, StoreError::LimitExceeded { .. }));
+    let other = created(store, in_session("s-2")).await;
+    let stored = store.get(&other.id).await.unwrap().unwrap();
+    assert_eq!(
+        stored.session_id.as_deref(),
+        Some("s-2"),
+        "the session is kept"
+    );
+    let mut direct = request(None);
+    direct.surface = Surface::Direct;
+    created(store, direct).await;
 }
 
 /// A status filter is the effective status at the filter's `now_ms`: a

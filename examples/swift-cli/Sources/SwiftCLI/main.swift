@@ -48,7 +48,7 @@ struct SwiftCLI {
             print("\n== invoke orders.refund (gated)")
             let gated: Outcome<RefundReceipt> = try await registry.invoke("orders.refund", input: Refund(orderId: "o-1", amount: 4200), frame: agent)
             guard case .approvalRequired(let request) = gated else { fatalError("expected an approval request") }
-            print("  approval required: \(request.id) type=\(request.type ?? "-") hash=\(request.inputHash.prefix(16))…")
+            print("  approval required: \(request.id) type=\(request.type ?? "-")")
             print("  pending: \(try registry.approvals(ApprovalFilter(status: "pending")).count)")
 
             print("\n== approve and resume")
