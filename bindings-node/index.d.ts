@@ -264,6 +264,18 @@ export declare function invokeStart(reg: number, capability: number, surface: nu
 export declare function invokeStartName(reg: number, name: string, surface: number, frameJson: string | undefined | null, inputText: string | undefined | null, now: number): number
 
 /**
+ * The result of a call that needs approval; `request` as get, list and
+ * invoke show it.
+ */
+export declare function mcpApprovalResult(request: string): string
+
+/** The result of a failed call; `details` is the error's details as JSON. */
+export declare function mcpErrorResult(code: string, message: string, retryable: boolean, details?: string | undefined | null): string
+
+/** `{approvalId, approval, error}`: the `_meta` keys. */
+export declare function mcpMetaKeys(): string
+
+/**
  * Panics on purpose: lets the test suite check that a Rust panic becomes a
  * thrown JavaScript error instead of aborting the process.
  */

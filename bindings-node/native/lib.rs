@@ -32,6 +32,7 @@ mod errors;
 mod gateway;
 mod invoke;
 mod js_json;
+mod mcp;
 mod postgres;
 #[allow(unsafe_code)]
 mod raw;
@@ -44,6 +45,7 @@ pub use approvals::*;
 pub use errors::*;
 pub use gateway::*;
 pub use invoke::*;
+pub use mcp::*;
 pub use postgres::*;
 pub use raw::*;
 pub use registry::*;

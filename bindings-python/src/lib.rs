@@ -48,6 +48,41 @@ fn input_hash(py: Python<'_>, capability_id: &str, input: &Bound<'_, PyAny>) -> 
     hash_cbor_input(capability_id, &value).map_err(|e| fail(e.into()))
 }
 
+/// The MCP `CallToolResult` (as a dict) of a failed call, written by the
+/// core (`orpc_agent_core::mcp`): the same text, hint and `_meta` as the
+/// Node adapter's. An unknown code is INTERNAL.
+#[pyfunction]
+#[pyo3(signature = (code, message, retryable, details=None))]
+fn mcp_error_result<'py>(
+    py: Python<'py>,
+    code: &str,
+    message: &str,
+    retryable: bool,
+    details: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    // Details with no JSON form are left out, never a reason to fail.
+    let details = details.and_then(|d| convert::py_to_json(d).ok());
+    convert::json_to_py(
+        py,
+        &orpc_agent_core::mcp::error_result_from(code, message, retryable, details),
+    )
+}
+
+/// The MCP `CallToolResult` (as a dict) of a call that needs approval;
+/// `request` is the request as get, list and invoke show it.
+#[pyfunction]
+fn mcp_approval_result<'py>(
+    py: Python<'py>,
+    request: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let json = convert::py_to_json(request).map_err(|e| errors::capability_error(py, &e))?;
+    let request =
+        orpc_agent_core::approval::ApprovalRequest::from_view_json(json).map_err(|e| {
+            pyo3::exceptions::PyValueError::new_err(format!("not an approval request: {e}"))
+        })?;
+    convert::json_to_py(py, &orpc_agent_core::mcp::approval_result(&request))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<frame::Frame>()?;
@@ -59,6 +94,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(error_kind, m)?)?;
     m.add_function(wrap_pyfunction!(default_retryable, m)?)?;
     m.add_function(wrap_pyfunction!(input_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp_error_result, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp_approval_result, m)?)?;
+    m.add(
+        "MCP_APPROVAL_ID_META",
+        orpc_agent_core::mcp::APPROVAL_ID_META,
+    )?;
+    m.add("MCP_APPROVAL_META", orpc_agent_core::mcp::APPROVAL_META)?;
+    m.add("MCP_ERROR_META", orpc_agent_core::mcp::ERROR_META)?;
     postgres::register(m)?;
     m.add("MAX_HASH_DEPTH", MAX_HASH_DEPTH)?;
     m.add("DONE_OK", invocation::DONE_OK)?;

@@ -52,7 +52,7 @@ async def test_errors_and_approvals_become_actionable_results() -> None:
     assert "q:" in bad.content[0].text  # type: ignore[union-attr]
     assert denied.is_error and denied.meta[ERROR_META]["code"] == "POLICY_DENIED"  # type: ignore[index]
     assert "archive instead" in denied.content[0].text  # type: ignore[union-attr]
-    assert pending.is_error and pending.meta[APPROVAL_META]["status"] == "pending"  # type: ignore[index]
+    assert pending.is_error and pending.meta[APPROVAL_META]["status"] == "approval_required"  # type: ignore[index]
     assert pending.meta[APPROVAL_META]["type"] == "editor"  # type: ignore[index]
     assert hidden.is_error  # unknown to this server: the SDK's own error
 
@@ -61,7 +61,7 @@ async def test_approval_round_trip_through_mcp() -> None:
     registry = build()
     async with Client(create_mcp_server(registry)) as client:
         pending = await client.call_tool("docs_publish", {"q": "hello"})
-        request_id = pending.meta[APPROVAL_META]["id"]  # type: ignore[index]
+        request_id = pending.meta[APPROVAL_META]["requestId"]  # type: ignore[index]
         registry.approvals.approve(request_id, approver="editor-eve")
         done = await registry.resume(request_id)
     assert done.output == {"published": "hello"}  # type: ignore[union-attr]
@@ -94,7 +94,7 @@ async def test_a_client_resumes_its_approved_request_by_calling_the_tool_again_w
     async with Client(_as(registry, "ana")) as ana, Client(_as(registry, "bob")) as bob:
         pending = await ana.call_tool("docs_release", {"q": "v1"})
         assert pending.is_error
-        request_id = pending.meta[APPROVAL_META]["id"]  # type: ignore[index]
+        request_id = pending.meta[APPROVAL_META]["requestId"]  # type: ignore[index]
         resume = {APPROVAL_ID_META: request_id}
         # Pending: not yet runnable, even by its requester.
         assert _code(await ana.call_tool("docs_release", {"q": "v1"}, meta=resume)) == "APPROVAL_PENDING"

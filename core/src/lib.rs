@@ -15,6 +15,7 @@ pub mod error;
 pub mod frame;
 pub mod host;
 pub mod limits;
+pub mod mcp;
 pub mod meta;
 pub mod pipeline;
 pub mod policy;

@@ -30,6 +30,8 @@ import type { Frame } from "../types.js";
 import { optionalPeer } from "./optional-peer.js";
 import {
   CapabilityError,
+  mcpApprovalResult,
+  mcpErrorResult,
   type AdapterFrame,
   type AdapterRegistry,
   type ApprovalRequest,
@@ -41,7 +43,7 @@ import {
 export const MCP_APPROVAL_ID_META = "orpc-agent/approvalId";
 /** `_meta` key of an approval-required result: the request the client acts on. */
 export const MCP_APPROVAL_META = "orpc-agent/approval";
-/** `_meta` key of a capability error result: `{code, kind, retryable}`. */
+/** `_meta` key of a capability error result: the error's JSON `{code, message, retryable, kind, details?}`. */
 export const MCP_ERROR_META = "orpc-agent/error";
 
 /** The part of the SDK's `RequestHandlerExtra` the adapter reads. */
@@ -242,56 +244,10 @@ function toResult(outcome: InvokeResult): CallToolResult {
   return result;
 }
 
-function approvalResult(request: ApprovalRequest): CallToolResult {
-  const reason = request.reason ?? "This call needs approval before it runs.";
-  const text =
-    `APPROVAL_REQUIRED: ${reason} The call did not run. ` +
-    `Approval request ${request.id}${request.type ? ` (type "${request.type}")` : ""} is waiting for a human decision. ` +
-    `Tell the user it needs approval; once approved, the client calls this tool again with ` +
-    `_meta {"${MCP_APPROVAL_ID_META}": "${request.id}"} to run the approved call.`;
-  return {
-    isError: true,
-    content: [{ type: "text", text }],
-    _meta: {
-      [MCP_APPROVAL_META]: {
-        status: "approval_required",
-        requestId: request.id,
-        capabilityId: request.capabilityId,
-        ...(request.type ? { type: request.type } : {}),
-        reason,
-        ...(request.expiresAt !== undefined ? { expiresAt: request.expiresAt } : {}),
-        resumeWith: { _meta: { [MCP_APPROVAL_ID_META]: request.id } },
-      },
-    },
-  };
-}
+/** The core's answer (the same words in Node and Python: `orpc_agent_core::mcp`). */
+const approvalResult = (request: ApprovalRequest): CallToolResult => mcpApprovalResult(request);
 
-/** What a model can do next, by error code. The code and message come from the core. */
-const HINTS: Record<string, string> = {
-  NOT_FOUND: "No such tool is available here; do not call it again.",
-  INVALID_INPUT: "Fix the arguments as described and call the tool again.",
-  POLICY_DENIED: "This call is not allowed; do not retry it unchanged.",
-  APPROVAL_PENDING: "The approval request has not been decided yet; wait for the human decision.",
-  APPROVAL_REJECTED: "A human rejected this call; do not retry it.",
-  APPROVAL_EXPIRED: "The approval expired; call the tool again to request a new approval.",
-  APPROVAL_CONSUMED: "That approval was already used; call the tool again to request a new one.",
-  APPROVAL_NOT_FOUND: "No such approval request; call the tool again to request approval.",
-  APPROVAL_INVALID: "The approval does not match this call; call the tool again to request approval.",
-  TIMEOUT: "The call ran out of time.",
-  CANCELLED: "The call was cancelled.",
-};
-
-function errorResult(error: unknown): CallToolResult {
-  // Only a CapabilityError's message is model-safe; anything else is INTERNAL.
-  const { code, message, retryable, kind } =
-    error instanceof CapabilityError ? error : new CapabilityError("INTERNAL", "The capability failed while running.");
-  const advice = [HINTS[code], retryable ? "It is safe to retry." : undefined].filter(Boolean).join(" ");
-  const sentence = /[.!?]$/.test(message) || advice === "" ? message : `${message}.`;
-  return {
-    isError: true,
-    content: [{ type: "text", text: `${code}: ${sentence}${advice ? ` ${advice}` : ""}` }],
-    _meta: { [MCP_ERROR_META]: { code, kind, retryable } },
-  };
-}
+/** The core's answer; only a CapabilityError's message is model-safe, anything else is INTERNAL. */
+const errorResult = (error: unknown): CallToolResult => mcpErrorResult(error);
 
 

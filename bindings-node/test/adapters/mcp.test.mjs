@@ -212,7 +212,13 @@ describe("registerMcpTools over InMemoryTransport", () => {
     const { client, signals } = await connectedClient({ defaults: { timeoutMs: 50 } });
     const timedOut = await client.callTool({ name: "orders_get", arguments: { id: "slow" } });
     assert.equal(timedOut.isError, true);
-    assert.deepEqual(errorMeta(timedOut), { code: "TIMEOUT", kind: "std:timeout", retryable: true });
+    // The error's JSON, as the core writes it for every adapter (Node and Python).
+    assert.deepEqual(errorMeta(timedOut), {
+      code: "TIMEOUT",
+      message: "The capability did not finish within its 50 ms deadline.",
+      retryable: true,
+      kind: "std:timeout",
+    });
     assert.match(timedOut.content[0].text, /^TIMEOUT: .* It is safe to retry\.$/);
     assert.equal(signals[0].aborted, true);
   });

@@ -1,9 +1,9 @@
 """Stubs of the native module (Rust, pyo3). Checked by mypy.stubtest."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar, final
 
-__all__ = ["Frame", "NativeRegistry", "Invocation", "InvokeOk", "_install_error_factories", "all_error_codes", "error_kind", "default_retryable", "input_hash", "MAX_HASH_DEPTH", "DONE_OK", "SUSPENDED", "VALIDATOR_RAISED", "HANDLER_RAISED", "VALIDATE_INPUT", "EVALUATE_POLICY", "EXPORT_INPUT", "PERSIST_APPROVAL", "CONSUME_APPROVAL", "RUN_HANDLER", "ASK_RETRY_ON", "SLEEP", "VALIDATE_OUTPUT", "REDACT_OUTPUT", "EXPORT_OUTPUT", "AUDIT", "DONE", "StoreAnswer", "Pending", "store_step", "store_answered", "approval_page", "approval_page_async", "approval_get_async", "approval_get_blocking", "decide_async", "decide_blocking", "audit_stats", "audit_flush", "audit_flush_async"]
+__all__ = ["Frame", "NativeRegistry", "Invocation", "InvokeOk", "_install_error_factories", "all_error_codes", "error_kind", "default_retryable", "input_hash", "MAX_HASH_DEPTH", "DONE_OK", "SUSPENDED", "VALIDATOR_RAISED", "HANDLER_RAISED", "VALIDATE_INPUT", "EVALUATE_POLICY", "EXPORT_INPUT", "PERSIST_APPROVAL", "CONSUME_APPROVAL", "RUN_HANDLER", "ASK_RETRY_ON", "SLEEP", "VALIDATE_OUTPUT", "REDACT_OUTPUT", "EXPORT_OUTPUT", "AUDIT", "DONE", "StoreAnswer", "Pending", "store_step", "store_answered", "approval_page", "approval_page_async", "approval_get_async", "approval_get_blocking", "decide_async", "decide_blocking", "audit_stats", "audit_flush", "audit_flush_async", "MCP_APPROVAL_ID_META", "MCP_APPROVAL_META", "MCP_ERROR_META", "mcp_error_result", "mcp_approval_result"]
 
 MAX_HASH_DEPTH: int
 VALIDATE_INPUT: int
@@ -176,3 +176,10 @@ def decide_blocking(
 def audit_stats(reg: NativeRegistry) -> tuple[int, int, int] | None: ...
 def audit_flush(reg: NativeRegistry) -> None: ...
 def audit_flush_async(reg: NativeRegistry) -> Pending: ...
+
+MCP_APPROVAL_ID_META: str
+MCP_APPROVAL_META: str
+MCP_ERROR_META: str
+
+def mcp_error_result(code: str, message: str, retryable: bool, details: Any = None) -> dict[str, Any]: ...
+def mcp_approval_result(request: Mapping[str, Any]) -> dict[str, Any]: ...

@@ -45,6 +45,7 @@ from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import PrivateAttr
 
+from . import _native
 from .errors import CapabilityError, InternalError
 from .progress import ProgressEvent, on_progress
 from .registry import CapabilityRegistry
@@ -56,9 +57,12 @@ __all__ = ["governed_tools", "create_mcp_server", "GovernedTool", "FrameFactory"
 FrameFactory = Callable[[Context[Any, Any]], Frame | None]
 """Builds the caller's frame (actor, context) from the MCP request context."""
 
-APPROVAL_META = "orpc-agent/approval"
-ERROR_META = "orpc-agent/error"
-APPROVAL_ID_META = "orpc-agent/approvalId"
+APPROVAL_META: str = _native.MCP_APPROVAL_META
+"""The result ``_meta`` key of an approval-required answer: the request,
+and ``resumeWith`` (how to run it once approved)."""
+ERROR_META: str = _native.MCP_ERROR_META
+"""The result ``_meta`` key of an error answer: the error's JSON."""
+APPROVAL_ID_META: str = _native.MCP_APPROVAL_ID_META
 """The request ``_meta`` key under which a client names an approved request
 to resume through the tool it calls (as in the Node adapter)."""
 
@@ -159,11 +163,9 @@ def _text(value: Any) -> str:
 
 
 def _error_result(e: CapabilityError) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=f"{e.code}: {e.message}")],
-        is_error=True,
-        _meta={ERROR_META: e.to_dict()},
-    )
+    """The core's answer (``orpc_agent_core::mcp``): the same text, hint and
+    ``_meta`` as the Node adapter's."""
+    return CallToolResult.model_validate(_native.mcp_error_result(e.code, e.message, e.retryable, e.details))
 
 
 def _operator_log(capability_id: str, what: str, exc: BaseException) -> None:
@@ -246,26 +248,8 @@ class GovernedTool(Tool):
         except CapabilityError as e:
             return _error_result(e)
         if isinstance(outcome, ApprovalRequired):
-            r = outcome.request
-            text = (
-                f"APPROVAL_REQUIRED: {r.reason or 'This call needs approval before it runs.'} "
-                f"The call did not run. Approval request {r.id} is pending"
-                f"{' (' + r.type + ')' if r.type else ''}; tell the user, and do not retry until it is approved."
-            )
-            return CallToolResult(
-                content=[TextContent(type="text", text=text)],
-                is_error=True,
-                _meta={
-                    APPROVAL_META: {
-                        "id": r.id,
-                        "capabilityId": r.capability_id,
-                        "status": r.status,
-                        "type": r.type,
-                        "reason": r.reason,
-                        "expiresAt": r.expires_at,
-                    }
-                },
-            )
+            # The core's answer, as in Node: how to run it once approved.
+            return CallToolResult.model_validate(_native.mcp_approval_result(outcome.request.raw))
         try:
             output = to_jsonable(outcome.output)
             text = _text(output)

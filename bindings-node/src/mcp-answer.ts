@@ -1,0 +1,34 @@
+/**
+ * What an MCP client is told of a call that returned no output — the
+ * error text with its hint, the approval request and how to resume it —
+ * is the core's (`orpc_agent_core::mcp`), the same words in Node and
+ * Python. This turns its JSON into the SDK's result; conversion only.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+import { CapabilityError, call } from "./errors.js";
+import { toJsonText } from "./json.js";
+import { N } from "./native.js";
+import type { ApprovalRequest } from "./types.js";
+
+/** The result of a failed call; anything but a `CapabilityError` is INTERNAL. */
+export function mcpErrorResult(error: unknown): CallToolResult {
+  const e = error instanceof CapabilityError ? error : new CapabilityError("INTERNAL", "The capability failed while running.");
+  let details: string | null = null;
+  try {
+    details = e.details === undefined ? null : toJsonText(e.details);
+  } catch {
+    details = null; // details with no JSON form are left out
+  }
+  return JSON.parse(call(() => N.mcpErrorResult(e.code, e.message, e.retryable, details)));
+}
+
+/** The result of a call that needs approval. */
+export function mcpApprovalResult(request: ApprovalRequest): CallToolResult {
+  return JSON.parse(call(() => N.mcpApprovalResult(toJsonText(request))));
+}
+
+/** The `_meta` keys, as the core names them. */
+export const MCP_META_KEYS: { readonly approvalId: string; readonly approval: string; readonly error: string } = JSON.parse(
+  N.mcpMetaKeys(),
+);

@@ -1,0 +1,206 @@
+//! What an MCP client is told (issue 14, issue 18): the `CallToolResult` of
+//! a governed call that did not return an output — an error, or an approval
+//! request — written once, so the Node and Python adapters give a model the
+//! same words, hints and `_meta`. The adapters only serialize a successful
+//! output (conversion) and hand the core's JSON to their SDK.
+//!
+//! The text starts with the error code (a model reads it first), then the
+//! core's model-safe message, then what the model can do next. `_meta`
+//! carries the same facts for a client program: under [`ERROR_META`] the
+//! error's JSON (code, message, retryable, kind, details), under
+//! [`APPROVAL_META`] the request and how to resume it.
+
+use serde_json::{Map, Value, json};
+
+use crate::approval::ApprovalRequest;
+use crate::error::{CapabilityError, ErrorCode};
+
+/// The request `_meta` key under which a client names an approved request,
+/// calling the same tool again to run it.
+pub const APPROVAL_ID_META: &str = "orpc-agent/approvalId";
+/// The result `_meta` key of an approval-required answer.
+pub const APPROVAL_META: &str = "orpc-agent/approval";
+/// The result `_meta` key of an error answer.
+pub const ERROR_META: &str = "orpc-agent/error";
+
+/// The reason shown when a request has none.
+const DEFAULT_REASON: &str = "This call needs approval before it runs.";
+
+/// What a model can do next, by error code.
+pub fn error_hint(code: ErrorCode) -> Option<&'static str> {
+    Some(match code {
+        ErrorCode::NotFound => "No such tool is available here; do not call it again.",
+        ErrorCode::InvalidInput => "Fix the arguments as described and call the tool again.",
+        ErrorCode::PolicyDenied => "This call is not allowed; do not retry it unchanged.",
+        ErrorCode::ApprovalPending => {
+            "The approval request has not been decided yet; wait for the human decision."
+        }
+        ErrorCode::ApprovalRejected => "A human rejected this call; do not retry it.",
+        ErrorCode::ApprovalExpired => {
+            "The approval expired; call the tool again to request a new approval."
+        }
+        ErrorCode::ApprovalConsumed => {
+            "That approval was already used; call the tool again to request a new one."
+        }
+        ErrorCode::ApprovalNotFound => {
+            "No such approval request; call the tool again to request approval."
+        }
+        ErrorCode::ApprovalInvalid => {
+            "The approval does not match this call; call the tool again to request approval."
+        }
+        ErrorCode::Timeout => "The call ran out of time.",
+        ErrorCode::Cancelled => "The call was cancelled.",
+        _ => return None,
+    })
+}
+
+/// The `CallToolResult` of a failed call. `error` must be model-safe (the
+/// core's, or a handler's own `CapabilityError`): an adapter turns anything
+/// else into INTERNAL before it gets here.
+pub fn error_result(error: &CapabilityError) -> Value {
+    let hint = error_hint(error.code);
+    let advice = [hint, error.retryable.then_some("It is safe to retry.")]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let message = error.message.trim_end();
+    let ends = message.ends_with(['.', '!', '?']);
+    let text = match (advice.is_empty(), ends) {
+        (true, _) => format!("{}: {message}", error.code.as_str()),
+        (false, true) => format!("{}: {message} {advice}", error.code.as_str()),
+        (false, false) => format!("{}: {message}. {advice}", error.code.as_str()),
+    };
+    json!({
+        "isError": true,
+        "content": [{"type": "text", "text": text}],
+        "_meta": {ERROR_META: error.to_json()},
+    })
+}
+
+/// [`error_result`] from an error's parts as a binding holds them. An
+/// unknown code is not the application's to invent: INTERNAL, with the
+/// core's generic text.
+pub fn error_result_from(
+    code: &str,
+    message: &str,
+    retryable: bool,
+    details: Option<Value>,
+) -> Value {
+    let error = match ErrorCode::parse(code) {
+        Some(code) => {
+            let e = CapabilityError::new(code, message).with_retryable(retryable);
+            match details {
+                Some(d) if !d.is_null() => e.with_details(d),
+                _ => e,
+            }
+        }
+        None => CapabilityError::new(ErrorCode::Internal, "The capability failed while running."),
+    };
+    error_result(&error)
+}
+
+/// The keys of `_meta` the adapters use, for a binding's constants:
+/// `{approvalId, approval, error}`.
+pub fn meta_keys() -> Value {
+    json!({"approvalId": APPROVAL_ID_META, "approval": APPROVAL_META, "error": ERROR_META})
+}
+
+/// The `CallToolResult` of a call that needs approval: an error result (the
+/// call did not run), saying how the client runs it once approved — the
+/// same tool again with `_meta {APPROVAL_ID_META: id}`.
+pub fn approval_result(request: &ApprovalRequest) -> Value {
+    let reason = request
+        .reason
+        .as_deref()
+        .filter(|r| !r.trim().is_empty())
+        .unwrap_or(DEFAULT_REASON);
+    let kind = request
+        .approval_type
+        .as_deref()
+        .map(|t| format!(" (type \"{t}\")"))
+        .unwrap_or_default();
+    let text = format!(
+        "APPROVAL_REQUIRED: {reason} The call did not run. Approval request {id}{kind} is \
+         waiting for a human decision. Tell the user it needs approval; once approved, the \
+         client calls this tool again with _meta {{\"{APPROVAL_ID_META}\": \"{id}\"}} to run \
+         the approved call.",
+        id = request.id,
+    );
+    let mut meta = Map::new();
+    meta.insert("status".into(), "approval_required".into());
+    meta.insert("requestId".into(), request.id.clone().into());
+    meta.insert("capabilityId".into(), request.capability_id.clone().into());
+    if let Some(t) = &request.approval_type {
+        meta.insert("type".into(), t.clone().into());
+    }
+    meta.insert("reason".into(), reason.into());
+    meta.insert("expiresAt".into(), request.expires_at_ms.into());
+    meta.insert(
+        "resumeWith".into(),
+        json!({"_meta": {APPROVAL_ID_META: request.id}}),
+    );
+    json!({
+        "isError": true,
+        "content": [{"type": "text", "text": text}],
+        "_meta": {APPROVAL_META: Value::Object(meta)},
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Actor;
+    use crate::meta::Surface;
+
+    #[test]
+    fn an_error_names_its_code_message_and_what_to_do_next() {
+        let e = CapabilityError::new(ErrorCode::PolicyDenied, "Not during the freeze");
+        let r = error_result(&e);
+        assert_eq!(
+            r["content"][0]["text"],
+            "POLICY_DENIED: Not during the freeze. This call is not allowed; do not retry it unchanged."
+        );
+        assert_eq!(r["_meta"][ERROR_META]["code"], "POLICY_DENIED");
+        assert_eq!(r["isError"], true);
+        let e =
+            CapabilityError::new(ErrorCode::Internal, "The store is busy.").with_retryable(true);
+        assert_eq!(
+            error_result(&e)["content"][0]["text"],
+            "INTERNAL: The store is busy. It is safe to retry."
+        );
+        let e = CapabilityError::new(
+            ErrorCode::ExecutionFailed,
+            "The capability failed while running.",
+        );
+        assert_eq!(
+            error_result(&e)["content"][0]["text"],
+            "EXECUTION_FAILED: The capability failed while running."
+        );
+    }
+
+    #[test]
+    fn an_approval_says_how_to_resume() {
+        let r = ApprovalRequest::new(
+            "pay.send",
+            json!({}),
+            "0".repeat(64),
+            Surface::Mcp,
+            Actor::default(),
+            Some("manager".into()),
+            None,
+            1_000,
+            60_000,
+        );
+        let out = approval_result(&r);
+        let meta = &out["_meta"][APPROVAL_META];
+        assert_eq!(meta["requestId"], r.id.as_str());
+        assert_eq!(meta["resumeWith"]["_meta"][APPROVAL_ID_META], r.id.as_str());
+        assert_eq!(meta["expiresAt"], 61_000);
+        assert_eq!(meta["reason"], DEFAULT_REASON);
+        let text = out["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.starts_with("APPROVAL_REQUIRED: "), "{text}");
+        assert!(text.contains("(type \"manager\")"), "{text}");
+        assert!(!out.to_string().contains(&"0".repeat(64)), "no input hash");
+    }
+}
