@@ -308,7 +308,7 @@ export declare function postgresAuditStats(id: number): string
 /**
  * Connects to PostgreSQL at `url` (pool + migrations) and resolves to a
  * store handle for [`registry_build_postgres`]. `options` is the JSON of
- * `core::host::postgres_options_from_json`. Rejects with a
+ * `core::ffi::postgres_options_from_json`. Rejects with a
  * `CapabilityError` (INTERNAL, `details.store` = the backend kind).
  */
 export declare function postgresOpen(url: string, optionsJson: string): Promise<number>

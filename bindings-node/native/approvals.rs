@@ -5,7 +5,7 @@ use napi_derive::napi;
 use orpc_agent_core::approval::{
     ApprovalRequest, Decision as ApprovalDecision, ListFilter, Requester,
 };
-use orpc_agent_core::host::list_filter_from_json;
+use orpc_agent_core::ffi::list_filter_from_json;
 use orpc_agent_core::meta::Surface;
 use orpc_agent_core::pipeline::ApprovalInputView;
 use serde_json::{Value, json};

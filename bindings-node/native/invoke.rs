@@ -18,7 +18,7 @@
 //!
 //! Store steps (persist, consume an approval) never reach JavaScript: the
 //! memory and SQLite stores complete synchronously inside the call
-//! (`HostRegistry::advance`).
+//! (`BindingRegistry::advance`).
 
 use std::sync::Arc;
 

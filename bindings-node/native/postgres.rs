@@ -10,7 +10,7 @@
 //!
 //! Only registries built on a store that waits ever reach these calls: the
 //! driver loop sees `PersistApproval`/`ConsumeApproval` only when
-//! `HostRegistry::advance` could not perform the step synchronously, so the
+//! `BindingRegistry::advance` could not perform the step synchronously, so the
 //! memory and SQLite fast path is unchanged.
 //!
 //! Opened stores and sinks wait in process-wide tables (they are `Send`
@@ -27,9 +27,9 @@ use orpc_agent_core::CapabilityError;
 use orpc_agent_core::approval::{
     ApprovalStore, Decision as ApprovalDecision, PostgresApprovalStore,
 };
-use orpc_agent_core::host::{
-    BuildError, HostRegistry, list_filter_from_json, open_postgres, open_postgres_audit, page_json,
-    postgres_options_from_json, registry_error_json,
+use orpc_agent_core::ffi::{
+    BindingRegistry, BuildError, list_filter_from_json, open_postgres, open_postgres_audit,
+    page_json, postgres_options_from_json, registry_error_json,
 };
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
 use serde_json::{Value, json};
@@ -57,7 +57,7 @@ fn options(text: &str) -> Result<(orpc_agent_core::approval::PostgresOptions, us
 
 /// Connects to PostgreSQL at `url` (pool + migrations) and resolves to a
 /// store handle for [`registry_build_postgres`]. `options` is the JSON of
-/// `core::host::postgres_options_from_json`. Rejects with a
+/// `core::ffi::postgres_options_from_json`. Rejects with a
 /// `CapabilityError` (INTERNAL, `details.store` = the backend kind).
 #[napi(catch_unwind)]
 pub fn postgres_open<'env>(
@@ -94,7 +94,7 @@ pub fn registry_build_postgres(
         .map_err(|_| to_napi(internal("store table poisoned")))?
         .remove(&store)
         .ok_or_else(|| to_napi(internal("no such PostgreSQL store handle")))?;
-    let host = match HostRegistry::build(&decls, &options, opened as Arc<dyn ApprovalStore>) {
+    let host = match BindingRegistry::build(&decls, &options, opened as Arc<dyn ApprovalStore>) {
         Ok(h) => h,
         Err(BuildError::Invalid(e)) => return Err(throw_json(&registry_error_json(&e))),
         Err(BuildError::Setup(e)) => return Err(to_napi(e)),
@@ -118,12 +118,12 @@ pub fn store_step<'env>(env: &'env Env, reg: u32, h: u32) -> napi::Result<Promis
             .get(h)
             .ok_or_else(|| internal("no such invocation"))?;
         r.host
-            .store_op(inv, orpc_agent_core::host::unix_now_ms())
+            .store_op(inv, orpc_agent_core::clock::unix_now_ms())
             .ok_or_else(|| internal("the invocation is not at a store step"))
     })
     .map_err(to_napi)?;
     env.spawn_future_with_callback(async move { Ok(op.run().await) }, move |_, answer| {
-        answer_in(reg, h, orpc_agent_core::host::unix_now_ms() as f64, answer).map_err(to_napi)
+        answer_in(reg, h, orpc_agent_core::clock::unix_now_ms() as f64, answer).map_err(to_napi)
     })
 }
 

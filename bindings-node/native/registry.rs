@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 
 use napi_derive::napi;
-use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, registry_error_json};
+use orpc_agent_core::ffi::{BindingRegistry, BuildError, StoreConfig, registry_error_json};
 use orpc_agent_core::{CapabilityError, Invocation, Surface};
 use serde_json::{Value, json};
 
@@ -13,7 +13,7 @@ use crate::slab::Slab;
 
 /// One registry, its store, and its in-flight invocations.
 pub struct Registry {
-    pub host: HostRegistry,
+    pub host: BindingRegistry,
     pub invocations: Slab<Invocation>,
     /// An audit subscriber is attached: the machine emits `Audit` steps.
     pub audit: bool,
@@ -76,7 +76,7 @@ pub fn registry_build(
         )));
     }
     let opened = config.open_sync().map_err(setup)?;
-    let host = match HostRegistry::build(&decls, &options, opened) {
+    let host = match BindingRegistry::build(&decls, &options, opened) {
         Ok(h) => h,
         Err(BuildError::Invalid(e)) => return Err(throw_json(&registry_error_json(&e))),
         Err(BuildError::Setup(e)) => return Err(setup(e)),

@@ -60,7 +60,7 @@ pub fn registry_error(py: Python<'_>, e: &RegistryError) -> PyErr {
         let factory = REGISTRY_ERROR
             .get(py)
             .ok_or_else(|| PyRuntimeError::new_err("orpc_agent is not initialised"))?;
-        let json = orpc_agent_core::host::registry_error_json(e);
+        let json = orpc_agent_core::ffi::registry_error_json(e);
         let problems = json_to_py(py, &json["problems"])?;
         let exc = factory.bind(py).call1((e.to_string(), problems))?;
         Ok(PyErr::from_value(exc))

@@ -20,7 +20,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use orpc_agent_core::approval::{ApprovalRequest, ApprovalStore, Decision as ApprovalDecision};
-use orpc_agent_core::host::{
+use orpc_agent_core::ffi::{
     list_filter_from_json, next_cursor, open_postgres, open_postgres_audit,
     postgres_options_from_json, postgres_runtime,
 };
@@ -41,7 +41,7 @@ fn internal(message: impl Into<String>) -> CapabilityError {
     CapabilityError::new(ErrorCode::Internal, message)
 }
 
-/// The process-wide runtime (`core::host::postgres_runtime`).
+/// The process-wide runtime (`core::ffi::postgres_runtime`).
 fn runtime() -> Result<&'static Runtime, CapabilityError> {
     postgres_runtime()
 }

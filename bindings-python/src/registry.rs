@@ -1,4 +1,4 @@
-//! `NativeRegistry`: the core's `HostRegistry` (registry + approval store),
+//! `NativeRegistry`: the core's `BindingRegistry` (registry + approval store),
 //! the clock, and the audit subscriber — what every invocation shares.
 //!
 //! Store operations run with the GIL released (`py.detach`): a SQLite call
@@ -7,7 +7,7 @@
 use std::sync::{Arc, OnceLock};
 
 use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
-use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
+use orpc_agent_core::ffi::{BindingRegistry, BuildError, StoreConfig, list_filter_from_json};
 use orpc_agent_core::pipeline::{ApprovalInputView, InvokeOptions, StepKind};
 use orpc_agent_core::{CapabilityError, Invocation as CoreInvocation, Surface};
 use pyo3::exceptions::PyValueError;
@@ -33,7 +33,7 @@ pub const HANDLER_RAISED: u8 = 102;
 
 /// What every invocation of one registry shares.
 pub(crate) struct Shared {
-    pub(crate) host: HostRegistry,
+    pub(crate) host: BindingRegistry,
     /// A Python callable returning unix milliseconds (tests drive a virtual
     /// clock through it); `None` reads the system clock here, in Rust.
     pub(crate) clock: Option<Py<PyAny>>,
@@ -48,12 +48,12 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn now_ms(&self, py: Python<'_>) -> u64 {
         match &self.clock {
-            None => orpc_agent_core::host::unix_now_ms(),
+            None => orpc_agent_core::clock::unix_now_ms(),
             Some(clock) => clock
                 .bind(py)
                 .call0()
                 .and_then(|v| v.extract::<u64>())
-                .unwrap_or_else(|_| orpc_agent_core::host::unix_now_ms()),
+                .unwrap_or_else(|_| orpc_agent_core::clock::unix_now_ms()),
         }
     }
 
@@ -123,7 +123,7 @@ impl NativeRegistry {
             )?),
             None => None,
         };
-        let host = HostRegistry::build(&decls, &options, store).map_err(|e| match e {
+        let host = BindingRegistry::build(&decls, &options, store).map_err(|e| match e {
             BuildError::Invalid(e) => registry_error(py, &e),
             BuildError::Setup(e) => capability_error(py, &e),
         })?;

@@ -11,7 +11,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use orpc_agent_core::host::{HostRegistry, StoreOp};
+use orpc_agent_core::ffi::{BindingRegistry, StoreOp};
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
 use orpc_agent_core::pipeline::driver::AuditSink;
 use orpc_agent_core::pipeline::progress::ProgressChecker;
@@ -112,7 +112,7 @@ impl From<FfiDecision> for Decision {
 /// A running invocation. Swift holds it for the duration of one call.
 #[derive(uniffi::Object)]
 pub struct FfiInvocation {
-    host: Arc<HostRegistry>,
+    host: Arc<BindingRegistry>,
     audit: AuditRoute,
     inv: Mutex<Invocation>,
     /// The clock reading store steps use until Swift sends a newer one.
@@ -141,8 +141,8 @@ pub(crate) struct AuditRoute {
 }
 
 impl AuditRoute {
-    /// `HostRegistry::advance`, then the audit steps Swift need not see.
-    fn advance(&self, host: &HostRegistry, inv: &mut Invocation, now_ms: u64) -> u8 {
+    /// `BindingRegistry::advance`, then the audit steps Swift need not see.
+    fn advance(&self, host: &BindingRegistry, inv: &mut Invocation, now_ms: u64) -> u8 {
         loop {
             let kind = host.advance(inv, now_ms);
             if kind != StepKind::Audit {
@@ -169,7 +169,7 @@ fn panic_error() -> CapabilityError {
 
 impl FfiInvocation {
     pub(crate) fn new(
-        host: Arc<HostRegistry>,
+        host: Arc<BindingRegistry>,
         inv: Invocation,
         now_ms: u64,
         audit: AuditRoute,
@@ -227,7 +227,7 @@ impl FfiInvocation {
 
     /// Runs core code on the invocation, catching a panic: the invocation
     /// then reports `Done` and an INTERNAL outcome.
-    fn run_core(&self, f: impl FnOnce(&mut Invocation, &HostRegistry, &AuditRoute) -> u8) -> u8 {
+    fn run_core(&self, f: impl FnOnce(&mut Invocation, &BindingRegistry, &AuditRoute) -> u8) -> u8 {
         if self.panicked.load(Ordering::Relaxed) {
             return StepKind::Done.as_u8();
         }

@@ -67,7 +67,7 @@ impl From<CapabilityError> for FfiError {
 
 impl From<RegistryError> for FfiError {
     fn from(e: RegistryError) -> FfiError {
-        let json = orpc_agent_core::host::registry_error_json(&e);
+        let json = orpc_agent_core::ffi::registry_error_json(&e);
         FfiError::Registry {
             message: e.to_string(),
             problems_json: json["problems"].to_string(),

@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use orpc_agent_core::CapabilityError;
 use orpc_agent_core::approval::{ApprovalStore, Decision as ApprovalDecision};
-use orpc_agent_core::host::{
-    BuildError, HostRegistry, list_filter_from_json, open_postgres, open_postgres_audit, page_json,
-    postgres_options_from_json, postgres_runtime,
+use orpc_agent_core::ffi::{
+    BindingRegistry, BuildError, list_filter_from_json, open_postgres, open_postgres_audit,
+    page_json, postgres_options_from_json, postgres_runtime,
 };
 use orpc_agent_core::pipeline::{Answer, StepKind};
 
@@ -40,7 +40,7 @@ async fn on_runtime<T: Send + 'static>(
 }
 
 /// Connects to PostgreSQL (pool + migrations) and builds a registry on it.
-/// `postgres_options_json` is `core::host::postgres_options_from_json`'s
+/// `postgres_options_json` is `core::ffi::postgres_options_from_json`'s
 /// input (`null` for the defaults).
 #[uniffi::export]
 pub async fn open_postgres_registry(
@@ -55,12 +55,13 @@ pub async fn open_postgres_registry(
     let options = parse_json(&options_json)?;
     let (pg, _) = postgres_options_from_json(&parse_json(&postgres_options_json)?)?;
     let store = on_runtime(async move { open_postgres(&url, pg).await }).await?;
-    let host = HostRegistry::build(&decls, &options, store as Arc<dyn ApprovalStore>).map_err(
-        |e| match e {
-            BuildError::Invalid(r) => FfiError::from(r),
-            BuildError::Setup(c) => FfiError::from(c),
-        },
-    )?;
+    let host =
+        BindingRegistry::build(&decls, &options, store as Arc<dyn ApprovalStore>).map_err(|e| {
+            match e {
+                BuildError::Invalid(r) => FfiError::from(r),
+                BuildError::Setup(c) => FfiError::from(c),
+            }
+        })?;
     Ok(FfiRegistry::from_host(host, audit, audit_payloads))
 }
 
@@ -81,7 +82,7 @@ impl FfiRegistry {
     /// applied) and sends every audit record of this registry's later
     /// invocations to it, from Rust, never waiting (a full queue drops and
     /// counts). Once per registry. `options_json` is
-    /// `core::host::postgres_options_from_json`'s input (`null`: defaults).
+    /// `core::ffi::postgres_options_from_json`'s input (`null`: defaults).
     pub async fn attach_postgres_audit(
         &self,
         url: String,

@@ -1,10 +1,10 @@
-//! The registry object Swift holds: a core `HostRegistry` (registry +
+//! The registry object Swift holds: a core `BindingRegistry` (registry +
 //! approval store) plus the audit switches of its invocations.
 
 use std::sync::Arc;
 
 use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
-use orpc_agent_core::host::{BuildError, HostRegistry, StoreConfig, list_filter_from_json};
+use orpc_agent_core::ffi::{BindingRegistry, BuildError, StoreConfig, list_filter_from_json};
 use orpc_agent_core::pipeline::ApprovalInputView;
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
 use orpc_agent_core::{Invocation, InvokeOptions, Surface};
@@ -44,7 +44,7 @@ pub enum FfiResumeLimit {
 /// A built registry with its approval store.
 #[derive(uniffi::Object)]
 pub struct FfiRegistry {
-    host: Arc<HostRegistry>,
+    host: Arc<BindingRegistry>,
     /// Swift has an audit subscriber: audit steps go to Swift.
     audit: bool,
     audit_payloads: bool,
@@ -56,7 +56,7 @@ pub struct FfiRegistry {
 impl FfiRegistry {
     /// A registry on a store opened elsewhere (`postgres.rs`).
     pub(crate) fn from_host(
-        host: HostRegistry,
+        host: BindingRegistry,
         audit: bool,
         audit_payloads: bool,
     ) -> Arc<FfiRegistry> {
@@ -76,7 +76,7 @@ impl FfiRegistry {
         }
     }
 
-    pub(crate) fn host(&self) -> &HostRegistry {
+    pub(crate) fn host(&self) -> &BindingRegistry {
         &self.host
     }
 }
@@ -105,7 +105,7 @@ impl FfiRegistry {
             ));
         }
         let store = store_config.open_sync()?;
-        let host = HostRegistry::build(&decls, &options, store).map_err(|e| match e {
+        let host = BindingRegistry::build(&decls, &options, store).map_err(|e| match e {
             BuildError::Invalid(r) => FfiError::from(r),
             BuildError::Setup(c) => FfiError::from(c),
         })?;
@@ -306,7 +306,7 @@ impl FfiRegistry {
     /// The unix time in ms as the core's stores see it: Swift's driver
     /// uses its own clock, this is for callers that have none.
     pub fn unix_now_ms(&self) -> u64 {
-        orpc_agent_core::host::unix_now_ms()
+        orpc_agent_core::clock::unix_now_ms()
     }
 }
 

@@ -9,11 +9,12 @@
 
 pub mod act;
 pub mod approval;
+pub mod clock;
 pub mod declaration;
 pub mod descriptor;
 pub mod error;
+pub mod ffi;
 pub mod frame;
-pub mod host;
 pub mod limits;
 pub mod mcp;
 pub mod meta;

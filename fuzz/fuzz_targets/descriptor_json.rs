@@ -1,5 +1,5 @@
 //! Descriptor JSON (what a gateway sends to a remote adapter) and the
-//! bindings' declaration JSON (`HostRegistry::build`): any text is parsed
+//! bindings' declaration JSON (`BindingRegistry::build`): any text is parsed
 //! or refused with a typed error; an accepted descriptor survives its JSON
 //! form; accepted declarations build a registry whose descriptors do.
 #![no_main]
@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use orpc_agent_core::approval::MemoryApprovalStore;
-use orpc_agent_core::host::HostRegistry;
+use orpc_agent_core::ffi::BindingRegistry;
 use orpc_agent_core::{Descriptor, Surface};
 
 fuzz_target!(|text: &str| {
@@ -31,7 +31,7 @@ fuzz_target!(|text: &str| {
         .cloned()
         .unwrap_or_else(|| serde_json::json!({}));
     let store = Arc::new(MemoryApprovalStore::new());
-    let Ok(host) = HostRegistry::build(&decls, &options, store) else {
+    let Ok(host) = BindingRegistry::build(&decls, &options, store) else {
         return;
     };
     for &surface in Surface::ALL {

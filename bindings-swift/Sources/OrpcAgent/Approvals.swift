@@ -125,7 +125,7 @@ public enum ApprovalStoreConfig: Sendable {
     /// PostgreSQL, shared by every instance of an app: open the registry
     /// with `CapabilityRegistry.connect`. `options`: `{maxConnections,
     /// connectTimeoutMs, statementTimeoutMs, clock, tls: "system" |
-    /// "noVerify" | {caPem}}` (see `core::host::postgres_options_from_json`).
+    /// "noVerify" | {caPem}}` (see `core::ffi::postgres_options_from_json`).
     case postgres(url: String, options: JSONValue? = nil)
 
     var json: String {

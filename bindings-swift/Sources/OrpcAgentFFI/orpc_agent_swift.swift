@@ -1481,7 +1481,7 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
      * applied) and sends every audit record of this registry's later
      * invocations to it, from Rust, never waiting (a full queue drops and
      * counts). Once per registry. `options_json` is
-     * `core::host::postgres_options_from_json`'s input (`null`: defaults).
+     * `core::ffi::postgres_options_from_json`'s input (`null`: defaults).
      */
     func attachPostgresAudit(url: String, optionsJson: String) async throws 
     
@@ -1697,7 +1697,7 @@ open func approvalsPageAsync(filterJson: String, nowMs: UInt64)async throws  -> 
      * applied) and sends every audit record of this registry's later
      * invocations to it, from Rust, never waiting (a full queue drops and
      * counts). Once per registry. `options_json` is
-     * `core::host::postgres_options_from_json`'s input (`null`: defaults).
+     * `core::ffi::postgres_options_from_json`'s input (`null`: defaults).
      */
 open func attachPostgresAudit(url: String, optionsJson: String)async throws   {
     return
@@ -3251,7 +3251,7 @@ public func surfaceNames() -> [String]  {
 }
 /**
  * Connects to PostgreSQL (pool + migrations) and builds a registry on it.
- * `postgres_options_json` is `core::host::postgres_options_from_json`'s
+ * `postgres_options_json` is `core::ffi::postgres_options_from_json`'s
  * input (`null` for the defaults).
  */
 public func openPostgresRegistry(declarationsJson: String, optionsJson: String, url: String, postgresOptionsJson: String, audit: Bool, auditPayloads: Bool)async throws  -> FfiRegistry  {

@@ -906,7 +906,7 @@ pub trait ApprovalStore: Send + Sync {
     /// so they must run to completion on an async runtime. Such a future
     /// must never be polled once and dropped: the statement may already be
     /// on its way (a consume would be spent with no caller told).
-    /// [`crate::host::HostRegistry`] hands these stores' steps back to the
+    /// [`crate::ffi::BindingRegistry`] hands these stores' steps back to the
     /// binding instead of trying them synchronously. The embedded stores
     /// complete on the first poll and keep the default.
     fn waits(&self) -> bool {

@@ -358,7 +358,7 @@ impl DriverBuilder {
             clock: Clock {
                 unix_ms_at_base: self
                     .clock_base_unix_ms
-                    .unwrap_or_else(crate::host::unix_now_ms),
+                    .unwrap_or_else(crate::clock::unix_now_ms),
                 base: Instant::now(),
             },
             registry: self.registry,

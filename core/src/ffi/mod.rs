@@ -1,11 +1,15 @@
-//! What every binding wraps, written once: building a registry from JSON
-//! declarations, opening the approval store a host names, running store
-//! steps of the pipeline, and the approval operations of approval UIs.
+//! The host protocol a binding wraps, written once (the manner of cedar's
+//! `ffi` module): building a registry from JSON declarations, opening the
+//! approval store a host names, running store steps of the pipeline, and
+//! the approval operations of approval UIs.
 //!
 //! Bindings (Node, Python, Swift) convert host values to and from the JSON
 //! shapes here and run host code when a step asks; nothing in this module
-//! decides governance (that is the pipeline's and the registry's), it only
+//! decides governance (that is the pipeline's and the registry's: even
+//! "never start a handler past its deadline" is `Invocation::at`), it only
 //! saves three bindings from re-writing the same plumbing three ways.
+//! (Named `host` before: the name collided with host policies and
+//! `Payload::Host`.)
 
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -19,28 +23,6 @@ use std::path::PathBuf;
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-
-/// The wall clock in unix milliseconds, as every binding that reads it in
-/// Rust gives it to the pipeline. Read twice per governed call (start and
-/// handler settled), so on unix it goes straight to the vDSO
-/// (`clock_gettime`, ≈ 25 ns here) instead of `SystemTime` and `Duration`
-/// arithmetic (≈ 36 ns). A clock before 1970 reads as 0.
-pub fn unix_now_ms() -> u64 {
-    #[cfg(unix)]
-    {
-        let ts = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
-        let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
-        let millis = u64::try_from(ts.tv_nsec).unwrap_or(0) / 1_000_000;
-        secs.saturating_mul(1000).saturating_add(millis)
-    }
-    #[cfg(not(unix))]
-    {
-        use std::time::{SystemTime, UNIX_EPOCH};
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-    }
-}
 
 use serde_json::{Map, Value};
 
@@ -211,12 +193,12 @@ pub enum BuildError {
 }
 
 /// A registry and its approval store: the object a binding holds.
-pub struct HostRegistry {
+pub struct BindingRegistry {
     registry: Arc<CapabilityRegistry>,
     store: Arc<dyn ApprovalStore>,
 }
 
-impl HostRegistry {
+impl BindingRegistry {
     /// Builds from the bindings' JSON: an array of declarations (see
     /// [`decl_from_json`]) and the options `{defaults, policies,
     /// approverMustDiffer}`, with an already opened store.
@@ -224,7 +206,7 @@ impl HostRegistry {
         decls: &Value,
         options: &Value,
         store: Arc<dyn ApprovalStore>,
-    ) -> Result<HostRegistry, BuildError> {
+    ) -> Result<BindingRegistry, BuildError> {
         let list = decls.as_array().ok_or_else(|| {
             CapabilityError::new(ErrorCode::InvalidInput, "declarations must be an array")
         })?;
@@ -233,7 +215,7 @@ impl HostRegistry {
             .map(decl_from_json)
             .collect::<Result<Vec<_>, _>>()?;
         let registry = CapabilityRegistry::build_with_json_options(decls, options)?;
-        Ok(HostRegistry {
+        Ok(BindingRegistry {
             registry: Arc::new(registry),
             store,
         })
@@ -391,7 +373,7 @@ impl HostRegistry {
 }
 
 /// A pending store step, detached from its invocation (see
-/// [`HostRegistry::store_op`]). `Send + 'static`: it can run on any runtime
+/// [`BindingRegistry::store_op`]). `Send + 'static`: it can run on any runtime
 /// thread.
 pub struct StoreOp {
     store: Arc<dyn ApprovalStore>,
@@ -406,7 +388,7 @@ enum StoreOpKind {
 
 impl StoreOp {
     /// Performs the operation and returns the invocation's answer, mapped
-    /// exactly as [`HostRegistry::advance`] maps a store that does not wait.
+    /// exactly as [`BindingRegistry::advance`] maps a store that does not wait.
     pub async fn run(self) -> Answer {
         match self.kind {
             StoreOpKind::Persist(request) => match self.store.create(&request).await {
@@ -539,7 +521,7 @@ mod tests {
                 .unwrap()
         };
         let before = std_ms();
-        let now = unix_now_ms();
+        let now = crate::clock::unix_now_ms();
         let after = std_ms();
         assert!(
             before <= now && now <= after,
@@ -591,7 +573,7 @@ mod tests {
         let _ = std::fs::create_dir_all(&dir);
         for store in [StoreConfig::Memory, StoreConfig::Sqlite(dir.join("a.db"))] {
             let _ = std::fs::remove_file(dir.join("a.db"));
-            let host = HostRegistry::build(
+            let host = BindingRegistry::build(
                 &json!([{"id": "orders.cancel", "meta": {
                     "description": "Cancel.", "expose": {"mcp": true, "direct": true},
                     "sideEffect": "destructive", "risk": "medium",
@@ -706,7 +688,7 @@ mod tests {
 
     #[test]
     fn store_op_answers_like_advance() {
-        let host = HostRegistry::build(
+        let host = BindingRegistry::build(
             &json!([{"id": "orders.cancel", "meta": {
                 "description": "Cancel.", "expose": {"direct": true}, "sideEffect": "destructive",
                 "risk": "medium", "approval": {"required": true}}, "validateInput": false}]),
@@ -760,7 +742,7 @@ mod tests {
     /// host a handler to start (issue 10, as the tokio driver does).
     #[test]
     fn advance_does_not_start_a_handler_past_its_deadline() {
-        let host = HostRegistry::build(
+        let host = BindingRegistry::build(
             &json!([{"id": "docs.write", "meta": {
                 "description": "Write.", "expose": {"direct": true}, "sideEffect": "write",
                 "risk": "low", "timeoutMs": 20}, "validateInput": false}]),
@@ -864,7 +846,7 @@ mod tests {
 
     #[test]
     fn a_waiting_store_is_never_polled_synchronously() {
-        let host = HostRegistry::build(
+        let host = BindingRegistry::build(
             &json!([{"id": "orders.cancel", "meta": {
                 "description": "Cancel.", "expose": {"direct": true}, "sideEffect": "destructive",
                 "risk": "medium", "approval": {"required": true}}, "validateInput": false}]),
@@ -911,7 +893,7 @@ mod tests {
         let decls = json!([{"id": "orders.cancel", "meta": {
             "description": "Cancel.", "expose": {"direct": true}, "sideEffect": "destructive",
             "risk": "medium", "approval": {"required": true}}, "validateInput": false}]);
-        let host = HostRegistry::build(&decls, &json!({}), store).unwrap();
+        let host = BindingRegistry::build(&decls, &json!({}), store).unwrap();
         let mut inv = Invocation::start(
             Arc::clone(host.registry()),
             "orders.cancel",
@@ -939,7 +921,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(decided.status, ApprovalStatus::Approved);
-        let bad = HostRegistry::build(
+        let bad = BindingRegistry::build(
             &json!([{"id": "a", "meta": {}}]),
             &json!({}),
             StoreConfig::Memory.open_sync().unwrap(),
@@ -971,7 +953,7 @@ mod tests {
         ]);
         let options = json!({"policies": [{"host": true}, {"host": true}], "hostPolicies": [1]});
         let Err(BuildError::Invalid(e)) =
-            HostRegistry::build(&decls, &options, StoreConfig::Memory.open_sync().unwrap())
+            BindingRegistry::build(&decls, &options, StoreConfig::Memory.open_sync().unwrap())
         else {
             panic!("expected the aggregate error");
         };
@@ -1007,7 +989,7 @@ mod tests {
                 "c:sideEffect:MISSING_FIELD",
             ]
         );
-        let bad = HostRegistry::build(
+        let bad = BindingRegistry::build(
             &json!([{"id": "a", "meta": meta, "hostHooks": {"retryOn": "yes"}}]),
             &json!({}),
             StoreConfig::Memory.open_sync().unwrap(),
