@@ -153,7 +153,8 @@ export class Attempt implements Timed {
 
   /** The handler's `progress(done, total?)`, made on first read (see progress.ts). */
   progress(): ReportProgress {
-    return (this.report ??= progressReporter(this.onProgress));
+    this.report ??= progressReporter(this.onProgress);
+    return this.report;
   }
 
   /** The handler's signal, made on first read. */
@@ -192,7 +193,10 @@ export class Attempt implements Timed {
     const caller = this.callerSignal;
     if (caller === undefined || this.#onCallerAbort !== undefined || this.#settled) return;
     this.#onCallerAbort = () => this.cancelled();
-    if (caller.aborted) return this.cancelled();
+    if (caller.aborted) {
+      this.cancelled();
+      return;
+    }
     caller.addEventListener("abort", this.#onCallerAbort, { once: true });
   }
 
@@ -228,7 +232,10 @@ export class Attempt implements Timed {
   }
 
   ok(output: unknown): void {
-    if (this.callerSignal?.aborted) return this.cancelled();
+    if (this.callerSignal?.aborted) {
+      this.cancelled();
+      return;
+    }
     if (!this.#settle()) return;
     this.output = output;
     let next: number;
@@ -241,7 +248,10 @@ export class Attempt implements Timed {
   }
 
   failed(err: unknown): void {
-    if (this.callerSignal?.aborted) return this.cancelled();
+    if (this.callerSignal?.aborted) {
+      this.cancelled();
+      return;
+    }
     if (!this.#settle()) return;
     this.#answer(0, err);
   }
@@ -250,7 +260,10 @@ export class Attempt implements Timed {
   expire(): void {
     // The caller aborted first (in a turn whose end has not come yet, so no
     // listener heard it): CANCELLED, as an eager listener would have said.
-    if (this.callerSignal?.aborted) return this.cancelled();
+    if (this.callerSignal?.aborted) {
+      this.cancelled();
+      return;
+    }
     if (!this.#settle()) return;
     this.#abort(deadlineReason());
     this.#answer(1, undefined);

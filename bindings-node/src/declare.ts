@@ -23,8 +23,10 @@ import { jsonSchemaOf, type StandardSchema } from "./schema.js";
 export function agentProcedure<
   TInitialContext extends Record<PropertyKey, any>,
   TCurrentContext extends Record<PropertyKey, any>,
-  TInputSchema extends any,
-  TOutputSchema extends any,
+  // biome-ignore lint/correctness/noUnusedVariables: part of the public signature (explicit type arguments name six)
+  TInputSchema,
+  // biome-ignore lint/correctness/noUnusedVariables: as above
+  TOutputSchema,
   TErrorMap extends Record<string, any>,
   TMeta extends Record<PropertyKey, any>,
 >(

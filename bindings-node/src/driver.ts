@@ -170,7 +170,8 @@ export async function drive(
           let res: StandardResult | undefined;
           let late = false;
           try {
-            let b = hookAnswer((hooks ??= hooksOf(host, h)).inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>, reg, h);
+            hooks ??= hooksOf(host, h);
+            let b = hookAnswer(hooks.inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>, reg, h);
             if (isThenable(b)) b = await b;
             if (b.late) late = true;
             else res = b.value;
@@ -191,7 +192,8 @@ export async function drive(
           break;
         }
         case Kind.EvaluatePolicy:
-          r = await evaluatePolicy(host, (hooks ??= hooksOf(host, h)), h, aux, value, frame);
+          hooks ??= hooksOf(host, h);
+          r = await evaluatePolicy(host, hooks, h, aux, value, frame);
           break;
         case Kind.ExportInput:
           try {
@@ -215,7 +217,8 @@ export async function drive(
           const attempt = new Attempt(host, h, signal);
           attempt.onProgress = frame.onProgress;
           attempt.report = report;
-          r = await attempt.run((hooks ??= hooksOf(host, h)), aux, value, context);
+          hooks ??= hooksOf(host, h);
+          r = await attempt.run(hooks, aux, value, context);
           report = attempt.report;
           output = attempt.output;
           break;
@@ -224,7 +227,8 @@ export async function drive(
           const error = CapabilityError.fromJSON(JSON.parse(N.invokeRetryError(reg, h)));
           let retry = false;
           try {
-            retry = (hooks ??= hooksOf(host, h)).meta.retry?.retryOn?.(error) === true;
+            hooks ??= hooksOf(host, h);
+            retry = hooks.meta.retry?.retryOn?.(error) === true;
           } catch {
             retry = false; // a throwing predicate does not retry
           }
@@ -240,7 +244,8 @@ export async function drive(
           let res: StandardResult = { issues: [{ message: "late" }] };
           let late = false;
           try {
-            let b = hookAnswer((hooks ??= hooksOf(host, h)).outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>, reg, h);
+            hooks ??= hooksOf(host, h);
+            let b = hookAnswer(hooks.outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>, reg, h);
             if (isThenable(b)) b = await b;
             if (b.late) late = true;
             else res = b.value;
@@ -266,7 +271,8 @@ export async function drive(
             // The frozen context copy reads the app context's getters: one
             // that throws fails the redactor, like a redactor that throws.
             const info = redactionInfo(raw, frozenContext(context));
-            let b = hookAnswer((hooks ??= hooksOf(host, h)).meta.redact!.output!(output, info), reg, h);
+            hooks ??= hooksOf(host, h);
+            let b = hookAnswer(hooks.meta.redact!.output!(output, info), reg, h);
             if (isThenable(b)) b = await b;
             const late = b.late;
             const red = b.late ? undefined : b.value;
@@ -284,7 +290,7 @@ export async function drive(
           }
           break;
         }
-        case Kind.ExportOutput:
+        case Kind.ExportOutput: {
           let text = "null";
           try {
             text = toJsonText(output);
@@ -293,6 +299,7 @@ export async function drive(
           }
           r = N.answerOutputExported(reg, h, text, Date.now());
           break;
+        }
         case Kind.Audit: {
           const record = auditRecordFromRow(JSON.parse(HOT.auditRow(reg, h)));
           try {

@@ -126,7 +126,7 @@ export function fromNative(e: unknown): Error {
   if (text.startsWith("{")) {
     try {
       const j = JSON.parse(text);
-      if (j && j.error) return CapabilityError.fromJSON(j.error);
+      if (j?.error) return CapabilityError.fromJSON(j.error);
       if (j && Array.isArray(j.problems)) return new RegistryValidationError(j.message, j.problems);
     } catch {
       // not ours: fall through

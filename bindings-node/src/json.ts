@@ -68,10 +68,12 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
       if (typeof k !== "string") fail("NON_TEXT_KEY", path, "has a map key that is not text");
       entries.push([k, val]);
     }
-    return writeObject(entries, path, depth, out);
+    writeObject(entries, path, depth, out);
+    return;
   }
   if (typeof (v as { toJSON?: unknown }).toJSON === "function") {
-    return write((v as { toJSON(): unknown }).toJSON(), path, depth, out);
+    write((v as { toJSON(): unknown }).toJSON(), path, depth, out);
+    return;
   }
   if (!isPlainObject(v)) fail("NOT_JSON_VALUE", path, `is a ${v.constructor?.name ?? "non-plain object"}, which JSON cannot hold`);
   writeObject(Object.entries(v), path, depth, out);

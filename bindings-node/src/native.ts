@@ -10,6 +10,7 @@ export const N = native;
 export const HOT = native.hotPath();
 
 /** Step kinds, as the core numbers them (`StepKind`, `#[repr(u8)]`). */
+// biome-ignore lint/suspicious/noConstEnum: tsc inlines the numbers into the step loop's switch (no object read per step); the enum is internal, not exported from the package
 export const enum Kind {
   ValidateInput = 1,
   EvaluatePolicy = 2,

@@ -519,7 +519,13 @@ export async function createCapabilityRegistry<TContext = any>(
     typeof audit === "function" ? audit : typeof audit === "object" && audit !== null ? audit.subscriber : undefined;
   if (sink !== undefined) {
     const own = subscriber;
-    subscriber = typeof own === "function" ? (r) => (sink.record(r), own(r)) : (r) => sink.record(r);
+    subscriber =
+      typeof own === "function"
+        ? (r) => {
+            sink.record(r);
+            return own(r);
+          }
+        : (r) => sink.record(r);
   }
   // Not a subscriber: the core names the problem (UNKNOWN_FIELD, as the registry vectors expect).
   if (audit !== undefined && typeof subscriber !== "function") opts.audit = audit;

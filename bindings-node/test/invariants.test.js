@@ -30,7 +30,10 @@ test("SI-1 exposure is deny-by-default per surface; only literal true exposes", 
 test("SI-2 only the core's five surface names are surfaces: Object.prototype's names are refused, never direct", async () => {
   let ran = 0;
   const registry = await createCapabilityRegistry({
-    onlyDirect: base.meta({ agent: agent({ expose: { direct: true } }) }).handler(async () => (ran++, "ran")),
+    onlyDirect: base.meta({ agent: agent({ expose: { direct: true } }) }).handler(async () => {
+      ran++;
+      return "ran";
+    }),
   });
   for (const surface of ["constructor", "__proto__", "toString", "valueOf", "hasOwnProperty", "isPrototypeOf", ""]) {
     assert.equal(await codeOf(registry.invoke("onlyDirect", {}, { surface })), "INVALID_INPUT", surface);
@@ -126,7 +129,7 @@ test("SI-4 a declared hook without an implementation is a MISSING_HOOK problem, 
       agent({
         redact: { output: true, approvalInput: true },
         retry: { maxAttempts: 1, retryOn: true },
-        policies: [{ decision: "allow" }, { host: true, name: "no-fn" }, (req) => ({ decision: "allow" })],
+        policies: [{ decision: "allow" }, { host: true, name: "no-fn" }, (_req) => ({ decision: "allow" })],
       }),
     ),
     b: echo(agent({ timeoutMs: 0, redact: { output: (o) => o } })),
@@ -149,9 +152,17 @@ test("SI-5 policies, approval hashes and handlers see only validated input", asy
   const registry = await createCapabilityRegistry(
     {
       pay: base
-        .meta({ agent: agent({ sideEffect: "external", approval: { required: true }, policies: [(req) => (seen.push(req.input), { decision: "abstain" })] }) })
+        .meta({ agent: agent({ sideEffect: "external", approval: { required: true }, policies: [
+              (req) => {
+                seen.push(req.input);
+                return { decision: "abstain" };
+              },
+            ] }) })
         .input(schema)
-        .handler(async ({ input }) => (seen.push(input), input)),
+        .handler(async ({ input }) => {
+          seen.push(input);
+          return input;
+        }),
     },
   );
   const r = await registry.invoke("pay", { amount: 7, extra: "dropped" }, { surface: "mcp" });
@@ -165,7 +176,10 @@ test("SI-5 policies, approval hashes and handlers see only validated input", asy
 
 test("SI-6 runtime policies run before capability policies; first deny wins; a failing policy denies", async () => {
   const order = [];
-  const p = (name, decision) => ({ name, evaluate: () => (order.push(name), { decision }) });
+  const p = (name, decision) => ({ name, evaluate: () => {
+      order.push(name);
+      return { decision };
+    } });
   const registry = await createCapabilityRegistry(
     {
       a: echo(agent({ policies: [p("cap-1", "abstain"), p("cap-2", "deny"), p("cap-3", "allow")] })),

@@ -136,7 +136,7 @@ test("middlewares combined with oRPC's concat(): they run, and the handler keeps
   const registry = await createCapabilityRegistry({ probe });
   assert.deepEqual(await registry.invoke("probe", {}, { surface: "direct" }), { status: "ok", output: "ok" });
   const bare = [];
-  seen.splice(0).forEach((x) => bare.push(x));
+  for (const x of seen.splice(0)) bare.push(x);
   assert.deepEqual(bare, [["middleware", 1, undefined], ["handler", 3, true, "function"]]);
 });
 

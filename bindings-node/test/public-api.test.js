@@ -30,7 +30,10 @@ function echo(meta) {
   const procedure = base
     .meta({ agent: agent(meta) })
     .input(z.object({ n: z.number() }))
-    .handler(async ({ input }) => (ran.push(input), input));
+    .handler(async ({ input }) => {
+      ran.push(input);
+      return input;
+    });
   return { procedure, ran };
 }
 
@@ -170,7 +173,10 @@ async function approvedRequest(handler) {
 
 test("resume() with an aborted signal: CANCELLED, nothing consumed, and a later resume runs once", async () => {
   let ran = 0;
-  const { registry, requestId } = await approvedRequest(async ({ input }) => (ran++, input));
+  const { registry, requestId } = await approvedRequest(async ({ input }) => {
+    ran++;
+    return input;
+  });
   const controller = new AbortController();
   controller.abort(new Error("the user left"));
   for (const options of [
@@ -289,7 +295,10 @@ test("a policy decision with a field of the wrong type, or an expiry the core re
       {
         pay: base
           .meta({ agent: agent({ sideEffect: "write", risk: "high", policies: [{ name: "gate", evaluate: () => answer }] }) })
-          .handler(async () => (ran++, "paid")),
+          .handler(async () => {
+            ran++;
+            return "paid";
+          }),
       },
       { audit: (r) => records.push(r) },
     );

@@ -32,7 +32,7 @@ test("1 000 concurrent invocations: no cross-talk between contexts, inputs or ou
   const results = await Promise.all(
     Array.from({ length: 1000 }, (_, i) => registry.invoke("add", { n: i }, { surface: "direct", context: { caller: `c${i}` }, actor: { id: `a${i}` } })),
   );
-  results.forEach((r, i) => assert.deepEqual(r.output, { caller: `c${i}`, seenBy: `c${i}`, n: i }));
+  for (const [i, r] of results.entries()) assert.deepEqual(r.output, { caller: `c${i}`, seenBy: `c${i}`, n: i });
   assert.equal(registry.inFlight(), 0);
 });
 
@@ -259,7 +259,7 @@ test("step kinds: the façade's Kind mirror equals the core's StepKind numbering
   const mirrored = Object.fromEntries([...body.matchAll(/^\s*([A-Za-z]+) = (\d+),/gm)].map((m) => [m[1], Number(m[2])]));
   const core = native.stepKinds();
   assert.equal(core.length, 13);
-  core.forEach((name, i) => assert.equal(mirrored[name], i + 1, name));
+  for (const [i, name] of core.entries()) assert.equal(mirrored[name], i + 1, name);
   // Binding-only codes sit above the core's numbers.
   for (const [name, n] of Object.entries(mirrored)) if (!core.includes(name)) assert.ok(n > core.length, name);
 });
@@ -373,7 +373,10 @@ test("a validator that spends the deadline: the handler is never started, the ca
     slowInput: base
       .meta({ agent: agent({ timeoutMs: 50, sideEffect: "write", risk: "low" }) })
       .input(slowSchema)
-      .handler(async () => (ran++, "wrote")),
+      .handler(async () => {
+        ran++;
+        return "wrote";
+      }),
   });
   const e = await registry.invoke("slowInput", { a: 1 }, { surface: "direct" }).catch((x) => x);
   assert.equal(e.code, "TIMEOUT", `got ${e.code}`);
@@ -387,11 +390,20 @@ test("an async validator, output validator or redactor that never settles ends a
   const okSchema = { "~standard": { version: 1, vendor: "test", validate: (value) => ({ value }) } };
   let ran = 0;
   const registry = await createCapabilityRegistry({
-    stuckInput: base.meta({ agent: agent({ timeoutMs: 60 }) }).input(stuckSchema).handler(async () => (ran++, "x")),
-    stuckOutput: base.meta({ agent: agent({ timeoutMs: 60 }) }).input(okSchema).output(stuckSchema).handler(async () => (ran++, "secret-out")),
+    stuckInput: base.meta({ agent: agent({ timeoutMs: 60 }) }).input(stuckSchema).handler(async () => {
+      ran++;
+      return "x";
+    }),
+    stuckOutput: base.meta({ agent: agent({ timeoutMs: 60 }) }).input(okSchema).output(stuckSchema).handler(async () => {
+      ran++;
+      return "secret-out";
+    }),
     stuckRedactor: base
       .meta({ agent: agent({ timeoutMs: 60, redact: { output: never } }) })
-      .handler(async () => (ran++, "secret-out")),
+      .handler(async () => {
+      ran++;
+      return "secret-out";
+    }),
   });
   for (const id of ["stuckInput", "stuckOutput", "stuckRedactor"]) {
     const e = await registry.invoke(id, {}, { surface: "direct" }).catch((x) => x);

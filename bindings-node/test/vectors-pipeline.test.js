@@ -18,8 +18,14 @@ async function settle(promise) {
   let value;
   let error;
   promise.then(
-    (v) => ((done = true), (value = { ok: v })),
-    (e) => ((done = true), (error = e)),
+    (v) => {
+      done = true;
+      value = { ok: v };
+    },
+    (e) => {
+      done = true;
+      error = e;
+    },
   );
   for (let i = 0; i < 100_000; i++) {
     await flush();

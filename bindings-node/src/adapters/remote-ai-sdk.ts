@@ -207,11 +207,17 @@ function withApprovalIds(options: RemoteAiSdkToolsOptions): AiSdkToolsOptions {
   let store: ApprovalIdStore | undefined;
   if (options.client !== undefined) {
     store = approvalIdsByClient.get(options.client);
-    if (store === undefined) approvalIdsByClient.set(options.client, (store = new Map()));
+    if (store === undefined) {
+      store = new Map();
+      approvalIdsByClient.set(options.client, store);
+    }
   } else {
     const url = String(options.url);
     store = approvalIdsByUrl.get(url);
-    if (store === undefined) approvalIdsByUrl.set(url, (store = new Map()));
+    if (store === undefined) {
+      store = new Map();
+      approvalIdsByUrl.set(url, store);
+    }
   }
   return { ...options, approvalIds: store };
 }

@@ -361,7 +361,9 @@ export function traceOf(headers: HeadersLike | undefined): TraceContext | undefi
   if (Array.isArray(headers)) {
     pairs.push(...(headers as readonly string[]));
   } else if (typeof (headers as Headers).forEach === "function" && typeof (headers as Headers).get === "function") {
-    (headers as Headers).forEach((value, name) => pairs.push(name, value));
+    (headers as Headers).forEach((value, name) => {
+      pairs.push(name, value);
+    });
   } else {
     for (const [name, value] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
       if (typeof value === "string") pairs.push(name, value);

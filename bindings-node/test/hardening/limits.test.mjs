@@ -154,7 +154,10 @@ describe("input limits on every path into the pipeline", () => {
   it("inputs with no JSON text are measured too: a BigInt by its digits, a cycle as too deep (as in Python)", async () => {
     let runs = 0;
     const registry = await createCapabilityRegistry({
-      raw: { take: agentProcedure(os).meta({ agent: meta }).handler(async ({ input }) => (runs++, typeof input)) },
+      raw: { take: agentProcedure(os).meta({ agent: meta }).handler(async ({ input }) => {
+        runs++;
+        return typeof input;
+      }) },
     });
     const cyclic = {};
     cyclic.self = cyclic;

@@ -55,7 +55,7 @@ export function registry(url = PG_URL, options = {}) {
 
 async function main([cmd, ...args]) {
   const reg = await registry();
-  const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
+  const out = (v) => process.stdout.write(`${JSON.stringify(v)}\n`);
   try {
     switch (cmd) {
       case "create": {

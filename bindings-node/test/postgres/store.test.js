@@ -149,7 +149,7 @@ test("an unreachable database is a typed INTERNAL with details.store; bad option
   await assert.rejects(createCapabilityRegistry(router(), { approvalStore: { postgres: {} } }), (e) => e.code === "INVALID_INPUT");
 });
 
-test("TLS: sslmode=require verified against the test server's CA", async (t) => {
+test("TLS: sslmode=require verified against the test server's CA", async () => {
   const ca = process.env.ORPC_AGENT_TEST_PG_CA;
   if (!ca || !existsSync(ca)) throw new Error("ORPC_AGENT_TEST_PG_CA is not set (pg-test-cluster.sh sets it)");
   const url = `${process.env.ORPC_AGENT_TEST_PG_URL}?sslmode=require`;
