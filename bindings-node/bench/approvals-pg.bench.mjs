@@ -36,7 +36,9 @@ async function measure(name, store, clients) {
   const secs = (performance.now() - t0) / 1000;
   lat.sort((a, b) => a - b);
   const p = (q) => lat[Math.floor(q * (lat.length - 1))].toFixed(2);
-  console.log(`${name.padEnd(10)} clients=${clients}  ${(lat.length / secs).toFixed(0).padStart(5)} round trips/s  p50 ${p(0.5)} ms  p99 ${p(0.99)} ms`);
+  console.log(
+    `${name.padEnd(10)} clients=${clients}  ${(lat.length / secs).toFixed(0).padStart(5)} round trips/s  p50 ${p(0.5)} ms  p99 ${p(0.99)} ms`,
+  );
   reg.close();
 }
 

@@ -54,7 +54,8 @@ const governed = () => client.agent.invoke({ capability: "orders_get", input });
 // Same answers before timing anything.
 const a = await plain();
 const b = await governed();
-if (JSON.stringify(b) !== JSON.stringify({ status: "ok", output: a })) throw new Error(`different outputs: ${JSON.stringify([a, b])}`);
+if (JSON.stringify(b) !== JSON.stringify({ status: "ok", output: a }))
+  throw new Error(`different outputs: ${JSON.stringify([a, b])}`);
 
 async function round(f, n, samples) {
   for (let i = 0; i < n; i++) {
@@ -72,11 +73,16 @@ for (let r = 0; r < ROUNDS; r++) {
   for (const which of order) await round(which === "plain" ? plain : governed, CALLS_PER_ROUND, samples[which]);
 }
 const p = (xs, q) => [...xs].sort((x, y) => x - y)[Math.floor(q * (xs.length - 1))];
-const row = (name, xs) => `${name.padEnd(8)} p50 ${p(xs, 0.5).toFixed(1).padStart(7)} µs   p90 ${p(xs, 0.9).toFixed(1).padStart(7)} µs   p99 ${p(xs, 0.99).toFixed(1).padStart(7)} µs`;
-console.log(`gateway invoke vs plain oRPC over loopback HTTP (${ROUNDS} alternating rounds × ${CALLS_PER_ROUND} calls, node ${process.version})`);
+const row = (name, xs) =>
+  `${name.padEnd(8)} p50 ${p(xs, 0.5).toFixed(1).padStart(7)} µs   p90 ${p(xs, 0.9).toFixed(1).padStart(7)} µs   p99 ${p(xs, 0.99).toFixed(1).padStart(7)} µs`;
+console.log(
+  `gateway invoke vs plain oRPC over loopback HTTP (${ROUNDS} alternating rounds × ${CALLS_PER_ROUND} calls, node ${process.version})`,
+);
 console.log(row("plain", samples.plain));
 console.log(row("gateway", samples.gateway));
-console.log(`ratio (p50 gateway / p50 plain): ${(p(samples.gateway, 0.5) / p(samples.plain, 0.5)).toFixed(3)}  (target ≤ 1.2)`);
+console.log(
+  `ratio (p50 gateway / p50 plain): ${(p(samples.gateway, 0.5) / p(samples.plain, 0.5)).toFixed(3)}  (target ≤ 1.2)`,
+);
 
 server.closeAllConnections();
 server.close();

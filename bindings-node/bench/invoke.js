@@ -77,18 +77,27 @@ for (let round = 0; round < 9; round++) {
 // run, so it is a cross-check behind --mitata, not the figure.
 const sm = [];
 if (process.argv.includes("--mitata")) {
-  for (let round = 0; round < 3; round++) sm.push({ bare: (await measure(bare)).p50, governed: (await measure(governed)).p50 });
+  for (let round = 0; round < 3; round++)
+    sm.push({ bare: (await measure(bare)).p50, governed: (await measure(governed)).p50 });
 }
 const us = (ns) => (ns / 1000).toFixed(3);
 const p50b = median(all.bare);
 const p50g = median(all.governed);
 const rate = (xs) => Math.round(median(xs)).toLocaleString("en");
-console.log(`node ${process.version}, ${process.arch}; ${ROUNDS} interleaved rounds x ${N} sequential awaited calls per side`);
+console.log(
+  `node ${process.version}, ${process.arch}; ${ROUNDS} interleaved rounds x ${N} sequential awaited calls per side`,
+);
 console.log(`bare call(procedure, input, {context})  p50 ${us(p50b)} µs   sequential ${rate(rates.bare)} calls/s`);
-console.log(`registry.invoke on surface direct      p50 ${us(p50g)} µs   sequential ${rate(rates.governed)} invocations/s (target >= 450,000)`);
-console.log(`ratio governed / bare at p50: ${(p50g / p50b).toFixed(2)}x (median of per-round ratios ${median(rounds.map((r) => r.ratio)).toFixed(2)}x; target <= 1.2x)`);
+console.log(
+  `registry.invoke on surface direct      p50 ${us(p50g)} µs   sequential ${rate(rates.governed)} invocations/s (target >= 450,000)`,
+);
+console.log(
+  `ratio governed / bare at p50: ${(p50g / p50b).toFixed(2)}x (median of per-round ratios ${median(rounds.map((r) => r.ratio)).toFixed(2)}x; target <= 1.2x)`,
+);
 if (sm.length > 0) {
-  console.log(`mitata p50 (adaptive batching): bare ${us(median(sm.map((r) => r.bare)))} µs, governed ${us(median(sm.map((r) => r.governed)))} µs`);
+  console.log(
+    `mitata p50 (adaptive batching): bare ${us(median(sm.map((r) => r.bare)))} µs, governed ${us(median(sm.map((r) => r.governed)))} µs`,
+  );
 }
 // For reference (not a target): a frame with an actor and a request id, as
 // adapters build them, goes through the JSON frame path; an audit
@@ -97,5 +106,7 @@ const actorFrame = { surface: "direct", context: {}, actor: { id: "u1", roles: [
 const audited = await createCapabilityRegistry({ orders: { search } }, { audit: () => {} });
 const withActor = await batch(() => registry.invoke("orders.search", input, actorFrame), 50_000);
 const withAudit = await batch(() => audited.invoke("orders.search", input, frame), 50_000);
-console.log(`reference: actor frame p50 ${us(median(withActor.each))} µs; with an audit subscriber p50 ${us(median(withAudit.each))} µs`);
+console.log(
+  `reference: actor frame p50 ${us(median(withActor.each))} µs; with an audit subscriber p50 ${us(median(withAudit.each))} µs`,
+);
 if (registry.inFlight() !== 0) throw new Error("invocations leaked");

@@ -51,7 +51,9 @@ const router = {
   },
 };
 const registry = await createCapabilityRegistry(router, { approvalStore: "memory" });
-const governed = await connect((server) => registerMcpTools(server, registry, { frame: () => ({ actor: { id: "bench" } }) }));
+const governed = await connect((server) =>
+  registerMcpTools(server, registry, { frame: () => ({ actor: { id: "bench" } }) }),
+);
 
 const request = { name: "orders_get", arguments: { id: "o-1" } };
 for (const client of [plain, governed]) {
@@ -79,7 +81,12 @@ const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q 
 const stats = {};
 for (const [name, values] of Object.entries(samples)) {
   values.sort((a, b) => a - b);
-  stats[name] = { p50: quantile(values, 0.5), p90: quantile(values, 0.9), p99: quantile(values, 0.99), n: values.length };
+  stats[name] = {
+    p50: quantile(values, 0.5),
+    p90: quantile(values, 0.9),
+    p99: quantile(values, 0.99),
+    n: values.length,
+  };
 }
 console.log(`MCP tool call over InMemoryTransport, Node ${process.version}, ${ROUNDS}×${CALLS_PER_ROUND} calls each`);
 for (const [name, s] of Object.entries(stats)) {

@@ -12,7 +12,19 @@ const out = mkdtempSync(join(tmpdir(), "orpc-agent-dts-"));
 try {
   execFileSync(
     "npx",
-    ["napi", "build", "--platform", "--esm", "--output-dir", out, "--js", "index.js", "--dts", "index.d.ts", "--no-dts-cache"],
+    [
+      "napi",
+      "build",
+      "--platform",
+      "--esm",
+      "--output-dir",
+      out,
+      "--js",
+      "index.js",
+      "--dts",
+      "index.d.ts",
+      "--no-dts-cache",
+    ],
     { cwd: root, stdio: ["ignore", "ignore", "inherit"] },
   );
   let drift = false;

@@ -89,7 +89,12 @@ export function optionsObject(
 export function optionalSignal(fn: string, what: string, v: unknown): void {
   if (v === undefined) return;
   const s = v as { aborted?: unknown; addEventListener?: unknown } | null;
-  if (s === null || typeof s !== "object" || typeof s.aborted !== "boolean" || typeof s.addEventListener !== "function") {
+  if (
+    s === null ||
+    typeof s !== "object" ||
+    typeof s.aborted !== "boolean" ||
+    typeof s.addEventListener !== "function"
+  ) {
     throw argumentError(fn, what, "an AbortSignal", v);
   }
 }
@@ -104,7 +109,11 @@ const DECIDE_KEYS = ["approver", "reason"] as const;
  * The approver and reason of `approvals.approve/reject`. An approver is its
  * id — a string, or an actor `{id}` (the frame's actor, as apps hold it).
  */
-export function decideArguments(fn: string, id: unknown, options: unknown): { id: string; approver: string | null; reason: string | null } {
+export function decideArguments(
+  fn: string,
+  id: unknown,
+  options: unknown,
+): { id: string; approver: string | null; reason: string | null } {
   requireString(fn, "the request id", id);
   const o = optionsObject(fn, "options", options, DECIDE_KEYS, true);
   let approver: string | null = null;

@@ -93,10 +93,7 @@ function policyMarker(p: AgentPolicy, i: number, fns: Map<number, PolicyFunction
 }
 
 /** A policy list with functions replaced by markers. */
-export function policiesToJson(
-  list: unknown,
-  fns: Map<number, PolicyFunction>,
-): unknown {
+export function policiesToJson(list: unknown, fns: Map<number, PolicyFunction>): unknown {
   return Array.isArray(list) ? list.map((p, i) => policyMarker(p, i, fns)) : list;
 }
 

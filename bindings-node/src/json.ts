@@ -75,7 +75,8 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
     write((v as { toJSON(): unknown }).toJSON(), path, depth, out);
     return;
   }
-  if (!isPlainObject(v)) fail("NOT_JSON_VALUE", path, `is a ${v.constructor?.name ?? "non-plain object"}, which JSON cannot hold`);
+  if (!isPlainObject(v))
+    fail("NOT_JSON_VALUE", path, `is a ${v.constructor?.name ?? "non-plain object"}, which JSON cannot hold`);
   writeObject(Object.entries(v), path, depth, out);
 }
 

@@ -28,7 +28,10 @@ export function logFailure(host: DriverHost, h: number, what: string, error: unk
   if (host.logger === undefined) return;
   try {
     const id = host.caps[N.invokeCapability(host.handle, h)]?.id ?? "?";
-    host.logger.warn(`orpc-agent: ${what} of capability "${id}" failed; the caller was only told that it failed`, error);
+    host.logger.warn(
+      `orpc-agent: ${what} of capability "${id}" failed; the caller was only told that it failed`,
+      error,
+    );
   } catch {
     // the operator's logger is not the call's business
   }

@@ -13,7 +13,8 @@ import type { ApprovalRequest } from "./types.js";
 
 /** The result of a failed call; anything but a `CapabilityError` is INTERNAL. */
 export function mcpErrorResult(error: unknown): CallToolResult {
-  const e = error instanceof CapabilityError ? error : new CapabilityError("INTERNAL", "The capability failed while running.");
+  const e =
+    error instanceof CapabilityError ? error : new CapabilityError("INTERNAL", "The capability failed while running.");
   let details: string | null = null;
   try {
     details = e.details === undefined ? null : toJsonText(e.details);
@@ -29,6 +30,5 @@ export function mcpApprovalResult(request: ApprovalRequest): CallToolResult {
 }
 
 /** The `_meta` keys, as the core names them. */
-export const MCP_META_KEYS: { readonly approvalId: string; readonly approval: string; readonly error: string } = JSON.parse(
-  N.mcpMetaKeys(),
-);
+export const MCP_META_KEYS: { readonly approvalId: string; readonly approval: string; readonly error: string } =
+  JSON.parse(N.mcpMetaKeys());

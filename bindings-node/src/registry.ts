@@ -258,7 +258,13 @@ function resumeOptions<TContext>(requestId: unknown, options: unknown): ResumeOp
   const by = o.asRequester as unknown;
   if (by !== undefined) {
     const b = by as { surface?: unknown; actor?: unknown } | null;
-    if (b === null || typeof b !== "object" || typeof b.surface !== "string" || b.actor === null || typeof b.actor !== "object") {
+    if (
+      b === null ||
+      typeof b !== "object" ||
+      typeof b.surface !== "string" ||
+      b.actor === null ||
+      typeof b.actor !== "object"
+    ) {
       throw argumentError(fn, "options.asRequester", "{ surface, actor } (the surface and actor of the caller)", by);
     }
   }
@@ -314,20 +320,23 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     };
     // A store that waits (PostgreSQL) answers through promises settled off
     // the JS thread; the others answer inside a synchronous call.
-    this.approvals = waits ? Object.freeze(waitingApprovals(handle)) : Object.freeze({
-      get: async (id: string) => {
-        requireString("registry.approvals.get", "the request id", id);
-        const text = call(() => N.approvalGet(handle, id, Date.now()));
-        return text == null ? null : parseCoreJson(text);
-      },
-      list: async (filter?: ApprovalListFilter) => {
-        const json = listFilterJson("registry.approvals.list", filter);
-        return parseCoreJson(call(() => N.approvalList(handle, json, Date.now())));
-      },
-      page: async (filter?: ApprovalListFilter) => syncPage(handle, listFilterJson("registry.approvals.page", filter)),
-      approve: decide(true),
-      reject: decide(false),
-    });
+    this.approvals = waits
+      ? Object.freeze(waitingApprovals(handle))
+      : Object.freeze({
+          get: async (id: string) => {
+            requireString("registry.approvals.get", "the request id", id);
+            const text = call(() => N.approvalGet(handle, id, Date.now()));
+            return text == null ? null : parseCoreJson(text);
+          },
+          list: async (filter?: ApprovalListFilter) => {
+            const json = listFilterJson("registry.approvals.list", filter);
+            return parseCoreJson(call(() => N.approvalList(handle, json, Date.now())));
+          },
+          page: async (filter?: ApprovalListFilter) =>
+            syncPage(handle, listFilterJson("registry.approvals.page", filter)),
+          approve: decide(true),
+          reject: decide(false),
+        });
   }
 
   /**
@@ -335,13 +344,19 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
    * raw `input` under `frame`. Resolves `{status: "ok", output}` or
    * `{status: "approval_required", request}`; rejects with `CapabilityError`.
    */
-  invoke<TOutput = unknown>(idOrToolName: string, input: unknown, frame: Frame<TContext>): Promise<InvokeResult<TOutput>> {
+  invoke<TOutput = unknown>(
+    idOrToolName: string,
+    input: unknown,
+    frame: Frame<TContext>,
+  ): Promise<InvokeResult<TOutput>> {
     if (frame === null || typeof frame !== "object") {
       // A host bug, not a model's: a TypeError, rejected like every other failure.
       return Promise.reject(new TypeError("registry.invoke needs a frame: { surface, actor?, context?, … }."));
     }
     if (typeof idOrToolName !== "string") {
-      return Promise.reject(argumentError("registry.invoke", "idOrToolName", "a capability id or tool name (a string)", idOrToolName));
+      return Promise.reject(
+        argumentError("registry.invoke", "idOrToolName", "a capability id or tool name (a string)", idOrToolName),
+      );
     }
     let index: number | undefined;
     let start: number;
@@ -385,7 +400,10 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
    * the surface and actor recorded when the request was made (SI-3). The
    * options give the application context, a signal, trace and ids.
    */
-  resume<TOutput = unknown>(requestId: string, options?: ResumeOptions<TContext> | null): Promise<InvokeResult<TOutput>> {
+  resume<TOutput = unknown>(
+    requestId: string,
+    options?: ResumeOptions<TContext> | null,
+  ): Promise<InvokeResult<TOutput>> {
     let frame: Frame<TContext>;
     let start: number;
     try {
@@ -488,10 +506,20 @@ export async function createCapabilityRegistry<TContext = any>(
   options: RegistryOptions<TContext> = {},
 ): Promise<CapabilityRegistry<TContext>> {
   if (router === null || (typeof router !== "object" && typeof router !== "function")) {
-    throw argumentError("createCapabilityRegistry", "the router", "an oRPC router (an object of procedures) or a procedure", router);
+    throw argumentError(
+      "createCapabilityRegistry",
+      "the router",
+      "an oRPC router (an object of procedures) or a procedure",
+      router,
+    );
   }
   if (options !== undefined && (options === null || typeof options !== "object" || Array.isArray(options))) {
-    throw argumentError("createCapabilityRegistry", "the options", "an object ({ policies?, defaults?, approvalStore?, audit?, … })", options);
+    throw argumentError(
+      "createCapabilityRegistry",
+      "the options",
+      "an object ({ policies?, defaults?, approvalStore?, audit?, … })",
+      options,
+    );
   }
   const found = await collectProcedures(router);
   const decls: unknown[] = [];
@@ -506,7 +534,12 @@ export async function createCapabilityRegistry<TContext = any>(
   // reports unknown keys (UNKNOWN_FIELD) instead of ignoring a typo.
   const { approvalStore, audit, logger, ...core } = options as RegistryOptions<TContext> & Record<string, unknown>;
   if (logger !== undefined && logger !== false && (logger === null || typeof (logger as Logger).warn !== "function")) {
-    throw argumentError("createCapabilityRegistry", "options.logger", "an object with a warn(message, error) method, or false", logger);
+    throw argumentError(
+      "createCapabilityRegistry",
+      "options.logger",
+      "an object with a warn(message, error) method, or false",
+      logger,
+    );
   }
   const opts: Record<string, unknown> = { ...core };
   if (options.policies !== undefined) opts.policies = policiesToJson(options.policies, runtimePolicies);
@@ -534,7 +567,14 @@ export async function createCapabilityRegistry<TContext = any>(
   const build = [JSON.stringify(decls), JSON.stringify(opts)] as const;
   const handle =
     storePg === undefined
-      ? call(() => N.registryBuild(...build, JSON.stringify(approvalStore ?? "memory"), typeof subscriber === "function", payloads))
+      ? call(() =>
+          N.registryBuild(
+            ...build,
+            JSON.stringify(approvalStore ?? "memory"),
+            typeof subscriber === "function",
+            payloads,
+          ),
+        )
       : await buildOnPostgres(storePg, ...build, typeof subscriber === "function", payloads);
   const registry = new CapabilityRegistry<TContext>(
     handle,

@@ -160,7 +160,9 @@ async function settle<T>(f: () => Promise<T>): Promise<T> {
 export function waitingApprovals(handle: number) {
   const decide = (approve: boolean) => async (id: string, o?: { approver?: unknown; reason?: string }) => {
     const a = decideArguments(`registry.approvals.${approve ? "approve" : "reject"}`, id, o);
-    return parseCoreJson(await settle(() => N.approvalDecideAsync(handle, a.id, approve, a.approver, a.reason, Date.now()))) as ApprovalRequest;
+    return parseCoreJson(
+      await settle(() => N.approvalDecideAsync(handle, a.id, approve, a.approver, a.reason, Date.now())),
+    ) as ApprovalRequest;
   };
   const pageOf = async (json: string): Promise<ApprovalPage> =>
     parseCoreJson(await settle(() => N.approvalPageAsync(handle, json, Date.now())));

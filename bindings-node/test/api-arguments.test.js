@@ -18,7 +18,15 @@ const frame = { surface: "direct", actor: { id: "agent-1" } };
 async function gatedRegistry() {
   const registry = await createCapabilityRegistry({
     refund: base
-      .meta({ agent: { description: "Refund.", expose: { direct: true }, sideEffect: "write", risk: "high", approval: { required: true } } })
+      .meta({
+        agent: {
+          description: "Refund.",
+          expose: { direct: true },
+          sideEffect: "write",
+          risk: "high",
+          approval: { required: true },
+        },
+      })
       .input(z.object({ n: z.number() }))
       .handler(async ({ input }) => input),
   });
@@ -35,9 +43,18 @@ async function refuses(label, f, argument) {
     error = e;
   }
   assert.ok(error !== undefined, `${label}: expected a TypeError, the call succeeded`);
-  assert.ok(error instanceof TypeError, `${label}: expected a TypeError, got ${error?.name} ${error?.code ?? ""}: ${error?.message}`);
+  assert.ok(
+    error instanceof TypeError,
+    `${label}: expected a TypeError, got ${error?.name} ${error?.code ?? ""}: ${error?.message}`,
+  );
   assert.match(error.message, argument, `${label}: the message names the argument`);
-  for (const foreign of [/Failed to convert/, /rust type/, /Cannot read propert/, /is not a function/, /native call failed/]) {
+  for (const foreign of [
+    /Failed to convert/,
+    /rust type/,
+    /Cannot read propert/,
+    /is not a function/,
+    /native call failed/,
+  ]) {
     assert.doesNotMatch(error.message, foreign, `${label}: ${error.message}`);
   }
   return error;
@@ -55,7 +72,11 @@ test("approvals.approve/reject take an approver as an id or as an actor {id}", a
   assert.equal(rejected.decidedBy, "ops-2");
   const c = await pending();
   assert.equal((await registry.approvals.approve(c, { approver: "ops-3" })).decidedBy, "ops-3");
-  assert.equal((await registry.approvals.approve(await pending(), { approver: null })).decidedBy, undefined, "null: no approver");
+  assert.equal(
+    (await registry.approvals.approve(await pending(), { approver: null })).decidedBy,
+    undefined,
+    "null: no approver",
+  );
   registry.close();
 });
 
@@ -115,14 +136,26 @@ test("invoke/resume refuse wrong types naming the argument (rejections, never sy
     return refuses(label, () => promise, argument);
   };
   await rejectsWith("invoke name number", () => registry.invoke(5, {}, frame), /idOrToolName/);
-  await rejectsWith("invoke signal string", () => registry.invoke("refund", { n: 1 }, { ...frame, signal: "x" }), /signal/);
-  await rejectsWith("invoke onProgress number", () => registry.invoke("refund", { n: 1 }, { ...frame, onProgress: 5 }), /onProgress/);
+  await rejectsWith(
+    "invoke signal string",
+    () => registry.invoke("refund", { n: 1 }, { ...frame, signal: "x" }),
+    /signal/,
+  );
+  await rejectsWith(
+    "invoke onProgress number",
+    () => registry.invoke("refund", { n: 1 }, { ...frame, onProgress: 5 }),
+    /onProgress/,
+  );
   await rejectsWith("resume id number", () => registry.resume(5), /requestId/);
   await rejectsWith("resume options string", () => registry.resume(id, "x"), /options/);
   await rejectsWith("resume signal string", () => registry.resume(id, { signal: "x" }), /signal/);
   await rejectsWith("resume onProgress string", () => registry.resume(id, { onProgress: "x" }), /onProgress/);
   await rejectsWith("resume asRequester string", () => registry.resume(id, { asRequester: "agent-1" }), /asRequester/);
-  await rejectsWith("resume asRequester without actor", () => registry.resume(id, { asRequester: { surface: "direct" } }), /asRequester/);
+  await rejectsWith(
+    "resume asRequester without actor",
+    () => registry.resume(id, { asRequester: { surface: "direct" } }),
+    /asRequester/,
+  );
   await rejectsWith("resume throughTool number", () => registry.resume(id, { throughTool: 5 }), /throughTool/);
   assert.equal((await registry.approvals.get(id)).status, "approved", "no bad resume consumed the request");
   assert.deepEqual(await registry.resume(id, null), { status: "ok", output: { n: 1 } }, "null options are none");

@@ -18,7 +18,28 @@ test("the core's rows are the ones the fast path was written for", () => {
 });
 
 test("the fast build equals the build from the core's field list, keys in the same order", () => {
-  const base = ["finished", "orders.refund", "orders_refund", "mcp", "alice", false, [], null, null, 1, 1700000000000, 3, "ok", 14, null, null, "r", "a", "s", null];
+  const base = [
+    "finished",
+    "orders.refund",
+    "orders_refund",
+    "mcp",
+    "alice",
+    false,
+    [],
+    null,
+    null,
+    1,
+    1700000000000,
+    3,
+    "ok",
+    14,
+    null,
+    null,
+    "r",
+    "a",
+    "s",
+    null,
+  ];
   const variants = [];
   for (const requested of [null, "orders_refund"]) {
     for (const tracestate of [null, "k=v"]) {
@@ -60,10 +81,17 @@ test("records from real calls carry the core's keys in the core's order", async 
   const records = [];
   const registry = await createCapabilityRegistry(
     { orders: { refund } },
-    { audit: { subscriber: (r) => records.push(r), payloads: true }, policies: [{ name: "p", evaluate: () => ({ decision: "allow" }) }] },
+    {
+      audit: { subscriber: (r) => records.push(r), payloads: true },
+      policies: [{ name: "p", evaluate: () => ({ decision: "allow" }) }],
+    },
   );
   const trace = { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", tracestate: "k=v" };
-  const gated = await registry.invoke("orders.refund", { id: "1" }, { surface: "mcp", actor: { id: "u" }, trace, requestId: "r1" });
+  const gated = await registry.invoke(
+    "orders.refund",
+    { id: "1" },
+    { surface: "mcp", actor: { id: "u" }, trace, requestId: "r1" },
+  );
   assert.equal(gated.status, "approval_required");
   await registry.approvals.approve(gated.request.id, { approver: "m" });
   const resumed = await registry.resume(gated.request.id, { requestId: "r2" });

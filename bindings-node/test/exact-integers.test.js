@@ -21,7 +21,13 @@ function router(seen) {
   return {
     transfer: base
       .meta({
-        agent: { description: "Moves units.", expose: { direct: true }, sideEffect: "write", risk: "high", approval: { required: true } },
+        agent: {
+          description: "Moves units.",
+          expose: { direct: true },
+          sideEffect: "write",
+          risk: "high",
+          approval: { required: true },
+        },
       })
       .input(z.object({ units: z.bigint(), floor: z.bigint(), cap: z.bigint(), note: z.string() }))
       .handler(async ({ input }) => {
@@ -75,7 +81,15 @@ test("values without large integers read as plain JSON, strings that start with 
   const seen = [];
   const registry = await createCapabilityRegistry({
     note: base
-      .meta({ agent: { description: "Notes.", expose: { direct: true }, sideEffect: "write", risk: "low", approval: { required: true } } })
+      .meta({
+        agent: {
+          description: "Notes.",
+          expose: { direct: true },
+          sideEffect: "write",
+          risk: "low",
+          approval: { required: true },
+        },
+      })
       .input(z.object({ n: z.number(), s: z.string() }))
       .handler(async ({ input }) => {
         seen.push(input);

@@ -12,7 +12,9 @@ export const VECTORS = join(dirname(fileURLToPath(import.meta.url)), "..", "..",
 /** Every case of every file in a vector directory (fails on an empty set). */
 export function loadVectors(dir) {
   const cases = [];
-  for (const f of readdirSync(join(VECTORS, dir)).filter((f) => f.endsWith(".json")).sort()) {
+  for (const f of readdirSync(join(VECTORS, dir))
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
     const d = JSON.parse(readFileSync(join(VECTORS, dir, f), "utf8"));
     for (const c of d.cases) cases.push({ file: f, ...c });
   }
@@ -22,13 +24,16 @@ export function loadVectors(dir) {
 
 /** Subset match of README: objects by key, arrays element-wise with equal length, null matches absent. */
 export function subsetProblems(expected, actual, path = "") {
-  if (expected === null) return actual === null || actual === undefined ? [] : [`${path}: expected null, got ${JSON.stringify(actual)}`];
+  if (expected === null)
+    return actual === null || actual === undefined ? [] : [`${path}: expected null, got ${JSON.stringify(actual)}`];
   if (Array.isArray(expected)) {
-    if (!Array.isArray(actual) || actual.length !== expected.length) return [`${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
+    if (!Array.isArray(actual) || actual.length !== expected.length)
+      return [`${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
     return expected.flatMap((e, i) => subsetProblems(e, actual[i], `${path}[${i}]`));
   }
   if (typeof expected === "object") {
-    if (actual === null || typeof actual !== "object") return [`${path}: expected object, got ${JSON.stringify(actual)}`];
+    if (actual === null || typeof actual !== "object")
+      return [`${path}: expected object, got ${JSON.stringify(actual)}`];
     return Object.entries(expected).flatMap(([k, v]) => subsetProblems(v, actual[k], `${path}.${k}`));
   }
   return expected === actual ? [] : [`${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`];
@@ -37,20 +42,28 @@ export function subsetProblems(expected, actual, path = "") {
 /** The schema subset validator of the README, as a Standard Schema. */
 export function subsetSchema(spec) {
   const typeOk = (t, v) =>
-    t === "string" ? typeof v === "string"
-    : t === "number" ? typeof v === "number"
-    : t === "integer" ? Number.isInteger(v)
-    : t === "boolean" ? typeof v === "boolean"
-    : t === "object" ? v !== null && typeof v === "object" && !Array.isArray(v)
-    : t === "array" ? Array.isArray(v)
-    : t === "null" ? v === null
-    : false;
+    t === "string"
+      ? typeof v === "string"
+      : t === "number"
+        ? typeof v === "number"
+        : t === "integer"
+          ? Number.isInteger(v)
+          : t === "boolean"
+            ? typeof v === "boolean"
+            : t === "object"
+              ? v !== null && typeof v === "object" && !Array.isArray(v)
+              : t === "array"
+                ? Array.isArray(v)
+                : t === "null"
+                  ? v === null
+                  : false;
   return {
     "~standard": {
       version: 1,
       vendor: "vectors",
       validate(value) {
-        if (value === null || typeof value !== "object" || Array.isArray(value)) return { issues: [{ message: "must be an object" }] };
+        if (value === null || typeof value !== "object" || Array.isArray(value))
+          return { issues: [{ message: "must be an object" }] };
         const v = { ...(spec.defaults ?? {}), ...value };
         for (const k of spec.required ?? []) if (!(k in v)) return { issues: [{ message: `missing ${k}`, path: [k] }] };
         for (const [k, t] of Object.entries(spec.properties ?? {})) {
@@ -68,16 +81,26 @@ export function hostPolicy(marker, behaviours) {
   const evaluate = async () => {
     if (!b) throw new Error(`no behaviour for ${marker.name}`);
     switch (b.kind) {
-      case "allow": return { decision: "allow" };
-      case "abstain": return { decision: "abstain" };
-      case "deny": return { decision: "deny", reason: b.reason };
-      case "throw": throw new Error("policy exploded with secret s3cr3t");
+      case "allow":
+        return { decision: "allow" };
+      case "abstain":
+        return { decision: "abstain" };
+      case "deny":
+        return { decision: "deny", reason: b.reason };
+      case "throw":
+        throw new Error("policy exploded with secret s3cr3t");
       case "require-approval":
-        return { decision: "requireApproval", approvalType: b.approvalType, reason: b.reason, expiresInMs: b.expiresInMs };
+        return {
+          decision: "requireApproval",
+          approvalType: b.approvalType,
+          reason: b.reason,
+          expiresInMs: b.expiresInMs,
+        };
       case "delay":
         await new Promise((r) => setTimeout(r, b.ms));
         return { decision: "allow" };
-      default: throw new Error(`unknown policy kind ${b.kind}`);
+      default:
+        throw new Error(`unknown policy kind ${b.kind}`);
     }
   };
   return { ...marker, evaluate };
@@ -89,15 +112,19 @@ export function metaWithHooks(meta, entry, behaviours) {
   const m = { ...meta };
   if (m.redact && typeof m.redact === "object") {
     m.redact = { ...m.redact };
-    if (m.redact.output === true) m.redact.output = redactor(entry?.redactOutput ?? { kind: "mask-fields", fields: [] });
-    if (m.redact.approvalInput === true) m.redact.approvalInput = redactor(entry?.redactApprovalInput ?? { kind: "mask-fields", fields: [] });
+    if (m.redact.output === true)
+      m.redact.output = redactor(entry?.redactOutput ?? { kind: "mask-fields", fields: [] });
+    if (m.redact.approvalInput === true)
+      m.redact.approvalInput = redactor(entry?.redactApprovalInput ?? { kind: "mask-fields", fields: [] });
   }
   if (m.retry && typeof m.retry === "object" && m.retry.retryOn === true) {
     const codes = entry?.retryOn?.codes ?? [];
     m.retry = { ...m.retry, retryOn: (e) => codes.includes(e.code) };
   }
   if (Array.isArray(m.policies)) {
-    m.policies = m.policies.map((p) => (p && typeof p === "object" && p.host === true ? hostPolicy(withoutHost(p), behaviours) : p));
+    m.policies = m.policies.map((p) =>
+      p && typeof p === "object" && p.host === true ? hostPolicy(withoutHost(p), behaviours) : p,
+    );
   }
   return m;
 }
@@ -122,16 +149,20 @@ export function handlerFor(id, spec, calls) {
   return async ({ input }) => {
     calls[id] = (calls[id] ?? 0) + 1;
     switch (spec.kind) {
-      case "echo": return input;
-      case "fail-with-code": throw new CapabilityError(spec.code, `failed with ${spec.code}`, { retryable: spec.retryable });
+      case "echo":
+        return input;
+      case "fail-with-code":
+        throw new CapabilityError(spec.code, `failed with ${spec.code}`, { retryable: spec.retryable });
       case "fail-retryable-n-times":
         if (calls[id] <= spec.n) throw new CapabilityError("EXECUTION_FAILED", "transient", { retryable: true });
         return input;
       case "delay":
         await new Promise((r) => setTimeout(r, spec.ms)); // ignores its signal on purpose
         return input;
-      case "throw": throw new Error(spec.message);
-      default: throw new Error(`unknown handler kind ${spec.kind}`);
+      case "throw":
+        throw new Error(spec.message);
+      default:
+        throw new Error(`unknown handler kind ${spec.kind}`);
     }
   };
 }
@@ -152,7 +183,9 @@ export function vectorRouter(capabilities, behaviours, calls) {
 export function vectorOptions(options, behaviours) {
   const o = { ...(options ?? {}) };
   if (Array.isArray(o.policies)) {
-    o.policies = o.policies.map((p) => (p && typeof p === "object" && p.host === true ? hostPolicy(withoutHost(p), behaviours) : p));
+    o.policies = o.policies.map((p) =>
+      p && typeof p === "object" && p.host === true ? hostPolicy(withoutHost(p), behaviours) : p,
+    );
   }
   return o;
 }

@@ -4,16 +4,32 @@ import { test } from "node:test";
 import { os } from "@orpc/server";
 import * as z from "zod";
 
-import { agentProcedure, CapabilityError, createCapabilityRegistry, inputHash, RegistryValidationError } from "@orpc-agent/core";
+import {
+  agentProcedure,
+  CapabilityError,
+  createCapabilityRegistry,
+  inputHash,
+  RegistryValidationError,
+} from "@orpc-agent/core";
 
 const base = agentProcedure(os.$context());
-const agent = (extra = {}) => ({ description: "Does a thing.", expose: { mcp: true }, sideEffect: "read", risk: "low", ...extra });
+const agent = (extra = {}) => ({
+  description: "Does a thing.",
+  expose: { mcp: true },
+  sideEffect: "read",
+  risk: "low",
+  ...extra,
+});
 const echo = (meta, schema) => {
   let p = base.meta({ agent: meta });
   if (schema) p = p.input(schema);
   return p.handler(async ({ input }) => input);
 };
-const codeOf = (p) => p.then(() => "ok", (e) => (e instanceof CapabilityError ? e.code : `not a CapabilityError: ${e}`));
+const codeOf = (p) =>
+  p.then(
+    () => "ok",
+    (e) => (e instanceof CapabilityError ? e.code : `not a CapabilityError: ${e}`),
+  );
 
 test("SI-1 exposure is deny-by-default per surface; only literal true exposes", async () => {
   const registry = await createCapabilityRegistry({
@@ -24,7 +40,10 @@ test("SI-1 exposure is deny-by-default per surface; only literal true exposes", 
   assert.equal(await codeOf(registry.invoke("onMcp", {}, { surface: "aiSdk" })), "NOT_FOUND");
   const bad = await createCapabilityRegistry({ x: echo(agent({ expose: { mcp: "yes" } })) }).catch((e) => e);
   assert.ok(bad instanceof RegistryValidationError);
-  assert.deepEqual(bad.problems.map((p) => [p.path, p.code]), [["expose.mcp", "WRONG_TYPE"]]);
+  assert.deepEqual(
+    bad.problems.map((p) => [p.path, p.code]),
+    [["expose.mcp", "WRONG_TYPE"]],
+  );
 });
 
 test("SI-2 only the core's five surface names are surfaces: Object.prototype's names are refused, never direct", async () => {
@@ -37,7 +56,11 @@ test("SI-2 only the core's five surface names are surfaces: Object.prototype's n
   });
   for (const surface of ["constructor", "__proto__", "toString", "valueOf", "hasOwnProperty", "isPrototypeOf", ""]) {
     assert.equal(await codeOf(registry.invoke("onlyDirect", {}, { surface })), "INVALID_INPUT", surface);
-    assert.equal(await codeOf(registry.invoke("onlyDirect", {}, { surface, actor: { id: "a" } })), "INVALID_INPUT", surface);
+    assert.equal(
+      await codeOf(registry.invoke("onlyDirect", {}, { surface, actor: { id: "a" } })),
+      "INVALID_INPUT",
+      surface,
+    );
   }
   assert.equal(ran, 0, "no capability ran on a made-up surface");
   assert.deepEqual(await registry.invoke("onlyDirect", {}, { surface: "direct" }), { status: "ok", output: "ran" });
@@ -124,16 +147,19 @@ test("SI-4 invalid metadata never serves: one aggregate error at build", async (
 });
 
 test("SI-4 a declared hook without an implementation is a MISSING_HOOK problem, reported with the others", async () => {
-  const e = await createCapabilityRegistry({
-    a: echo(
-      agent({
-        redact: { output: true, approvalInput: true },
-        retry: { maxAttempts: 1, retryOn: true },
-        policies: [{ decision: "allow" }, { host: true, name: "no-fn" }, (_req) => ({ decision: "allow" })],
-      }),
-    ),
-    b: echo(agent({ timeoutMs: 0, redact: { output: (o) => o } })),
-  }, { policies: [{ host: true }, () => ({ decision: "allow" })] }).catch((x) => x);
+  const e = await createCapabilityRegistry(
+    {
+      a: echo(
+        agent({
+          redact: { output: true, approvalInput: true },
+          retry: { maxAttempts: 1, retryOn: true },
+          policies: [{ decision: "allow" }, { host: true, name: "no-fn" }, (_req) => ({ decision: "allow" })],
+        }),
+      ),
+      b: echo(agent({ timeoutMs: 0, redact: { output: (o) => o } })),
+    },
+    { policies: [{ host: true }, () => ({ decision: "allow" })] },
+  ).catch((x) => x);
   assert.ok(e instanceof RegistryValidationError, String(e));
   const codes = e.problems.map((p) => `${p.capability ?? "-"}:${p.path}:${p.code}`).sort();
   assert.deepEqual(codes, [
@@ -149,22 +175,26 @@ test("SI-4 a declared hook without an implementation is a MISSING_HOOK problem, 
 test("SI-5 policies, approval hashes and handlers see only validated input", async () => {
   const seen = [];
   const schema = z.object({ amount: z.number(), currency: z.string().default("EUR") }).strip();
-  const registry = await createCapabilityRegistry(
-    {
-      pay: base
-        .meta({ agent: agent({ sideEffect: "external", approval: { required: true }, policies: [
-              (req) => {
-                seen.push(req.input);
-                return { decision: "abstain" };
-              },
-            ] }) })
-        .input(schema)
-        .handler(async ({ input }) => {
-          seen.push(input);
-          return input;
+  const registry = await createCapabilityRegistry({
+    pay: base
+      .meta({
+        agent: agent({
+          sideEffect: "external",
+          approval: { required: true },
+          policies: [
+            (req) => {
+              seen.push(req.input);
+              return { decision: "abstain" };
+            },
+          ],
         }),
-    },
-  );
+      })
+      .input(schema)
+      .handler(async ({ input }) => {
+        seen.push(input);
+        return input;
+      }),
+  });
   const r = await registry.invoke("pay", { amount: 7, extra: "dropped" }, { surface: "mcp" });
   assert.deepEqual(seen, [{ amount: 7, currency: "EUR" }]);
   assert.deepEqual(r.request.input, { amount: 7, currency: "EUR" });
@@ -176,14 +206,28 @@ test("SI-5 policies, approval hashes and handlers see only validated input", asy
 
 test("SI-6 runtime policies run before capability policies; first deny wins; a failing policy denies", async () => {
   const order = [];
-  const p = (name, decision) => ({ name, evaluate: () => {
+  const p = (name, decision) => ({
+    name,
+    evaluate: () => {
       order.push(name);
       return { decision };
-    } });
+    },
+  });
   const registry = await createCapabilityRegistry(
     {
       a: echo(agent({ policies: [p("cap-1", "abstain"), p("cap-2", "deny"), p("cap-3", "allow")] })),
-      b: echo(agent({ policies: [{ name: "boom", evaluate: () => { throw new Error("secret s3cr3t"); } }] })),
+      b: echo(
+        agent({
+          policies: [
+            {
+              name: "boom",
+              evaluate: () => {
+                throw new Error("secret s3cr3t");
+              },
+            },
+          ],
+        }),
+      ),
     },
     { policies: [p("rt-1", "allow"), p("rt-2", "abstain")] },
   );
@@ -262,7 +306,15 @@ test("SI-10 nothing unredacted leaves: results, errors, audit payloads", async (
         .meta({ agent: agent({ redact: { output: (o) => ({ ...o, pan: "****" }) } }) })
         .handler(async () => ({ name: "Ada", pan: "4111111111111111" })),
       broken: base
-        .meta({ agent: agent({ redact: { output: () => { throw new Error("4111111111111111"); } } }) })
+        .meta({
+          agent: agent({
+            redact: {
+              output: () => {
+                throw new Error("4111111111111111");
+              },
+            },
+          }),
+        })
         .handler(async () => ({ pan: "4111111111111111" })),
     },
     { audit: { subscriber: (r) => records.push(r), payloads: true } },
@@ -273,7 +325,10 @@ test("SI-10 nothing unredacted leaves: results, errors, audit payloads", async (
   assert.equal(e.code, "EXECUTION_FAILED");
   const everything = JSON.stringify([ok, e.toJSON(), e.message, records]);
   assert.ok(!everything.includes("4111111111111111"));
-  assert.deepEqual(records.find((r) => r.event === "finished" && r.outcome === "ok").output, { name: "Ada", pan: "****" });
+  assert.deepEqual(records.find((r) => r.event === "finished" && r.outcome === "ok").output, {
+    name: "Ada",
+    pan: "****",
+  });
 });
 
 test("SI-11 retries wrap the handler only, on retryable errors, for read or idempotent+configured writes", async () => {
@@ -290,13 +345,20 @@ test("SI-11 retries wrap the handler only, on retryable errors, for read or idem
   assert.deepEqual(await registry.invoke("read", {}, { surface: "mcp" }), { status: "ok", output: 3 });
   assert.equal(await codeOf(registry.invoke("fatal", {}, { surface: "mcp" })), "EXECUTION_FAILED");
   assert.equal(calls.fatal, 1);
-  const e = await createCapabilityRegistry({ w: echo(agent({ sideEffect: "write", retry: { maxAttempts: 1 } })) }).catch((x) => x);
-  assert.deepEqual(e.problems.map((p) => p.code), ["RETRY_NOT_IDEMPOTENT"]);
+  const e = await createCapabilityRegistry({
+    w: echo(agent({ sideEffect: "write", retry: { maxAttempts: 1 } })),
+  }).catch((x) => x);
+  assert.deepEqual(
+    e.problems.map((p) => p.code),
+    ["RETRY_NOT_IDEMPOTENT"],
+  );
 });
 
 test("SI-12 discovery: contextual grants no authority", async () => {
   const registry = await createCapabilityRegistry({
-    ctx: echo(agent({ discovery: "contextual", expose: { aiSdk: true }, sideEffect: "write", approval: { required: true } })),
+    ctx: echo(
+      agent({ discovery: "contextual", expose: { aiSdk: true }, sideEffect: "write", approval: { required: true } }),
+    ),
   });
   assert.equal(registry.descriptors({ surface: "aiSdk" })[0].discovery, "contextual");
   assert.equal(await codeOf(registry.invoke("ctx", {}, { surface: "direct" })), "NOT_FOUND");

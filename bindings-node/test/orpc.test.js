@@ -23,7 +23,15 @@ const auth = os.middleware(async ({ context, next }) => {
 
 const search = base
   .use(auth)
-  .meta({ agent: { description: "Search orders.", expose: { direct: true, mcp: true }, sideEffect: "read", risk: "low", tags: ["orders"] } })
+  .meta({
+    agent: {
+      description: "Search orders.",
+      expose: { direct: true, mcp: true },
+      sideEffect: "read",
+      risk: "low",
+      tags: ["orders"],
+    },
+  })
   .input(z.object({ query: z.string().min(2), limit: z.number().int().max(50).default(10) }))
   .output(z.object({ hits: z.array(z.string()), user: z.string() }))
   .handler(async ({ input, context, signal }) => {
@@ -35,7 +43,10 @@ const evenOnly = {
   "~standard": {
     version: 1,
     vendor: "plain",
-    validate: (v) => (typeof v?.n === "number" && v.n % 2 === 0 ? { value: { n: v.n } } : { issues: [{ message: "n must be even", path: ["n"] }] }),
+    validate: (v) =>
+      typeof v?.n === "number" && v.n % 2 === 0
+        ? { value: { n: v.n } }
+        : { issues: [{ message: "n must be even", path: ["n"] }] },
   },
 };
 const half = base
@@ -74,7 +85,11 @@ test("the procedure's middlewares and handler run with the frame's context; vali
     (e) => e.code === "INVALID_INPUT" && /^The input is invalid: \/query: .+\.$/.test(e.message),
   );
   // Output schema (stage 12) on the tool name path.
-  const viaTool = await registry.invoke("orders_search", { query: "xyz", limit: 2 }, { surface: "mcp", context: { tenant: "t2" } });
+  const viaTool = await registry.invoke(
+    "orders_search",
+    { query: "xyz", limit: 2 },
+    { surface: "mcp", context: { tenant: "t2" } },
+  );
   assert.deepEqual(viaTool.output, { hits: ["xyz#2"], user: "t2:user" });
 });
 
@@ -115,7 +130,10 @@ test("middlewares and handlers get the options oRPC's own call() gives them", as
   assert.deepEqual(viaGovernance, shapes);
   assert.equal(viaGovernance.length, 2);
   // Beyond oRPC's: a signal always (the deadline's), and progress reporting.
-  assert.deepEqual(extras.slice(0, 2), [[true, "function"], [true, "function"]]);
+  assert.deepEqual(extras.slice(0, 2), [
+    [true, "function"],
+    [true, "function"],
+  ]);
 });
 
 test("middlewares combined with oRPC's concat(): they run, and the handler keeps signal and progress", async () => {
@@ -137,13 +155,19 @@ test("middlewares combined with oRPC's concat(): they run, and the handler keeps
   assert.deepEqual(await registry.invoke("probe", {}, { surface: "direct" }), { status: "ok", output: "ok" });
   const bare = [];
   for (const x of seen.splice(0)) bare.push(x);
-  assert.deepEqual(bare, [["middleware", 1, undefined], ["handler", 3, true, "function"]]);
+  assert.deepEqual(bare, [
+    ["middleware", 1, undefined],
+    ["handler", 3, true, "function"],
+  ]);
 });
 
 test("any Standard Schema validator works at stage 4", async () => {
   const registry = await createCapabilityRegistry(router);
   assert.deepEqual(await registry.invoke("math.half", { n: 8 }, { surface: "direct" }), { status: "ok", output: 4 });
-  await assert.rejects(registry.invoke("math.deep.half", { n: 3 }, { surface: "direct" }), (e) => e.code === "INVALID_INPUT" && /even/.test(e.message));
+  await assert.rejects(
+    registry.invoke("math.deep.half", { n: 3 }, { surface: "direct" }),
+    (e) => e.code === "INVALID_INPUT" && /even/.test(e.message),
+  );
 });
 
 test("descriptors carry JSON Schemas from zod 4 (Standard JSON Schema)", async () => {

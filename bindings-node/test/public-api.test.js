@@ -8,10 +8,24 @@ import { test } from "node:test";
 import { os } from "@orpc/server";
 import * as z from "zod";
 
-import { abstain, agentProcedure, allow, CapabilityError, createCapabilityRegistry, deny, requireApproval } from "@orpc-agent/core";
+import {
+  abstain,
+  agentProcedure,
+  allow,
+  CapabilityError,
+  createCapabilityRegistry,
+  deny,
+  requireApproval,
+} from "@orpc-agent/core";
 
 const base = agentProcedure(os.$context());
-const agent = (extra = {}) => ({ description: "Does a thing.", expose: { direct: true }, sideEffect: "read", risk: "low", ...extra });
+const agent = (extra = {}) => ({
+  description: "Does a thing.",
+  expose: { direct: true },
+  sideEffect: "read",
+  risk: "low",
+  ...extra,
+});
 const frame = { surface: "direct", actor: { id: "agent-1" } };
 /** The core's default expiry of an approval request (15 min) and reason. */
 const DEFAULT_EXPIRES_IN_MS = 900_000;
@@ -71,7 +85,11 @@ test("allow() and abstain() let the call run and are audited as such; neither ou
       { name: "p-deny", evaluate: () => deny("closed on Sundays") },
     ],
   });
-  const gated = echo({ sideEffect: "write", approval: { required: true }, policies: [{ name: "p-allow", evaluate: () => allow() }] });
+  const gated = echo({
+    sideEffect: "write",
+    approval: { required: true },
+    policies: [{ name: "p-allow", evaluate: () => allow() }],
+  });
   const registry = await createCapabilityRegistry(
     { open: open.procedure, denied: denied.procedure, gated: gated.procedure },
     { audit: (r) => audit.push(r) },
@@ -102,9 +120,19 @@ test("allow() and abstain() let the call run and are audited as such; neither ou
 
 test("requireApproval() gates the call: with its type, reason and expiry, or the defaults without them", async () => {
   const audit = [];
-  const sized = echo({ policies: [{ name: "p-big", evaluate: () => requireApproval({ type: "manager", reason: "big refund", expiresInMs: 120_000 }) }] });
+  const sized = echo({
+    policies: [
+      {
+        name: "p-big",
+        evaluate: () => requireApproval({ type: "manager", reason: "big refund", expiresInMs: 120_000 }),
+      },
+    ],
+  });
   const plain = echo({ policies: [{ name: "p-plain", evaluate: () => requireApproval() }] });
-  const registry = await createCapabilityRegistry({ sized: sized.procedure, plain: plain.procedure }, { audit: (r) => audit.push(r) });
+  const registry = await createCapabilityRegistry(
+    { sized: sized.procedure, plain: plain.procedure },
+    { audit: (r) => audit.push(r) },
+  );
 
   const first = await registry.invoke("sized", { n: 1 }, frame);
   assert.equal(first.status, "approval_required");
@@ -294,7 +322,9 @@ test("a policy decision with a field of the wrong type, or an expiry the core re
     const registry = await createCapabilityRegistry(
       {
         pay: base
-          .meta({ agent: agent({ sideEffect: "write", risk: "high", policies: [{ name: "gate", evaluate: () => answer }] }) })
+          .meta({
+            agent: agent({ sideEffect: "write", risk: "high", policies: [{ name: "gate", evaluate: () => answer }] }),
+          })
           .handler(async () => {
             ran++;
             return "paid";
@@ -324,7 +354,14 @@ test("operators see what application code threw through the logger; the caller n
       gated: base
         .meta({
           agent: agent({
-            policies: [{ name: "crashy", evaluate: () => { throw new RangeError(`policy saw ${secret}`); } }],
+            policies: [
+              {
+                name: "crashy",
+                evaluate: () => {
+                  throw new RangeError(`policy saw ${secret}`);
+                },
+              },
+            ],
           }),
         })
         .handler(async () => "never"),
@@ -339,18 +376,35 @@ test("operators see what application code threw through the logger; the caller n
   assert.ok(!JSON.stringify(p.toJSON()).includes("hunter2"));
   assert.equal(logged.length, 2);
   assert.match(logged[0].message, /the handler of capability "boom" failed/);
-  assert.ok(logged[0].error instanceof TypeError && logged[0].error.message.includes("hunter2"), "the real error, for the operator");
+  assert.ok(
+    logged[0].error instanceof TypeError && logged[0].error.message.includes("hunter2"),
+    "the real error, for the operator",
+  );
   assert.match(logged[1].message, /a policy \(capability #0\) of capability "gated" failed/);
   assert.ok(logged[1].error instanceof RangeError);
   // A CapabilityError the app threw is the app's own answer: not logged.
   const quiet = await createCapabilityRegistry(
-    { own: base.meta({ agent: agent() }).handler(async () => { throw new CapabilityError("NOT_FOUND", "no such order"); }) },
+    {
+      own: base.meta({ agent: agent() }).handler(async () => {
+        throw new CapabilityError("NOT_FOUND", "no such order");
+      }),
+    },
     { logger },
   );
   assert.equal((await quiet.invoke("own", {}, frame).catch((x) => x)).code, "NOT_FOUND");
   assert.equal(logged.length, 2);
   // logger: false logs nothing; a bad logger is refused with the library's words.
-  const silent = await createCapabilityRegistry({ boom: base.meta({ agent: agent() }).handler(async () => { throw new Error("x"); }) }, { logger: false });
+  const silent = await createCapabilityRegistry(
+    {
+      boom: base.meta({ agent: agent() }).handler(async () => {
+        throw new Error("x");
+      }),
+    },
+    { logger: false },
+  );
   assert.equal((await silent.invoke("boom", {}, frame).catch((x) => x)).code, "EXECUTION_FAILED");
-  await assert.rejects(createCapabilityRegistry({}, { logger: "console" }), (err) => err instanceof TypeError && /options\.logger/.test(err.message));
+  await assert.rejects(
+    createCapabilityRegistry({}, { logger: "console" }),
+    (err) => err instanceof TypeError && /options\.logger/.test(err.message),
+  );
 });

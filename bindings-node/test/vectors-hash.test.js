@@ -36,36 +36,63 @@ function decodeCbor(hex) {
     return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
   };
   const half = (h) => {
-    const e = (h >> 10) & 0x1f, m = h & 0x3ff, s = h & 0x8000 ? -1 : 1;
+    const e = (h >> 10) & 0x1f,
+      m = h & 0x3ff,
+      s = h & 0x8000 ? -1 : 1;
     if (e === 0) return s * m * 2 ** -24;
     if (e === 31) return m ? NaN : s * Infinity;
     return s * (1 + m / 1024) * 2 ** (e - 15);
   };
   const item = () => {
     const ib = b[i++];
-    const major = ib >> 5, info = ib & 31;
+    const major = ib >> 5,
+      info = ib & 31;
     if (major === 7) {
       if (info === 20) return false;
       if (info === 21) return true;
       if (info === 22) return null;
       if (info === 23) return undefined;
-      if (info === 25) { const v = half(b.readUInt16BE(i)); i += 2; return v; }
-      if (info === 26) { const v = b.readFloatBE(i); i += 4; return v; }
-      if (info === 27) { const v = b.readDoubleBE(i); i += 8; return v; }
+      if (info === 25) {
+        const v = half(b.readUInt16BE(i));
+        i += 2;
+        return v;
+      }
+      if (info === 26) {
+        const v = b.readFloatBE(i);
+        i += 4;
+        return v;
+      }
+      if (info === 27) {
+        const v = b.readDoubleBE(i);
+        i += 8;
+        return v;
+      }
       throw new Error(`simple ${info}`);
     }
     const n = arg(info);
     switch (major) {
-      case 0: return n;
-      case 1: return typeof n === "bigint" ? -1n - n : -1 - n;
-      case 2: { const v = new Uint8Array(b.subarray(i, i + n)); i += n; return v; }
-      case 3: { const v = b.toString("utf8", i, i + n); i += n; return v; }
-      case 4: return Array.from({ length: n }, item);
+      case 0:
+        return n;
+      case 1:
+        return typeof n === "bigint" ? -1n - n : -1 - n;
+      case 2: {
+        const v = new Uint8Array(b.subarray(i, i + n));
+        i += n;
+        return v;
+      }
+      case 3: {
+        const v = b.toString("utf8", i, i + n);
+        i += n;
+        return v;
+      }
+      case 4:
+        return Array.from({ length: n }, item);
       case 5: {
         const entries = Array.from({ length: n }, () => [item(), item()]);
         return entries.every(([k]) => typeof k === "string") ? Object.fromEntries(entries) : new Map(entries);
       }
-      case 6: return new Tag(n, item());
+      case 6:
+        return new Tag(n, item());
     }
   };
   return item();
@@ -80,10 +107,13 @@ function bigIntInputs() {
     (m) => (m.startsWith('"') || /[.eE]/.test(m) || Number.isSafeInteger(Number(m)) ? m : `"__bigint:${m}"`),
   );
   const revive = (v) =>
-    typeof v === "string" && v.startsWith("__bigint:") ? BigInt(v.slice(9))
-    : Array.isArray(v) ? v.map(revive)
-    : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revive(x)]))
-    : v;
+    typeof v === "string" && v.startsWith("__bigint:")
+      ? BigInt(v.slice(9))
+      : Array.isArray(v)
+        ? v.map(revive)
+        : v && typeof v === "object"
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revive(x)]))
+          : v;
   return new Map(JSON.parse(text).cases.map((c) => [c.name, revive(c.input)]));
 }
 const bigInputs = bigIntInputs();
@@ -109,7 +139,15 @@ test("hash vectors: the input an approval request stores hashes to the vector ha
   const router = {};
   for (const c of json) {
     router[c.capability] ??= os
-      .meta({ agent: { description: "Gated.", expose: { test: true }, sideEffect: "write", risk: "low", approval: { required: true } } })
+      .meta({
+        agent: {
+          description: "Gated.",
+          expose: { test: true },
+          sideEffect: "write",
+          risk: "low",
+          approval: { required: true },
+        },
+      })
       .handler(async () => null);
   }
   const registry = await createCapabilityRegistry(router);

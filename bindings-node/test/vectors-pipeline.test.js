@@ -59,7 +59,10 @@ async function runCase(c) {
   options.audit = { subscriber: (r) => records.push(r), payloads: c.auditPayloads === true };
   const build = createCapabilityRegistry(vectorRouter(c.capabilities, c.hostPolicies, calls), options);
   if (c.expectBuildError) {
-    const e = await build.then(() => null, (e) => e);
+    const e = await build.then(
+      () => null,
+      (e) => e,
+    );
     assert.ok(e instanceof RegistryValidationError, "the registry must fail to build (SI-4)");
     return;
   }
@@ -126,12 +129,18 @@ async function runCase(c) {
     if (op.sameErrorAs !== undefined) assert.deepEqual(results[i], results[op.sameErrorAs], `${where}: SI-8`);
     if (op.elapsedMs !== undefined) assert.equal(elapsed, op.elapsedMs, `${where}: elapsed`);
     const finished = opRecords.filter((r) => r.event === "finished");
-    if (op.auditEvents !== undefined) assert.deepEqual(opRecords.map((r) => r.event), op.auditEvents, where);
+    if (op.auditEvents !== undefined)
+      assert.deepEqual(
+        opRecords.map((r) => r.event),
+        op.auditEvents,
+        where,
+      );
     if (op.audit !== undefined) {
       assert.equal(finished.length, 1, `${where}: one finished record`);
       const { inputHash, hasFailure, ...rest } = op.audit;
       assert.deepEqual(subsetProblems(rest, finished[0]), [], `${where}: audit`);
-      if (inputHash !== undefined) assert.equal(typeof finished[0].inputHash === "string", inputHash, `${where}: inputHash`);
+      if (inputHash !== undefined)
+        assert.equal(typeof finished[0].inputHash === "string", inputHash, `${where}: inputHash`);
       // Whether the record names a plain failure's class (which class is
       // the language's).
       if (hasFailure !== undefined) {
@@ -139,7 +148,8 @@ async function runCase(c) {
         assert.equal(typeof failure === "string" && failure !== "", hasFailure, `${where}: failure ${failure}`);
       }
     }
-    for (const [id, n] of Object.entries(op.handlerCalls ?? {})) assert.equal(calls[id] ?? 0, n, `${where}: calls of ${id}`);
+    for (const [id, n] of Object.entries(op.handlerCalls ?? {}))
+      assert.equal(calls[id] ?? 0, n, `${where}: calls of ${id}`);
     if (op.mustNotContain !== undefined) {
       const seen = JSON.stringify(results[i]) + JSON.stringify(opRecords);
       assert.ok(!seen.includes(op.mustNotContain), `${where}: ${op.mustNotContain} leaked (SI-10)`);

@@ -37,7 +37,11 @@ for (const c of loadVectors("registry")) {
       assert.deepEqual(cap.toolNames, names);
     }
     for (const [surface, ids] of Object.entries(c.expect.exposedOn ?? {})) {
-      assert.deepEqual(registry.descriptors({ surface }).map((d) => d.id), ids, surface);
+      assert.deepEqual(
+        registry.descriptors({ surface }).map((d) => d.id),
+        ids,
+        surface,
+      );
     }
   });
 }

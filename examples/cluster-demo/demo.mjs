@@ -48,21 +48,34 @@ try {
   console.log(`two instances of the orders app on one PostgreSQL: A on :${a.port}, B on :${b.port}`);
 
   console.log("\n1. the agent (actor ada) asks instance A to refund order 42");
-  const asked = await call(a, "POST", "/agent/tools/orders.refund", { orderId: "42", amount: 30 }, { "x-actor": "ada" });
+  const asked = await call(
+    a,
+    "POST",
+    "/agent/tools/orders.refund",
+    { orderId: "42", amount: 30 },
+    { "x-actor": "ada" },
+  );
   const id = asked.body.request.id;
-  console.log(`   A answers ${asked.body.status}: request ${id} (${asked.body.request.type}, expires ${new Date(asked.body.request.expiresAt).toISOString()})`);
+  console.log(
+    `   A answers ${asked.body.status}: request ${id} (${asked.body.request.type}, expires ${new Date(asked.body.request.expiresAt).toISOString()})`,
+  );
 
   console.log("\n2. the approval UI lists pending refunds through instance B");
   const page = await call(b, "GET", `/approvals?status=pending&capabilityId=orders.refund&actorId=ada&limit=10`);
   const listed = page.body.requests.find((r) => r.id === id);
-  console.log(`   B lists ${page.body.requests.length} pending request(s) of ada; ours: ${listed.capabilityId} ${JSON.stringify(listed.input)}`);
+  console.log(
+    `   B lists ${page.body.requests.length} pending request(s) of ada; ours: ${listed.capabilityId} ${JSON.stringify(listed.input)}`,
+  );
 
   console.log("\n3. ada cannot approve her own request (approverMustDiffer), on B");
   const self = await call(b, "POST", `/approvals/${id}/approve`, { approver: "ada" });
   console.log(`   B answers ${self.status}: ${self.body.error.code}`);
 
   console.log("\n4. the manager approves it on B");
-  const approved = await call(b, "POST", `/approvals/${id}/approve`, { approver: "manager", reason: "customer is right" });
+  const approved = await call(b, "POST", `/approvals/${id}/approve`, {
+    approver: "manager",
+    reason: "customer is right",
+  });
   console.log(`   status ${approved.body.status}, decided by ${approved.body.decidedBy}`);
 
   console.log("\n5. the agent's call is resumed on instance B");
@@ -74,7 +87,9 @@ try {
   console.log(`   A answers ${again.status}: ${again.body.error.code}`);
 
   const audit = await call(b, "GET", "/audit");
-  console.log(`\nB's PostgreSQL audit sink: ${JSON.stringify(audit.body)} (orpc_audit joins orpc_approvals on approval_id)`);
+  console.log(
+    `\nB's PostgreSQL audit sink: ${JSON.stringify(audit.body)} (orpc_audit joins orpc_approvals on approval_id)`,
+  );
   const ok =
     asked.body.status === "approval_required" &&
     listed !== undefined &&

@@ -86,7 +86,9 @@ const server = createServer(async (req, res) => {
     }
     send(res, 404, { error: "not found" });
   } catch (e) {
-    send(res, e instanceof CapabilityError ? 409 : 500, { error: e instanceof CapabilityError ? e.toJSON() : String(e) });
+    send(res, e instanceof CapabilityError ? 409 : 500, {
+      error: e instanceof CapabilityError ? e.toJSON() : String(e),
+    });
   }
 });
 

@@ -163,7 +163,8 @@ async function modelSafe(result: Promise<unknown>): Promise<unknown> {
     if (error instanceof CapabilityError || error instanceof AiSdkApprovalRequiredError) throw error;
     throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
   }
-  if (output === undefined || output === null || typeof output === "string" || typeof output === "boolean") return output;
+  if (output === undefined || output === null || typeof output === "string" || typeof output === "boolean")
+    return output;
   let text: string | undefined;
   try {
     text = JSON.stringify(output);
@@ -285,10 +286,7 @@ export function aiSdkToolApproval(tools: ToolSet) {
  * denied in the last tool message of `messages` (a denied call never reaches
  * a tool, so the adapter learns of it only here). Returns the rejected ids.
  */
-export async function settleAiSdkApprovalResponses(
-  tools: ToolSet,
-  messages: ModelMessage[],
-): Promise<string[]> {
+export async function settleAiSdkApprovalResponses(tools: ToolSet, messages: ModelMessage[]): Promise<string[]> {
   const state = stateOf(tools);
   const last = messages.at(-1);
   if (last?.role !== "tool" || typeof last.content === "string") return [];

@@ -205,7 +205,11 @@ function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
     }
   }
   const token = extra._meta?.progressToken;
-  if (frame.onProgress === undefined && (typeof token === "string" || typeof token === "number") && extra.sendNotification) {
+  if (
+    frame.onProgress === undefined &&
+    (typeof token === "string" || typeof token === "number") &&
+    extra.sendNotification
+  ) {
     frame.onProgress = progressNotifier(extra, token);
   }
   return frame;
@@ -249,5 +253,3 @@ const approvalResult = (request: ApprovalRequest): CallToolResult => mcpApproval
 
 /** The core's answer; only a CapabilityError's message is model-safe, anything else is INTERNAL. */
 const errorResult = (error: unknown): CallToolResult => mcpErrorResult(error);
-
-

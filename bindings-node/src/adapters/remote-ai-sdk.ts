@@ -56,8 +56,13 @@ export async function createRemoteAiSdkTools(options: RemoteAiSdkToolsOptions): 
   const client = clientOf(options);
   const frame = options.frame ?? {};
   const listed = await remote(() => client.descriptors({ format: "json" }, callOptions(frame)));
-  if (listed.format !== "json") throw new CapabilityError("INTERNAL", "The gateway did not answer with JSON descriptors.");
-  return toAiSdkTools(remoteRegistry(client, listed.descriptors, undefined), adapterFrame(frame), withApprovalIds(options));
+  if (listed.format !== "json")
+    throw new CapabilityError("INTERNAL", "The gateway did not answer with JSON descriptors.");
+  return toAiSdkTools(
+    remoteRegistry(client, listed.descriptors, undefined),
+    adapterFrame(frame),
+    withApprovalIds(options),
+  );
 }
 
 export interface BoundPresentationOptions extends RemoteAiSdkToolsOptions {
@@ -89,11 +94,14 @@ export async function presentBound(options: BoundPresentationOptions): Promise<B
   const frame = options.frame ?? {};
   const fixed = { ...options.fixed };
   const listed = await remote(() => client.descriptors({ format: "json" }, callOptions(frame)));
-  if (listed.format !== "json") throw new CapabilityError("INTERNAL", "The gateway did not answer with JSON descriptors.");
+  if (listed.format !== "json")
+    throw new CapabilityError("INTERNAL", "The gateway did not answer with JSON descriptors.");
   const descriptor = listed.descriptors.find(
-    (d) => d.id === options.capability || d.toolNames.aiSdk === options.capability || d.toolNames.mcp === options.capability,
+    (d) =>
+      d.id === options.capability || d.toolNames.aiSdk === options.capability || d.toolNames.mcp === options.capability,
   );
-  if (descriptor === undefined) throw new CapabilityError("NOT_FOUND", `No capability ${options.capability} on this gateway.`);
+  if (descriptor === undefined)
+    throw new CapabilityError("NOT_FOUND", `No capability ${options.capability} on this gateway.`);
   const toolName = options.toolName ?? descriptor.toolNames.aiSdk;
   const presented: CapabilityDescriptor = {
     ...descriptor,
@@ -101,7 +109,8 @@ export async function presentBound(options: BoundPresentationOptions): Promise<B
     discovery: "discoverable",
     toolNames: { ...descriptor.toolNames, aiSdk: toolName },
     description:
-      options.description ?? `${descriptor.description} (Bound to ${JSON.stringify(fixed)}; those arguments are fixed.)`,
+      options.description ??
+      `${descriptor.description} (Bound to ${JSON.stringify(fixed)}; those arguments are fixed.)`,
     ...(descriptor.inputSchema === undefined ? {} : { inputSchema: withoutFixed(descriptor.inputSchema, fixed) }),
   };
   const bind = { name: toolName, id: descriptor.id, fixed };
@@ -150,9 +159,18 @@ function remoteRegistry(
   return port as unknown as AdapterRegistry;
 }
 
-async function decide(client: AgentGatewayClient, id: string, approve: boolean, reason?: string): Promise<ApprovalRequest> {
+async function decide(
+  client: AgentGatewayClient,
+  id: string,
+  approve: boolean,
+  reason?: string,
+): Promise<ApprovalRequest> {
   try {
-    return (await client.approvals.decide({ id, approve, ...(reason === undefined ? {} : { reason }) })) as ApprovalRequest;
+    return (await client.approvals.decide({
+      id,
+      approve,
+      ...(reason === undefined ? {} : { reason }),
+    })) as ApprovalRequest;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === "FORBIDDEN") {
@@ -249,4 +267,3 @@ function withoutFixed(schema: Record<string, unknown>, fixed: Record<string, unk
   if (Array.isArray(schema.required)) out.required = schema.required.filter((k) => !(k in fixed));
   return out;
 }
-

@@ -7,8 +7,20 @@ export {
   type AgentGatewayRouter,
   type HeadersLike,
 } from "./server.js";
-export { createGatewayClient, type AgentGatewayClient, type GatewayClientContext, type GatewayClientOptions } from "./client.js";
-export { capabilityErrorOf, type GatewayApprovalView, type GatewayDescriptorsOutput, type GatewayInvokeOutput, type GatewayErrorData, type GatewayStreamEvent } from "./wire.js";
+export {
+  createGatewayClient,
+  type AgentGatewayClient,
+  type GatewayClientContext,
+  type GatewayClientOptions,
+} from "./client.js";
+export {
+  capabilityErrorOf,
+  type GatewayApprovalView,
+  type GatewayDescriptorsOutput,
+  type GatewayInvokeOutput,
+  type GatewayErrorData,
+  type GatewayStreamEvent,
+} from "./wire.js";
 export {
   createRemoteAiSdkTools,
   presentBound,

@@ -5,12 +5,7 @@
  */
 import { ORPCError } from "@orpc/server";
 
-import type {
-  GatewayDecideInput,
-  GatewayDescriptorsInput,
-  GatewayInvokeInput,
-  GatewayListInput,
-} from "./wire.js";
+import type { GatewayDecideInput, GatewayDescriptorsInput, GatewayInvokeInput, GatewayListInput } from "./wire.js";
 
 const STATUSES = new Set(["pending", "approved", "rejected", "consumed", "expired"]);
 

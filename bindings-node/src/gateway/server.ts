@@ -71,10 +71,14 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
   const surface: ExposureSurface = options.surface ?? "aiSdk";
   if (typeof surface !== "string" || !SURFACE_INDEX.has(surface)) {
     // Only the core's surface names (its own list) are surfaces.
-    throw new TypeError(`An agent gateway needs one of the surfaces ${[...SURFACE_INDEX.keys()].join(", ")}; got ${JSON.stringify(surface)}.`);
+    throw new TypeError(
+      `An agent gateway needs one of the surfaces ${[...SURFACE_INDEX.keys()].join(", ")}; got ${JSON.stringify(surface)}.`,
+    );
   }
   if ((surface as string) === "direct") {
-    throw new TypeError('An agent gateway cannot serve surface "direct": model actions must go through a governed surface.');
+    throw new TypeError(
+      'An agent gateway cannot serve surface "direct": model actions must go through a governed surface.',
+    );
   }
   if (typeof options.actor !== "function") throw new TypeError("createAgentGateway needs an actor(context) option.");
   const base = os.$context<TContext>();
@@ -129,7 +133,8 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
   /** The request if `actor` may see it (requester or decider), else APPROVAL_NOT_FOUND (nothing leaks). */
   async function visible(id: string, actor: Actor, context: TContext): Promise<ApprovalRequest> {
     const request = await guard(() => registry.approvals.get(id));
-    if (request !== null && (isRequester(surface, actor, request) || (await mayDecide(actor, request, context)))) return request;
+    if (request !== null && (isRequester(surface, actor, request) || (await mayDecide(actor, request, context))))
+      return request;
     throw toOrpc(new CapabilityError("APPROVAL_NOT_FOUND", "No approval request with this id is visible to you."));
   }
 
@@ -150,7 +155,9 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
       streams.push(scan({ ...query, actorId: actor.id }, size, async (r) => isRequester(surface, actor, r)));
     }
     if (options.canDecide !== undefined) {
-      streams.push(scan(query, size, async (r) => !isRequester(surface, actor, r) && (await mayDecide(actor, r, context))));
+      streams.push(
+        scan(query, size, async (r) => !isRequester(surface, actor, r) && (await mayDecide(actor, r, context))),
+      );
     }
     const found = (await Promise.all(streams)).flat();
     // Each query is in the store's creation order; a stable sort by creation
@@ -214,7 +221,11 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
      * base64 CBOR with `std:progress`/`std:progress-total`), then one
      * `{type: "result", ...outcome}`; a capability error ends the stream.
      */
-    invokeStream: base.handler(async function* ({ input, context, signal }): AsyncGenerator<GatewayStreamEvent, void, unknown> {
+    invokeStream: base.handler(async function* ({
+      input,
+      context,
+      signal,
+    }): AsyncGenerator<GatewayStreamEvent, void, unknown> {
       const actor = await actorOf(context);
       const body = readInvokeInput(input);
       const frame = frameOf(context, actor, signal);
@@ -224,7 +235,10 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
         queue.push(event);
         wake?.();
       };
-      let settled: { ok: true; result: Awaited<ReturnType<typeof registry.invoke>> } | { ok: false; error: unknown } | undefined;
+      let settled:
+        | { ok: true; result: Awaited<ReturnType<typeof registry.invoke>> }
+        | { ok: false; error: unknown }
+        | undefined;
       void registry.invoke(body.capability, body.input, frame).then(
         (result) => {
           settled = { ok: true, result };
@@ -275,7 +289,10 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
         if (request === null || !(await mayDecide(actor, request, context))) {
           throw new ORPCError("FORBIDDEN", { status: 403, message: "You may not decide this approval request." });
         }
-        const decision = { ...(actor.id === undefined ? {} : { approver: actor.id }), ...(reason === undefined ? {} : { reason }) };
+        const decision = {
+          ...(actor.id === undefined ? {} : { approver: actor.id }),
+          ...(reason === undefined ? {} : { reason }),
+        };
         const decided = await guard(() =>
           approve ? registry.approvals.approve(id, decision) : registry.approvals.reject(id, decision),
         );

@@ -20,7 +20,10 @@ async function connectedClient(registryOptions, mcpOptions) {
   const fixture = await ordersFixture(registryOptions);
   const server = new McpServer({ name: "orders", version: "1.0.0" });
   registerMcpTools(server, fixture.registry, {
-    frame: (extra) => ({ actor: { id: "agent-7", roles: ["support"] }, context: { tenant: "t1", requestId: extra.requestId } }),
+    frame: (extra) => ({
+      actor: { id: "agent-7", roles: ["support"] },
+      context: { tenant: "t1", requestId: extra.requestId },
+    }),
     ...mcpOptions,
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -138,7 +141,11 @@ describe("registerMcpTools over InMemoryTransport", () => {
     const resumed = await client.callTool({ name: "orders_refund", arguments: {}, ...approval.resumeWith });
     assert.equal(resumed.isError, undefined);
     assert.deepEqual(resumed.structuredContent, { refunded: 20, id: "o-7" });
-    assert.deepEqual(calls.map((c) => c.input), [{ id: "o-7", amount: 20 }], "the approved input ran");
+    assert.deepEqual(
+      calls.map((c) => c.input),
+      [{ id: "o-7", amount: 20 }],
+      "the approved input ran",
+    );
 
     // Single use (SI-7).
     const again = await client.callTool({ name: "orders_refund", arguments: {}, ...approval.resumeWith });
@@ -169,7 +176,12 @@ describe("registerMcpTools over InMemoryTransport", () => {
     const resumeWith = { _meta: { [MCP_APPROVAL_ID_META]: requestId } };
 
     // Another actor, a read-only tool, an anonymous caller: not found, nothing consumed, nothing ran.
-    for (const [client, name] of [[mallory, "orders_refund"], [mallory, "orders_get"], [alice, "orders_get"], [anonymous, "orders_refund"]]) {
+    for (const [client, name] of [
+      [mallory, "orders_refund"],
+      [mallory, "orders_get"],
+      [alice, "orders_get"],
+      [anonymous, "orders_refund"],
+    ]) {
       const refused = await client.callTool({ name, arguments: { id: "x" }, ...resumeWith });
       assert.equal(errorMeta(refused).code, "APPROVAL_NOT_FOUND", name);
       assert.equal((await registry.approvals.get(requestId)).status, "approved", "a refused resume consumed nothing");
@@ -177,9 +189,17 @@ describe("registerMcpTools over InMemoryTransport", () => {
     assert.equal(calls.length, 0);
 
     // The same actor's request made on another surface (aiSdk), approved: never through MCP.
-    const direct = await registry.invoke("orders.refund", { id: "o-2", amount: 9 }, { surface: "aiSdk", actor: { id: "alice" } });
+    const direct = await registry.invoke(
+      "orders.refund",
+      { id: "o-2", amount: 9 },
+      { surface: "aiSdk", actor: { id: "alice" } },
+    );
     await registry.approvals.approve(direct.request.id, { approver: "manager-1" });
-    const viaMcp = await alice.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: direct.request.id } });
+    const viaMcp = await alice.callTool({
+      name: "orders_refund",
+      arguments: {},
+      _meta: { [MCP_APPROVAL_ID_META]: direct.request.id },
+    });
     assert.equal(errorMeta(viaMcp).code, "APPROVAL_NOT_FOUND", "made on another surface");
 
     // The requester, through the tool: runs once.
@@ -191,9 +211,17 @@ describe("registerMcpTools over InMemoryTransport", () => {
     const anon = await anonymous.callTool({ name: "orders_refund", arguments: { id: "o-3", amount: 1 } });
     const anonId = anon._meta["orpc-agent/approval"].requestId;
     await registry.approvals.approve(anonId, { approver: "manager-1" });
-    const byAlice = await alice.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: anonId } });
+    const byAlice = await alice.callTool({
+      name: "orders_refund",
+      arguments: {},
+      _meta: { [MCP_APPROVAL_ID_META]: anonId },
+    });
     assert.equal(errorMeta(byAlice).code, "APPROVAL_NOT_FOUND", "an actor is not the anonymous requester");
-    const own = await anonymous.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: anonId } });
+    const own = await anonymous.callTool({
+      name: "orders_refund",
+      arguments: {},
+      _meta: { [MCP_APPROVAL_ID_META]: anonId },
+    });
     assert.deepEqual(own.structuredContent, { refunded: 1, id: "o-3" });
 
     // Actors without ids match only an identical actor: a guest cannot run an admin's request.
@@ -202,9 +230,17 @@ describe("registerMcpTools over InMemoryTransport", () => {
     const byAdmin = await admin.callTool({ name: "orders_refund", arguments: { id: "o-4", amount: 2 } });
     const adminId = byAdmin._meta["orpc-agent/approval"].requestId;
     await registry.approvals.approve(adminId, { approver: "manager-1" });
-    const stolen = await guest.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: adminId } });
+    const stolen = await guest.callTool({
+      name: "orders_refund",
+      arguments: {},
+      _meta: { [MCP_APPROVAL_ID_META]: adminId },
+    });
     assert.equal(errorMeta(stolen).code, "APPROVAL_NOT_FOUND");
-    const mine = await admin.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: adminId } });
+    const mine = await admin.callTool({
+      name: "orders_refund",
+      arguments: {},
+      _meta: { [MCP_APPROVAL_ID_META]: adminId },
+    });
     assert.deepEqual(mine.structuredContent, { refunded: 2, id: "o-4" });
   });
 
@@ -226,7 +262,9 @@ describe("registerMcpTools over InMemoryTransport", () => {
   it("aborts the handler when the client cancels the request", async () => {
     const { client, signals, audit } = await connectedClient();
     const controller = new AbortController();
-    const call = client.callTool({ name: "orders_get", arguments: { id: "slow" } }, undefined, { signal: controller.signal });
+    const call = client.callTool({ name: "orders_get", arguments: { id: "slow" } }, undefined, {
+      signal: controller.signal,
+    });
     await waitFor(() => signals.length > 0, "the handler to start");
     controller.abort("user pressed stop");
     await assert.rejects(call);
@@ -261,7 +299,11 @@ describe("registerMcpTools over stdio", () => {
     try {
       const { tools } = await client.listTools();
       assert.equal(tools.find((t) => t.name === "orders_get").annotations.readOnlyHint, true);
-      const got = await client.callTool({ name: "orders_get", arguments: { id: "o-3" }, _meta: { traceparent: TRACEPARENT } });
+      const got = await client.callTool({
+        name: "orders_get",
+        arguments: { id: "o-3" },
+        _meta: { traceparent: TRACEPARENT },
+      });
       assert.deepEqual(got.structuredContent, { id: "o-3", status: "shipped", email: "ada@example.com" });
 
       const first = await client.callTool({ name: "orders_refund", arguments: { id: "o-3", amount: 5 } });

@@ -26,7 +26,12 @@ export async function startGatewayApp({ gatewayOptions = {}, registryOptions = {
     orders: {
       get: base
         .meta({
-          agent: { description: "Get one order by id.", expose: { aiSdk: true, direct: true }, sideEffect: "read", risk: "low" },
+          agent: {
+            description: "Get one order by id.",
+            expose: { aiSdk: true, direct: true },
+            sideEffect: "read",
+            risk: "low",
+          },
         })
         .input(z.object({ id: z.string().min(1) }))
         .handler(async ({ input, context }) => {
@@ -53,7 +58,12 @@ export async function startGatewayApp({ gatewayOptions = {}, registryOptions = {
         }),
       export: base
         .meta({
-          agent: { description: "Export an order's history.", expose: { aiSdk: true }, sideEffect: "read", risk: "low" },
+          agent: {
+            description: "Export an order's history.",
+            expose: { aiSdk: true },
+            sideEffect: "read",
+            risk: "low",
+          },
         })
         .input(z.object({ id: z.string() }))
         .handler(async ({ input, progress }) => {
@@ -66,7 +76,12 @@ export async function startGatewayApp({ gatewayOptions = {}, registryOptions = {
         }),
       purge: base
         .meta({
-          agent: { description: "Delete an order for good.", expose: { direct: true }, sideEffect: "destructive", risk: "critical" },
+          agent: {
+            description: "Delete an order for good.",
+            expose: { direct: true },
+            sideEffect: "destructive",
+            risk: "critical",
+          },
         })
         .input(z.object({ id: z.string() }))
         .handler(async ({ input }) => {

@@ -30,7 +30,12 @@ const toolCallTurn = (toolName, input, toolCallId = "call-1") => ({
   usage,
   warnings: [],
 });
-const textTurn = (text) => ({ content: [{ type: "text", text }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] });
+const textTurn = (text) => ({
+  content: [{ type: "text", text }],
+  finishReason: { unified: "stop", raw: "stop" },
+  usage,
+  warnings: [],
+});
 const scriptedModel = (...turns) => new MockLanguageModelV3({ doGenerate: turns });
 
 /** Rejects with the error a promise rejects with (fails if it resolves). */
@@ -51,7 +56,8 @@ before(async () => {
 after(async () => {
   await app.close();
 });
-const client = (user, mount = "agent") => createGatewayClient({ url: app.url(mount), headers: user ? bearer(user) : {} });
+const client = (user, mount = "agent") =>
+  createGatewayClient({ url: app.url(mount), headers: user ? bearer(user) : {} });
 
 describe("agent gateway: descriptors", () => {
   it("lists the surface's descriptors as JSON; direct-only capabilities are absent", async () => {
@@ -109,7 +115,11 @@ describe("agent gateway: authentication stays the app's", () => {
   }
 
   it("the app's own routes sit next to the gateway", async () => {
-    const res = await fetch(`${app.origin}/rpc/app/ping`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const res = await fetch(`${app.origin}/rpc/app/ping`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     assert.equal(res.status, 200);
     assert.equal((await res.json()).json, "pong");
   });
@@ -127,7 +137,11 @@ describe("agent gateway: the surface is the mount's", () => {
     // A name that is not one of the core's surfaces is refused when the mount
     // is made (it used to index Object.prototype and run on direct).
     for (const surface of ["constructor", "__proto__", "toString", "bogus"]) {
-      assert.throws(() => createAgentGateway(app.registry, { surface, actor: () => ({ id: "x" }) }), TypeError, surface);
+      assert.throws(
+        () => createAgentGateway(app.registry, { surface, actor: () => ({ id: "x" }) }),
+        TypeError,
+        surface,
+      );
     }
   });
 
@@ -186,11 +200,25 @@ describe("agent gateway: approvals", () => {
     assert.ok(!app.calls.some((c) => c.tool === "refund" && c.input.id === "42"));
 
     assert.equal((await rejection(alice.approvals.resume({ id }))).code, "APPROVAL_PENDING");
-    assert.equal((await rejection(alice.approvals.decide({ id, approve: true }))).code, "FORBIDDEN", "no permission, no decision");
-    assert.equal((await rejection(bob.approvals.resume({ id }))).code, "APPROVAL_NOT_FOUND", "only the requester resumes");
+    assert.equal(
+      (await rejection(alice.approvals.decide({ id, approve: true }))).code,
+      "FORBIDDEN",
+      "no permission, no decision",
+    );
+    assert.equal(
+      (await rejection(bob.approvals.resume({ id }))).code,
+      "APPROVAL_NOT_FOUND",
+      "only the requester resumes",
+    );
 
-    assert.ok((await alice.approvals.list({})).some((r) => r.id === id), "the requester sees their request");
-    assert.ok((await bob.approvals.list({ status: "pending" })).some((r) => r.id === id), "a decider sees it");
+    assert.ok(
+      (await alice.approvals.list({})).some((r) => r.id === id),
+      "the requester sees their request",
+    );
+    assert.ok(
+      (await bob.approvals.list({ status: "pending" })).some((r) => r.id === id),
+      "a decider sees it",
+    );
     const decided = await bob.approvals.decide({ id, approve: true, reason: "ok" });
     assert.equal(decided.status, "approved");
     assert.equal(decided.decidedBy, "bob");
@@ -204,7 +232,11 @@ describe("agent gateway: approvals", () => {
     const alice = client("alice");
     // The same actor id, but made on surface direct (the app's own UI, say):
     // not alice's request as far as an aiSdk gateway is concerned, as for resume.
-    const elsewhere = await app.registry.invoke("orders.refund", { id: "77", amount: 31 }, { surface: "direct", actor: { id: "alice" } });
+    const elsewhere = await app.registry.invoke(
+      "orders.refund",
+      { id: "77", amount: 31 },
+      { surface: "direct", actor: { id: "alice" } },
+    );
     assert.equal(elsewhere.status, "approval_required");
     const otherId = elsewhere.request.id;
     assert.equal((await rejection(alice.approvals.get({ id: otherId }))).code, "APPROVAL_NOT_FOUND");
@@ -227,21 +259,36 @@ describe("agent gateway: approvals", () => {
       const as = (user) => createGatewayClient({ url: local.url(), headers: bearer(user) });
       // 120 pending requests of another actor on the gateway's surface, first.
       for (let i = 0; i < 120; i++) {
-        const out = await local.registry.invoke("orders.refund", { id: `m-${i}`, amount: 1 }, { surface: "aiSdk", actor: { id: "mallory" } });
+        const out = await local.registry.invoke(
+          "orders.refund",
+          { id: `m-${i}`, amount: 1 },
+          { surface: "aiSdk", actor: { id: "mallory" } },
+        );
         assert.equal(out.status, "approval_required");
       }
       // Alice's own request through the gateway, then one of hers on another surface (not hers here).
       const own = await as("alice").invoke({ capability: "orders.refund", input: { id: "a-1", amount: 2 } });
-      await local.registry.invoke("orders.refund", { id: "a-2", amount: 3 }, { surface: "direct", actor: { id: "alice" } });
+      await local.registry.invoke(
+        "orders.refund",
+        { id: "a-2", amount: 3 },
+        { surface: "direct", actor: { id: "alice" } },
+      );
 
       for (const filter of [{}, { status: "pending" }, { capabilityId: "orders.refund" }, { limit: 1 }]) {
         const listed = await as("alice").approvals.list(filter);
-        assert.deepEqual(listed.map((r) => r.id), [own.request.id], `alice's list ${JSON.stringify(filter)}`);
+        assert.deepEqual(
+          listed.map((r) => r.id),
+          [own.request.id],
+          `alice's list ${JSON.stringify(filter)}`,
+        );
       }
       // Bob may decide every request: a full page of them, in creation order.
       const page = await as("bob").approvals.list({ limit: 50 });
       assert.equal(page.length, 50);
-      assert.deepEqual(page.map((r) => r.input.id), Array.from({ length: 50 }, (_, i) => `m-${i}`));
+      assert.deepEqual(
+        page.map((r) => r.input.id),
+        Array.from({ length: 50 }, (_, i) => `m-${i}`),
+      );
       const all = await as("bob").approvals.list({ limit: 1000 });
       assert.equal(all.length, 122, "every request, alice's on direct included (bob may decide it)");
       assert.ok(all.some((r) => r.id === own.request.id));
@@ -251,7 +298,13 @@ describe("agent gateway: approvals", () => {
   });
 
   it("a throwing or missing canDecide refuses", async () => {
-    for (const canDecide of [undefined, () => { throw new Error("boom"); }, () => "yes"]) {
+    for (const canDecide of [
+      undefined,
+      () => {
+        throw new Error("boom");
+      },
+      () => "yes",
+    ]) {
       const local = await startGatewayApp({ gatewayOptions: { canDecide } });
       try {
         const c = createGatewayClient({ url: local.url(), headers: bearer("bob") });
@@ -269,7 +322,11 @@ describe("agent gateway: approvals", () => {
 describe("remote AI SDK tools", () => {
   it("the unbound list leaves the contextual capability out; a mock-model tool loop calls the gateway", async () => {
     const trace = { traceparent: TRACEPARENT };
-    const tools = await createRemoteAiSdkTools({ url: app.url(), headers: bearer("alice"), frame: { actorId: "alice", trace } });
+    const tools = await createRemoteAiSdkTools({
+      url: app.url(),
+      headers: bearer("alice"),
+      frame: { actorId: "alice", trace },
+    });
     assert.deepEqual(Object.keys(tools).sort(), ["orders_export", "orders_get"]);
     const result = await generateText({
       model: scriptedModel(toolCallTurn("orders_get", { id: "9" }), textTurn("Order 9 has shipped.")),
@@ -306,7 +363,10 @@ describe("remote AI SDK tools", () => {
     assert.equal(bound.descriptor.discovery, "contextual");
 
     // The model may try another order: the fixed id wins.
-    const model = scriptedModel(toolCallTurn("refund_this_order", { id: "99", amount: 3 }, "call-r"), textTurn("Refunded."));
+    const model = scriptedModel(
+      toolCallTurn("refund_this_order", { id: "99", amount: 3 }, "call-r"),
+      textTurn("Refunded."),
+    );
     const prompt = [{ role: "user", content: "Refund 3 on this order." }];
     const turn1 = await generateText({ model, tools: bound.tools, stopWhen: stepCountIs(3), messages: prompt });
     const approval = turn1.content.find((p) => p.type === "tool-approval-request");
@@ -334,7 +394,10 @@ describe("remote AI SDK tools", () => {
       messages: [
         ...prompt,
         ...turn1.response.messages,
-        { role: "tool", content: [{ type: "tool-approval-response", approvalId: approval.approvalId, approved: true }] },
+        {
+          role: "tool",
+          content: [{ type: "tool-approval-response", approvalId: approval.approvalId, approved: true }],
+        },
       ],
     });
     assert.equal(turn2.text, "Refunded.");
@@ -345,7 +408,12 @@ describe("remote AI SDK tools", () => {
   });
 
   it("a bound action run by a UI: stopped by the gate until a manager approves", async () => {
-    const bound = await presentBound({ url: app.url(), headers: bearer("alice"), capability: "orders_refund", fixed: { id: "43" } });
+    const bound = await presentBound({
+      url: app.url(),
+      headers: bearer("alice"),
+      capability: "orders_refund",
+      fixed: { id: "43" },
+    });
     const out = await bound.run({ amount: 2, id: "other" });
     assert.equal(out.status, "approval_required");
     assert.deepEqual(out.request.input, { id: "43", amount: 2 });
@@ -355,10 +423,22 @@ describe("remote AI SDK tools", () => {
   });
 
   it("a bound presentation still validates the full input", async () => {
-    const bound = await presentBound({ url: app.url(), headers: bearer("alice"), capability: "orders.refund", fixed: { id: "44" } });
+    const bound = await presentBound({
+      url: app.url(),
+      headers: bearer("alice"),
+      capability: "orders.refund",
+      fixed: { id: "44" },
+    });
     const error = await rejection(bound.run({ amount: -1 }));
     assert.equal(error.code, "INVALID_INPUT");
-    assert.equal((await rejection(presentBound({ url: app.url(), headers: bearer("alice"), capability: "orders.purge", fixed: {} }))).code, "NOT_FOUND");
+    assert.equal(
+      (
+        await rejection(
+          presentBound({ url: app.url(), headers: bearer("alice"), capability: "orders.purge", fixed: {} }),
+        )
+      ).code,
+      "NOT_FOUND",
+    );
   });
 });
 
@@ -369,19 +449,39 @@ describe("agent gateway: invokeStream", () => {
       events.push(event);
     }
     const progress = events.filter((e) => e.type === "progress");
-    assert.deepEqual(progress.map(({ done, total }) => ({ done, total })), [
-      { done: 1, total: 3 },
-      { done: 2, total: 3 },
-      { done: 3, total: 3 },
-    ]);
+    assert.deepEqual(
+      progress.map(({ done, total }) => ({ done, total })),
+      [
+        { done: 1, total: 3 },
+        { done: 2, total: 3 },
+        { done: 3, total: 3 },
+      ],
+    );
     const meta = Buffer.from(progress[0].metadata, "base64");
-    assert.deepEqual(meta, Buffer.concat([Buffer.from([0xa2, 0x6c]), Buffer.from("std:progress"), Buffer.from([0x01, 0x72]), Buffer.from("std:progress-total"), Buffer.from([0x03])]));
-    assert.deepEqual(events.at(-1), { type: "result", status: "ok", output: { id: "5", answers: [true, true, false, true] } });
+    assert.deepEqual(
+      meta,
+      Buffer.concat([
+        Buffer.from([0xa2, 0x6c]),
+        Buffer.from("std:progress"),
+        Buffer.from([0x01, 0x72]),
+        Buffer.from("std:progress-total"),
+        Buffer.from([0x03]),
+      ]),
+    );
+    assert.deepEqual(events.at(-1), {
+      type: "result",
+      status: "ok",
+      output: { id: "5", answers: [true, true, false, true] },
+    });
   });
 
   it("an approval gate ends the stream with approval_required; an error ends it with the error", async () => {
     const events = [];
-    for await (const e of await client("alice").invokeStream({ capability: "orders.refund", input: { id: "8", amount: 1 } })) events.push(e);
+    for await (const e of await client("alice").invokeStream({
+      capability: "orders.refund",
+      input: { id: "8", amount: 1 },
+    }))
+      events.push(e);
     assert.equal(events.length, 1);
     assert.equal(events[0].type, "result");
     assert.equal(events[0].status, "approval_required");
@@ -391,7 +491,11 @@ describe("agent gateway: invokeStream", () => {
       })(),
     );
     assert.equal(error.code, "NOT_FOUND");
-    const anon = await rejection((async () => { for await (const _ of await client(undefined).invokeStream({ capability: "orders.get", input: { id: "1" } })); })());
+    const anon = await rejection(
+      (async () => {
+        for await (const _ of await client(undefined).invokeStream({ capability: "orders.get", input: { id: "1" } }));
+      })(),
+    );
     assert.equal(anon.code, "UNAUTHORIZED");
   });
 });

@@ -11,14 +11,22 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { os } from "@orpc/server";
 import * as z from "zod";
 
-import { agentProcedure, CapabilityError, createCapabilityRegistry, progressMetadataCbor, registerMcpTools } from "@orpc-agent/core";
+import {
+  agentProcedure,
+  CapabilityError,
+  createCapabilityRegistry,
+  progressMetadataCbor,
+  registerMcpTools,
+} from "@orpc-agent/core";
 
 /** A capability whose handler makes the given reports and returns what `progress()` answered. */
 async function reportingRegistry(reports) {
   const base = agentProcedure(os.$context());
   const router = {
     work: base
-      .meta({ agent: { description: "Does some work.", expose: { direct: true, mcp: true }, sideEffect: "none", risk: "low" } })
+      .meta({
+        agent: { description: "Does some work.", expose: { direct: true, mcp: true }, sideEffect: "none", risk: "low" },
+      })
       .input(z.object({}))
       .handler(async ({ progress }) => {
         const answers = [];
@@ -63,13 +71,17 @@ describe("progress", () => {
   it("a report without a total stays without one; a throwing listener changes nothing", async () => {
     const registry = await reportingRegistry([[1], [2]]);
     const events = [];
-    const out = await registry.invoke("work", {}, {
-      surface: "direct",
-      onProgress: (e) => {
-        events.push(e);
-        throw new Error("listener bug");
+    const out = await registry.invoke(
+      "work",
+      {},
+      {
+        surface: "direct",
+        onProgress: (e) => {
+          events.push(e);
+          throw new Error("listener bug");
+        },
       },
-    });
+    );
     assert.deepEqual(out.output.answers, [true, true]);
     assert.deepEqual(events, [{ done: 1 }, { done: 2 }]);
     registry.close();
@@ -166,7 +178,10 @@ describe("progress", () => {
       Buffer.from([0x05]),
     ]);
     assert.deepEqual(bytes, expected);
-    assert.deepEqual(Buffer.from(progressMetadataCbor({ done: 1 })), Buffer.concat([Buffer.from([0xa1, 0x6c]), Buffer.from("std:progress"), Buffer.from([0x01])]));
+    assert.deepEqual(
+      Buffer.from(progressMetadataCbor({ done: 1 })),
+      Buffer.concat([Buffer.from([0xa1, 0x6c]), Buffer.from("std:progress"), Buffer.from([0x01])]),
+    );
     assert.throws(() => progressMetadataCbor({ done: 1.5 }), /integer/);
   });
 });

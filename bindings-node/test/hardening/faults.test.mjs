@@ -19,7 +19,9 @@ import { agentProcedure, CapabilityError, createCapabilityRegistry } from "@orpc
 
 const base = agentProcedure(os.$context());
 const FRAME = { surface: "direct", actor: { id: "a1" } };
-const meta = (extra = {}) => ({ agent: { description: "x", expose: { direct: true }, sideEffect: "read", risk: "low", ...extra } });
+const meta = (extra = {}) => ({
+  agent: { description: "x", expose: { direct: true }, sideEffect: "read", risk: "low", ...extra },
+});
 
 async function rejection(p) {
   return p.then(
@@ -35,13 +37,11 @@ describe("a handler that never settles and ignores its abort signal", () => {
     let runs = 0;
     let aborted = false;
     const registry = await createCapabilityRegistry({
-      hang: base
-        .meta(meta({ timeoutMs: 50, sideEffect: "write" }))
-        .handler(({ signal }) => {
-          runs++;
-          signal.addEventListener("abort", () => (aborted = true)); // and ignores it
-          return new Promise(() => {});
-        }),
+      hang: base.meta(meta({ timeoutMs: 50, sideEffect: "write" })).handler(({ signal }) => {
+        runs++;
+        signal.addEventListener("abort", () => (aborted = true)); // and ignores it
+        return new Promise(() => {});
+      }),
     });
     const before = timers();
     const t0 = performance.now();
@@ -144,17 +144,29 @@ describe("a host policy that fails", () => {
   };
 
   for (const [name, policy] of [
-    ["throws", () => {
-      throw new Error("policy engine crashed");
-    }],
-    ["rejects", async () => {
-      throw new Error("policy engine unreachable");
-    }],
+    [
+      "throws",
+      () => {
+        throw new Error("policy engine crashed");
+      },
+    ],
+    [
+      "rejects",
+      async () => {
+        throw new Error("policy engine unreachable");
+      },
+    ],
     ["never answers", () => new Promise(() => {})],
     ["answers nonsense", () => ({ decision: "maybe" })],
-    ["as {name, evaluate} throws", { name: "remote", evaluate: () => {
-      throw new TypeError("x is undefined");
-    } }],
+    [
+      "as {name, evaluate} throws",
+      {
+        name: "remote",
+        evaluate: () => {
+          throw new TypeError("x is undefined");
+        },
+      },
+    ],
   ]) {
     it(`${name}: POLICY_DENIED, the handler does not run`, async () => {
       const audit = [];
@@ -174,21 +186,22 @@ describe("a host policy that fails", () => {
 
 describe("an SQLite approval store that cannot be written", () => {
   const approvalRouter = (calls) => ({
-    pay: base
-      .meta(meta({ sideEffect: "write", risk: "high", approval: { required: true } }))
-      .handler(async () => {
-        calls.push(1);
-        return "paid";
-      }),
+    pay: base.meta(meta({ sideEffect: "write", risk: "high", approval: { required: true } })).handler(async () => {
+      calls.push(1);
+      return "paid";
+    }),
   });
 
   for (const [name, path] of [
     ["on a read-only file system (/proc)", "/proc/self/orpc-agent-approvals.db"],
-    ["whose path is a directory", (() => {
-      const d = join(mkdtempSync(join(tmpdir(), "orpc-ro-")), "approvals.db");
-      mkdirSync(d);
-      return d;
-    })()],
+    [
+      "whose path is a directory",
+      (() => {
+        const d = join(mkdtempSync(join(tmpdir(), "orpc-ro-")), "approvals.db");
+        mkdirSync(d);
+        return d;
+      })(),
+    ],
     ["in a directory that does not exist", "/nonexistent-dir-orpc/approvals.db"],
   ]) {
     it(`${name}: a typed error that does not name the path`, async () => {

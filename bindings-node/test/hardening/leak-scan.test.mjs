@@ -73,14 +73,21 @@ describe("secret-leak scan: registry.invoke", () => {
     // Audit: at least one record per call, with payloads on, trace fields kept.
     assert.ok(audit.length >= errors.length + 3, `only ${audit.length} audit records`);
     assert.ok(audit.some((r) => r.traceparent === TRACE.traceparent));
-    assert.ok(audit.some((r) => r.event === "finished" && r.output !== undefined), "payloads were recorded");
+    assert.ok(
+      audit.some((r) => r.event === "finished" && r.output !== undefined),
+      "payloads were recorded",
+    );
     for (const r of audit) assertNoSecret(`audit record ${r.event} ${r.outcome}`, r);
     assertNoSecret("console/stdout/stderr", logs);
     // The input hash is an unsalted SHA-256 of the full input: shown next
     // to a redacted view, hashing candidates would recover the secret
     // (issue 15, item 5). No outcome, view or audit record carries it.
     const hash = inputHash("acct.transfer", { to: "bob", amount: 5, secret: SECRET });
-    for (const [where, value] of [["outcome and views", shown], ["audit records", audit], ["logs", logs]]) {
+    for (const [where, value] of [
+      ["outcome and views", shown],
+      ["audit records", audit],
+      ["logs", logs],
+    ]) {
       const text = typeof value === "string" ? value : safeText(value);
       assert.ok(!text.includes(hash), `${where} carry the input hash`);
     }
@@ -89,7 +96,10 @@ describe("secret-leak scan: registry.invoke", () => {
     assert.equal(failedRecord.failure, "Error");
     // The operator is told what failed, with the real error.
     const failed = operatorLog.find((l) => /the handler of capability "acct\.fail"/.test(l.message));
-    assert.ok(failed, `the handler's failure reached the operator's logger: ${JSON.stringify(operatorLog.map((l) => l.message))}`);
+    assert.ok(
+      failed,
+      `the handler's failure reached the operator's logger: ${JSON.stringify(operatorLog.map((l) => l.message))}`,
+    );
     assert.ok(failed.error instanceof Error);
   });
 
@@ -131,7 +141,11 @@ describe("secret-leak scan: MCP results", () => {
       assert.equal(pending.isError, true);
       const requestId = pending._meta["orpc-agent/approval"].requestId;
       await registry.approvals.approve(requestId, { approver: "ops" });
-      const done = await call("acct_transfer", { to: "bob", amount: 5, secret: SECRET }, { [MCP_APPROVAL_ID_META]: requestId });
+      const done = await call(
+        "acct_transfer",
+        { to: "bob", amount: 5, secret: SECRET },
+        { [MCP_APPROVAL_ID_META]: requestId },
+      );
       assert.equal(done.isError, undefined, safeText(done));
       assert.deepEqual(done.structuredContent, { to: "bob", amount: 5 });
     });
@@ -143,14 +157,27 @@ describe("secret-leak scan: MCP results", () => {
 });
 
 describe("secret-leak scan: AI SDK tool results", () => {
-  const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+  const usage = {
+    inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: 1, text: 1, reasoning: 0 },
+  };
   const calls = (list) => ({
-    content: list.map(([toolName, input], i) => ({ type: "tool-call", toolCallId: `c${i}`, toolName, input: JSON.stringify(input) })),
+    content: list.map(([toolName, input], i) => ({
+      type: "tool-call",
+      toolCallId: `c${i}`,
+      toolName,
+      input: JSON.stringify(input),
+    })),
     finishReason: { unified: "tool-calls", raw: "tool_calls" },
     usage,
     warnings: [],
   });
-  const text = { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+  const text = {
+    content: [{ type: "text", text: "done" }],
+    finishReason: { unified: "stop", raw: "stop" },
+    usage,
+    warnings: [],
+  };
 
   it("nothing the model is sent back carries the secret", async () => {
     const { registry, audit } = await secretsRegistry();
@@ -179,14 +206,18 @@ describe("secret-leak scan: AI SDK tool results", () => {
     // The model's own tool-call arguments (its words) are the only place the
     // secret may be; everything the library answered is scanned.
     const sentBack = model.doGenerateCalls.map((c) =>
-      c.prompt.map((m) => (m.role === "assistant" ? { ...m, content: m.content.filter((p) => p.type !== "tool-call") } : m)),
+      c.prompt.map((m) =>
+        m.role === "assistant" ? { ...m, content: m.content.filter((p) => p.type !== "tool-call") } : m,
+      ),
     );
     const toolResults = sentBack[1].flatMap((m) => (m.role === "tool" ? m.content : []));
     assert.equal(toolResults.length, 5, safeText(sentBack[1]));
     assertNoSecret("prompts sent to the model", sentBack);
     // A step's tool-result/tool-error parts echo the model's `input`; what the
     // library produced is `output` / `error`.
-    const produced = result.steps.flatMap((s) => s.content.filter((p) => p.type !== "tool-call").map(({ input, ...p }) => p));
+    const produced = result.steps.flatMap((s) =>
+      s.content.filter((p) => p.type !== "tool-call").map(({ input, ...p }) => p),
+    );
     assert.equal(produced.filter((p) => p.type === "tool-error").length, 4, safeText(produced));
     assertNoSecret("step tool results and errors", produced);
     for (const r of audit) assertNoSecret("audit record", r);
@@ -196,7 +227,9 @@ describe("secret-leak scan: AI SDK tool results", () => {
   it("an approval round trip through ai's approval flow leaks nothing", async () => {
     const { registry, audit } = await secretsRegistry();
     const tools = toAiSdkTools(registry, { actor: { id: "agent-1" } });
-    const model = new MockLanguageModelV3({ doGenerate: [calls([["acct_transfer", { to: "bob", amount: 5, secret: SECRET }]]), text] });
+    const model = new MockLanguageModelV3({
+      doGenerate: [calls([["acct_transfer", { to: "bob", amount: 5, secret: SECRET }]]), text],
+    });
     const first = await generateText({ model, tools, prompt: "Pay bob.", stopWhen: stepCountIs(2) });
     const approvalRequest = first.content.find((p) => p.type === "tool-approval-request");
     assert.ok(approvalRequest, safeText(first.content));
@@ -209,7 +242,10 @@ describe("secret-leak scan: AI SDK tool results", () => {
       messages: [
         { role: "user", content: "Pay bob." },
         ...first.response.messages,
-        { role: "tool", content: [{ type: "tool-approval-response", approvalId: approvalRequest.approvalId, approved: true }] },
+        {
+          role: "tool",
+          content: [{ type: "tool-approval-response", approvalId: approvalRequest.approvalId, approved: true }],
+        },
       ],
       stopWhen: stepCountIs(2),
     });
@@ -220,7 +256,10 @@ describe("secret-leak scan: AI SDK tool results", () => {
     assert.equal(results.length, 1, safeText(sent));
     assert.deepEqual(results[0].output, { type: "json", value: { to: "bob", amount: 5 } });
     assertNoSecret("prompt after approval", sent);
-    assertNoSecret("second generateText steps", second.steps.flatMap((s) => s.toolResults.map(({ input, ...p }) => p)));
+    assertNoSecret(
+      "second generateText steps",
+      second.steps.flatMap((s) => s.toolResults.map(({ input, ...p }) => p)),
+    );
     for (const r of audit) assertNoSecret("audit record", r);
   });
 });

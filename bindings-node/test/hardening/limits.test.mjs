@@ -74,7 +74,11 @@ async function limitsRegistry(options = {}) {
 
 function check(name, settled, expect) {
   if (expect.status === "error") {
-    assert.equal(settled.ok, false, `${name}: expected ${expect.code}, got ${JSON.stringify(settled.value)?.slice(0, 200)}`);
+    assert.equal(
+      settled.ok,
+      false,
+      `${name}: expected ${expect.code}, got ${JSON.stringify(settled.value)?.slice(0, 200)}`,
+    );
     assert.ok(settled.error instanceof CapabilityError, `${name}: ${settled.error}`);
     assert.equal(settled.error.code, expect.code, `${name}: ${settled.error.message}`);
     if (expect.details) assert.deepEqual(settled.error.details, expect.details, name);
@@ -88,7 +92,11 @@ function check(name, settled, expect) {
   }
 }
 
-const settle = (p) => p.then((value) => ({ ok: true, value }), (error) => ({ ok: false, error }));
+const settle = (p) =>
+  p.then(
+    (value) => ({ ok: true, value }),
+    (error) => ({ ok: false, error }),
+  );
 
 describe("limits vectors through registry.invoke", () => {
   it("the generators make what the README says", () => {
@@ -99,7 +107,9 @@ describe("limits vectors through registry.invoke", () => {
   for (const c of V.cases) {
     it(c.name, async () => {
       const { registry, calls } = await limitsRegistry();
-      const settled = await settle(registry.invoke(c.capability, generate(c.generate), { surface: V.surface, actor: { id: "a1" } }));
+      const settled = await settle(
+        registry.invoke(c.capability, generate(c.generate), { surface: V.surface, actor: { id: "a1" } }),
+      );
       check(c.name, settled, c.expect);
       assert.equal(calls.count, c.handlerCalls, `${c.name}: handler calls`);
       if (c.expect.code === "LIMIT_EXCEEDED") {
@@ -114,11 +124,14 @@ describe("pending approvals per actor", () => {
   for (const store of ["memory", "sqlite"]) {
     for (const p of V.pending) {
       it(`${p.name} (${store})`, async () => {
-        const approvalStore = store === "memory" ? "memory" : { sqlite: join(mkdtempSync(join(tmpdir(), "orpc-limits-")), "a.db") };
+        const approvalStore =
+          store === "memory" ? "memory" : { sqlite: join(mkdtempSync(join(tmpdir(), "orpc-limits-")), "a.db") };
         const { registry, calls } = await limitsRegistry({ approvalStore });
         for (const step of p.steps) {
           for (let i = 0; i < step.times; i++) {
-            const settled = await settle(registry.invoke(p.capability, p.input, { surface: V.surface, actor: { id: step.actor } }));
+            const settled = await settle(
+              registry.invoke(p.capability, p.input, { surface: V.surface, actor: { id: step.actor } }),
+            );
             check(`${p.name} ${step.actor} #${i + 1}`, settled, step.expect);
           }
         }
@@ -136,57 +149,121 @@ describe("input limits on every path into the pipeline", () => {
     let runs = 0;
     const records = [];
     const registry = await createCapabilityRegistry(
-      { raw: { take: agentProcedure(os).meta({ agent: meta }).handler(async () => ++runs) } },
+      {
+        raw: {
+          take: agentProcedure(os)
+            .meta({ agent: meta })
+            .handler(async () => ++runs),
+        },
+      },
       { audit: (r) => records.push(r) },
     );
     const deep = generate({ depth: 65 });
-    const frames = [{ surface: "direct" }, { surface: "mcp", actor: { id: "a1" } }, { surface: "mcp", actor: { id: "a1", roles: ["x"] }, requestId: "r" }];
+    const frames = [
+      { surface: "direct" },
+      { surface: "mcp", actor: { id: "a1" } },
+      { surface: "mcp", actor: { id: "a1", roles: ["x"] }, requestId: "r" },
+    ];
     for (const name of ["raw.take", "raw_take"]) {
       for (const frame of frames) {
         const settled = await settle(registry.invoke(name, deep, frame));
-        check(`${name} ${JSON.stringify(frame)}`, settled, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "depth", max: 64 } });
+        check(`${name} ${JSON.stringify(frame)}`, settled, {
+          status: "error",
+          code: "LIMIT_EXCEEDED",
+          details: { limit: "depth", max: 64 },
+        });
       }
     }
     assert.equal(runs, 0);
-    assert.ok(records.every((r) => r.event === "finished" && r.outcome === "LIMIT_EXCEEDED"), JSON.stringify(records[0]));
+    assert.ok(
+      records.every((r) => r.event === "finished" && r.outcome === "LIMIT_EXCEEDED"),
+      JSON.stringify(records[0]),
+    );
   });
 
   it("inputs with no JSON text are measured too: a BigInt by its digits, a cycle as too deep (as in Python)", async () => {
     let runs = 0;
     const registry = await createCapabilityRegistry({
-      raw: { take: agentProcedure(os).meta({ agent: meta }).handler(async ({ input }) => {
-        runs++;
-        return typeof input;
-      }) },
+      raw: {
+        take: agentProcedure(os)
+          .meta({ agent: meta })
+          .handler(async ({ input }) => {
+            runs++;
+            return typeof input;
+          }),
+      },
     });
     const cyclic = {};
     cyclic.self = cyclic;
     assert.deepEqual(await registry.invoke("raw.take", 10n, { surface: "direct" }), { status: "ok", output: "bigint" });
-    assert.deepEqual(await registry.invoke("raw.take", { n: 10n, s: "a".repeat(65_536) }, { surface: "direct" }), { status: "ok", output: "object" });
+    assert.deepEqual(await registry.invoke("raw.take", { n: 10n, s: "a".repeat(65_536) }, { surface: "direct" }), {
+      status: "ok",
+      output: "object",
+    });
     // A BigInt beside an over-limit string does not hide it.
     const long = await settle(registry.invoke("raw.take", { n: 1n, s: "a".repeat(100_000) }, { surface: "direct" }));
-    check("bigint + long string", long, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "stringBytes", max: 65536 } });
-    const keys = await settle(registry.invoke("raw.take", { n: 1n, ...Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i])) }, { surface: "direct" }));
-    check("bigint + many keys", keys, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "objectKeys", max: 1024 } });
+    check("bigint + long string", long, {
+      status: "error",
+      code: "LIMIT_EXCEEDED",
+      details: { limit: "stringBytes", max: 65536 },
+    });
+    const keys = await settle(
+      registry.invoke(
+        "raw.take",
+        { n: 1n, ...Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i])) },
+        { surface: "direct" },
+      ),
+    );
+    check("bigint + many keys", keys, {
+      status: "error",
+      code: "LIMIT_EXCEEDED",
+      details: { limit: "objectKeys", max: 1024 },
+    });
     const cycle = await settle(registry.invoke("raw.take", cyclic, { surface: "direct" }));
     check("a cycle", cycle, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "depth", max: 64 } });
     // A value whose toJSON throws has no text to measure: the app's own value, handled as before.
-    const odd = { n: 1n, v: { toJSON() { throw new TypeError("no JSON for me"); } } };
+    const odd = {
+      n: 1n,
+      v: {
+        toJSON() {
+          throw new TypeError("no JSON for me");
+        },
+      },
+    };
     assert.deepEqual(await registry.invoke("raw.take", odd, { surface: "direct" }), { status: "ok", output: "object" });
     assert.equal(runs, 3);
   });
 
   it("lone surrogates (which JSON.stringify escapes and serde refuses) are still measured", async () => {
     let runs = 0;
-    const registry = await createCapabilityRegistry({ raw: { take: agentProcedure(os).meta({ agent: meta }).handler(async () => ++runs) } });
+    const registry = await createCapabilityRegistry({
+      raw: {
+        take: agentProcedure(os)
+          .meta({ agent: meta })
+          .handler(async () => ++runs),
+      },
+    });
     const settled = await settle(registry.invoke("raw.take", { s: "\ud800".repeat(30_000) }, { surface: "direct" }));
-    check("surrogates", settled, { status: "error", code: "LIMIT_EXCEEDED", details: { limit: "stringBytes", max: 65536 } });
-    assert.deepEqual(await registry.invoke("raw.take", { s: "a\ud800b".repeat(100) }, { surface: "direct" }), { status: "ok", output: 1 });
+    check("surrogates", settled, {
+      status: "error",
+      code: "LIMIT_EXCEEDED",
+      details: { limit: "stringBytes", max: 65536 },
+    });
+    assert.deepEqual(await registry.invoke("raw.take", { s: "a\ud800b".repeat(100) }, { surface: "direct" }), {
+      status: "ok",
+      output: 1,
+    });
     assert.equal(runs, 1);
   });
 
   it("an unexposed capability is NOT_FOUND, whatever the input's size (SI-8)", async () => {
-    const registry = await createCapabilityRegistry({ raw: { take: agentProcedure(os).meta({ agent: { ...meta, expose: { mcp: true } } }).handler(async () => 1) } });
+    const registry = await createCapabilityRegistry({
+      raw: {
+        take: agentProcedure(os)
+          .meta({ agent: { ...meta, expose: { mcp: true } } })
+          .handler(async () => 1),
+      },
+    });
     const settled = await settle(registry.invoke("raw.take", generate({ depth: 65 }), { surface: "direct" }));
     check("unexposed", settled, { status: "error", code: "NOT_FOUND" });
   });

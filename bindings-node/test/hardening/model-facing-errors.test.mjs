@@ -66,7 +66,9 @@ function leakyContext() {
 }
 
 const expose = { mcp: true, aiSdk: true, direct: true };
-const meta = (extra = {}) => ({ agent: { description: "Does a thing.", expose, sideEffect: "read", risk: "low", ...extra } });
+const meta = (extra = {}) => ({
+  agent: { description: "Does a thing.", expose, sideEffect: "read", risk: "low", ...extra },
+});
 
 /**
  * Each capability fails in application code (or yields an output with no
@@ -76,21 +78,50 @@ const meta = (extra = {}) => ({ agent: { description: "Does a thing.", expose, s
 async function leakyRegistry() {
   const base = agentProcedure(os.$context());
   const router = {
-    outToJson: base.meta(meta()).input(z.object({})).handler(async () => ({ ok: true, toJSON: () => { throw leak(); } })),
-    outGetter: base.meta(meta()).input(z.object({})).handler(async () => ({
-      get value() {
+    outToJson: base
+      .meta(meta())
+      .input(z.object({}))
+      .handler(async () => ({
+        ok: true,
+        toJSON: () => {
+          throw leak();
+        },
+      })),
+    outGetter: base
+      .meta(meta())
+      .input(z.object({}))
+      .handler(async () => ({
+        get value() {
+          throw leak();
+        },
+      })),
+    handlerThrows: base
+      .meta(meta())
+      .input(z.object({}))
+      .handler(async () => {
         throw leak();
-      },
-    })),
-    handlerThrows: base.meta(meta()).input(z.object({})).handler(async () => {
-      throw leak();
-    }),
+      }),
     redactorThrows: base
-      .meta(meta({ redact: { output: () => { throw leak(); } } }))
+      .meta(
+        meta({
+          redact: {
+            output: () => {
+              throw leak();
+            },
+          },
+        }),
+      )
       .input(z.object({}))
       .handler(async () => ({ ok: true })),
-    inputValidatorThrows: base.meta(meta()).input(throwingSchema).handler(async () => ({ ok: true })),
-    outputValidatorThrows: base.meta(meta()).input(z.object({})).output(throwingSchema).handler(async () => ({ ok: true })),
+    inputValidatorThrows: base
+      .meta(meta())
+      .input(throwingSchema)
+      .handler(async () => ({ ok: true })),
+    outputValidatorThrows: base
+      .meta(meta())
+      .input(z.object({}))
+      .output(throwingSchema)
+      .handler(async () => ({ ok: true })),
     // The validated input (a transform's value) cannot be read for the approval hash.
     gatedInputGetter: base
       .meta(meta({ sideEffect: "write", approval: { required: true } }))
@@ -105,7 +136,14 @@ async function leakyRegistry() {
       .handler(async () => ({ ok: true })),
     gatedInputToJson: base
       .meta(meta({ sideEffect: "write", approval: { required: true } }))
-      .input(z.object({ n: z.number() }).transform((v) => ({ ...v, toJSON: () => { throw leak(); } })))
+      .input(
+        z.object({ n: z.number() }).transform((v) => ({
+          ...v,
+          toJSON: () => {
+            throw leak();
+          },
+        })),
+      )
       .handler(async () => ({ ok: true })),
     // A host policy and a redactor get a frozen copy of the context: its getter runs.
     contextUnderPolicy: base
@@ -117,9 +155,12 @@ async function leakyRegistry() {
       .input(z.object({}))
       .handler(async () => ({ ok: true })),
     // The application's own CapabilityError: marked safe, kept.
-    ownError: base.meta(meta()).input(z.object({})).handler(async () => {
-      throw new CapabilityError("EXECUTION_FAILED", "The warehouse is closed today.");
-    }),
+    ownError: base
+      .meta(meta())
+      .input(z.object({}))
+      .handler(async () => {
+        throw new CapabilityError("EXECUTION_FAILED", "The warehouse is closed today.");
+      }),
   };
   const registry = await createCapabilityRegistry(router);
   const inputs = { gatedInputGetter: { n: 1 }, gatedInputToJson: { n: 1 } };
@@ -206,19 +247,32 @@ describe("model-facing errors: MCP results", () => {
 });
 
 describe("model-facing errors: AI SDK tool results", () => {
-  const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+  const usage = {
+    inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: 1, text: 1, reasoning: 0 },
+  };
 
   it("nothing the model is sent back, and no step result or error, carries application exception text", async () => {
     const { registry, calls } = await leakyRegistry();
     const model = new MockLanguageModelV3({
       doGenerate: [
         {
-          content: calls.map(([toolName, input], i) => ({ type: "tool-call", toolCallId: `c${i}`, toolName, input: JSON.stringify(input) })),
+          content: calls.map(([toolName, input], i) => ({
+            type: "tool-call",
+            toolCallId: `c${i}`,
+            toolName,
+            input: JSON.stringify(input),
+          })),
           finishReason: { unified: "tool-calls", raw: "tool_calls" },
           usage,
           warnings: [],
         },
-        { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] },
+        {
+          content: [{ type: "text", text: "done" }],
+          finishReason: { unified: "stop", raw: "stop" },
+          usage,
+          warnings: [],
+        },
       ],
     });
     const result = await generateText({
@@ -231,7 +285,9 @@ describe("model-facing errors: AI SDK tool results", () => {
     const sentBack = model.doGenerateCalls[1].prompt.flatMap((m) => (m.role === "tool" ? m.content : []));
     assert.equal(sentBack.length, calls.length, safeText(sentBack));
     assertNoSecret("tool results sent to the model", sentBack);
-    const produced = result.steps.flatMap((s) => s.content.filter((p) => p.type !== "tool-call").map(({ input, ...p }) => p));
+    const produced = result.steps.flatMap((s) =>
+      s.content.filter((p) => p.type !== "tool-call").map(({ input, ...p }) => p),
+    );
     assertNoSecret("step tool results and errors", produced);
     const errors = produced.filter((p) => p.type === "tool-error");
     assert.equal(errors.length, calls.length, safeText(produced));

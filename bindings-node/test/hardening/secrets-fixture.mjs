@@ -35,7 +35,14 @@ export async function secretsRegistry(options = {}) {
         .handler(async ({ input }) => ({ id: input.id, secret: SECRET })),
       // Typed input: a secret where a number belongs is INVALID_INPUT.
       create: base
-        .meta({ agent: { description: "Create an account.", expose: { mcp: true, aiSdk: true, direct: true }, sideEffect: "write", risk: "low" } })
+        .meta({
+          agent: {
+            description: "Create an account.",
+            expose: { mcp: true, aiSdk: true, direct: true },
+            sideEffect: "write",
+            risk: "low",
+          },
+        })
         .input(z.object({ name: z.string().max(8), pin: z.number() }))
         .handler(async () => ({ created: true })),
       // A host policy denies whenever the input holds a secret.
@@ -67,7 +74,14 @@ export async function secretsRegistry(options = {}) {
         .handler(async ({ input }) => ({ to: input.to, amount: input.amount, secret: input.secret })),
       // The handler fails with a message naming the secret.
       fail: base
-        .meta({ agent: { description: "Always fails.", expose: { mcp: true, aiSdk: true, direct: true }, sideEffect: "read", risk: "low" } })
+        .meta({
+          agent: {
+            description: "Always fails.",
+            expose: { mcp: true, aiSdk: true, direct: true },
+            sideEffect: "read",
+            risk: "low",
+          },
+        })
         .input(z.object({ id: z.string() }))
         .handler(async () => {
           throw new Error(`connect failed: password ${SECRET} rejected`);

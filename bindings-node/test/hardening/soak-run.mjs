@@ -43,21 +43,33 @@ async function soakRegistry() {
         .handler(async () => ({ purged: true })),
       write: base
         .meta({
-          agent: { description: "Approved write.", expose: { direct: true }, sideEffect: "write", risk: "high", approval: { required: true } },
+          agent: {
+            description: "Approved write.",
+            expose: { direct: true },
+            sideEffect: "write",
+            risk: "high",
+            approval: { required: true },
+          },
         })
         .input(z.object({ n: z.number() }))
         .handler(async ({ input }) => ({ wrote: input.n })),
       slow: base
-        .meta({ agent: { description: "Times out.", expose: { direct: true }, sideEffect: "read", risk: "low", timeoutMs: 2 } })
+        .meta({
+          agent: { description: "Times out.", expose: { direct: true }, sideEffect: "read", risk: "low", timeoutMs: 2 },
+        })
         .input(z.object({ n: z.number() }))
         .handler(
           ({ signal }) =>
             new Promise((resolve, reject) => {
               const t = setTimeout(resolve, 60_000);
-              signal.addEventListener("abort", () => {
-                clearTimeout(t);
-                reject(signal.reason);
-              }, { once: true });
+              signal.addEventListener(
+                "abort",
+                () => {
+                  clearTimeout(t);
+                  reject(signal.reason);
+                },
+                { once: true },
+              );
             }),
         ),
       fail: base
@@ -70,7 +82,10 @@ async function soakRegistry() {
   };
   // A million calls, a share of them failing on purpose: the operator's
   // logger would print each one; counted instead, to prove it is called.
-  const registry = await createCapabilityRegistry(router, { audit: () => void audited++, logger: { warn: () => void logged++ } });
+  const registry = await createCapabilityRegistry(router, {
+    audit: () => void audited++,
+    logger: { warn: () => void logged++ },
+  });
   return { registry, audited: () => audited, logged: () => logged };
 }
 

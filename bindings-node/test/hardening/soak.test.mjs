@@ -11,7 +11,8 @@ it("20 000 mixed invocations: no leaked approvals, timers or in-flight calls; me
   const f = await soak({ total: 20_000 });
   console.log(summary(f));
   assert.ok(f.invocations >= 20_000);
-  for (const kind of ["ok", "invalid", "denied", "approval", "timeout", "error"]) assert.ok(f.tally[kind] > 1000, `${kind}: ${f.tally[kind]}`);
+  for (const kind of ["ok", "invalid", "denied", "approval", "timeout", "error"])
+    assert.ok(f.tally[kind] > 1000, `${kind}: ${f.tally[kind]}`);
   assert.equal(f.unfinishedApprovals, 0, "approval rows left pending or approved-but-unconsumed");
   assert.equal(f.timersLeft, 0, "timers left armed");
   assert.equal(f.inFlight, 0, "invocations still in flight");

@@ -60,7 +60,11 @@ async function main([cmd, ...args]) {
     switch (cmd) {
       case "create": {
         const [actor, order] = args;
-        const r = await reg.invoke("orders.refund", { id: order, amount: 12.5 }, { surface: "mcp", actor: { id: actor } });
+        const r = await reg.invoke(
+          "orders.refund",
+          { id: order, amount: 12.5 },
+          { surface: "mcp", actor: { id: actor } },
+        );
         out(r.request);
         break;
       }

@@ -16,7 +16,9 @@ import { PG_URL, registry, router } from "./app.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 if (!PG_URL) {
-  throw new Error("ORPC_AGENT_TEST_PG_URL is not set: run `make test-postgres-bindings` (it starts a throwaway PostgreSQL)");
+  throw new Error(
+    "ORPC_AGENT_TEST_PG_URL is not set: run `make test-postgres-bindings` (it starts a throwaway PostgreSQL)",
+  );
 }
 
 /** A fresh actor per test: the tests share one database, and filter by actor. */
@@ -58,7 +60,10 @@ test("create → list with filters and pages → approve → resume runs once; a
   const approved = await reg.approvals.approve(ids[0], { approver: "boss", reason: "ok" });
   assert.equal(approved.status, "approved");
   assert.equal(approved.decidedBy, "boss");
-  assert.deepEqual((await reg.approvals.list({ actorId: who, status: "approved" })).map((r) => r.id), [ids[0]]);
+  assert.deepEqual(
+    (await reg.approvals.list({ actorId: who, status: "approved" })).map((r) => r.id),
+    [ids[0]],
+  );
   assert.equal((await reg.approvals.get(ids[0])).status, "approved");
   assert.equal(await reg.approvals.get("apr_00000000000000000000000000000000"), null);
 
@@ -77,13 +82,19 @@ test("decisions keep the core's rules and codes: self-approval, double decision,
   await assert.rejects(reg.approvals.approve(a.id, { approver: who }), (e) => e.code === "POLICY_DENIED");
   await assert.rejects(reg.resume(a.id), (e) => e.code === "APPROVAL_PENDING");
   await reg.approvals.reject(a.id, { approver: "boss" });
-  await assert.rejects(reg.approvals.approve(a.id, { approver: "boss" }), (e) => e.code === "APPROVAL_REJECTED" && e.details.status === "rejected");
+  await assert.rejects(
+    reg.approvals.approve(a.id, { approver: "boss" }),
+    (e) => e.code === "APPROVAL_REJECTED" && e.details.status === "rejected",
+  );
   await assert.rejects(reg.resume(a.id), (e) => e.code === "APPROVAL_REJECTED");
   await assert.rejects(reg.resume("apr_00000000000000000000000000000000"), (e) => e.code === "APPROVAL_NOT_FOUND");
   await assert.rejects(reg.approvals.page({ status: "maybe" }), (e) => e.code === "INVALID_INPUT");
   await assert.rejects(reg.approvals.page({ cursor: "nonsense" }), (e) => e.code === "INVALID_INPUT");
   // A read capability never touches the store: the synchronous path still answers.
-  assert.deepEqual((await reg.invoke("orders.get", { id: "x" }, { surface: "direct" })).output, { id: "x", status: "paid" });
+  assert.deepEqual((await reg.invoke("orders.get", { id: "x" }, { surface: "direct" })).output, {
+    id: "x",
+    status: "paid",
+  });
 });
 
 test("20 concurrent resumes in one process: exactly one runs, 19 APPROVAL_CONSUMED", async () => {
@@ -92,7 +103,10 @@ test("20 concurrent resumes in one process: exactly one runs, 19 APPROVAL_CONSUM
   await reg.approvals.approve(a.id, { approver: "boss" });
   const settled = await Promise.allSettled(Array.from({ length: 20 }, () => reg.resume(a.id)));
   assert.equal(settled.filter((s) => s.status === "fulfilled").length, 1);
-  assert.deepEqual(new Set(settled.filter((s) => s.status === "rejected").map((s) => s.reason.code)), new Set(["APPROVAL_CONSUMED"]));
+  assert.deepEqual(
+    new Set(settled.filter((s) => s.status === "rejected").map((s) => s.reason.code)),
+    new Set(["APPROVAL_CONSUMED"]),
+  );
   assert.equal(reg.inFlight(), 0);
 });
 
@@ -109,9 +123,7 @@ test("create in one process, approve from a second, resume from a third; 5 proce
   assert.equal(created.status, "pending");
   assert.equal(run("approve", created.id, "boss").status, "approved");
   // Five processes at once, each with ten concurrent resumes.
-  const procs = Array.from({ length: 5 }, () =>
-    import("node:child_process").then(({ spawn }) => spawn),
-  );
+  const procs = Array.from({ length: 5 }, () => import("node:child_process").then(({ spawn }) => spawn));
   return Promise.all(procs).then(async (spawns) => {
     const outs = await Promise.all(
       spawns.map(
@@ -136,17 +148,29 @@ test("an unreachable database is a typed INTERNAL with details.store; bad option
   const t0 = Date.now();
   await assert.rejects(
     createCapabilityRegistry(router(), {
-      approvalStore: { postgres: { url: "postgresql://postgres@127.0.0.1:1/none?sslmode=disable", connectTimeoutMs: 200 } },
+      approvalStore: {
+        postgres: { url: "postgresql://postgres@127.0.0.1:1/none?sslmode=disable", connectTimeoutMs: 200 },
+      },
     }),
-    (e) => e instanceof CapabilityError && e.code === "INTERNAL" && e.details?.store === "cannot-open" && !/127\.0\.0\.1/.test(e.message),
+    (e) =>
+      e instanceof CapabilityError &&
+      e.code === "INTERNAL" &&
+      e.details?.store === "cannot-open" &&
+      !/127\.0\.0\.1/.test(e.message),
   );
   assert.ok(Date.now() - t0 < 15_000);
   await assert.rejects(
     createCapabilityRegistry(router(), { approvalStore: { postgres: { url: PG_URL, maxConections: 2 } } }),
     (e) => e.code === "INVALID_INPUT" && /maxConections/.test(e.message),
   );
-  await assert.rejects(createCapabilityRegistry(router(), { approvalStore: { postgres: "" } }), (e) => e.code === "INVALID_INPUT");
-  await assert.rejects(createCapabilityRegistry(router(), { approvalStore: { postgres: {} } }), (e) => e.code === "INVALID_INPUT");
+  await assert.rejects(
+    createCapabilityRegistry(router(), { approvalStore: { postgres: "" } }),
+    (e) => e.code === "INVALID_INPUT",
+  );
+  await assert.rejects(
+    createCapabilityRegistry(router(), { approvalStore: { postgres: {} } }),
+    (e) => e.code === "INVALID_INPUT",
+  );
 });
 
 test("TLS: sslmode=require verified against the test server's CA", async () => {
@@ -190,7 +214,10 @@ test("the memory store keeps its synchronous path and gains page()", async () =>
   const reg = await createCapabilityRegistry(router());
   const a = await request(reg, "ada");
   const page = await reg.approvals.page({ limit: 1 });
-  assert.deepEqual(page.requests.map((r) => r.id), [a.id]);
+  assert.deepEqual(
+    page.requests.map((r) => r.id),
+    [a.id],
+  );
   assert.equal(typeof page.nextCursor, "string");
   assert.deepEqual((await reg.approvals.page({ cursor: page.nextCursor })).requests, []);
 });

@@ -21,7 +21,9 @@ export async function startApp({ log = () => {} } = {}) {
   const base = agentProcedure(os.$context());
   const orders = {
     get: base
-      .meta({ agent: { description: "Get one order by id.", expose: { aiSdk: true }, sideEffect: "read", risk: "low" } })
+      .meta({
+        agent: { description: "Get one order by id.", expose: { aiSdk: true }, sideEffect: "read", risk: "low" },
+      })
       .input(z.object({ id: z.string() }))
       .handler(async ({ input }) => ({ id: input.id, status: "shipped", total: 120 })),
     refund: base
@@ -42,10 +44,17 @@ export async function startApp({ log = () => {} } = {}) {
         return { refunded: input.amount, id: input.id };
       }),
   };
-  const registry = await createCapabilityRegistry({ orders }, {
-    approvalStore: "memory",
-    audit: (r) => r.event === "finished" && log(`  audit: ${r.capabilityId} ${r.outcome} actor=${r.actorId} surface=${r.surface} traceparent=${r.traceparent ?? "-"}`),
-  });
+  const registry = await createCapabilityRegistry(
+    { orders },
+    {
+      approvalStore: "memory",
+      audit: (r) =>
+        r.event === "finished" &&
+        log(
+          `  audit: ${r.capabilityId} ${r.outcome} actor=${r.actorId} surface=${r.surface} traceparent=${r.traceparent ?? "-"}`,
+        ),
+    },
+  );
 
   const authed = os.$context().use(({ context, next }) => {
     const user = USERS[(context.headers.authorization ?? "").replace(/^Bearer /, "")];

@@ -61,12 +61,19 @@ async function mcpDemo() {
     expect(tools.length === 4, "four tools listed");
 
     say("call orders_get (a read) with a W3C traceparent in _meta");
-    const got = await client.callTool({ name: "orders_get", arguments: { id: "o-1001" }, _meta: { traceparent: TRACEPARENT } });
+    const got = await client.callTool({
+      name: "orders_get",
+      arguments: { id: "o-1001" },
+      _meta: { traceparent: TRACEPARENT },
+    });
     show("structuredContent", got.structuredContent);
     expect(got.structuredContent?.status === "shipped", "order read");
 
     say("call orders_refund (a write behind approval): approval requested");
-    const asked = await client.callTool({ name: "orders_refund", arguments: { id: "o-1001", amount: 20, note: "damaged box" } });
+    const asked = await client.callTool({
+      name: "orders_refund",
+      arguments: { id: "o-1001", amount: 20, note: "damaged box" },
+    });
     show("isError", asked.isError);
     show("text", asked.content[0].text);
     const approval = asked._meta?.["orpc-agent/approval"];
@@ -76,7 +83,12 @@ async function mcpDemo() {
     say("the approvers' console (another process, same SQLite queue) approves it");
     const console_ = await createRegistry({ sqlitePath: approvalsDb });
     const request = await console_.approvals.get(approval.requestId);
-    show("request", { id: request.id, capabilityId: request.capabilityId, status: request.status, actor: request.actor });
+    show("request", {
+      id: request.id,
+      capabilityId: request.capabilityId,
+      status: request.status,
+      actor: request.actor,
+    });
     show("input as the approval UI shows it", await console_.redactApprovalInput(request));
     await console_.approvals.approve(approval.requestId, { approver: "manager-ana", reason: "box photo checked" });
     show("status", (await console_.approvals.get(approval.requestId)).status);
@@ -91,7 +103,11 @@ async function mcpDemo() {
     expect(resumed.structuredContent?.amount === 20, "refund ran once approved");
 
     say("resuming the same approval again is refused (single use)");
-    const again = await client.callTool({ name: "orders_refund", arguments: {}, _meta: { [MCP_APPROVAL_ID_META]: approval.requestId } });
+    const again = await client.callTool({
+      name: "orders_refund",
+      arguments: {},
+      _meta: { [MCP_APPROVAL_ID_META]: approval.requestId },
+    });
     show("text", again.content[0].text);
     expect(again._meta?.["orpc-agent/error"]?.code === "APPROVAL_CONSUMED", "single use");
 
@@ -129,13 +145,17 @@ async function aiSdkDemo() {
     for (const part of s.content) {
       if (part.type === "tool-call") show("tool call", `${part.toolName} ${JSON.stringify(part.input)}`);
       if (part.type === "tool-result") show("tool result", part.output);
-      if (part.type === "tool-approval-request") show("approval requested", `${part.toolCall.toolName} (ai approval ${part.approvalId})`);
+      if (part.type === "tool-approval-request")
+        show("approval requested", `${part.toolCall.toolName} (ai approval ${part.approvalId})`);
     }
   }
   const ask = first.content.find((p) => p.type === "tool-approval-request");
   expect(ask !== undefined, "ai asked for approval because the core's gate fired");
   const pending = await registry.approvals.list({ status: "pending" });
-  show("core approval queue", pending.map((r) => `${r.id} ${r.capabilityId} ${r.status}`));
+  show(
+    "core approval queue",
+    pending.map((r) => `${r.id} ${r.capabilityId} ${r.status}`),
+  );
 
   say("the user approves in the chat UI; the next generateText resumes the core's request");
   const second = await generateText({
@@ -165,7 +185,12 @@ function toolCall(toolCallId, toolName, input) {
 }
 
 function text(value) {
-  return { content: [{ type: "text", text: value }], finishReason: { unified: "stop", raw: "stop" }, usage: usage(), warnings: [] };
+  return {
+    content: [{ type: "text", text: value }],
+    finishReason: { unified: "stop", raw: "stop" },
+    usage: usage(),
+    warnings: [],
+  };
 }
 
 function usage() {
