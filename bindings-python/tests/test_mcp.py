@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client, StdioServerParameters
-from mcp_caps import Query, build, search
 
+from mcp_caps import Query, build, search
 from orpc_agent import Frame, capability, create_capability_registry
 from orpc_agent.mcp import APPROVAL_ID_META, APPROVAL_META, ERROR_META, create_mcp_server
 

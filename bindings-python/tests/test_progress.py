@@ -144,8 +144,10 @@ async def test_a_real_mcp_client_with_a_progress_token_receives_notifications(mo
     for tool in ("work_async", "work_sync"):
         received: list[tuple[float, float | None]] = []
 
+        # Called only within this iteration (the call below awaits it), so
+        # the loop variable is the one meant.
         async def on_notification(progress: float, total: float | None, message: str | None) -> None:
-            received.append((progress, total))
+            received.append((progress, total))  # noqa: B023
 
         recorder = ProgressRecorder()
         async with Client(server, mode=mode, message_handler=recorder) as client:

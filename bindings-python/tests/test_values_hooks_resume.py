@@ -19,8 +19,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import pickle
-from pathlib import Path
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +30,6 @@ import orpc_agent
 from orpc_agent import (
     ERROR_CLASSES,
     Allow,
-    ApprovalRequest,
     ApprovalRequired,
     CapabilityError,
     Frame,

@@ -14,7 +14,6 @@ from typing import Any
 
 import cbor2
 import pytest
-from virtual_loop import VirtualClock, run_virtual
 
 from orpc_agent import (
     Abstain,
@@ -29,6 +28,7 @@ from orpc_agent import (
     input_hash,
 )
 from orpc_agent.schema import to_jsonable
+from virtual_loop import VirtualClock, run_virtual
 
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors"
 

@@ -36,7 +36,10 @@ async def main() -> None:
             print("== tools/list")
             for t in tools.tools:
                 a = t.annotations
-                print(f"   {t.name}: readOnly={a.read_only_hint} destructive={a.destructive_hint} idempotent={a.idempotent_hint}")
+                print(
+                    f"   {t.name}: readOnly={a.read_only_hint} destructive={a.destructive_hint}"
+                    f" idempotent={a.idempotent_hint}"
+                )
             show("orders_get o-1 (card redacted)", await client.call_tool("orders_get", {"order_id": "o-1"}))
             show("orders_get bad input", await client.call_tool("orders_get", {"order_id": 7}))
             show("orders_delete (policy denies)", await client.call_tool("orders_delete", {"order_id": "o-1"}))

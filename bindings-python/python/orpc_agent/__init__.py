@@ -47,9 +47,9 @@ from .errors import (
     SessionNotFoundError,
     TimeoutCapabilityError,
 )
+from .postgres import ApprovalPage, PostgresAuditSink
 from .progress import ProgressEvent, on_progress
 from .registry import Approvals, CapabilityRegistry, create_capability_registry
-from .postgres import ApprovalPage, PostgresAuditSink
 from .schema import InputIssues, JsonSchema, PydanticSchema, Schema
 from .types import (
     Abstain,

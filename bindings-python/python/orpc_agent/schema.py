@@ -194,7 +194,7 @@ def same_value(a: Any, b: Any) -> bool:
             return False
         return same_value(a.__pydantic_extra__ or {}, b.__pydantic_extra__ or {})
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     return type(a) is type(b) and bool(a == b)
@@ -257,7 +257,7 @@ def _rebuild(tp: Any, data: Any, owner: type[BaseModel] | None) -> Any:
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_rebuild(args[0], x, owner) for x in data)
         if args and len(args) == len(data):
-            return tuple(_rebuild(t, x, owner) for t, x in zip(args, data))
+            return tuple(_rebuild(t, x, owner) for t, x in zip(args, data, strict=True))
     elif origin in (set, frozenset, collections.abc.Set, collections.abc.MutableSet) and isinstance(data, list):
         item = args[0] if args else Any
         made = (_rebuild(item, x, owner) for x in data)
