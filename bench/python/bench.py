@@ -52,10 +52,12 @@ async def handler_out(q: Query) -> Result:
     return Result(email=q.email, limit=q.limit)
 
 
-gov = capability(id="bench.search", description="Search.", expose={"direct": True, "mcp": True},
-                 side_effect="read", risk="low")(handler)
-gov_out = capability(id="bench.search_out", description="Search (output model).", expose={"direct": True},
-                     side_effect="read", risk="low")(handler_out)
+gov = capability(
+    id="bench.search", description="Search.", expose={"direct": True, "mcp": True}, side_effect="read", risk="low"
+)(handler)
+gov_out = capability(
+    id="bench.search_out", description="Search (output model).", expose={"direct": True}, side_effect="read", risk="low"
+)(handler_out)
 
 RAW = {"email": "ana@example.com", "limit": 3}
 
@@ -147,8 +149,10 @@ async def main() -> None:
         gc.enable()
 
     p50 = {k: statistics.median(v) for k, v in results.items()}
-    print(f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
-          f"{os.cpu_count()} cpus; p50 per call over {len(results['direct'])} batches")
+    print(
+        f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
+        f"{os.cpu_count()} cpus; p50 per call over {len(results['direct'])} batches"
+    )
     for k, v in p50.items():
         print(f"{k:14s} p50 {v:9.2f} us   min {min(results[k]):9.2f} us")
     print(f"governed / direct          = {p50['governed'] / p50['direct']:.2f}x  (target <= 1.5x)")

@@ -24,15 +24,27 @@ async def search(q: Query, ctx: Any) -> Hits:
     return Hits(hits=[q.q.upper()], trace=ctx.frame.traceparent)
 
 
-@capability(id="docs.publish", description="Publish a doc.", expose={"mcp": True}, side_effect="write", risk="high",
-            approval={"required": True, "type": "editor"})
+@capability(
+    id="docs.publish",
+    description="Publish a doc.",
+    expose={"mcp": True},
+    side_effect="write",
+    risk="high",
+    approval={"required": True, "type": "editor"},
+)
 async def publish(q: Query) -> dict[str, str]:
     return {"published": q.q}
 
 
-@capability(id="docs.purge", description="Purge all docs.", expose={"mcp": True}, side_effect="destructive",
-            risk="critical", policies=[host_policy(lambda r: Deny("Purging is disabled; archive instead."), name="no-purge")],
-            adapters={"mcp": {"tool_name": "purge", "annotations": {"title": "Purge"}}})
+@capability(
+    id="docs.purge",
+    description="Purge all docs.",
+    expose={"mcp": True},
+    side_effect="destructive",
+    risk="critical",
+    policies=[host_policy(lambda r: Deny("Purging is disabled; archive instead."), name="no-purge")],
+    adapters={"mcp": {"tool_name": "purge", "annotations": {"title": "Purge"}}},
+)
 async def purge(q: Query) -> None: ...
 
 
@@ -41,8 +53,15 @@ async def secret(q: Query) -> str:
     return "s"
 
 
-@capability(id="docs.ext", description="Call out.", expose={"mcp": True}, side_effect="external", risk="medium",
-            idempotent=True, policies=[lambda r: None])
+@capability(
+    id="docs.ext",
+    description="Call out.",
+    expose={"mcp": True},
+    side_effect="external",
+    risk="medium",
+    idempotent=True,
+    policies=[lambda r: None],
+)
 async def ext(q: Query) -> list[str]:
     return [q.q]
 

@@ -12,8 +12,14 @@ class Ship(BaseModel):
     order_id: str
 
 
-@capability(id="ship.order", description="Ship an order.", expose={"mcp": True}, side_effect="external",
-            risk="high", approval={"required": True})
+@capability(
+    id="ship.order",
+    description="Ship an order.",
+    expose={"mcp": True},
+    side_effect="external",
+    risk="high",
+    approval={"required": True},
+)
 async def ship(s: Ship) -> dict[str, str]:
     return {"shipped": s.order_id}
 

@@ -174,12 +174,21 @@ def _nonsense(r: Any) -> Any:
     return "maybe"
 
 
-@pytest.mark.parametrize("policy", [_raises, _rejects, _never, _nonsense], ids=["raises", "async-raises", "never-answers", "nonsense"])
+@pytest.mark.parametrize(
+    "policy", [_raises, _rejects, _never, _nonsense], ids=["raises", "async-raises", "never-answers", "nonsense"]
+)
 async def test_a_failing_host_policy_denies_and_the_handler_does_not_run(policy: Any) -> None:
     calls: list[Any] = []
 
-    @capability(id="act", description="x", expose=D, side_effect="write", risk="low", timeout_ms=100,
-                policies=[host_policy(policy, name="remote")])
+    @capability(
+        id="act",
+        description="x",
+        expose=D,
+        side_effect="write",
+        risk="low",
+        timeout_ms=100,
+        policies=[host_policy(policy, name="remote")],
+    )
     async def act(q: dict[str, Any]) -> str:
         calls.append(q)
         return "ran"

@@ -68,7 +68,9 @@ class TransferIn(BaseModel):
 EXPOSE = {"direct": True, "mcp": True}
 
 
-@capability(id="acct.get", description="Get an account.", expose=EXPOSE, side_effect="read", risk="low", redact_output=_strip)
+@capability(
+    id="acct.get", description="Get an account.", expose=EXPOSE, side_effect="read", risk="low", redact_output=_strip
+)
 async def get(q: Id) -> dict[str, str]:
     return {"id": q.id, "secret": SECRET}
 
@@ -78,14 +80,28 @@ async def create(q: NewAccount) -> dict[str, bool]:
     return {"created": True}
 
 
-@capability(id="acct.purge", description="Purge an account.", expose=EXPOSE, side_effect="destructive", risk="high",
-            policies=[host_policy(lambda r: Deny("inputs with credentials are refused"), name="no-secrets")])
+@capability(
+    id="acct.purge",
+    description="Purge an account.",
+    expose=EXPOSE,
+    side_effect="destructive",
+    risk="high",
+    policies=[host_policy(lambda r: Deny("inputs with credentials are refused"), name="no-secrets")],
+)
 async def purge(q: PurgeIn) -> dict[str, bool]:
     return {"purged": True}
 
 
-@capability(id="acct.transfer", description="Transfer funds.", expose=EXPOSE, side_effect="write", risk="high",
-            approval={"required": True, "type": "human-confirmation"}, redact_approval_input=_strip, redact_output=_strip)
+@capability(
+    id="acct.transfer",
+    description="Transfer funds.",
+    expose=EXPOSE,
+    side_effect="write",
+    risk="high",
+    approval={"required": True, "type": "human-confirmation"},
+    redact_approval_input=_strip,
+    redact_output=_strip,
+)
 async def transfer(q: TransferIn) -> dict[str, Any]:
     return {"to": q.to, "amount": q.amount, "secret": q.secret}
 
@@ -101,7 +117,9 @@ async def hidden(q: Id) -> dict[str, str]:
 
 
 def build(audit: list[dict[str, Any]]) -> Any:
-    return create_capability_registry([get, create, purge, transfer, fail, hidden], audit=audit.append, audit_payloads=True)
+    return create_capability_registry(
+        [get, create, purge, transfer, fail, hidden], audit=audit.append, audit_payloads=True
+    )
 
 
 def text_of(value: Any) -> str:
@@ -143,7 +161,9 @@ async def rejected_calls(registry: Any, surface: str) -> list[CapabilityError]:
     return errors
 
 
-async def test_no_error_audit_trace_or_log_carries_the_secret(caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
+async def test_no_error_audit_trace_or_log_carries_the_secret(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
     audit: list[dict[str, Any]] = []
     registry = build(audit)
     caplog.set_level(logging.DEBUG)
@@ -198,7 +218,9 @@ async def test_the_scan_can_fail() -> None:
         assert_no_secret("unredacted output", r.output)
 
 
-async def test_no_mcp_result_carries_the_secret(caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
+async def test_no_mcp_result_carries_the_secret(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
     audit: list[dict[str, Any]] = []
     registry = build(audit)
     caplog.set_level(logging.DEBUG)
@@ -363,10 +385,20 @@ async def _checked(q: Id) -> Checked:
     return {"n": 1}  # type: ignore[return-value]  # validated into Checked, whose validator raises
 
 
-for _id, _fn in [("leak.unprintable", _unprintable), ("leak.unprintable_top", _unprintable_top),
-                 ("leak.serializer", _serializer), ("leak.nan", _nan), ("leak.inf", _inf), ("leak.cycle", _cycle),
-                 ("leak.raises", _raises), ("leak.lookup", _lookup), ("leak.parsed", _parsed),
-                 ("leak.asserted", _asserted), ("leak.crashing", _crashing), ("leak.checked", _checked)]:
+for _id, _fn in [
+    ("leak.unprintable", _unprintable),
+    ("leak.unprintable_top", _unprintable_top),
+    ("leak.serializer", _serializer),
+    ("leak.nan", _nan),
+    ("leak.inf", _inf),
+    ("leak.cycle", _cycle),
+    ("leak.raises", _raises),
+    ("leak.lookup", _lookup),
+    ("leak.parsed", _parsed),
+    ("leak.asserted", _asserted),
+    ("leak.crashing", _crashing),
+    ("leak.checked", _checked),
+]:
     _leaky(_id, _fn)
 
 NOT_JSON = ("INTERNAL", "The capability's output could not be converted to JSON.")
@@ -382,7 +414,11 @@ CASES: list[tuple[str, dict[str, Any], tuple[str, str]]] = [
     ("leak_parsed", {"id": "hunter2"}, ("INVALID_INPUT", "The input is invalid: /id: Value error.")),
     ("leak_asserted", {"id": "a"}, ("INVALID_INPUT", "The input is invalid: /: Assertion failed.")),
     ("leak_crashing", {"id": "a"}, ("INVALID_INPUT", "The input could not be validated, so the call did not run.")),
-    ("leak_checked", {"id": "a"}, ("OUTPUT_INVALID", "The capability returned output that does not match its declared schema.")),
+    (
+        "leak_checked",
+        {"id": "a"},
+        ("OUTPUT_INVALID", "The capability returned output that does not match its declared schema."),
+    ),
 ]
 
 
@@ -405,8 +441,15 @@ async def test_no_exception_text_from_application_code_reaches_an_mcp_result(cap
         assert r.content[0].text.startswith(f"{code}: {message}"), tool  # type: ignore[union-attr]
     # The operator gets the real exception on the orpc_agent logger.
     operator = [rec for rec in caplog.records if rec.name == "orpc_agent" and rec.exc_info]
-    for what in ("leak.unprintable", "leak.serializer", "leak.nan", "leak.raises", "leak.lookup", "leak.parsed",
-                 "leak.crashing"):
+    for what in (
+        "leak.unprintable",
+        "leak.serializer",
+        "leak.nan",
+        "leak.raises",
+        "leak.lookup",
+        "leak.parsed",
+        "leak.crashing",
+    ):
         assert any(what + " " in rec.getMessage() for rec in operator), what
     for what in ("leak.serializer", "leak.raises", "leak.lookup", "leak.parsed", "leak.crashing"):
         assert any(what + " " in rec.getMessage() and "hunter2" in str(rec.exc_info[1]) for rec in operator), what  # type: ignore[index]
@@ -425,7 +468,9 @@ async def test_a_frame_factory_that_raises_reaches_only_the_operator(caplog: pyt
     assert "hunter2" not in r.model_dump_json(by_alias=True)
     assert r.is_error and r.meta[ERROR_META]["code"] == "INTERNAL"  # type: ignore[index]
     assert r.content[0].text == "INTERNAL: The capability failed while running."  # type: ignore[union-attr]
-    assert any(rec.name == "orpc_agent" and rec.exc_info and "hunter2" in str(rec.exc_info[1]) for rec in caplog.records)
+    assert any(
+        rec.name == "orpc_agent" and rec.exc_info and "hunter2" in str(rec.exc_info[1]) for rec in caplog.records
+    )
 
 
 class Known(BaseModel):

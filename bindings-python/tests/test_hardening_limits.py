@@ -26,6 +26,7 @@ from orpc_agent import (
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "limits" / "limits.json"
 V = json.loads(VECTORS.read_text())
 
+
 def generate(g: dict[str, Any]) -> Any:
     """The generators of tests/vectors/README.md, section limits."""
     if "depth" in g:
@@ -141,7 +142,12 @@ async def test_limits_hold_without_an_input_schema_by_tool_name_and_on_cycles() 
     cyclic: dict[str, Any] = {}
     cyclic["self"] = cyclic
     for name in ("raw.in", "raw_in"):
-        for value, limit in ((deep, "depth"), (cyclic, "depth"), ({"s": "x" * 65537}, "stringBytes"), ({str(i): i for i in range(1025)}, "objectKeys")):
+        for value, limit in (
+            (deep, "depth"),
+            (cyclic, "depth"),
+            ({"s": "x" * 65537}, "stringBytes"),
+            ({str(i): i for i in range(1025)}, "objectKeys"),
+        ):
             with pytest.raises(LimitExceededError) as info:
                 await registry.invoke(name, value, frame)
             assert info.value.details["limit"] == limit, (name, limit)
@@ -164,10 +170,14 @@ async def test_numbers_are_measured_by_value_never_through_python_code() -> None
     async def echo(value: Any) -> int:
         return 1
 
-    registry = create_capability_registry([define_capability(echo, id="n.in", meta={**V["capabilities"]["docs.write"]["meta"]}, input=None)])
+    registry = create_capability_registry(
+        [define_capability(echo, id="n.in", meta={**V["capabilities"]["docs.write"]["meta"]}, input=None)]
+    )
     frame = Frame(V["surface"], actor={"id": "a1"})
     big = 10**400
-    ok = await registry.invoke("n.in", {"big": big, "neg": -big, "loud": Loud(5), "f": 1.5e300, "nan": float("nan")}, frame)
+    ok = await registry.invoke(
+        "n.in", {"big": big, "neg": -big, "loud": Loud(5), "f": 1.5e300, "nan": float("nan")}, frame
+    )
     assert isinstance(ok, InvokeOk)
     assert seen == []
     # A list of big ints past the size limit: counted by digits.
@@ -183,7 +193,9 @@ async def test_strings_with_lone_surrogates_are_measured() -> None:
     async def echo(value: Any) -> int:
         return 1
 
-    registry = create_capability_registry([define_capability(echo, id="s.in", meta={**V["capabilities"]["docs.write"]["meta"]}, input=None)])
+    registry = create_capability_registry(
+        [define_capability(echo, id="s.in", meta={**V["capabilities"]["docs.write"]["meta"]}, input=None)]
+    )
     frame = Frame(V["surface"], actor={"id": "a1"})
     long_bad = json.loads('"' + "\\ud800" * 30_000 + '"')  # 90 000 bytes as surrogatepass
     with pytest.raises(LimitExceededError) as info:

@@ -101,7 +101,9 @@ async def test_resume_as_requester_is_only_for_the_requester_on_its_surface() ->
         with pytest.raises(orpc_agent.ApprovalNotFoundError):
             await reg.resume(out.request.id, frame, as_requester=True)
         assert reg.approvals.get(out.request.id).status == "approved"  # type: ignore[union-attr]
-    refused = [(r["surface"], r.get("actorId")) for r in audit if r["resumed"] and r.get("outcome") == "APPROVAL_NOT_FOUND"]
+    refused = [
+        (r["surface"], r.get("actorId")) for r in audit if r["resumed"] and r.get("outcome") == "APPROVAL_NOT_FOUND"
+    ]
     assert refused == [("mcp", "mallory"), ("direct", "alice"), ("mcp", None)]
     done = await reg.resume(out.request.id, Frame("mcp", actor={"id": "alice"}), as_requester=True)
     assert done.output == {"bought": "pen", "qty": 1}  # type: ignore[union-attr]
@@ -110,8 +112,15 @@ async def test_resume_as_requester_is_only_for_the_requester_on_its_surface() ->
 bought: list[str] = []
 
 
-@capability(id="items.sell", description="Sell an item.", expose={"direct": True, "mcp": True}, side_effect="write",
-            risk="high", approval={"required": True}, adapters={"mcp": {"tool_name": "sell_item"}})
+@capability(
+    id="items.sell",
+    description="Sell an item.",
+    expose={"direct": True, "mcp": True},
+    side_effect="write",
+    risk="high",
+    approval={"required": True},
+    adapters={"mcp": {"tool_name": "sell_item"}},
+)
 async def sell(item: Item) -> dict[str, Any]:
     bought.append(item.name)
     return {"sold": item.name}
@@ -159,7 +168,11 @@ def test_resume_sync_through_a_tool_and_id_less_actors() -> None:
     assert isinstance(out, ApprovalRequired)
     reg.approvals.approve(out.request.id, approver="boss")
     bought.clear()
-    for actor, tool in ((None, "items.sell"), ({"roles": ["guest"]}, "items.sell"), ({"roles": ["admin"]}, "items.buy")):
+    for actor, tool in (
+        (None, "items.sell"),
+        ({"roles": ["guest"]}, "items.sell"),
+        ({"roles": ["admin"]}, "items.buy"),
+    ):
         with pytest.raises(orpc_agent.ApprovalNotFoundError):
             reg.resume_sync(out.request.id, Frame("mcp", actor=actor), through_tool=tool)
     assert bought == []
@@ -230,12 +243,16 @@ async def test_SI_6_a_policy_that_answers_nothing_denies_and_is_logged(caplog: p
     def nonsense(request: Any) -> Any:
         return "allow"
 
-    @capability(id="p.none", description="X.", expose={"direct": True}, side_effect="read", risk="low", policies=[forgot])
+    @capability(
+        id="p.none", description="X.", expose={"direct": True}, side_effect="read", risk="low", policies=[forgot]
+    )
     async def none_handler(item: Item) -> str:
         runs.append("handler")
         return "ran"
 
-    @capability(id="p.str", description="X.", expose={"direct": True}, side_effect="read", risk="low", policies=[nonsense])
+    @capability(
+        id="p.str", description="X.", expose={"direct": True}, side_effect="read", risk="low", policies=[nonsense]
+    )
     async def str_handler(item: Item) -> str:
         runs.append("handler")
         return "ran"
@@ -271,8 +288,14 @@ async def test_SI_6_a_malformed_decision_is_a_failed_policy(decision: Any) -> No
     out of the driver and never a default expiry in its place."""
     audit: list[dict[str, Any]] = []
 
-    @capability(id="p.bad", description="X.", expose={"direct": True}, side_effect="write", risk="high",
-                policies=[lambda r: decision])
+    @capability(
+        id="p.bad",
+        description="X.",
+        expose={"direct": True},
+        side_effect="write",
+        risk="high",
+        policies=[lambda r: decision],
+    )
     async def bad(item: Item) -> str:
         return "ran"
 
@@ -292,7 +315,9 @@ async def test_SI_7_approval_binds_input_single_use_and_expires() -> None:
     assert isinstance(out, ApprovalRequired)
     # The hash binds the stored input; it is the store's, never shown (issue 15).
     assert not hasattr(out.request, "input_hash") and "inputHash" not in out.request.raw
-    assert orpc_agent.input_hash("items.buy", out.request.input) == orpc_agent.input_hash("items.buy", {"name": "pen", "qty": 1})
+    assert orpc_agent.input_hash("items.buy", out.request.input) == orpc_agent.input_hash(
+        "items.buy", {"name": "pen", "qty": 1}
+    )
     reg.approvals.approve(out.request.id, approver="boss")
     await reg.resume(out.request.id)
     with pytest.raises(orpc_agent.ApprovalConsumedError):
@@ -318,7 +343,9 @@ async def test_SI_8_unexposed_is_indistinguishable_from_missing() -> None:
 async def test_SI_9_deadline_cancels_the_handler_and_discards_late_results() -> None:
     finished: list[str] = []
 
-    @capability(id="t.slow", description="Slow.", expose={"direct": True}, side_effect="read", risk="low", timeout_ms=50)
+    @capability(
+        id="t.slow", description="Slow.", expose={"direct": True}, side_effect="read", risk="low", timeout_ms=50
+    )
     async def slow(item: Item) -> str:
         try:
             await asyncio.sleep(5)
@@ -365,8 +392,14 @@ async def test_SI_11_only_true_from_retry_on_retries(verdict: Any) -> None:
     not a yes: the core retries only on ``True``, as in every binding."""
     calls = {"n": 0}
 
-    @capability(id="rt.flaky", description="F.", expose={"direct": True}, side_effect="read", risk="low",
-                retry={"max_attempts": 3, "backoff_ms": 0, "retry_on": lambda e: verdict})
+    @capability(
+        id="rt.flaky",
+        description="F.",
+        expose={"direct": True},
+        side_effect="read",
+        risk="low",
+        retry={"max_attempts": 3, "backoff_ms": 0, "retry_on": lambda e: verdict},
+    )
     async def flaky(item: Item) -> str:
         calls["n"] += 1
         raise CapabilityError("EXECUTION_FAILED", "flaky", retryable=True)
@@ -380,8 +413,14 @@ async def test_SI_11_only_true_from_retry_on_retries(verdict: Any) -> None:
 async def test_SI_11_retry_on_true_retries() -> None:
     calls = {"n": 0}
 
-    @capability(id="rt.flaky2", description="F.", expose={"direct": True}, side_effect="read", risk="low",
-                retry={"max_attempts": 3, "backoff_ms": 0, "retry_on": lambda e: True})
+    @capability(
+        id="rt.flaky2",
+        description="F.",
+        expose={"direct": True},
+        side_effect="read",
+        risk="low",
+        retry={"max_attempts": 3, "backoff_ms": 0, "retry_on": lambda e: True},
+    )
     async def flaky(item: Item) -> str:
         calls["n"] += 1
         raise CapabilityError("EXECUTION_FAILED", "flaky", retryable=True)
@@ -395,16 +434,29 @@ async def test_SI_11_retry_on_true_retries() -> None:
 async def test_SI_11_retries_only_when_eligible() -> None:
     calls = {"read": 0, "write": 0}
 
-    @capability(id="rt.read", description="R.", expose={"direct": True}, side_effect="read", risk="low",
-                retry={"max_attempts": 2, "backoff_ms": 1})
+    @capability(
+        id="rt.read",
+        description="R.",
+        expose={"direct": True},
+        side_effect="read",
+        risk="low",
+        retry={"max_attempts": 2, "backoff_ms": 1},
+    )
     async def read(item: Item) -> str:
         calls["read"] += 1
         if calls["read"] < 3:
             raise CapabilityError("EXECUTION_FAILED", "flaky", retryable=True)
         return "ok"
 
-    @capability(id="rt.write", description="W.", expose={"direct": True}, side_effect="write", risk="low",
-                approval=None, policies=[lambda r: orpc_agent.Allow()])
+    @capability(
+        id="rt.write",
+        description="W.",
+        expose={"direct": True},
+        side_effect="write",
+        risk="low",
+        approval=None,
+        policies=[lambda r: orpc_agent.Allow()],
+    )
     async def write(item: Item) -> str:
         calls["write"] += 1
         raise CapabilityError("EXECUTION_FAILED", "flaky", retryable=True)
@@ -418,8 +470,15 @@ async def test_SI_11_retries_only_when_eligible() -> None:
 
 
 async def test_SI_12_contextual_discovery_grants_no_authority() -> None:
-    @capability(id="c.x", description="X.", expose={"mcp": True}, side_effect="write", risk="high",
-                discovery="contextual", policies=[host_policy(lambda r: Deny("no"), name="never")])
+    @capability(
+        id="c.x",
+        description="X.",
+        expose={"mcp": True},
+        side_effect="write",
+        risk="high",
+        discovery="contextual",
+        policies=[host_policy(lambda r: Deny("no"), name="never")],
+    )
     async def ctx(item: Item) -> None: ...
 
     reg = create_capability_registry([ctx])
@@ -444,7 +503,12 @@ async def test_SI_6_declared_policies_and_host_policies_both_apply() -> None:
         return "paid"
 
     spec = orpc_agent.define_capability(
-        pay, id="p.both", description="Pay.", expose={"direct": True}, side_effect="write", risk="high",
+        pay,
+        id="p.both",
+        description="Pay.",
+        expose={"direct": True},
+        side_effect="write",
+        risk="high",
         meta={"policies": [{"name": "frozen", "decision": "deny", "reason": "Payments are frozen."}]},
         policies=[host_allow],
     )

@@ -50,21 +50,42 @@ TOTAL: dict[str, Any] = {
 seen: list[Any] = []
 
 
-@capability(id="cart.add", description="Add to the cart.", expose={"direct": True, "mcp": True}, side_effect="write",
-            risk="low", input=ORDER, output=TOTAL)
+@capability(
+    id="cart.add",
+    description="Add to the cart.",
+    expose={"direct": True, "mcp": True},
+    side_effect="write",
+    risk="low",
+    input=ORDER,
+    output=TOTAL,
+)
 async def add(order: Any) -> Any:
     seen.append(order)
     return {"total": 2.5 * order.get("qty", 1)}
 
 
-@capability(id="cart.broken", description="Returns a bad total.", expose={"direct": True}, side_effect="none",
-            risk="low", input={"type": "object"}, output=TOTAL)
+@capability(
+    id="cart.broken",
+    description="Returns a bad total.",
+    expose={"direct": True},
+    side_effect="none",
+    risk="low",
+    input={"type": "object"},
+    output=TOTAL,
+)
 def broken(order: Any) -> Any:  # a sync handler: the same validation on the executor path
     return {"total": "not a number"}
 
 
-@capability(id="cart.checkout", description="Check out.", expose={"mcp": True}, side_effect="external", risk="high",
-            approval={"required": True}, input=ORDER)
+@capability(
+    id="cart.checkout",
+    description="Check out.",
+    expose={"mcp": True},
+    side_effect="external",
+    risk="high",
+    approval={"required": True},
+    input=ORDER,
+)
 async def checkout(order: Any) -> dict[str, Any]:
     seen.append(order)
     return {"charged": order["sku"]}
@@ -87,8 +108,9 @@ def test_a_dict_is_a_json_schema_and_overrides_the_annotation() -> None:
     def handler(order: Order) -> None:
         return None
 
-    spec = define_capability(handler, id="x.y", description="D.", expose={"direct": True}, side_effect="none",
-                             risk="low", input=ORDER)
+    spec = define_capability(
+        handler, id="x.y", description="D.", expose={"direct": True}, side_effect="none", risk="low", input=ORDER
+    )
     assert isinstance(spec.input, JsonSchema) and spec.input.json_schema() == ORDER
     assert spec.output is None  # `-> None`: no output schema
     assert spec.declaration()["inputSchema"] == ORDER and spec.declaration()["validateInput"] is True
@@ -97,8 +119,15 @@ def test_a_dict_is_a_json_schema_and_overrides_the_annotation() -> None:
 
 def test_an_invalid_json_schema_is_refused_when_declared() -> None:
     with pytest.raises(jsonschema.SchemaError):
-        define_capability(add, id="x.z", description="D.", expose={"direct": True}, side_effect="none", risk="low",
-                          input={"type": "object", "properties": {"sku": {"type": "text"}}})
+        define_capability(
+            add,
+            id="x.z",
+            description="D.",
+            expose={"direct": True},
+            side_effect="none",
+            risk="low",
+            input={"type": "object", "properties": {"sku": {"type": "text"}}},
+        )
 
 
 async def test_a_valid_input_reaches_the_handler_as_sent() -> None:

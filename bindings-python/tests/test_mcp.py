@@ -70,8 +70,14 @@ async def test_approval_round_trip_through_mcp() -> None:
 released: list[str] = []
 
 
-@capability(id="docs.release", description="Release a doc.", expose={"mcp": True, "direct": True}, side_effect="write",
-            risk="high", approval={"required": True})
+@capability(
+    id="docs.release",
+    description="Release a doc.",
+    expose={"mcp": True, "direct": True},
+    side_effect="write",
+    risk="high",
+    approval={"required": True},
+)
 async def release(q: Query) -> dict[str, str]:
     released.append(q.q)
     return {"released": q.q}
@@ -110,7 +116,10 @@ async def test_a_client_resumes_its_approved_request_by_calling_the_tool_again_w
         assert done.structured_content == {"released": "v1"}
         assert released == ["v1"]
         assert _code(await ana.call_tool("docs_release", {"q": "v1"}, meta=resume)) == "APPROVAL_CONSUMED"
-        assert _code(await ana.call_tool("docs_release", {"q": "v1"}, meta={APPROVAL_ID_META: "apr_nope"})) == "APPROVAL_NOT_FOUND"
+        assert (
+            _code(await ana.call_tool("docs_release", {"q": "v1"}, meta={APPROVAL_ID_META: "apr_nope"}))
+            == "APPROVAL_NOT_FOUND"
+        )
     assert released == ["v1"]
 
 

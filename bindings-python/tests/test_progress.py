@@ -50,8 +50,13 @@ async def work_async(_: Empty, ctx: HandlerContext) -> dict[str, Any]:
     return {"answers": answers}
 
 
-@capability(id="work.sync", description="Works in a thread.", expose={"direct": True, "mcp": True}, side_effect="none",
-            risk="low")
+@capability(
+    id="work.sync",
+    description="Works in a thread.",
+    expose={"direct": True, "mcp": True},
+    side_effect="none",
+    risk="low",
+)
 def work_sync(_: Empty, ctx: HandlerContext) -> dict[str, Any]:
     answers = []
     for done, total in REPORTS:
@@ -119,9 +124,7 @@ probe = MCPServer("probe")
 @probe.tool()
 async def stray_progress(ctx: Context[Any, Any]) -> str:
     """Sends a notifications/progress the client never asked for."""
-    await ctx.request_context.session.send_progress_notification(
-        "never-asked", 1, 2, related_request_id=ctx.request_id
-    )
+    await ctx.request_context.session.send_progress_notification("never-asked", 1, 2, related_request_id=ctx.request_id)
     return "sent"
 
 

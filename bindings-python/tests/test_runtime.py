@@ -43,7 +43,9 @@ async def echo_ctx(m: Msg, ctx: HandlerContext) -> dict[str, Any]:
 async def test_1000_concurrent_invocations_do_not_cross_talk() -> None:
     audit: list[dict[str, Any]] = []
     reg = create_capability_registry([echo_ctx], audit=audit.append)
-    frames = [Frame("direct", actor={"id": f"user-{i}"}, request_id=f"r-{i}", context={"tenant": i}) for i in range(1000)]
+    frames = [
+        Frame("direct", actor={"id": f"user-{i}"}, request_id=f"r-{i}", context={"tenant": i}) for i in range(1000)
+    ]
     results = await asyncio.gather(*(reg.invoke("echo.ctx", {"n": i}, frames[i]) for i in range(1000)))
     for i, r in enumerate(results):
         assert r.output == {"n": i, "actor": f"user-{i}", "tenant": i}  # type: ignore[union-attr]
@@ -131,7 +133,9 @@ async def test_a_redactor_that_raises_fails_closed() -> None:
     def bad(output: Any, info: Any) -> Any:
         raise ValueError(str(output))
 
-    @capability(id="r.bad", description="B.", expose={"direct": True}, side_effect="read", risk="low", redact_output=bad)
+    @capability(
+        id="r.bad", description="B.", expose={"direct": True}, side_effect="read", risk="low", redact_output=bad
+    )
     async def handler(m: Msg) -> dict[str, str]:
         return {"token": "sk-live-123"}
 
@@ -175,8 +179,9 @@ def test_invoke_sync_returns_at_the_deadline_while_a_sync_handler_still_runs() -
     release = threading.Event()
     finished = threading.Event()
 
-    @capability(id="slow.sync", description="Slow.", expose={"direct": True}, side_effect="read", risk="low",
-                timeout_ms=100)
+    @capability(
+        id="slow.sync", description="Slow.", expose={"direct": True}, side_effect="read", risk="low", timeout_ms=100
+    )
     def slow(m: Msg) -> int:
         release.wait(30)  # until the test releases it, after the call returned
         finished.set()
@@ -198,8 +203,14 @@ async def test_invoke_sync_refuses_inside_a_running_loop() -> None:
 
 
 async def test_invoke_by_tool_name_and_unknown_names() -> None:
-    @capability(id="a.b", description="A.", expose={"mcp": True}, side_effect="read", risk="low",
-                adapters={"mcp": {"tool_name": "ab_tool"}})
+    @capability(
+        id="a.b",
+        description="A.",
+        expose={"mcp": True},
+        side_effect="read",
+        risk="low",
+        adapters={"mcp": {"tool_name": "ab_tool"}},
+    )
     async def ab(m: Msg) -> int:
         return m.n
 
@@ -217,8 +228,15 @@ async def test_redact_approval_input_uses_the_recorded_actor() -> None:
         seen.append((info.surface, info.actor.get("id"), info.context))
         return {**value, "card": "****"}
 
-    @capability(id="pay.card", description="Pay.", expose={"mcp": True}, side_effect="external", risk="high",
-                approval={"required": True}, redact_approval_input=view)
+    @capability(
+        id="pay.card",
+        description="Pay.",
+        expose={"mcp": True},
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+        redact_approval_input=view,
+    )
     async def pay(x: dict[str, Any]) -> None: ...
 
     reg = create_capability_registry([pay])
@@ -282,8 +300,14 @@ async def test_a_result_returned_past_the_deadline_is_discarded() -> None:
 async def test_an_input_without_a_json_form_fails_closed_at_the_approval_gate() -> None:
     audit: list[dict[str, Any]] = []
 
-    @capability(id="n.pay", description="P.", expose={"direct": True}, side_effect="write", risk="high",
-                approval={"required": True})
+    @capability(
+        id="n.pay",
+        description="P.",
+        expose={"direct": True},
+        side_effect="write",
+        risk="high",
+        approval={"required": True},
+    )
     async def pay(x: dict[str, Any]) -> None: ...
 
     reg = create_capability_registry([pay], audit=audit.append)
@@ -297,8 +321,14 @@ async def test_approval_views_show_the_status_as_of_the_read() -> None:
     registry's clock; it is no longer listed as pending."""
     now = {"ms": 1_700_000_000_000}
 
-    @capability(id="refund", description="Refund.", expose={"direct": True}, side_effect="write", risk="high",
-                approval={"required": True, "expires_in_ms": 1_000})
+    @capability(
+        id="refund",
+        description="Refund.",
+        expose={"direct": True},
+        side_effect="write",
+        risk="high",
+        approval={"required": True, "expires_in_ms": 1_000},
+    )
     async def refund(m: Msg) -> int:
         return m.n
 
@@ -325,8 +355,15 @@ async def test_an_async_redactor_that_never_finishes_ends_at_the_call_deadline()
     async def never(value: Any, info: Any) -> Any:
         await asyncio.Event().wait()
 
-    @capability(id="r.stuck", description="R.", expose={"direct": True}, side_effect="read", risk="low",
-                timeout_ms=60, redact_output=never)
+    @capability(
+        id="r.stuck",
+        description="R.",
+        expose={"direct": True},
+        side_effect="read",
+        risk="low",
+        timeout_ms=60,
+        redact_output=never,
+    )
     async def stuck(m: Msg) -> dict[str, str]:
         return {"card": "4111111111111111"}
 

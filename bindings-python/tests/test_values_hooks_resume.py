@@ -72,8 +72,16 @@ async def test_reprs_of_outcomes_requests_and_hook_infos_show_no_payload() -> No
         shown.extend([repr(info), str(info)])
         return value
 
-    @capability(id="pay.send", description="Send.", expose=EXPOSE, side_effect="external", risk="high",
-                approval={"required": True, "type": "human-confirmation"}, policies=[policy], redact_output=redact)
+    @capability(
+        id="pay.send",
+        description="Send.",
+        expose=EXPOSE,
+        side_effect="external",
+        risk="high",
+        approval={"required": True, "type": "human-confirmation"},
+        policies=[policy],
+        redact_output=redact,
+    )
     async def send(t: Transfer) -> dict[str, str]:
         return {"receipt": SECRET}
 
@@ -132,8 +140,15 @@ async def test_redact_approval_input_gets_the_model_of_the_stored_input() -> Non
         seen.append(value)
         return {"order": value.order_id, "cents": value.amount}
 
-    @capability(id="refund", description="Refund.", expose=EXPOSE, side_effect="external", risk="high",
-                approval={"required": True}, redact_approval_input=view)
+    @capability(
+        id="refund",
+        description="Refund.",
+        expose=EXPOSE,
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+        redact_approval_input=view,
+    )
     async def refund(r: Refund) -> None: ...
 
     reg = create_capability_registry([refund])
@@ -179,8 +194,16 @@ async def test_bytes_like_values_count_against_the_input_limits(kind: Any) -> No
         runs["n"] += 1
         return "stored"
 
-    spec = define_capability(store, id="blob.put", description="Store a blob.", expose=EXPOSE, side_effect="write",
-                             risk="high", approval={"required": True}, input=schema)
+    spec = define_capability(
+        store,
+        id="blob.put",
+        description="Store a blob.",
+        expose=EXPOSE,
+        side_effect="write",
+        risk="high",
+        approval={"required": True},
+        input=schema,
+    )
     reg = create_capability_registry([spec])
     two_mib = kind(b"\x00" * (2 * 1024 * 1024))
     cases = [
@@ -249,13 +272,29 @@ async def test_redactors_of_one_or_two_parameters() -> None:
     def view_two(value: Transfer, info: RedactionInfo, *, unused: int = 0) -> dict[str, str]:
         return {"to": value.to, "for": str(info.actor.get("id"))}
 
-    @capability(id="one", description="One.", expose=EXPOSE, side_effect="external", risk="high",
-                approval={"required": True}, redact_output=out_one, redact_approval_input=view_one)
+    @capability(
+        id="one",
+        description="One.",
+        expose=EXPOSE,
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+        redact_output=out_one,
+        redact_approval_input=view_one,
+    )
     async def one(t: Transfer) -> dict[str, str]:
         return {"ok": "yes", "secret": SECRET}
 
-    @capability(id="two", description="Two.", expose=EXPOSE, side_effect="external", risk="high",
-                approval={"required": True}, redact_output=lambda v, i: {"ok": v["ok"]}, redact_approval_input=view_two)
+    @capability(
+        id="two",
+        description="Two.",
+        expose=EXPOSE,
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+        redact_output=lambda v, i: {"ok": v["ok"]},
+        redact_approval_input=view_two,
+    )
     async def two(t: Transfer) -> dict[str, str]:
         return {"ok": "yes", "secret": SECRET}
 
@@ -274,8 +313,15 @@ def test_a_redactor_that_takes_neither_form_is_a_build_problem() -> None:
     def three(value: Any, info: Any, extra: Any) -> Any:
         return value
 
-    @capability(id="bad", description="Bad.", expose=EXPOSE, side_effect="read", risk="low",
-                redact_output=three, redact_approval_input=lambda: None)
+    @capability(
+        id="bad",
+        description="Bad.",
+        expose=EXPOSE,
+        side_effect="read",
+        risk="low",
+        redact_output=three,
+        redact_approval_input=lambda: None,
+    )
     async def bad(t: Transfer) -> dict[str, str]:
         return {}
 
@@ -324,8 +370,15 @@ async def test_hooks_cannot_change_the_actor_or_the_surface() -> None:
         actors.append(dict(info.actor))
         return value
 
-    @capability(id="frozen", description="F.", expose=EXPOSE, side_effect="read", risk="low",
-                policies=[host_policy(policy, name="tamper")], redact_output=redact)
+    @capability(
+        id="frozen",
+        description="F.",
+        expose=EXPOSE,
+        side_effect="read",
+        risk="low",
+        policies=[host_policy(policy, name="tamper")],
+        redact_output=redact,
+    )
     async def frozen(t: Transfer, ctx: HandlerContext) -> dict[str, Any]:
         return {"actor": ctx.frame.actor, "surface": ctx.frame.surface}
 
@@ -336,10 +389,18 @@ async def test_hooks_cannot_change_the_actor_or_the_surface() -> None:
     assert isinstance(out, InvokeOk)
     names = ["actor[id]", "actor.update", "roles", "attributes", "nested", "list", "actor="]
     assert attempts == [
-        *(f"policy.{n}" for n in names), "policy.frame=", "policy.frame.surface", "policy.input=",
-        *(f"redact.{n}" for n in names), "redact.surface",
+        *(f"policy.{n}" for n in names),
+        "policy.frame=",
+        "policy.frame.surface",
+        "policy.input=",
+        *(f"redact.{n}" for n in names),
+        "redact.surface",
     ]
-    original = {"id": "ana", "roles": ("clerk",), "attributes": {"tenant": "t-1", "badge": {"level": 2}, "tags": ("a",)}}
+    original = {
+        "id": "ana",
+        "roles": ("clerk",),
+        "attributes": {"tenant": "t-1", "badge": {"level": 2}, "tags": ("a",)},
+    }
     assert actors == [original, original]
     assert out.output == {"actor": ACTOR, "surface": "direct"}, "the handler sees the original actor"
     assert all(r["actorId"] == "ana" and r["surface"] == "direct" for r in audit)
@@ -354,8 +415,15 @@ async def test_the_approval_input_redactor_gets_a_frozen_info_too() -> None:
             info.surface = "mcp"  # type: ignore[misc]
         return {"to": value.to, "for": info.actor["id"], "surface": info.surface}
 
-    @capability(id="pay.view", description="P.", expose=EXPOSE, side_effect="external", risk="high",
-                approval={"required": True}, redact_approval_input=view)
+    @capability(
+        id="pay.view",
+        description="P.",
+        expose=EXPOSE,
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+        redact_approval_input=view,
+    )
     async def pay(t: Transfer) -> None: ...
 
     reg = create_capability_registry([pay])
@@ -396,14 +464,26 @@ class Order(BaseModel):
 async def test_resume_does_not_validate_the_stored_input_again() -> None:
     got: list[Any] = []
 
-    @capability(id="refund.run", description="Refund.", expose=EXPOSE, side_effect="external", risk="high",
-                approval={"required": True})
+    @capability(
+        id="refund.run",
+        description="Refund.",
+        expose=EXPOSE,
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+    )
     async def run(r: Refund) -> int:
         got.append(r)
         return r.amount
 
-    @capability(id="order.run", description="Order.", expose=EXPOSE, side_effect="external", risk="high",
-                approval={"required": True})
+    @capability(
+        id="order.run",
+        description="Order.",
+        expose=EXPOSE,
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+    )
     async def order(o: Order) -> str:
         got.append(o)
         return o.order_id
@@ -416,8 +496,13 @@ async def test_resume_does_not_validate_the_stored_input_again() -> None:
     assert isinstance(ok, InvokeOk) and ok.output == 500, "approved 500 cents, the handler got 500 cents"
     assert type(got[-1]) is Refund and got[-1].order_id == "o-1"
 
-    raw = {"orderId": "o-2", "kind": "credit", "at": "2026-01-02T03:04:05Z",
-           "lines": [{"sku": "a", "cents": 1}], "first": {"sku": "b", "cents": 2}}
+    raw = {
+        "orderId": "o-2",
+        "kind": "credit",
+        "at": "2026-01-02T03:04:05Z",
+        "lines": [{"sku": "a", "cents": 1}],
+        "first": {"sku": "b", "cents": 2},
+    }
     validated = Order.model_validate(raw)
     out = await reg.invoke("order.run", raw)
     assert isinstance(out, ApprovalRequired)
@@ -446,13 +531,15 @@ class Hidden(BaseModel):
 async def test_an_input_whose_model_does_not_rebuild_from_its_json_is_refused_at_the_gate() -> None:
     runs = {"n": 0}
 
-    @capability(id="masked", description="M.", expose=EXPOSE, side_effect="external", risk="high",
-                approval={"required": True})
+    @capability(
+        id="masked", description="M.", expose=EXPOSE, side_effect="external", risk="high", approval={"required": True}
+    )
     async def masked(m: Masked) -> None:
         runs["n"] += 1
 
-    @capability(id="hidden", description="H.", expose=EXPOSE, side_effect="external", risk="high",
-                approval={"required": True})
+    @capability(
+        id="hidden", description="H.", expose=EXPOSE, side_effect="external", risk="high", approval={"required": True}
+    )
     async def hidden(h: Hidden) -> None:
         runs["n"] += 1
 
@@ -485,16 +572,18 @@ async def test_a_stored_input_that_no_longer_fits_the_model_fails_the_call_typed
 
     async def ship_v2(s: V2) -> None: ...
 
-    meta: dict[str, Any] = dict(description="S.", expose=EXPOSE, side_effect="external", risk="high",
-                                approval={"required": True})
+    meta: dict[str, Any] = dict(
+        description="S.", expose=EXPOSE, side_effect="external", risk="high", approval={"required": True}
+    )
     store = {"sqlite": str(tmp_path / "a.db")}
     old = create_capability_registry([define_capability(ship_v1, id="ship", input=V1, **meta)], approval_store=store)
     out = await old.invoke("ship", {"order_id": "not-a-number"})
     assert isinstance(out, ApprovalRequired)
     old.approvals.approve(out.request.id, approver="carol")
     audit: list[dict[str, Any]] = []
-    new = create_capability_registry([define_capability(ship_v2, id="ship", input=V2, **meta)], approval_store=store,
-                                     audit=audit.append)
+    new = create_capability_registry(
+        [define_capability(ship_v2, id="ship", input=V2, **meta)], approval_store=store, audit=audit.append
+    )
     with pytest.raises(orpc_agent.ExecutionFailedError) as info:
         await new.resume(out.request.id)
     assert "not-a-number" not in repr(info.value.to_dict()) + repr(info.value.__cause__) + repr(info.value.__context__)
@@ -532,8 +621,17 @@ async def test_a_schema_of_ones_own_restores_with_its_restore_and_hooks_may_be_a
         got.append(value)
         return int(value["cents"])
 
-    spec = define_capability(charge, id="charge", description="C.", expose=EXPOSE, side_effect="external",
-                             risk="high", approval={"required": True}, input=schema, redact_approval_input=view)
+    spec = define_capability(
+        charge,
+        id="charge",
+        description="C.",
+        expose=EXPOSE,
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+        input=schema,
+        redact_approval_input=view,
+    )
     reg = create_capability_registry([spec])
     out = await reg.invoke("charge", {"dollars": 5})
     assert isinstance(out, ApprovalRequired) and out.request.input == {"cents": 500}
@@ -548,11 +646,15 @@ def test_declared_hooks_without_an_implementation_are_reported_with_the_core_pro
     """Issue 14 item 8: a hook the metadata declares (``True`` markers, a
     ``{"host": true}`` policy) without an implementation is the core's
     MISSING_HOOK, in the same aggregate error as every other problem."""
-    meta = {"redact": {"output": True, "approvalInput": True}, "retry": {"maxAttempts": 1, "retryOn": True},
-            "policies": [{"host": True, "name": "nowhere"}]}
+    meta = {
+        "redact": {"output": True, "approvalInput": True},
+        "retry": {"maxAttempts": 1, "retryOn": True},
+        "policies": [{"host": True, "name": "nowhere"}],
+    }
 
-    @capability(id="hooks.declared", description="Declares hooks.", expose=EXPOSE, side_effect="read", risk="low",
-                meta=meta)
+    @capability(
+        id="hooks.declared", description="Declares hooks.", expose=EXPOSE, side_effect="read", risk="low", meta=meta
+    )
     async def declared(t: Transfer) -> dict[str, str]:
         return {}
 

@@ -36,9 +36,7 @@ VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors"
 def cases(suite: str) -> list[Any]:
     files = sorted((VECTORS / suite).glob("*.json"))
     out = [
-        pytest.param(case, id=f"{f.stem}: {case['name']}")
-        for f in files
-        for case in json.loads(f.read_text())["cases"]
+        pytest.param(case, id=f"{f.stem}: {case['name']}") for f in files for case in json.loads(f.read_text())["cases"]
     ]
     assert out, f"no {suite} vectors"  # a vanished vector set must not pass
     return out

@@ -70,7 +70,9 @@ async def main(cmd: str, *args: str) -> int:
     try:
         if cmd == "create":
             actor, order = args
-            r = await reg.invoke("orders.refund", {"id": order, "amount": 12.5}, {"surface": "mcp", "actor": {"id": actor}})
+            r = await reg.invoke(
+                "orders.refund", {"id": order, "amount": 12.5}, {"surface": "mcp", "actor": {"id": actor}}
+            )
             out(r.request.to_dict())  # type: ignore[union-attr]
         elif cmd == "approve":
             out((await reg.approvals.approve_async(args[0], approver=args[1])).to_dict())

@@ -145,7 +145,11 @@ async def test_audit_sink_writes_one_row_per_record() -> None:
 
 def test_unreachable_database_and_bad_options() -> None:
     with pytest.raises(CapabilityError) as e:
-        registry(approval_store={"postgres": {"url": "postgresql://postgres@127.0.0.1:1/x?sslmode=disable", "connect_timeout_ms": 200}})
+        registry(
+            approval_store={
+                "postgres": {"url": "postgresql://postgres@127.0.0.1:1/x?sslmode=disable", "connect_timeout_ms": 200}
+            }
+        )
     assert e.value.code == "INTERNAL" and e.value.details == {"store": "cannot-open"}
     assert "127.0.0.1" not in e.value.message
     with pytest.raises(CapabilityError) as e:
@@ -199,7 +203,9 @@ def test_fifty_resumes_from_five_processes_of_both_bindings_run_once(tmp_path: P
     created = _run([sys.executable, str(PY_APP), "create", actor(), "o-race"], env)
     _run(["node", str(NODE_APP), "approve", created["id"], "boss"], env)
     cmds = [["node", str(NODE_APP)] if i % 2 else [sys.executable, str(PY_APP)] for i in range(5)]
-    procs = [subprocess.Popen(c + ["race", created["id"], "10"], env=env, stdout=subprocess.PIPE, text=True) for c in cmds]
+    procs = [
+        subprocess.Popen(c + ["race", created["id"], "10"], env=env, stdout=subprocess.PIPE, text=True) for c in cmds
+    ]
     codes = [c for p in procs for c in json.loads(p.communicate(timeout=60)[0].strip().splitlines()[-1])]
     assert len(codes) == 50
     assert codes.count("OK") == 1 and codes.count("APPROVAL_CONSUMED") == 49

@@ -89,9 +89,11 @@ def build(db: str):
     registry = create_capability_registry(
         [get_order, refund, delete],
         approval_store={"sqlite": db},
-        audit=lambda r: print(f"audit: {r['capabilityId']} -> {r['outcome']}", file=sys.stderr)
-        if r["event"] == "finished"
-        else None,
+        audit=lambda r: (
+            print(f"audit: {r['capabilityId']} -> {r['outcome']}", file=sys.stderr)
+            if r["event"] == "finished"
+            else None
+        ),
     )
     return registry, create_mcp_server(registry, "orders")
 

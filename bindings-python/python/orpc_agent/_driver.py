@@ -331,10 +331,12 @@ def _export_input(inv: Any, schema: Any, value: Any) -> int:
     if not rebuilds(schema, value, dumped) and _is_json(dumped):
         # (Text without a JSON form — NaN, a value no JSON holds — is
         # handed over as is: the core names why it cannot be bound.)
-        return int(inv.input_not_exportable(
-            "its JSON form does not give the validated value back when rebuilt (a lossy serializer, "
-            "an excluded field, or a value its field's type does not carry back)"
-        ))
+        return int(
+            inv.input_not_exportable(
+                "its JSON form does not give the validated value back when rebuilt (a lossy serializer, "
+                "an excluded field, or a value its field's type does not carry back)"
+            )
+        )
     return int(inv.input_exported(dumped))
 
 

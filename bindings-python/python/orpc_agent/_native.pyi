@@ -3,7 +3,53 @@
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar, final
 
-__all__ = ["Frame", "NativeRegistry", "Invocation", "InvokeOk", "_install_error_factories", "all_error_codes", "error_kind", "default_retryable", "input_hash", "MAX_HASH_DEPTH", "DONE_OK", "SUSPENDED", "VALIDATOR_RAISED", "HANDLER_RAISED", "VALIDATE_INPUT", "EVALUATE_POLICY", "EXPORT_INPUT", "PERSIST_APPROVAL", "CONSUME_APPROVAL", "RUN_HANDLER", "ASK_RETRY_ON", "SLEEP", "VALIDATE_OUTPUT", "REDACT_OUTPUT", "EXPORT_OUTPUT", "AUDIT", "DONE", "StoreAnswer", "Pending", "store_step", "store_answered", "approval_page", "approval_page_async", "approval_get_async", "approval_get_blocking", "decide_async", "decide_blocking", "audit_stats", "audit_flush", "audit_flush_async", "MCP_APPROVAL_ID_META", "MCP_APPROVAL_META", "MCP_ERROR_META", "mcp_error_result", "mcp_approval_result"]
+__all__ = [
+    "Frame",
+    "NativeRegistry",
+    "Invocation",
+    "InvokeOk",
+    "_install_error_factories",
+    "all_error_codes",
+    "error_kind",
+    "default_retryable",
+    "input_hash",
+    "MAX_HASH_DEPTH",
+    "DONE_OK",
+    "SUSPENDED",
+    "VALIDATOR_RAISED",
+    "HANDLER_RAISED",
+    "VALIDATE_INPUT",
+    "EVALUATE_POLICY",
+    "EXPORT_INPUT",
+    "PERSIST_APPROVAL",
+    "CONSUME_APPROVAL",
+    "RUN_HANDLER",
+    "ASK_RETRY_ON",
+    "SLEEP",
+    "VALIDATE_OUTPUT",
+    "REDACT_OUTPUT",
+    "EXPORT_OUTPUT",
+    "AUDIT",
+    "DONE",
+    "StoreAnswer",
+    "Pending",
+    "store_step",
+    "store_answered",
+    "approval_page",
+    "approval_page_async",
+    "approval_get_async",
+    "approval_get_blocking",
+    "decide_async",
+    "decide_blocking",
+    "audit_stats",
+    "audit_flush",
+    "audit_flush_async",
+    "MCP_APPROVAL_ID_META",
+    "MCP_APPROVAL_META",
+    "MCP_ERROR_META",
+    "mcp_error_result",
+    "mcp_approval_result",
+]
 
 MAX_HASH_DEPTH: int
 VALIDATE_INPUT: int
@@ -40,7 +86,9 @@ def all_error_codes() -> list[str]: ...
 def error_kind(code: str) -> str | None: ...
 def default_retryable(code: str) -> bool | None: ...
 def input_hash(capability_id: str, input: Any) -> str: ...
-def _install_error_factories(capability: Callable[..., BaseException], registry: Callable[..., BaseException]) -> None: ...
+def _install_error_factories(
+    capability: Callable[..., BaseException], registry: Callable[..., BaseException]
+) -> None: ...
 
 @final
 class Frame:
@@ -96,13 +144,21 @@ class NativeRegistry:
     def id_at(self, index: int) -> str | None: ...
     def now_ms(self) -> int: ...
     def start_index(self, index: int, frame: Frame, input: Any) -> tuple[Invocation, int]: ...
-    def invoke_fast(self, name: str, frame: Frame, input: Any) -> Any: ...  # InvokeOk, (Invocation, kind, value, extra), or None
-    def set_fast_paths(self, paths: dict[str, tuple[int, Callable[[Any], Any] | None, Callable[..., Any] | None]]) -> None: ...
+    def invoke_fast(
+        self, name: str, frame: Frame, input: Any
+    ) -> Any: ...  # InvokeOk, (Invocation, kind, value, extra), or None
+    def set_fast_paths(
+        self, paths: dict[str, tuple[int, Callable[[Any], Any] | None, Callable[..., Any] | None]]
+    ) -> None: ...
     def start_name(self, name: str, frame: Frame, input: Any) -> Invocation: ...
-    def resume(self, approval_id: str, frame: Frame, by_requester: bool = False, through_tool: str | None = None) -> Invocation: ...
+    def resume(
+        self, approval_id: str, frame: Frame, by_requester: bool = False, through_tool: str | None = None
+    ) -> Invocation: ...
     def approval_get(self, id: str) -> dict[str, Any] | None: ...
     def approval_list(self, filter: dict[str, Any]) -> list[dict[str, Any]]: ...
-    def decide(self, id: str, approve: bool, approver: str | None = None, reason: str | None = None) -> dict[str, Any]: ...
+    def decide(
+        self, id: str, approve: bool, approver: str | None = None, reason: str | None = None
+    ) -> dict[str, Any]: ...
     def approval_input_view(self, request: dict[str, Any]) -> tuple[int, int | None, dict[str, Any] | None]: ...
     def inspect(self) -> dict[str, Any]: ...
     def descriptors(self, surface: str) -> list[dict[str, Any]]: ...

@@ -17,7 +17,15 @@ from typing import Any, TypeVar
 
 from .schema import Schema, as_schema
 
-__all__ = ["capability", "define_capability", "host_policy", "CapabilitySpec", "HostPolicy", "camel_keys", "hook_takes_info"]
+__all__ = [
+    "capability",
+    "define_capability",
+    "host_policy",
+    "CapabilitySpec",
+    "HostPolicy",
+    "camel_keys",
+    "hook_takes_info",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -135,9 +143,7 @@ def hook_takes_info(fn: Callable[..., Any] | None) -> bool | None:
 
 def _first_param_and_return(fn: Callable[..., Any]) -> tuple[Any, Any, int]:
     sig = inspect.signature(fn)
-    params = [
-        p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
+    params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     try:
         hints = typing.get_type_hints(fn)
     except Exception:
@@ -203,8 +209,15 @@ def define_capability(
 
     if meta is not None and not isinstance(meta, Mapping):
         # Not an object: handed to the core verbatim, which reports it.
-        return CapabilitySpec(id=id, handler=handler, meta=meta, input=in_schema, output=out_schema,
-                              is_async=inspect.iscoroutinefunction(handler), wants_context=nparams >= 2)
+        return CapabilitySpec(
+            id=id,
+            handler=handler,
+            meta=meta,
+            input=in_schema,
+            output=out_schema,
+            is_async=inspect.iscoroutinefunction(handler),
+            wants_context=nparams >= 2,
+        )
     m: dict[str, Any] = dict(meta or {})
     given = {
         "description": description,

@@ -56,7 +56,9 @@ def _as_frame(frame: Frame | Mapping[str, Any] | None) -> Frame:
     return Frame(surface, **kwargs)
 
 
-def _filter(capability_id: str | None, actor_id: str | None, status: str | None, limit: int | None, cursor: str | None) -> dict[str, Any]:
+def _filter(
+    capability_id: str | None, actor_id: str | None, status: str | None, limit: int | None, cursor: str | None
+) -> dict[str, Any]:
     filt = {"capabilityId": capability_id, "actorId": actor_id, "status": status, "limit": limit, "cursor": cursor}
     return {k: v for k, v in filt.items() if v is not None}
 
@@ -100,7 +102,9 @@ class Approvals:
         limit: int | None = None,
         cursor: str | None = None,
     ) -> ApprovalPage:
-        raw = await wait(_native.approval_page_async(self._native, _filter(capability_id, actor_id, status, limit, cursor)))
+        raw = await wait(
+            _native.approval_page_async(self._native, _filter(capability_id, actor_id, status, limit, cursor))
+        )
         return _page(raw)
 
     async def get_async(self, request_id: str) -> ApprovalRequest | None:
@@ -110,11 +114,19 @@ class Approvals:
     async def list_async(self, **filters: Any) -> list[ApprovalRequest]:
         return (await self.page_async(**filters)).requests
 
-    async def approve_async(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
-        return ApprovalRequest.from_dict(await wait(_native.decide_async(self._native, request_id, True, approver, reason)))
+    async def approve_async(
+        self, request_id: str, *, approver: str | None = None, reason: str | None = None
+    ) -> ApprovalRequest:
+        return ApprovalRequest.from_dict(
+            await wait(_native.decide_async(self._native, request_id, True, approver, reason))
+        )
 
-    async def reject_async(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
-        return ApprovalRequest.from_dict(await wait(_native.decide_async(self._native, request_id, False, approver, reason)))
+    async def reject_async(
+        self, request_id: str, *, approver: str | None = None, reason: str | None = None
+    ) -> ApprovalRequest:
+        return ApprovalRequest.from_dict(
+            await wait(_native.decide_async(self._native, request_id, False, approver, reason))
+        )
 
     def list(
         self,
@@ -126,7 +138,9 @@ class Approvals:
         cursor: str | None = None,
     ) -> list[ApprovalRequest]:
         """A page of requests, oldest first; pass the last id as ``cursor`` for the next."""
-        return self.page(capability_id=capability_id, actor_id=actor_id, status=status, limit=limit, cursor=cursor).requests
+        return self.page(
+            capability_id=capability_id, actor_id=actor_id, status=status, limit=limit, cursor=cursor
+        ).requests
 
     def approve(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:
         return ApprovalRequest.from_dict(_native.decide_blocking(self._native, request_id, True, approver, reason))
@@ -151,7 +165,9 @@ class CapabilityRegistry:
         # Capability ids resolved to registry indices once (DESIGN §4), and
         # what the fast path of `invoke` reads per call, in one tuple.
         self._index: dict[str, int] = {s.id: i for i, s in enumerate(specs)}
-        native.set_fast_paths({s.id: (i, s.validate_input, s.handler if s.eager else None) for i, s in enumerate(specs)})
+        native.set_fast_paths(
+            {s.id: (i, s.validate_input, s.handler if s.eager else None) for i, s in enumerate(specs)}
+        )
         self._invoke_fast = native.invoke_fast
         self.approvals = Approvals(native)
         #: The PostgreSQL audit sink of ``audit={"postgres": url}``, else ``None``.
@@ -294,11 +310,19 @@ def _signature_problems(specs: Sequence[CapabilitySpec]) -> list[dict[str, Any]]
     MISSING_HOOK: the declarations say which hooks are held)."""
     problems: list[dict[str, Any]] = []
     for s in specs:
-        for path, takes_info in (("redact.output", s.redact_output_takes_info),
-                                 ("redact.approvalInput", s.redact_approval_input_takes_info)):
+        for path, takes_info in (
+            ("redact.output", s.redact_output_takes_info),
+            ("redact.approvalInput", s.redact_approval_input_takes_info),
+        ):
             if takes_info is None:
-                problems.append({"capability": s.id, "path": path, "code": "HOOK_SIGNATURE",
-                                 "message": "must take (value) or (value, info)"})
+                problems.append(
+                    {
+                        "capability": s.id,
+                        "path": path,
+                        "code": "HOOK_SIGNATURE",
+                        "message": "must take (value) or (value, info)",
+                    }
+                )
     return problems
 
 
@@ -395,5 +419,7 @@ def create_capability_registry(
         raise RegistryValidationError(f"{len(problems)} problem(s) in the declarations", problems) from None
     if signature_problems:
         del native  # dropped: its store and sink close with it
-        raise RegistryValidationError(f"{len(signature_problems)} problem(s) with the declared hooks", signature_problems)
+        raise RegistryValidationError(
+            f"{len(signature_problems)} problem(s) with the declared hooks", signature_problems
+        )
     return CapabilityRegistry(native, specs, runtime_impl)
