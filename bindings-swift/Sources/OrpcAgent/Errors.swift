@@ -195,9 +195,9 @@ public struct RegistryError: Error, Sendable, CustomStringConvertible {
 /// Maps an error thrown by the FFI layer to the Swift types above.
 func liftError(_ error: Error) -> Error {
     switch error {
-    case let FfiError.Capability(code, message, retryable, detailsJson):
+    case FfiError.Capability(let code, let message, let retryable, let detailsJson):
         return CapabilityError(code: code, message: message, retryable: retryable, detailsJson: detailsJson)
-    case let FfiError.Registry(message, problemsJson):
+    case FfiError.Registry(let message, let problemsJson):
         do {
             return RegistryError(message: message, problems: try Problem.list(core: problemsJson))
         } catch {
