@@ -11,7 +11,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 CLI    := target/debug/orpc-agent
 
-.PHONY: help build test test-rust test-cross lint fmt demo demo-cli bench bench-core venv
+.PHONY: help build test test-rust test-cross lint fmt mirrors mirrors-check demo demo-cli bench bench-core venv
 
 # Each binding or subsystem adds its targets in mk/<name>.mk and appends
 # them to these lists, so `make test`, `make demo`, `make bench`, `make build`
@@ -63,10 +63,16 @@ venv: $(VPY) ## the Python venv the cross tests use
 test-cross: venv ## hash vectors vs. their generator's code and vs. an encoder written apart
 	$(VPY) -m pytest -q --timeout=120 tests/cross
 
-lint: $(LINT_TARGETS) ## rustfmt and clippy, warnings are errors
+lint: $(LINT_TARGETS) mirrors-check ## rustfmt and clippy, warnings are errors; generated mirrors current
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy -p orpc-agent-memory-bench -- -D warnings
+
+mirrors: ## write the façades' generated protocol constants (step kinds, sentinels, surfaces, error codes)
+	$(CARGO) run -q -p orpc-agent-core --example mirrors
+
+mirrors-check: ## fail when a façade's generated protocol constants are not the core's
+	$(CARGO) run -q -p orpc-agent-core --example mirrors -- --check
 
 fmt:
 	$(CARGO) fmt --all

@@ -37,7 +37,7 @@ use crate::registry::{Registry, registry_call, with_registry};
 /// The invocation ended successfully and its output is the host's own
 /// value (`Payload::Host`): the slot is already freed, the host returns the
 /// value it holds. Saves the outcome crossing on the hot path.
-pub const DONE_OK_HOST: u32 = 14;
+pub const DONE_OK_HOST: u32 = orpc_agent_core::ffi::sentinel::DONE_OK_HOST as u32;
 
 fn pack(kind: u32, aux: u64) -> f64 {
     // aux ≤ 2^48 (a unix-ms deadline is ~2^41): exact in an f64.

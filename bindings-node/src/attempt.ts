@@ -7,7 +7,8 @@ import { createORPCErrorConstructorMap, middlewareOutputFn, type AnyProcedure } 
 
 import { CapabilityError } from "./errors.js";
 import { progressReporter, type ProgressListener, type ReportProgress } from "./progress.js";
-import { HOT, Kind, N } from "./native.js";
+import { Kind } from "./generated/protocol.js";
+import { HOT, N } from "./native.js";
 import type { CapabilityHooks } from "./declare.js";
 import type { Timed } from "./deadlines.js";
 import type { DriverHost } from "./driver.js";

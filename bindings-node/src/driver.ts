@@ -10,7 +10,8 @@
  * core's: nothing here decides whether a step happens, only how to do it.
  */
 import { CapabilityError, fromNative } from "./errors.js";
-import { HOT, Kind, N } from "./native.js";
+import { Kind } from "./generated/protocol.js";
+import { HOT, N } from "./native.js";
 import { auditRecordFromRow } from "./audit.js";
 import { Attempt, isThenable } from "./attempt.js";
 import type { Deadlines } from "./deadlines.js";

@@ -5,26 +5,10 @@
 import { isArgumentError } from "./arguments.js";
 import { N } from "./native.js";
 
-/** Every error code of the core (`NOT_FOUND`, `POLICY_DENIED`, …). */
-export type CapabilityErrorCode =
-  | "NOT_FOUND"
-  | "INVALID_INPUT"
-  | "POLICY_DENIED"
-  | "APPROVAL_REQUIRED"
-  | "APPROVAL_NOT_FOUND"
-  | "APPROVAL_PENDING"
-  | "APPROVAL_REJECTED"
-  | "APPROVAL_EXPIRED"
-  | "APPROVAL_CONSUMED"
-  | "APPROVAL_INVALID"
-  | "TIMEOUT"
-  | "CANCELLED"
-  | "EXECUTION_FAILED"
-  | "OUTPUT_INVALID"
-  | "LIMIT_EXCEEDED"
-  | "SESSION_NOT_FOUND"
-  | "CREDENTIAL_REQUIRED"
-  | "INTERNAL";
+import type { CapabilityErrorCode } from "./generated/protocol.js";
+
+/** Every error code of the core (`NOT_FOUND`, `POLICY_DENIED`, …), generated from its list. */
+export type { CapabilityErrorCode };
 
 const TABLE: Record<string, { kind: string; retryable: boolean }> = JSON.parse(N.errorCodeTable());
 

@@ -9,25 +9,8 @@ export const N = native;
 /** Raw Node-API functions for the three crossings of every call (native/raw.rs). */
 export const HOT = native.hotPath();
 
-/** Step kinds, as the core numbers them (`StepKind`, `#[repr(u8)]`). */
-// biome-ignore lint/suspicious/noConstEnum: tsc inlines the numbers into the step loop's switch (no object read per step); the enum is internal, not exported from the package
-export const enum Kind {
-  ValidateInput = 1,
-  EvaluatePolicy = 2,
-  ExportInput = 3,
-  PersistApproval = 4,
-  ConsumeApproval = 5,
-  RunHandler = 6,
-  AskRetryOn = 7,
-  Sleep = 8,
-  ValidateOutput = 9,
-  RedactOutput = 10,
-  ExportOutput = 11,
-  Audit = 12,
-  Done = 13,
-  /** Binding code: done, ok, the output is the value JavaScript holds. */
-  DoneOkHost = 14,
-}
+// `Kind` (the step kinds and the host-holds-output sentinel) is generated
+// from the core: ./generated/protocol.ts.
 
 /** Raw-input JSON text this short cannot exceed an input limit (the core's `limits::SHORT_TEXT_CHARS`). */
 export const SHORT_INPUT_TEXT = native.shortInputTextChars();

@@ -4,7 +4,9 @@
  */
 import type { CapabilityError } from "./errors.js";
 
-export type ExposureSurface = "direct" | "aiSdk" | "mcp" | "workflow" | "test";
+/** A surface name (generated from the core's `Surface::ALL`). */
+export type { ExposureSurface } from "./generated/protocol.js";
+import type { ExposureSurface } from "./generated/protocol.js";
 export type SideEffect = "none" | "read" | "write" | "destructive" | "external";
 export type Risk = "low" | "medium" | "high" | "critical";
 

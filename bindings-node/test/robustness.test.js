@@ -244,7 +244,7 @@ test("a Rust panic becomes a thrown error; Node keeps running", () => {
 });
 
 test("error codes: the TypeScript union and ERROR_CODES equal the core's allErrorCodes()", () => {
-  const src = readFileSync(new URL("../src/errors.ts", import.meta.url), "utf8");
+  const src = readFileSync(new URL("../src/generated/protocol.ts", import.meta.url), "utf8");
   const union = src.slice(src.indexOf("export type CapabilityErrorCode"), src.indexOf(";", src.indexOf("export type CapabilityErrorCode")));
   const declared = [...union.matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]);
   assert.deepEqual(declared, native.allErrorCodes());
@@ -254,7 +254,8 @@ test("error codes: the TypeScript union and ERROR_CODES equal the core's allErro
 });
 
 test("step kinds: the façade's Kind mirror equals the core's StepKind numbering", () => {
-  const src = readFileSync(new URL("../src/native.ts", import.meta.url), "utf8");
+  // Generated (cargo run -p orpc-agent-core --example mirrors); this checks the generator.
+  const src = readFileSync(new URL("../src/generated/protocol.ts", import.meta.url), "utf8");
   const body = src.slice(src.indexOf("export const enum Kind"), src.indexOf("}", src.indexOf("export const enum Kind")));
   const mirrored = Object.fromEntries([...body.matchAll(/^\s*([A-Za-z]+) = (\d+),/gm)].map((m) => [m[1], Number(m[2])]));
   const core = native.stepKinds();

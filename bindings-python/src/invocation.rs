@@ -22,7 +22,7 @@ use crate::registry::{Shared, request_to_py};
 
 /// Returned instead of `Done` when the invocation ended ok with the output
 /// held by the host: the outcome is already taken, nothing to `finish`.
-pub const DONE_OK: u8 = 0;
+pub const DONE_OK: u8 = orpc_agent_core::ffi::sentinel::DONE_OK_HOST;
 
 #[pyclass(module = "orpc_agent._native", name = "Invocation")]
 pub struct Invocation {

@@ -27,9 +27,7 @@ use crate::outcome::InvokeOk;
 /// `invoke_fast` outcomes beyond the step kinds: the handler suspended
 /// (the host continues it on its loop), the validator raised, the handler
 /// raised. The host answers these through the general driver loop.
-pub const SUSPENDED: u8 = 100;
-pub const VALIDATOR_RAISED: u8 = 101;
-pub const HANDLER_RAISED: u8 = 102;
+pub use orpc_agent_core::ffi::sentinel::{HANDLER_RAISED, SUSPENDED, VALIDATOR_RAISED};
 
 /// What every invocation of one registry shares.
 pub(crate) struct Shared {

@@ -1,14 +1,10 @@
 import Foundation
 import OrpcAgentFFI
 
-/// Step kinds: the core's `StepKind` integers (core/src/pipeline/step.rs).
-/// A drift test compares names and numbers with the linked core
-/// (`stepKindNames()`); a kind this mirror does not know ends the call in
-/// INTERNAL (`answerUnknownStep`), never as done.
-enum StepKind: UInt8, CaseIterable {
-    case validateInput = 1, evaluatePolicy, exportInput, persistApproval, consumeApproval, runHandler,
-        askRetryOn, sleep, validateOutput, redactOutput, exportOutput, audit, done
-}
+// `StepKind`, the core's step integers, is generated from the core
+// (Generated/Protocol.swift). A drift test also compares names and numbers
+// with the linked core (`stepKindNames()`); a kind this mirror does not
+// know ends the call in INTERNAL (`answerUnknownStep`), never as done.
 
 /// What the driver keeps of one call while the core holds the rest.
 final class Call: @unchecked Sendable {

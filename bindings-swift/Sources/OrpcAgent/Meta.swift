@@ -4,18 +4,7 @@ import Foundation
 /// transport, never from model input (SI-2).
 public enum Surface: String, CaseIterable, Sendable, Codable {
     case direct, aiSdk, mcp, workflow, test
-
-    /// The core's index of the surface (`Surface::ALL` order; a drift test
-    /// checks it): what crosses into Rust.
-    var index: UInt8 {
-        switch self {
-        case .direct: return 0
-        case .aiSdk: return 1
-        case .mcp: return 2
-        case .workflow: return 3
-        case .test: return 4
-        }
-    }
+    // `index`, what crosses into Rust, is generated: Generated/Protocol.swift.
 }
 
 public enum SideEffect: String, Sendable, Codable { case none, read, write, destructive, external }

@@ -3311,7 +3311,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_func_surface_names() != 64633) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_func_open_postgres_registry() != 53460) {
+    if (uniffi_orpc_agent_swift_checksum_func_open_postgres_registry() != 36959) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_audited() != 15834) {
@@ -3434,7 +3434,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals_page_async() != 31085) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_attach_postgres_audit() != 18138) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_attach_postgres_audit() != 53484) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_audit_flush() != 12195) {

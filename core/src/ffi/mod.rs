@@ -26,6 +26,21 @@ use std::task::{Context, Poll, Waker};
 
 use serde_json::{Map, Value};
 
+/// What a binding's glue returns in place of a [`StepKind`] (whose values
+/// are 1–13): one set for every binding, mirrored in the generated protocol
+/// files (`cargo run -p orpc-agent-core --example mirrors`).
+pub mod sentinel {
+    /// Done, ok, and the output is the value the host holds: no JSON of it
+    /// crossed (Node's hot path, Python's eager path).
+    pub const DONE_OK_HOST: u8 = 14;
+    /// An eager call went on asynchronously: the host awaits what it got.
+    pub const SUSPENDED: u8 = 100;
+    /// An eager call's input validator raised: the host reports it.
+    pub const VALIDATOR_RAISED: u8 = 101;
+    /// An eager call's handler raised: the host reports it.
+    pub const HANDLER_RAISED: u8 = 102;
+}
+
 use crate::approval::{
     ApprovalRequest, ApprovalStore, Decision as ApprovalDecision, EffectiveStatus, ListFilter,
     MemoryApprovalStore, SqliteApprovalStore,
