@@ -42,44 +42,63 @@ func percentile(_ xs: [UInt64], _ p: Double) -> Double {
 
 /// Runs off the main actor, as an app's request handlers would.
 func measure() async throws {
-let rounds = 10
-let perRound = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 5_000
-var directNs: [UInt64] = []
-var governedNs: [UInt64] = []
-var taskNs: [UInt64] = []
-var jsonNs: [UInt64] = []
-var sink = 0
-// Warm-up.
-for i in 0..<2_000 { sink &+= try await direct(Query(n: i)); sink &+= try await governed(Query(n: i)) }
-for _ in 0..<rounds {
-    for i in 0..<perRound {
-        let t0 = DispatchTime.now().uptimeNanoseconds
+    let rounds = 10
+    let perRound = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 5_000
+    var directNs: [UInt64] = []
+    var governedNs: [UInt64] = []
+    var taskNs: [UInt64] = []
+    var jsonNs: [UInt64] = []
+    var sink = 0
+    // Warm-up.
+    for i in 0..<2_000 {
         sink &+= try await direct(Query(n: i))
-        directNs.append(DispatchTime.now().uptimeNanoseconds - t0)
-    }
-    for i in 0..<perRound {
-        let t0 = DispatchTime.now().uptimeNanoseconds
         sink &+= try await governed(Query(n: i))
-        governedNs.append(DispatchTime.now().uptimeNanoseconds - t0)
     }
-    for i in 0..<perRound {
-        let t0 = DispatchTime.now().uptimeNanoseconds
-        sink &+= try await governedJSON(.int(Int64(i)))
-        jsonNs.append(DispatchTime.now().uptimeNanoseconds - t0)
+    for _ in 0..<rounds {
+        for i in 0..<perRound {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            sink &+= try await direct(Query(n: i))
+            directNs.append(DispatchTime.now().uptimeNanoseconds - t0)
+        }
+        for i in 0..<perRound {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            sink &+= try await governed(Query(n: i))
+            governedNs.append(DispatchTime.now().uptimeNanoseconds - t0)
+        }
+        for i in 0..<perRound {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            sink &+= try await governedJSON(.int(Int64(i)))
+            jsonNs.append(DispatchTime.now().uptimeNanoseconds - t0)
+        }
+        for i in 0..<perRound {
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            sink &+= try await inTask(Query(n: i))
+            taskNs.append(DispatchTime.now().uptimeNanoseconds - t0)
+        }
     }
-    for i in 0..<perRound {
-        let t0 = DispatchTime.now().uptimeNanoseconds
-        sink &+= try await inTask(Query(n: i))
-        taskNs.append(DispatchTime.now().uptimeNanoseconds - t0)
-    }
-}
-let d50 = percentile(directNs, 0.5), g50 = percentile(governedNs, 0.5)
-print("swift bench (\(rounds * perRound) calls each, release, p50 per call; sink \(sink % 7))")
-print(String(format: "  direct await of the closure : p50 %8.3f µs  p90 %8.3f µs", d50 / 1000, percentile(directNs, 0.9) / 1000))
-print(String(format: "  the closure in its own Task  : p50 %8.3f µs  p90 %8.3f µs", percentile(taskNs, 0.5) / 1000, percentile(taskNs, 0.9) / 1000))
-print(String(format: "  governed registry.invoke     : p50 %8.3f µs  p90 %8.3f µs", g50 / 1000, percentile(governedNs, 0.9) / 1000))
-print(String(format: "  governed, JSONValue in/out   : p50 %8.3f µs  p90 %8.3f µs", percentile(jsonNs, 0.5) / 1000, percentile(jsonNs, 0.9) / 1000))
-print(String(format: "  ratio governed/direct (p50)  : %.1f×  (+%.2f µs per call)", g50 / max(d50, 1), (g50 - d50) / 1000))
+    let d50 = percentile(directNs, 0.5)
+    let g50 = percentile(governedNs, 0.5)
+    print("swift bench (\(rounds * perRound) calls each, release, p50 per call; sink \(sink % 7))")
+    print(
+        String(
+            format: "  direct await of the closure : p50 %8.3f µs  p90 %8.3f µs", d50 / 1000,
+            percentile(directNs, 0.9) / 1000))
+    print(
+        String(
+            format: "  the closure in its own Task  : p50 %8.3f µs  p90 %8.3f µs", percentile(taskNs, 0.5) / 1000,
+            percentile(taskNs, 0.9) / 1000))
+    print(
+        String(
+            format: "  governed registry.invoke     : p50 %8.3f µs  p90 %8.3f µs", g50 / 1000,
+            percentile(governedNs, 0.9) / 1000))
+    print(
+        String(
+            format: "  governed, JSONValue in/out   : p50 %8.3f µs  p90 %8.3f µs", percentile(jsonNs, 0.5) / 1000,
+            percentile(jsonNs, 0.9) / 1000))
+    print(
+        String(
+            format: "  ratio governed/direct (p50)  : %.1f×  (+%.2f µs per call)", g50 / max(d50, 1), (g50 - d50) / 1000
+        ))
 }
 
 try await Task.detached { try await measure() }.value

@@ -112,8 +112,14 @@ public enum Outcome<Output: Sendable>: Sendable {
     /// `resume` it. Not an error for the application.
     case approvalRequired(ApprovalRequest)
 
-    public var value: Output? { if case .ok(let v) = self { return v }; return nil }
-    public var approval: ApprovalRequest? { if case .approvalRequired(let r) = self { return r }; return nil }
+    public var value: Output? {
+        if case .ok(let v) = self { return v }
+        return nil
+    }
+    public var approval: ApprovalRequest? {
+        if case .approvalRequired(let r) = self { return r }
+        return nil
+    }
 }
 
 /// Where approvals are stored.

@@ -231,7 +231,8 @@ public struct Capability: Sendable {
             needsConversion: Input.self != JSONValue.self,
             validateInput: validateInput.map { f in { @Sendable v in try await f(try typed(v, Input.self)) } },
             validateOutput: validateOutput.map { f in { @Sendable v in try await f(try typed(v, Output.self)) } },
-            redactOutput: redactOutput.map { f in { @Sendable v, info in try await f(try typed(v, Output.self), info) } },
+            redactOutput: redactOutput.map { f in { @Sendable v, info in try await f(try typed(v, Output.self), info) }
+            },
             redactApprovalInput: redactApprovalInput,
             retryOn: retryOn,
             policies: policyList.policies,
@@ -282,10 +283,14 @@ public struct Capability: Sendable {
     var missingHooks: [Problem] {
         var out: [Problem] = []
         func missing(_ path: String, _ what: String) {
-            out.append(Problem(capability: id, path: path, code: "MISSING_HOOK", message: "declared, but no \(what) was given"))
+            out.append(
+                Problem(capability: id, path: path, code: "MISSING_HOOK", message: "declared, but no \(what) was given")
+            )
         }
         let m = meta.json
-        if m["redact"]?["output"] == .bool(true), hooks.redactOutput == nil { missing("redact.output", "redactOutput closure") }
+        if m["redact"]?["output"] == .bool(true), hooks.redactOutput == nil {
+            missing("redact.output", "redactOutput closure")
+        }
         if m["redact"]?["approvalInput"] == .bool(true), hooks.redactApprovalInput == nil {
             missing("redact.approvalInput", "redactApprovalInput closure")
         }

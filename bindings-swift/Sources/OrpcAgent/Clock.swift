@@ -146,7 +146,8 @@ final class DeadlineThread: @unchecked Sendable {
         heap.removeLast()
         var i = 0
         while true {
-            let l = 2 * i + 1, r = l + 1
+            let l = 2 * i + 1
+            let r = l + 1
             var m = i
             if l < heap.count, heap[l].at < heap[m].at { m = l }
             if r < heap.count, heap[r].at < heap[m].at { m = r }

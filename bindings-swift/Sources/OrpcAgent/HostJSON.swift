@@ -65,7 +65,9 @@ enum HostJSON {
 
     static func pointer(_ tokens: [String]) -> String {
         if tokens.isEmpty { return "/" }
-        return tokens.map { "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1") }.joined()
+        return tokens.map {
+            "/" + $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        }.joined()
     }
 
     /// `relative` (a pointer from a value at `base`) as a pointer from the root.
@@ -322,9 +324,12 @@ struct ProbeKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
         try probe.walk(value, depth: depth, path: codingPath + [key])
     }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(keyedBy: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<
+        NestedKey
+    > {
         probe.open(depth + 1, codingPath + [key])
-        return KeyedEncodingContainer(ProbeKeyed<NestedKey>(probe: probe, depth: depth + 1, codingPath: codingPath + [key]))
+        return KeyedEncodingContainer(
+            ProbeKeyed<NestedKey>(probe: probe, depth: depth + 1, codingPath: codingPath + [key]))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) -> UnkeyedEncodingContainer {
@@ -332,8 +337,12 @@ struct ProbeKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
         return ProbeUnkeyed(probe: probe, depth: depth + 1, codingPath: codingPath + [key])
     }
 
-    func superEncoder() -> Encoder { ProbeEncoder(probe: probe, depth: depth, codingPath: codingPath + [AnyKey("super")]) }
-    func superEncoder(forKey key: Key) -> Encoder { ProbeEncoder(probe: probe, depth: depth, codingPath: codingPath + [key]) }
+    func superEncoder() -> Encoder {
+        ProbeEncoder(probe: probe, depth: depth, codingPath: codingPath + [AnyKey("super")])
+    }
+    func superEncoder(forKey key: Key) -> Encoder {
+        ProbeEncoder(probe: probe, depth: depth, codingPath: codingPath + [key])
+    }
 }
 
 struct ProbeUnkeyed: UnkeyedEncodingContainer {

@@ -24,11 +24,26 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
-    public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
-    public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
-    public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
-    public var objectValue: JSONObject? { if case .object(let o) = self { return o }; return nil }
-    public var isNull: Bool { if case .null = self { return true }; return false }
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+    public var boolValue: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+    public var arrayValue: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+    public var objectValue: JSONObject? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
     /// The number as a `Double` (any numeric case).
     public var doubleValue: Double? {
         switch self {
@@ -169,13 +184,22 @@ private struct JSONParser {
             i += 1
             var items: [JSONValue] = []
             ws()
-            if i < b.count, b[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            if i < b.count, b[i] == UInt8(ascii: "]") {
+                i += 1
+                return .array(items)
+            }
             while true {
                 items.append(try value())
                 ws()
                 guard i < b.count else { throw fail("unterminated array") }
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                if b[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                if b[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if b[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return .array(items)
+                }
                 throw fail("expected , or ]")
             }
         case UInt8(ascii: "{"):
@@ -185,7 +209,10 @@ private struct JSONParser {
             i += 1
             var obj = JSONObject()
             ws()
-            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return .object(obj) }
+            if i < b.count, b[i] == UInt8(ascii: "}") {
+                i += 1
+                return .object(obj)
+            }
             while true {
                 ws()
                 guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a key") }
@@ -198,8 +225,14 @@ private struct JSONParser {
                 obj[k] = v
                 ws()
                 guard i < b.count else { throw fail("unterminated object") }
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                if b[i] == UInt8(ascii: "}") { i += 1; return .object(obj) }
+                if b[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if b[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return .object(obj)
+                }
                 throw fail("expected , or }")
             }
         default: return try number()
@@ -212,14 +245,20 @@ private struct JSONParser {
         if i < b.count, b[i] == UInt8(ascii: "-") { i += 1 }
         while i < b.count {
             let c = b[i]
-            if c >= 0x30 && c <= 0x39 { i += 1 } else if c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E")
+            if c >= 0x30 && c <= 0x39 {
+                i += 1
+            } else if c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E")
                 || c == UInt8(ascii: "+") || c == UInt8(ascii: "-")
             {
                 integral = false
                 i += 1
-            } else { break }
+            } else {
+                break
+            }
         }
-        guard i > start, let text = String(bytes: b[start..<i], encoding: .utf8) else { throw fail("unexpected character") }
+        guard i > start, let text = String(bytes: b[start..<i], encoding: .utf8) else {
+            throw fail("unexpected character")
+        }
         if integral {
             if let v = Int64(text) { return .int(v) }
             if let v = UInt64(text) { return .uint(v) }
@@ -229,7 +268,8 @@ private struct JSONParser {
     }
 
     mutating func hex4() throws -> UInt32 {
-        guard i + 4 <= b.count, let s = String(bytes: b[i..<i + 4], encoding: .ascii), let v = UInt32(s, radix: 16) else {
+        guard i + 4 <= b.count, let s = String(bytes: b[i..<i + 4], encoding: .ascii), let v = UInt32(s, radix: 16)
+        else {
             throw fail("bad \\u escape")
         }
         i += 4
@@ -244,7 +284,10 @@ private struct JSONParser {
             let c = b[i]
             i += 1
             if c == UInt8(ascii: "\"") { break }
-            if c != UInt8(ascii: "\\") { bytes.append(c); continue }
+            if c != UInt8(ascii: "\\") {
+                bytes.append(c)
+                continue
+            }
             guard i < b.count else { throw fail("unterminated escape") }
             let e = b[i]
             i += 1
@@ -259,7 +302,9 @@ private struct JSONParser {
             case UInt8(ascii: "t"): bytes.append(0x09)
             case UInt8(ascii: "u"):
                 var scalar = try hex4()
-                if scalar >= 0xD800 && scalar < 0xDC00, i + 1 < b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u") {
+                if scalar >= 0xD800 && scalar < 0xDC00, i + 1 < b.count, b[i] == UInt8(ascii: "\\"),
+                    b[i + 1] == UInt8(ascii: "u")
+                {
                     i += 2
                     let low = try hex4()
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
@@ -279,11 +324,19 @@ private struct JSONParser {
 extension JSONValue: Codable {
     public init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null } else if let b = try? c.decode(Bool.self) { self = .bool(b) } else if let i = try? c.decode(Int64.self) {
+        if c.decodeNil() {
+            self = .null
+        } else if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+        } else if let i = try? c.decode(Int64.self) {
             self = .int(i)
-        } else if let u = try? c.decode(UInt64.self) { self = .uint(u) } else if let d = try? c.decode(Double.self) {
+        } else if let u = try? c.decode(UInt64.self) {
+            self = .uint(u)
+        } else if let d = try? c.decode(Double.self) {
             self = .double(d)
-        } else if let s = try? c.decode(String.self) { self = .string(s) } else if let a = try? c.decode([JSONValue].self) {
+        } else if let s = try? c.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? c.decode([JSONValue].self) {
             self = .array(a)
         } else {
             let o = try decoder.container(keyedBy: AnyKey.self)

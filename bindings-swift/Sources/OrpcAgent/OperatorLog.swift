@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(os)
-import os
+    import os
 #endif
 
 /// What the operator is told when application code fails — a handler, an
@@ -88,15 +88,15 @@ public struct OperatorLogger: Sendable {
     /// `os.Logger` where the `os` module exists, else `standardError`.
     public static let standard: OperatorLogger = {
         #if canImport(os)
-        if #available(macOS 11.0, iOS 14.0, tvOS 14.0, watchOS 7.0, *) {
-            let logger = os.Logger(subsystem: "orpc-agent", category: "failures")
-            return OperatorLogger { f in
-                let of = f.capabilityId ?? "?"
-                logger.warning(
-                    "orpc-agent: \(f.hook.description, privacy: .public) of capability \(of, privacy: .public) failed; the caller was only told that it failed: \(f.errorType, privacy: .public): \(String(describing: f.error))"
-                )
+            if #available(macOS 11.0, iOS 14.0, tvOS 14.0, watchOS 7.0, *) {
+                let logger = os.Logger(subsystem: "orpc-agent", category: "failures")
+                return OperatorLogger { f in
+                    let of = f.capabilityId ?? "?"
+                    logger.warning(
+                        "orpc-agent: \(f.hook.description, privacy: .public) of capability \(of, privacy: .public) failed; the caller was only told that it failed: \(f.errorType, privacy: .public): \(String(describing: f.error))"
+                    )
+                }
             }
-        }
         #endif
         return standardError
     }()

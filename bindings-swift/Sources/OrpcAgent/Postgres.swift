@@ -89,7 +89,8 @@ extension CapabilityRegistry {
             throw lifted
         }
         guard missing.isEmpty else {
-            throw RegistryError(message: "\(missing.count) problem(s) in the capability declarations", problems: missing)
+            throw RegistryError(
+                message: "\(missing.count) problem(s) in the capability declarations", problems: missing)
         }
         return CapabilityRegistry(core: core, capabilities: capabilities, options: options)
     }
@@ -97,7 +98,9 @@ extension CapabilityRegistry {
     /// One request, or `nil`.
     public func approvalAsync(_ id: String) async throws -> ApprovalRequest? {
         do {
-            return try await core.approvalAsync(id: id, nowMs: options.clock.nowMs()).map { try ApprovalRequest(json: $0) }
+            return try await core.approvalAsync(id: id, nowMs: options.clock.nowMs()).map {
+                try ApprovalRequest(json: $0)
+            }
         } catch { throw liftError(error) }
     }
 
@@ -105,7 +108,9 @@ extension CapabilityRegistry {
     public func approvalsPageAsync(_ filter: ApprovalFilter = ApprovalFilter()) async throws -> ApprovalPage {
         let text: String
         let now = options.clock.nowMs()
-        do { text = try await core.approvalsPageAsync(filterJson: filter.json, nowMs: now) } catch { throw liftError(error) }
+        do { text = try await core.approvalsPageAsync(filterJson: filter.json, nowMs: now) } catch {
+            throw liftError(error)
+        }
         return try ApprovalPage(core: text)
     }
 

@@ -104,7 +104,8 @@ public final class CapabilityRegistry: @unchecked Sendable {
     /// that cannot be opened.
     public convenience init(capabilities: [Capability], options: RegistryOptions = RegistryOptions()) throws {
         if options.auditSink != nil {
-            throw CapabilityError(.internal, "a registry with an audit sink is opened with `CapabilityRegistry.connect` (asynchronous)")
+            throw CapabilityError(
+                .internal, "a registry with an audit sink is opened with `CapabilityRegistry.connect` (asynchronous)")
         }
         let decls = JSONValue.array(capabilities.map(\.declaration)).jsonText
         let missing = capabilities.flatMap(\.missingHooks) + options.missingHooks
@@ -121,7 +122,8 @@ public final class CapabilityRegistry: @unchecked Sendable {
             throw lifted
         }
         guard let core = built, missing.isEmpty else {
-            throw RegistryError(message: "\(missing.count) problem(s) in the capability declarations", problems: missing)
+            throw RegistryError(
+                message: "\(missing.count) problem(s) in the capability declarations", problems: missing)
         }
         self.init(core: core, capabilities: capabilities, options: options)
     }
@@ -156,10 +158,12 @@ public final class CapabilityRegistry: @unchecked Sendable {
         let inv = try ffi {
             if let i = index {
                 return try core.start(
-                    capabilityIndex: i, surface: frame.surface.index, frameJson: frame.coreJSON, input: measured, nowMs: now)
+                    capabilityIndex: i, surface: frame.surface.index, frameJson: frame.coreJSON, input: measured,
+                    nowMs: now)
             }
             return try core.startNamed(
-                idOrToolName: name, surface: frame.surface.index, frameJson: frame.coreJSON, input: measured, nowMs: now)
+                idOrToolName: name, surface: frame.surface.index, frameJson: frame.coreJSON, input: measured, nowMs: now
+            )
         }
         let call = Call(raw: input, frame: frame, resumed: false)
         // Known by id: no crossing to learn the capability (by tool name it
@@ -190,7 +194,8 @@ public final class CapabilityRegistry: @unchecked Sendable {
                 approvalId: approvalId, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now,
                 limit: ffiLimit)
         }
-        return try await Driver(registry: self, inv: inv, call: Call(raw: nil, frame: frame, resumed: true)).run(Output.self)
+        return try await Driver(registry: self, inv: inv, call: Call(raw: nil, frame: frame, resumed: true)).run(
+            Output.self)
     }
 
     // MARK: approvals
@@ -244,7 +249,8 @@ public final class CapabilityRegistry: @unchecked Sendable {
             do {
                 return try await redact(input, info)
             } catch {
-                options.logger.log(OperatorFailure(capabilityId: info.capabilityId, hook: .approvalInputRedactor, error: error))
+                options.logger.log(
+                    OperatorFailure(capabilityId: info.capabilityId, hook: .approvalInputRedactor, error: error))
                 throw CapabilityError(.executionFailed, "The approval input could not be prepared for display.")
             }
         default:

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 final class ConcurrencyTests: XCTestCase {
@@ -13,7 +14,8 @@ final class ConcurrencyTests: XCTestCase {
             capabilities: [
                 Capability(
                     "math.double",
-                    meta: AgentMeta(description: "Double a number.", expose: [.mcp: true], sideEffect: .none, risk: .low)
+                    meta: AgentMeta(
+                        description: "Double a number.", expose: [.mcp: true], sideEffect: .none, risk: .low)
                 ) { (q: Query, _) in
                     try await Task.sleep(nanoseconds: UInt64(q.n % 5) * 1_000_000)
                     return q.n * 2
@@ -23,7 +25,8 @@ final class ConcurrencyTests: XCTestCase {
         let results = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
             for n in 0..<200 {
                 group.addTask {
-                    let out: Outcome<Int> = try await reg.invoke("math.double", input: Query(n: n), frame: Frame(surface: .mcp))
+                    let out: Outcome<Int> = try await reg.invoke(
+                        "math.double", input: Query(n: n), frame: Frame(surface: .mcp))
                     return (n, out.value ?? -1)
                 }
             }
@@ -44,7 +47,8 @@ final class ConcurrencyTests: XCTestCase {
         let reg = try CapabilityRegistry(capabilities: [
             Capability(
                 "reports.long",
-                meta: AgentMeta(description: "Long.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 600_000)
+                meta: AgentMeta(
+                    description: "Long.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 600_000)
             ) { (x: JSONValue, _) in
                 started.with { $0 = true }
                 do { try await Task.sleep(nanoseconds: 300_000_000_000) } catch { handlerCancelled.with { $0 = true } }
@@ -74,7 +78,9 @@ final class ConcurrencyTests: XCTestCase {
         let reg = try CapabilityRegistry(capabilities: [
             Capability(
                 "hr.update",
-                meta: AgentMeta(description: "Update.", expose: [.mcp: true], sideEffect: .write, risk: .high, approval: .init(required: true)),
+                meta: AgentMeta(
+                    description: "Update.", expose: [.mcp: true], sideEffect: .write, risk: .high,
+                    approval: .init(required: true)),
                 redactApprovalInput: { input, info in
                     guard var o = input.objectValue else { return input }
                     o["ssn"] = .string("*** for \(info.actor.id ?? "-")")
@@ -83,10 +89,13 @@ final class ConcurrencyTests: XCTestCase {
             ) { (x: JSONValue, _) in x }
         ])
         let out: Outcome<JSONValue> = try await reg.invoke(
-            "hr.update", input: ["ssn": "123-45-6789"] as JSONValue, frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
+            "hr.update", input: ["ssn": "123-45-6789"] as JSONValue,
+            frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
         let id = try XCTUnwrap(out.approval?.id)
         let view = try await reg.approvalInput(id)
         XCTAssertEqual(view["ssn"], "*** for ann")
-        await assertThrows(.approvalNotFound) { _ = try await reg.approvalInput("apr_00000000000000000000000000000000") }
+        await assertThrows(.approvalNotFound) {
+            _ = try await reg.approvalInput("apr_00000000000000000000000000000000")
+        }
     }
 }

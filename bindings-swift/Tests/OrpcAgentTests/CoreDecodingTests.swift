@@ -1,6 +1,7 @@
 import Foundation
 import OrpcAgentFFI
 import XCTest
+
 @testable import OrpcAgent
 
 /// What the core sends is decoded strictly (docs/decisions.md, Swift
@@ -10,11 +11,12 @@ import XCTest
 /// actor; a redactor told `direct`). Optional fields stay optional.
 final class CoreDecodingTests: XCTestCase {
     /// An approval request as the core writes one.
-    let request: JSONObject = ([
-        "id": "apr_0123456789abcdef0123456789abcdef", "capabilityId": "payments.transfer", "input": ["amount": 5],
-        "surface": "mcp", "actor": ["id": "ann", "roles": ["clerk"], "attributes": ["team": "eu"]],
-        "createdAt": 1_000, "expiresAt": 61_000, "status": "pending",
-    ] as JSONValue).objectValue!
+    let request: JSONObject =
+        ([
+            "id": "apr_0123456789abcdef0123456789abcdef", "capabilityId": "payments.transfer", "input": ["amount": 5],
+            "surface": "mcp", "actor": ["id": "ann", "roles": ["clerk"], "attributes": ["team": "eu"]],
+            "createdAt": 1_000, "expiresAt": 61_000, "status": "pending",
+        ] as JSONValue).objectValue!
 
     func text(_ o: JSONObject) -> String { JSONValue.object(o).jsonText }
 
@@ -76,9 +78,11 @@ final class CoreDecodingTests: XCTestCase {
     }
 
     func testMalformedRedactionInfoIsInternalNeverDirect() throws {
-        let info: JSONObject = ([
-            "surface": "aiSdk", "capabilityId": "hr.employee", "actor": ["id": "ann", "roles": [], "attributes": [:]],
-        ] as JSONValue).objectValue!
+        let info: JSONObject =
+            ([
+                "surface": "aiSdk", "capabilityId": "hr.employee",
+                "actor": ["id": "ann", "roles": [], "attributes": [:]],
+            ] as JSONValue).objectValue!
         let good = try RedactionInfo(json: text(info), context: nil)
         XCTAssertEqual(good.surface, .aiSdk)
         XCTAssertEqual(good.capabilityId, "hr.employee")
@@ -100,11 +104,14 @@ final class CoreDecodingTests: XCTestCase {
         let problems = #"[{"capability": null, "path": "defaults", "code": "UNKNOWN_FIELD", "message": "m"}]"#
         let lifted = liftError(FfiError.Registry(message: "1 problem", problemsJson: problems))
         XCTAssertEqual((lifted as? RegistryError)?.problems.map(\.code), ["UNKNOWN_FIELD"])
-        for bad in ["", "{}", #"[{"path": "defaults", "message": "m"}]"#, #"[{"path": 1, "code": "X", "message": "m"}]"#] {
+        for bad in [
+            "", "{}", #"[{"path": "defaults", "message": "m"}]"#, #"[{"path": 1, "code": "X", "message": "m"}]"#,
+        ] {
             let e = liftError(FfiError.Registry(message: "1 problem", problemsJson: bad))
             XCTAssertEqual((e as? CapabilityError)?.code, .internal, "problems \(bad): \(e)")
         }
-        let kept = CapabilityError(code: "POLICY_DENIED", message: "no", retryable: false, detailsJson: #"{"policy": 0}"#)
+        let kept = CapabilityError(
+            code: "POLICY_DENIED", message: "no", retryable: false, detailsJson: #"{"policy": 0}"#)
         XCTAssertEqual(kept.details?["policy"], 0)
         let bad = CapabilityError(code: "POLICY_DENIED", message: "no", retryable: false, detailsJson: "{policy")
         XCTAssertEqual(bad.code, .internal, "details that are not JSON were dropped: \(bad)")
@@ -138,7 +145,9 @@ final class CoreDecodingNewTests: XCTestCase {
     func testAMalformedRecordedFrameIsInternalNeverTheResumersSurfaceOrAnAnonymousActor() throws {
         let resumer = Frame(surface: .direct, actor: Actor(id: "ui"), requestId: "r-1", context: "app")
         let good = try resumer.withRecorded(
-            coreJSON: #"{"surface":"mcp","actor":{"id":"ann","roles":[],"attributes":{}},"requestId":"r-1","trace":{"traceparent":"00-x"}}"#)
+            coreJSON:
+                #"{"surface":"mcp","actor":{"id":"ann","roles":[],"attributes":{}},"requestId":"r-1","trace":{"traceparent":"00-x"}}"#
+        )
         XCTAssertEqual(good.surface, .mcp)
         XCTAssertEqual(good.actor.id, "ann")
         XCTAssertEqual(good.requestId, "r-1")
@@ -164,7 +173,9 @@ final class CoreDecodingNewTests: XCTestCase {
         XCTAssertNil(try AuditRecord(core: ["event": "started"]).outcome)
         assertMalformed("event", "no event") { _ = try AuditRecord(core: ["outcome": "ok"]) }
         assertMalformed("event", "event of the wrong type") { _ = try AuditRecord(core: ["event": 1]) }
-        assertMalformed("outcome", "outcome of the wrong type") { _ = try AuditRecord(core: ["event": "finished", "outcome": 5]) }
+        assertMalformed("outcome", "outcome of the wrong type") {
+            _ = try AuditRecord(core: ["event": "finished", "outcome": 5])
+        }
         assertMalformed(nil, "not an object") { _ = try AuditRecord(core: "finished") }
     }
 

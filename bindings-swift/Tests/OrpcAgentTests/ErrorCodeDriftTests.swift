@@ -1,6 +1,7 @@
-import XCTest
-@testable import OrpcAgent
 import OrpcAgentFFI
+import XCTest
+
+@testable import OrpcAgent
 
 /// The Swift error enum has exactly the core's codes, in the core's order.
 final class ErrorCodeDriftTests: XCTestCase {
@@ -28,14 +29,17 @@ final class ErrorCodeDriftTests: XCTestCase {
     func testAnUnknownStepKindEndsTheInvocationInInternal() async throws {
         let ran = Locked(0)
         let reg = try CapabilityRegistry(capabilities: [
-            Capability("x.run", meta: AgentMeta(description: "Run.", expose: [.mcp: true], sideEffect: .read, risk: .low)) {
+            Capability(
+                "x.run", meta: AgentMeta(description: "Run.", expose: [.mcp: true], sideEffect: .read, risk: .low)
+            ) {
                 (v: JSONValue, _) in
                 ran.with { $0 += 1 }
                 return v
             }
         ])
         let inv = try reg.core.start(
-            capabilityIndex: 0, surface: Surface.mcp.index, frameJson: nil, input: .opaque, nowMs: reg.options.clock.nowMs())
+            capabilityIndex: 0, surface: Surface.mcp.index, frameJson: nil, input: .opaque,
+            nowMs: reg.options.clock.nowMs())
         // As if the core asked for a step this binding had never heard of.
         let unknown = StepKind.runHandler.rawValue
         let driver = Driver(

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// Limits through the Swift API (issue 10, item 5): every case of
@@ -41,7 +42,10 @@ final class HardeningLimitsTests: XCTestCase {
         return .object(o)
     }
 
-    struct Counts { var handler = 0; var validated = 0 }
+    struct Counts {
+        var handler = 0
+        var validated = 0
+    }
 
     func registry(_ counts: Locked<Counts>, store: ApprovalStoreConfig = .memory) throws -> CapabilityRegistry {
         let caps = (Self.doc["capabilities"]?.objectValue ?? JSONObject()).map { (id, c) -> Capability in
@@ -91,28 +95,33 @@ final class HardeningLimitsTests: XCTestCase {
                     c["capability"]!.stringValue!, input: Self.generate(c["generate"]!),
                     frame: Frame(surface: .mcp, actor: Actor(id: "a1")))
                 // What the binding returned: the handler's output, or a pending approval.
-                let got = out.value.map { jsonEqual($0, ["ok": true]) ? "ok" : "ok with \($0)" }
+                let got =
+                    out.value.map { jsonEqual($0, ["ok": true]) ? "ok" : "ok with \($0)" }
                     ?? (out.approval != nil ? "approval_required" : "neither")
                 XCTAssertEqual(got, expect["status"]?.stringValue, "\(name): got \(out)")
             } catch let e as CapabilityError {
                 XCTAssertEqual("error", expect["status"]?.stringValue, "\(name): got \(e)")
                 XCTAssertEqual(e.code.rawValue, expect["code"]?.stringValue, "\(name): \(e)")
                 if let details = expect["details"] {
-                    XCTAssertTrue(e.details.map { jsonEqual(details, $0) } ?? false, "\(name): \(String(describing: e.details))")
+                    XCTAssertTrue(
+                        e.details.map { jsonEqual(details, $0) } ?? false, "\(name): \(String(describing: e.details))")
                 }
                 if e.code == .limitExceeded {
                     XCTAssertEqual(e.code.kind, "std:invalid-args", name)
                     XCTAssertEqual(counts.with { $0.validated }, 0, "\(name): no validator sees an over-limit input")
                 }
             }
-            XCTAssertEqual(counts.with { $0.handler }, Int(c["handlerCalls"]?.doubleValue ?? -1), "\(name): handler calls")
+            XCTAssertEqual(
+                counts.with { $0.handler }, Int(c["handlerCalls"]?.doubleValue ?? -1), "\(name): handler calls")
         }
     }
 
     func testPendingApprovalsPerActor() async throws {
         for store in ["memory", "sqlite"] {
             for p in Self.doc["pending"]?.arrayValue ?? [] {
-                let path = FileManager.default.temporaryDirectory.appendingPathComponent("orpc-limits-\(UUID().uuidString).db").path
+                let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "orpc-limits-\(UUID().uuidString).db"
+                ).path
                 defer { try? FileManager.default.removeItem(atPath: path) }
                 let counts = Locked(Counts())
                 let reg = try registry(counts, store: store == "memory" ? .memory : .sqlite(path: path))
@@ -122,7 +131,8 @@ final class HardeningLimitsTests: XCTestCase {
                     for _ in 0..<Int(step["times"]?.doubleValue ?? 0) {
                         do {
                             let out: Outcome<JSONValue> = try await reg.invoke(
-                                p["capability"]!.stringValue!, input: p["input"]!, frame: Frame(surface: .mcp, actor: Actor(id: actor)))
+                                p["capability"]!.stringValue!, input: p["input"]!,
+                                frame: Frame(surface: .mcp, actor: Actor(id: actor)))
                             XCTAssertNotNil(out.approval, "\(store) \(actor)")
                             XCTAssertEqual(expect["status"]?.stringValue, "approval_required", "\(store) \(actor)")
                         } catch let e as CapabilityError {

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// Every case of tests/vectors/hash through `InputHash`: JSON inputs as
@@ -30,7 +31,10 @@ final class HashVectorTests: XCTestCase {
     }
 
     func testTypedInputsHashLikeTheirJSON() throws {
-        struct Order: Codable { let id: Int; let note: String }
+        struct Order: Codable {
+            let id: Int
+            let note: String
+        }
         XCTAssertEqual(
             try InputHash.of(capability: "orders.get", encoding: Order(id: 1, note: "x")),
             try InputHash.of(capability: "orders.get", input: ["id": 1.0, "note": "x"]))

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// The same bounds, typed errors and audit as Node and Python under hostile
@@ -20,9 +21,15 @@ final class HostileValuesTests: XCTestCase {
         return a
     }
 
-    struct Counts { var validated = 0; var handled = 0; var policies = 0 }
+    struct Counts {
+        var validated = 0
+        var handled = 0
+        var policies = 0
+    }
 
-    func auditing(_ records: Locked<[AuditRecord]>, payloads: Bool = false, clock: any AgentClock = SystemClock()) -> RegistryOptions {
+    func auditing(_ records: Locked<[AuditRecord]>, payloads: Bool = false, clock: any AgentClock = SystemClock())
+        -> RegistryOptions
+    {
         RegistryOptions(audit: { r in records.with { $0.append(r) } }, auditPayloads: payloads, clock: clock)
     }
 
@@ -31,7 +38,10 @@ final class HostileValuesTests: XCTestCase {
     }
 
     /// A wrapper an app would use for a model's tool call.
-    struct ToolCall: Codable, Sendable { let name: String; let arguments: JSONValue }
+    struct ToolCall: Codable, Sendable {
+        let name: String
+        let arguments: JSONValue
+    }
 
     // MARK: 1. depth
 
@@ -60,7 +70,9 @@ final class HostileValuesTests: XCTestCase {
                     },
                 ], options: auditing(records))
             let value = Self.deep(depth)
-            for (name, input) in [("json.echo", value as any Encodable & Sendable), ("tool.call", ToolCall(name: "x", arguments: value))] {
+            for (name, input) in [
+                ("json.echo", value as any Encodable & Sendable), ("tool.call", ToolCall(name: "x", arguments: value)),
+            ] {
                 do {
                     let _: Outcome<JSONValue> = try await reg.invoke(name, input: input, frame: Frame(surface: .mcp))
                     XCTFail("\(name) \(depth): expected LIMIT_EXCEEDED")
@@ -132,11 +144,15 @@ final class HostileValuesTests: XCTestCase {
         let value = Self.deep(100_000)
         let reg = try CapabilityRegistry(
             capabilities: [
-                Capability("json.deep", meta: AgentMeta(description: "Deep.", expose: [.mcp: true], sideEffect: .read, risk: .low)) {
+                Capability(
+                    "json.deep",
+                    meta: AgentMeta(description: "Deep.", expose: [.mcp: true], sideEffect: .read, risk: .low)
+                ) {
                     (_: JSONValue, _) in value
                 }
             ], options: auditing(records, payloads: true))
-        let out: Outcome<JSONValue> = try await reg.invoke("json.deep", input: JSONValue.null, frame: Frame(surface: .mcp))
+        let out: Outcome<JSONValue> = try await reg.invoke(
+            "json.deep", input: JSONValue.null, frame: Frame(surface: .mcp))
         XCTAssertNotNil(out.value)
         if let v = out.value { Self.kept.with { $0.append(v) } }
         XCTAssertEqual(Self.finished(records), ["ok"])
@@ -230,7 +246,9 @@ final class HostileValuesTests: XCTestCase {
     func testAnInputWithNoJSONFormIsAuditedInvalidInput() async throws {
         let records = Locked<[AuditRecord]>([])
         let counts = Locked(Counts())
-        let gated = AgentMeta(description: "Gated.", expose: [.mcp: true], sideEffect: .write, risk: .high, approval: .init(required: true))
+        let gated = AgentMeta(
+            description: "Gated.", expose: [.mcp: true], sideEffect: .write, risk: .high,
+            approval: .init(required: true))
         let predicated = AgentMeta(
             description: "Predicated.", expose: [.mcp: true], sideEffect: .read, risk: .low,
             policies: [["decision": "deny", "when": ["input": ["/id == 7"]]]])
@@ -251,7 +269,8 @@ final class HostileValuesTests: XCTestCase {
             ], options: auditing(records))
         for name in ["opaque.gated", "json.gated", "opaque.predicated"] {
             do {
-                let _: Outcome<JSONValue> = try await reg.invoke(name, input: Opaque(id: 7), frame: Frame(surface: .mcp))
+                let _: Outcome<JSONValue> = try await reg.invoke(
+                    name, input: Opaque(id: 7), frame: Frame(surface: .mcp))
                 XCTFail("\(name): expected INVALID_INPUT")
             } catch let e as CapabilityError {
                 XCTAssertEqual(e.code, .invalidInput, "\(name): \(e)")
@@ -277,7 +296,8 @@ final class HostileValuesTests: XCTestCase {
                 ) { (v: JSONValue, _) in v }
             ], options: auditing(records))
         do {
-            let _: Outcome<JSONValue> = try await reg.invoke("card.check", input: ["card": "x"] as JSONValue, frame: Frame(surface: .mcp))
+            let _: Outcome<JSONValue> = try await reg.invoke(
+                "card.check", input: ["card": "x"] as JSONValue, frame: Frame(surface: .mcp))
             XCTFail("expected INVALID_INPUT")
         } catch let e as CapabilityError {
             XCTAssertEqual(e.code, .invalidInput)
@@ -306,8 +326,13 @@ final class HostileValuesTests: XCTestCase {
         let deny: JSONValue = ["name": "declared-deny", "decision": "deny", "reason": "declared"]
         let reg = try CapabilityRegistry(
             capabilities: [
-                Capability("a.declaredDeny", meta: meta([deny]), policies: [.host(host("allow", .allow))]) { (v: JSONValue, _) in v },
-                Capability("a.hostDeny", meta: meta([["decision": "allow"]]), policies: [.host(host("deny", .deny(reason: "host")))]) {
+                Capability("a.declaredDeny", meta: meta([deny]), policies: [.host(host("allow", .allow))]) {
+                    (v: JSONValue, _) in v
+                },
+                Capability(
+                    "a.hostDeny", meta: meta([["decision": "allow"]]),
+                    policies: [.host(host("deny", .deny(reason: "host")))]
+                ) {
                     (v: JSONValue, _) in v
                 },
                 // A declared host marker (as read from a file) is implemented
@@ -319,7 +344,8 @@ final class HostileValuesTests: XCTestCase {
             ])
         for (name, reason) in [("a.declaredDeny", "declared"), ("a.hostDeny", "host"), ("a.marker", "fraud")] {
             do {
-                let _: Outcome<JSONValue> = try await reg.invoke(name, input: JSONValue.null, frame: Frame(surface: .mcp))
+                let _: Outcome<JSONValue> = try await reg.invoke(
+                    name, input: JSONValue.null, frame: Frame(surface: .mcp))
                 XCTFail("\(name): expected POLICY_DENIED")
             } catch let e as CapabilityError {
                 XCTAssertEqual(e.code, .policyDenied, "\(name): \(e)")
@@ -335,12 +361,15 @@ final class HostileValuesTests: XCTestCase {
         let runtime = try CapabilityRegistry(
             capabilities: [Capability("b.read", meta: meta([])) { (v: JSONValue, _) in v }], options: options)
         await assertThrows(.policyDenied) {
-            let _: Outcome<JSONValue> = try await runtime.invoke("b.read", input: JSONValue.null, frame: Frame(surface: .mcp))
+            let _: Outcome<JSONValue> = try await runtime.invoke(
+                "b.read", input: JSONValue.null, frame: Frame(surface: .mcp))
         }
         // A declared host marker with no host policy of its name is a build problem.
         XCTAssertThrowsError(
             try CapabilityRegistry(capabilities: [
-                Capability("c.read", meta: meta([["host": true, "name": "gone"]]), policies: [.host(host("other", .allow))]) {
+                Capability(
+                    "c.read", meta: meta([["host": true, "name": "gone"]]), policies: [.host(host("other", .allow))]
+                ) {
                     (v: JSONValue, _) in v
                 }
             ])
@@ -443,7 +472,8 @@ final class HostileValuesTests: XCTestCase {
             }.start()
         }
         let expected = ["all handlers block"] + Array(repeating: "finished TIMEOUT", count: width)
-        XCTAssertEqual(Array(log.prefix(width + 1)), expected, "every call ended before any handler stopped blocking: \(log)")
+        XCTAssertEqual(
+            Array(log.prefix(width + 1)), expected, "every call ended before any handler stopped blocking: \(log)")
         XCTAssertEqual(log.filter { $0 == "handler released" }.count, width, "\(log)")
     }
 
@@ -471,7 +501,8 @@ final class HostileValuesTests: XCTestCase {
             capabilities: [
                 Capability(
                     "work.block",
-                    meta: AgentMeta(description: "Blocks.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 100)
+                    meta: AgentMeta(
+                        description: "Blocks.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 100)
                 ) { (v: JSONValue, _) in
                     gate.start()
                     let released = gate.block()
@@ -493,7 +524,8 @@ final class HostileValuesTests: XCTestCase {
             for i in 0..<width {
                 group.addTask {
                     do {
-                        let _: Outcome<JSONValue> = try await reg.invoke("work.block", input: JSONValue.int(Int64(i)), frame: Frame(surface: .mcp))
+                        let _: Outcome<JSONValue> = try await reg.invoke(
+                            "work.block", input: JSONValue.int(Int64(i)), frame: Frame(surface: .mcp))
                         return "ok"
                     } catch let e as CapabilityError { return e.code.rawValue }
                 }

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import OrpcAgent
 
 /// A virtual clock for the vectors (starts at unix ms 1 000 000). Like
@@ -74,7 +75,12 @@ final class ManualClock: AgentClock, @unchecked Sendable {
                 let a = activity
                 let next = waiters.map(\.at).min()
                 lock.unlock()
-                if a == seen { quiet += 1 } else { quiet = 0; seen = a }
+                if a == seen {
+                    quiet += 1
+                } else {
+                    quiet = 0
+                    seen = a
+                }
                 if quiet >= 4, let next {
                     advance(to: next)
                     quiet = 0

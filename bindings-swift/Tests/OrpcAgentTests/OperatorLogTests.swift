@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// Operators see what failed (issue 15 item 13): when a handler, validator,
@@ -36,7 +37,8 @@ final class OperatorLogTests: XCTestCase {
         } catch let e as CapabilityError {
             XCTAssertEqual(e.code, code, "\(e)", file: file, line: line)
             for text in [e.description, e.message, e.json.jsonText, String(reflecting: e)] {
-                XCTAssertFalse(text.contains(Self.secret), "the caller got the error's text: \(text)", file: file, line: line)
+                XCTAssertFalse(
+                    text.contains(Self.secret), "the caller got the error's text: \(text)", file: file, line: line)
             }
         } catch {
             XCTFail("not a CapabilityError: \(error)", file: file, line: line)
@@ -54,7 +56,8 @@ final class OperatorLogTests: XCTestCase {
 
     func testAThrowingHandlerIsLoggedAndTheCallerGetsOnlyTheCoresError() async throws {
         let log = Locked<[OperatorFailure]>([])
-        let reg = try registry([Capability("crm.read", meta: meta) { (_: JSONValue, _) -> JSONValue in throw StoreError() }], log: log)
+        let reg = try registry(
+            [Capability("crm.read", meta: meta) { (_: JSONValue, _) -> JSONValue in throw StoreError() }], log: log)
         await assertLogged(.executionFailed, .handler, of: "crm.read", log) {
             let _: Outcome<JSONValue> = try await reg.invoke("crm.read", input: [:] as JSONValue, frame: frame)
         }
@@ -78,8 +81,12 @@ final class OperatorLogTests: XCTestCase {
         let log = Locked<[OperatorFailure]>([])
         let reg = try registry(
             [
-                Capability("in.check", meta: meta, validateInput: { (_: JSONValue) in throw StoreError() }) { (x: JSONValue, _) in x },
-                Capability("out.check", meta: meta, validateOutput: { (_: JSONValue) in throw StoreError() }) { (x: JSONValue, _) in x },
+                Capability("in.check", meta: meta, validateInput: { (_: JSONValue) in throw StoreError() }) {
+                    (x: JSONValue, _) in x
+                },
+                Capability("out.check", meta: meta, validateOutput: { (_: JSONValue) in throw StoreError() }) {
+                    (x: JSONValue, _) in x
+                },
             ], log: log)
         await assertLogged(.invalidInput, .inputValidator, of: "in.check", log) {
             let _: Outcome<JSONValue> = try await reg.invoke("in.check", input: [:] as JSONValue, frame: frame)
@@ -93,17 +100,23 @@ final class OperatorLogTests: XCTestCase {
     func testThrowingRedactorsAreLogged() async throws {
         let log = Locked<[OperatorFailure]>([])
         let gated = AgentMeta(
-            description: "Write.", expose: [.mcp: true], sideEffect: .write, risk: .high, approval: .init(required: true))
+            description: "Write.", expose: [.mcp: true], sideEffect: .write, risk: .high,
+            approval: .init(required: true))
         let reg = try registry(
             [
-                Capability("hr.read", meta: meta, redactOutput: { (_: JSONValue, _) in throw StoreError() }) { (x: JSONValue, _) in x },
-                Capability("hr.write", meta: gated, redactApprovalInput: { _, _ in throw StoreError() }) { (x: JSONValue, _) in x },
+                Capability("hr.read", meta: meta, redactOutput: { (_: JSONValue, _) in throw StoreError() }) {
+                    (x: JSONValue, _) in x
+                },
+                Capability("hr.write", meta: gated, redactApprovalInput: { _, _ in throw StoreError() }) {
+                    (x: JSONValue, _) in x
+                },
             ], log: log)
         await assertLogged(.executionFailed, .outputRedactor, of: "hr.read", log) {
             let _: Outcome<JSONValue> = try await reg.invoke("hr.read", input: [:] as JSONValue, frame: frame)
         }
         log.with { $0.removeAll() }
-        let pending: Outcome<JSONValue> = try await reg.invoke("hr.write", input: ["pin": "1234"] as JSONValue, frame: frame)
+        let pending: Outcome<JSONValue> = try await reg.invoke(
+            "hr.write", input: ["pin": "1234"] as JSONValue, frame: frame)
         let request = try XCTUnwrap(pending.approval)
         await assertLogged(.executionFailed, .approvalInputRedactor, of: "hr.write", log) {
             _ = try await reg.approvalInput(request.id)

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// Every case of tests/vectors/pipeline through the public API, on a
@@ -32,7 +33,8 @@ struct PipelineCase {
         var frame = Frame(surface: Surface(rawValue: f["surface"]?.stringValue ?? "") ?? .mcp)
         if let a = f["actor"] { frame.actor = (try? JSONBridge.convert(a, to: Actor.self)) ?? Actor() }
         if let t = f["trace"] {
-            frame.trace = TraceContext(traceparent: t["traceparent"]?.stringValue ?? "", tracestate: t["tracestate"]?.stringValue)
+            frame.trace = TraceContext(
+                traceparent: t["traceparent"]?.stringValue ?? "", tracestate: t["tracestate"]?.stringValue)
         }
         frame.requestId = f["requestId"]?.stringValue
         frame.agentId = f["agentId"]?.stringValue
@@ -120,7 +122,8 @@ struct PipelineCase {
                     throw Thrown(message: h["message"]?.stringValue ?? "thrown")
                 }
             }
-            let inSchema = c["inputSchema"], outSchema = c["outputSchema"]
+            let inSchema = c["inputSchema"]
+            let outSchema = c["outputSchema"]
             let codes = (c["retryOn"]?["codes"]?.arrayValue ?? []).compactMap(\.stringValue)
             typealias Check = @Sendable (JSONValue) async throws -> JSONValue
             let validateIn: Check? = inSchema.map { s in { v in try checkSchema(s, v) } }
@@ -211,7 +214,9 @@ struct PipelineCase {
                             try registry.reject(id, approver: approver, reason: op["reason"]?.stringValue)
                         }
                     } catch let e as CapabilityError { got = ["status": "error", "code": .string(e.code.rawValue)] }
-                    XCTAssertTrue(subset(op["expect"] ?? .null, got), "\(at): expected \(op["expect"]!.jsonText) got \(got.jsonText)")
+                    XCTAssertTrue(
+                        subset(op["expect"] ?? .null, got),
+                        "\(at): expected \(op["expect"]!.jsonText) got \(got.jsonText)")
                     errors.append(.null)
                     continue
                 default:
@@ -274,7 +279,9 @@ struct PipelineCase {
                         let failure = record["failure"]?.stringValue
                         XCTAssertEqual(failure.map { !$0.isEmpty } ?? false, has, "\(at): failure \(failure ?? "nil")")
                     }
-                    XCTAssertTrue(subset(.object(exp), record), "\(at): audit expected \(JSONValue.object(exp).jsonText) got \(record.jsonText)")
+                    XCTAssertTrue(
+                        subset(.object(exp), record),
+                        "\(at): audit expected \(JSONValue.object(exp).jsonText) got \(record.jsonText)")
                 }
                 for (id, n) in op["handlerCalls"]?.objectValue ?? JSONObject() {
                     XCTAssertEqual(UInt64(calls.with { $0[id] ?? 0 }), n.uint64Value, "\(at): calls of \(id)")
@@ -285,6 +292,6 @@ struct PipelineCase {
                 }
             }
         }
-            return checked
+        return checked
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// The PostgreSQL approval store through the Swift API, against the real
@@ -10,8 +11,14 @@ import XCTest
 final class PostgresTests: XCTestCase {
     /// The orders app of bindings-node/test/postgres/app.mjs and
     /// bindings-python/tests_postgres/app.py: same ids, same input shape.
-    struct Refund: Codable, Sendable { let id: String; let amount: Double }
-    struct Refunded: Codable, Sendable, Equatable { let refunded: String; let amount: Double }
+    struct Refund: Codable, Sendable {
+        let id: String
+        let amount: Double
+    }
+    struct Refunded: Codable, Sendable, Equatable {
+        let refunded: String
+        let amount: Double
+    }
 
     func url() throws -> String {
         let env = ProcessInfo.processInfo.environment
@@ -41,7 +48,8 @@ final class PostgresTests: XCTestCase {
     /// The PostgreSQL audit sink, on a SQLite-backed registry with no Swift
     /// subscriber (records go from Rust), then with one (both get them).
     func testAuditRecordsAreWrittenToPostgres() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orpc-audit-\(UUID().uuidString).db").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orpc-audit-\(UUID().uuidString).db")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let echo = Capability(
             "echo.say",
@@ -51,21 +59,26 @@ final class PostgresTests: XCTestCase {
             capabilities: [echo],
             options: RegistryOptions(approvalStore: .sqlite(path: path), auditSink: .postgres(url: try url())))
         for i in 0..<5 {
-            let _: Outcome<JSONValue> = try await quiet.invoke("echo.say", input: JSONValue.int(Int64(i)), frame: Frame(surface: .mcp))
+            let _: Outcome<JSONValue> = try await quiet.invoke(
+                "echo.say", input: JSONValue.int(Int64(i)), frame: Frame(surface: .mcp))
         }
         await quiet.flushAudit()
-        XCTAssertEqual(quiet.auditStats(), AuditSinkStats(written: 10, dropped: 0, failed: 0), "started + finished per call")
+        XCTAssertEqual(
+            quiet.auditStats(), AuditSinkStats(written: 10, dropped: 0, failed: 0), "started + finished per call")
 
         let seen = Locked(0)
         let both = try await CapabilityRegistry.connect(
             capabilities: [echo],
             options: RegistryOptions(audit: { _ in seen.with { $0 += 1 } }, auditSink: .postgres(url: try url())))
-        let _: Outcome<JSONValue> = try await both.invoke("echo.say", input: JSONValue.string("hi"), frame: Frame(surface: .mcp))
+        let _: Outcome<JSONValue> = try await both.invoke(
+            "echo.say", input: JSONValue.string("hi"), frame: Frame(surface: .mcp))
         await both.flushAudit()
         XCTAssertEqual(both.auditStats()?.written, 2)
         XCTAssertEqual(seen.with { $0 }, 2)
 
-        XCTAssertThrowsError(try CapabilityRegistry(capabilities: [echo], options: RegistryOptions(auditSink: .postgres(url: "postgres://x"))))
+        XCTAssertThrowsError(
+            try CapabilityRegistry(
+                capabilities: [echo], options: RegistryOptions(auditSink: .postgres(url: "postgres://x"))))
     }
 
     func testCreatePageApproveResumeOnceAndRaceTwenty() async throws {
@@ -75,12 +88,14 @@ final class PostgresTests: XCTestCase {
         var ids: [String] = []
         for i in 0..<3 {
             let o: Outcome<Refunded> = try await reg.invoke(
-                "orders.refund", input: Refund(id: "o-\(i)", amount: 5), frame: Frame(surface: .mcp, actor: Actor(id: actor)))
+                "orders.refund", input: Refund(id: "o-\(i)", amount: 5),
+                frame: Frame(surface: .mcp, actor: Actor(id: actor)))
             ids.append(try XCTUnwrap(o.approval?.id))
         }
         let first = try await reg.approvalsPageAsync(ApprovalFilter(actorId: actor, status: "pending", limit: 2))
         XCTAssertEqual(first.requests.map(\.id), Array(ids[0..<2]))
-        let second = try await reg.approvalsPageAsync(ApprovalFilter(actorId: actor, limit: 2, cursor: first.nextCursor))
+        let second = try await reg.approvalsPageAsync(
+            ApprovalFilter(actorId: actor, limit: 2, cursor: first.nextCursor))
         XCTAssertEqual(second.requests.map(\.id), [ids[2]])
         XCTAssertNil(second.nextCursor)
 
@@ -125,8 +140,9 @@ final class PostgresTests: XCTestCase {
 
         // The synchronous API refuses instead of blocking a thread.
         XCTAssertThrowsError(try reg.approvals()) { XCTAssertEqual(($0 as? CapabilityError)?.code, .internal) }
-        XCTAssertThrowsError(try CapabilityRegistry(
-            capabilities: [], options: RegistryOptions(approvalStore: .postgres(url: try url()))))
+        XCTAssertThrowsError(
+            try CapabilityRegistry(
+                capabilities: [], options: RegistryOptions(approvalStore: .postgres(url: try url()))))
     }
 
     func testAnUnreachableDatabaseIsTyped() async throws {
@@ -136,7 +152,8 @@ final class PostgresTests: XCTestCase {
                 capabilities: [],
                 options: RegistryOptions(
                     approvalStore: .postgres(
-                        url: "postgresql://postgres@127.0.0.1:1/x?sslmode=disable", options: ["connectTimeoutMs": 200])))
+                        url: "postgresql://postgres@127.0.0.1:1/x?sslmode=disable", options: ["connectTimeoutMs": 200]))
+            )
             XCTFail("must not connect")
         } catch let e as CapabilityError {
             XCTAssertEqual(e.code, .internal)

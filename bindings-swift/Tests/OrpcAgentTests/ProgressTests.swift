@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// Progress from inside a handler: the core checks each report; accepted
@@ -39,7 +40,8 @@ final class ProgressTests: XCTestCase {
     }
 
     func testWithoutAListenerTheHandlerGetsTheSameAnswers() async throws {
-        let out: Outcome<[Bool]> = try await registry().invoke("work.run", input: JSONValue.null, frame: Frame(surface: .direct))
+        let out: Outcome<[Bool]> = try await registry().invoke(
+            "work.run", input: JSONValue.null, frame: Frame(surface: .direct))
         XCTAssertEqual(out.value, ProgressTests.answers)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// Public API that no other suite reaches: the application context a frame
@@ -15,7 +16,8 @@ final class PublicAPITests: XCTestCase {
         let reg = try CapabilityRegistry(capabilities: [
             Capability(
                 "tenants.greet",
-                meta: AgentMeta(description: "Greets the caller's tenant.", expose: [.mcp: true], sideEffect: .read, risk: .low),
+                meta: AgentMeta(
+                    description: "Greets the caller's tenant.", expose: [.mcp: true], sideEffect: .read, risk: .low),
                 redactOutput: { (out: String, info: RedactionInfo) in
                     seenByRedactor.with { $0 = info.context as? Tenant }
                     return out
@@ -28,7 +30,8 @@ final class PublicAPITests: XCTestCase {
             "tenants.greet", input: JSONValue.null, frame: Frame(surface: .mcp, context: Tenant(name: "acme")))
         XCTAssertEqual(out.value, "hello acme")
         XCTAssertEqual(seenByRedactor.with { $0 }, Tenant(name: "acme"))
-        let none: Outcome<String> = try await reg.invoke("tenants.greet", input: JSONValue.null, frame: Frame(surface: .mcp))
+        let none: Outcome<String> = try await reg.invoke(
+            "tenants.greet", input: JSONValue.null, frame: Frame(surface: .mcp))
         XCTAssertEqual(none.value, "hello nobody")
         XCTAssertNil(seenByRedactor.with { $0 })
     }
@@ -43,7 +46,8 @@ final class PublicAPITests: XCTestCase {
         let reg = try CapabilityRegistry(capabilities: [
             Capability(
                 "orders.status",
-                meta: AgentMeta(description: "Status of an order.", expose: [.mcp: true], sideEffect: .read, risk: .low),
+                meta: AgentMeta(
+                    description: "Status of an order.", expose: [.mcp: true], sideEffect: .read, risk: .low),
                 inputSchema: input, outputSchema: output
             ) { (_: JSONValue, _) in JSONValue.null },
             Capability(
@@ -51,7 +55,8 @@ final class PublicAPITests: XCTestCase {
                 meta: AgentMeta(description: "Ping.", expose: [.mcp: true], sideEffect: .none, risk: .low)
             ) { (_: JSONValue, _) in JSONValue.null },
         ])
-        let byId = Dictionary(uniqueKeysWithValues: try reg.descriptors(surface: .mcp).map { ($0["id"]?.stringValue ?? "", $0) })
+        let byId = Dictionary(
+            uniqueKeysWithValues: try reg.descriptors(surface: .mcp).map { ($0["id"]?.stringValue ?? "", $0) })
         XCTAssertEqual(byId.count, 2)
         let status = try XCTUnwrap(byId["orders.status"])
         XCTAssertTrue(jsonEqual(try XCTUnwrap(status["inputSchema"]), input), "\(status)")

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// Every case of tests/vectors/registry through `CapabilityRegistry(capabilities:options:)`:
@@ -8,10 +9,14 @@ import XCTest
 final class RegistryVectorTests: XCTestCase {
     typealias Key = String
 
-    static func key(_ capability: String?, _ path: String, _ code: String) -> Key { "\(capability ?? "<null>")|\(path)|\(code)" }
+    static func key(_ capability: String?, _ path: String, _ code: String) -> Key {
+        "\(capability ?? "<null>")|\(path)|\(code)"
+    }
 
     static func keys(_ list: JSONValue?) -> [Key] {
-        (list?.arrayValue ?? []).map { key($0["capability"]?.stringValue, $0["path"]?.stringValue ?? "", $0["code"]?.stringValue ?? "") }
+        (list?.arrayValue ?? []).map {
+            key($0["capability"]?.stringValue, $0["path"]?.stringValue ?? "", $0["code"]?.stringValue ?? "")
+        }
     }
 
     /// Capabilities as an app would declare them from JSON metadata: the
@@ -82,14 +87,18 @@ final class RegistryVectorTests: XCTestCase {
             var warnings: [Key] = []
             for cap in report["capabilities"]?.arrayValue ?? [] {
                 for w in cap["warnings"]?.arrayValue ?? [] {
-                    warnings.append(Self.key(cap["id"]?.stringValue, w["path"]?.stringValue ?? "", w["code"]?.stringValue ?? ""))
+                    warnings.append(
+                        Self.key(cap["id"]?.stringValue, w["path"]?.stringValue ?? "", w["code"]?.stringValue ?? ""))
                 }
             }
             XCTAssertEqual(Set(warnings), Set(Self.keys(expect["warnings"])), "\(name): warnings")
             let byId = Dictionary(
-                (report["capabilities"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+                (report["capabilities"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", $0) },
+                uniquingKeysWith: { a, _ in a })
             for (id, exp) in expect["resolved"]?.objectValue ?? JSONObject() {
-                XCTAssertTrue(subset(exp, byId[id]?["resolved"]), "\(name): resolved \(id): \(byId[id]?["resolved"]?.jsonText ?? "-")")
+                XCTAssertTrue(
+                    subset(exp, byId[id]?["resolved"]),
+                    "\(name): resolved \(id): \(byId[id]?["resolved"]?.jsonText ?? "-")")
             }
             for (id, exp) in expect["toolNames"]?.objectValue ?? JSONObject() {
                 let names = byId[id]?["toolNames"]

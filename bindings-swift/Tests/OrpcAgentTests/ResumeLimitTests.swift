@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// The requester-limited resume and the resume through a tool call
@@ -7,7 +8,10 @@ import XCTest
 /// a tool call is limited by the core"): the core decides; a refused
 /// resume is APPROVAL_NOT_FOUND and consumes nothing.
 final class ResumeLimitTests: XCTestCase {
-    struct Transfer: Codable, Sendable, Equatable { var to: String; var amount: Int }
+    struct Transfer: Codable, Sendable, Equatable {
+        var to: String
+        var amount: Int
+    }
 
     /// `payments.transfer` (approval required, MCP tool `send_money`) and
     /// `accounts.read`, both on MCP and direct; `runs` counts the transfer
@@ -58,16 +62,19 @@ final class ResumeLimitTests: XCTestCase {
         let id = try await approvedRequest(reg, surface: .mcp, actor: ann)
 
         // Another actor, the same actor on another surface, an actor with no id.
-        try await assertNotFoundAndNotConsumed(reg, id, Frame(surface: .mcp, actor: Actor(id: "bob")), .requester, runs: runs)
+        try await assertNotFoundAndNotConsumed(
+            reg, id, Frame(surface: .mcp, actor: Actor(id: "bob")), .requester, runs: runs)
         try await assertNotFoundAndNotConsumed(reg, id, Frame(surface: .direct, actor: ann), .requester, runs: runs)
         try await assertNotFoundAndNotConsumed(reg, id, Frame(surface: .mcp), .requester, runs: runs)
 
         // The requester: runs once, then the request is spent.
-        let done: Outcome<Int> = try await reg.resume(id, frame: Frame(surface: .mcp, actor: ann), limitedTo: .requester)
+        let done: Outcome<Int> = try await reg.resume(
+            id, frame: Frame(surface: .mcp, actor: ann), limitedTo: .requester)
         XCTAssertEqual(done.value, 5)
         XCTAssertEqual(runs.with { $0 }, 1)
         await assertThrows(.approvalConsumed) {
-            let _: Outcome<Int> = try await reg.resume(id, frame: Frame(surface: .mcp, actor: ann), limitedTo: .requester)
+            let _: Outcome<Int> = try await reg.resume(
+                id, frame: Frame(surface: .mcp, actor: ann), limitedTo: .requester)
         }
         XCTAssertEqual(runs.with { $0 }, 1)
     }
@@ -82,7 +89,8 @@ final class ResumeLimitTests: XCTestCase {
         // Another tool, a tool no capability has, another surface, another actor, no actor id.
         try await assertNotFoundAndNotConsumed(reg, id, asAnn, .throughTool("accounts.read"), runs: runs)
         try await assertNotFoundAndNotConsumed(reg, id, asAnn, .throughTool("no_such_tool"), runs: runs)
-        try await assertNotFoundAndNotConsumed(reg, id, Frame(surface: .direct, actor: ann), .throughTool("send_money"), runs: runs)
+        try await assertNotFoundAndNotConsumed(
+            reg, id, Frame(surface: .direct, actor: ann), .throughTool("send_money"), runs: runs)
         try await assertNotFoundAndNotConsumed(
             reg, id, Frame(surface: .mcp, actor: Actor(id: "bob")), .throughTool("send_money"), runs: runs)
         try await assertNotFoundAndNotConsumed(reg, id, Frame(surface: .mcp), .throughTool("send_money"), runs: runs)
@@ -100,7 +108,8 @@ final class ResumeLimitTests: XCTestCase {
         let id = try await approvedRequest(reg, surface: .mcp, actor: guest)
 
         try await assertNotFoundAndNotConsumed(
-            reg, id, Frame(surface: .mcp, actor: Actor(roles: ["admin"])), .throughTool("payments.transfer"), runs: runs)
+            reg, id, Frame(surface: .mcp, actor: Actor(roles: ["admin"])), .throughTool("payments.transfer"), runs: runs
+        )
         // `.requester` needs an actor id: an id-less requester resumes nothing.
         try await assertNotFoundAndNotConsumed(reg, id, Frame(surface: .mcp, actor: guest), .requester, runs: runs)
 
@@ -122,8 +131,10 @@ final class ResumeLimitTests: XCTestCase {
                 let f = cx.frame
                 seen.with {
                     $0.append(
-                        [f.surface.rawValue, f.actor.id ?? "-", f.actor.roles.joined(), f.trace?.traceparent ?? "-",
-                         f.requestId ?? "-", f.sessionId ?? "-", f.context as? String ?? "-"].joined(separator: " "))
+                        [
+                            f.surface.rawValue, f.actor.id ?? "-", f.actor.roles.joined(), f.trace?.traceparent ?? "-",
+                            f.requestId ?? "-", f.sessionId ?? "-", f.context as? String ?? "-",
+                        ].joined(separator: " "))
                 }
                 return t.amount
             }

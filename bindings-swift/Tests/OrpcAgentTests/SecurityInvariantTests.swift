@@ -1,13 +1,22 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// SI-1 … SI-12 (DESIGN §9) through the public Swift API, with typed
 /// `Codable` inputs and outputs. (The pipeline vectors cover each
 /// invariant too; these show the Swift idiom holds them.)
 final class SecurityInvariantTests: XCTestCase {
-    struct Transfer: Codable, Sendable, Equatable { var to: String; var amount: Int; var memo: String? }
-    struct Receipt: Codable, Sendable, Equatable { var id: String; var amount: Int; var account: String }
+    struct Transfer: Codable, Sendable, Equatable {
+        var to: String
+        var amount: Int
+        var memo: String?
+    }
+    struct Receipt: Codable, Sendable, Equatable {
+        var id: String
+        var amount: Int
+        var account: String
+    }
 
     let read = AgentMeta(description: "Look up an account.", expose: [.mcp: true], sideEffect: .read, risk: .low)
 
@@ -34,7 +43,9 @@ final class SecurityInvariantTests: XCTestCase {
         ])
         let ok: Outcome<String> = try await reg.invoke("accounts.get", input: "a1", frame: Frame(surface: .mcp))
         XCTAssertEqual(ok.value, "a1")
-        await assertThrows(.notFound) { let _: Outcome<String> = try await reg.invoke("accounts.get", input: "a1", frame: Frame(surface: .aiSdk)) }
+        await assertThrows(.notFound) {
+            let _: Outcome<String> = try await reg.invoke("accounts.get", input: "a1", frame: Frame(surface: .aiSdk))
+        }
     }
 
     func testSI2_SI3_surfaceAndActorComeFromTheFrameAndHooksSeeThem() async throws {
@@ -66,10 +77,12 @@ final class SecurityInvariantTests: XCTestCase {
             }
         ])
         let pending: Outcome<Receipt> = try await reg.invoke(
-            "payments.transfer", input: Transfer(to: "bob", amount: 5), frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
+            "payments.transfer", input: Transfer(to: "bob", amount: 5),
+            frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
         let request = try XCTUnwrap(pending.approval)
         try reg.approve(request.id, approver: "boss")
-        let done: Outcome<Receipt> = try await reg.resume(request.id, frame: Frame(surface: .direct, actor: Actor(id: "mallory")))
+        let done: Outcome<Receipt> = try await reg.resume(
+            request.id, frame: Frame(surface: .direct, actor: Actor(id: "mallory")))
         XCTAssertEqual(done.value?.amount, 5)
         XCTAssertEqual(actors.with { $0 }, ["mcp:ann"])
     }
@@ -77,7 +90,9 @@ final class SecurityInvariantTests: XCTestCase {
     func testSI4_invalidMetadataNeverServesAndEveryProblemIsListed() {
         XCTAssertThrowsError(
             try CapabilityRegistry(capabilities: [
-                Capability("a", meta: AgentMeta(json: ["description": "", "expose": ["mcp": "yes"]])) { (x: JSONValue, _) in x },
+                Capability("a", meta: AgentMeta(json: ["description": "", "expose": ["mcp": "yes"]])) {
+                    (x: JSONValue, _) in x
+                },
                 Capability(
                     "b",
                     meta: AgentMeta(
@@ -123,7 +138,11 @@ final class SecurityInvariantTests: XCTestCase {
             Capability(
                 "payments.transfer",
                 meta: AgentMeta(description: "Send money.", expose: [.mcp: true], sideEffect: .read, risk: .low),
-                validateInput: { (t: Transfer) in var t = t; t.memo = t.memo ?? "default memo"; return t },
+                validateInput: { (t: Transfer) in
+                    var t = t
+                    t.memo = t.memo ?? "default memo"
+                    return t
+                },
                 policies: [.host(policy)]
             ) { (t: Transfer, _) in t }
         ])
@@ -142,18 +161,34 @@ final class SecurityInvariantTests: XCTestCase {
     func testSI6_runtimePoliciesFirstFirstDenyWinsAFailingPolicyDenies() async throws {
         let order = Locked<[String]>([])
         func named(_ n: String, _ d: PolicyDecision) -> Policy {
-            .host(HostPolicy(name: n) { _ in order.with { $0.append(n) }; return d })
+            .host(
+                HostPolicy(name: n) { _ in
+                    order.with { $0.append(n) }
+                    return d
+                })
         }
-        let throwing = Policy.host(HostPolicy(name: "broken") { _ in struct Boom: Error {}; throw Boom() })
+        let throwing = Policy.host(
+            HostPolicy(name: "broken") { _ in
+                struct Boom: Error {}
+                throw Boom()
+            })
         let reg = try CapabilityRegistry(
             capabilities: [
-                Capability("accounts.get", meta: read, policies: [named("cap", .deny(reason: "no"))]) { (x: JSONValue, _) in x },
+                Capability("accounts.get", meta: read, policies: [named("cap", .deny(reason: "no"))]) {
+                    (x: JSONValue, _) in x
+                },
                 Capability("accounts.list", meta: read, policies: [throwing]) { (x: JSONValue, _) in x },
             ],
             options: RegistryOptions(policies: [named("runtime", .allow)]))
-        await assertThrows(.policyDenied) { let _: Outcome<JSONValue> = try await reg.invoke("accounts.get", input: JSONValue.null, frame: Frame(surface: .mcp)) }
+        await assertThrows(.policyDenied) {
+            let _: Outcome<JSONValue> = try await reg.invoke(
+                "accounts.get", input: JSONValue.null, frame: Frame(surface: .mcp))
+        }
         XCTAssertEqual(order.with { $0 }, ["runtime", "cap"])
-        await assertThrows(.policyDenied) { let _: Outcome<JSONValue> = try await reg.invoke("accounts.list", input: JSONValue.null, frame: Frame(surface: .mcp)) }
+        await assertThrows(.policyDenied) {
+            let _: Outcome<JSONValue> = try await reg.invoke(
+                "accounts.list", input: JSONValue.null, frame: Frame(surface: .mcp))
+        }
     }
 
     func testSI7_anApprovalBindsTheInputIsSingleUseAndExpires() async throws {
@@ -161,21 +196,28 @@ final class SecurityInvariantTests: XCTestCase {
         let calls = Locked<[Transfer]>([])
         let reg = try CapabilityRegistry(capabilities: [transfer(calls: calls)], options: RegistryOptions(clock: clock))
         let pending: Outcome<Receipt> = try await reg.invoke(
-            "payments.transfer", input: Transfer(to: "bob", amount: 10), frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
+            "payments.transfer", input: Transfer(to: "bob", amount: 10),
+            frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
         let request = try XCTUnwrap(pending.approval)
         // The hash binds the stored input; it is the store's, never shown (issue 15).
         XCTAssertNil(request.json["inputHash"])
-        XCTAssertEqual(try InputHash.of(capability: "payments.transfer", input: request.input),
-                       try InputHash.of(capability: "payments.transfer", encoding: Transfer(to: "bob", amount: 10)))
+        XCTAssertEqual(
+            try InputHash.of(capability: "payments.transfer", input: request.input),
+            try InputHash.of(capability: "payments.transfer", encoding: Transfer(to: "bob", amount: 10)))
         XCTAssertEqual(try reg.approvals(ApprovalFilter(status: "pending")).map(\.id), [request.id])
-        await assertThrows(.approvalPending) { let _: Outcome<Receipt> = try await reg.resume(request.id, frame: Frame(surface: .mcp)) }
+        await assertThrows(.approvalPending) {
+            let _: Outcome<Receipt> = try await reg.resume(request.id, frame: Frame(surface: .mcp))
+        }
         try reg.approve(request.id, approver: "boss")
         let done: Outcome<Receipt> = try await reg.resume(request.id, frame: Frame(surface: .mcp))
         XCTAssertEqual(done.value?.amount, 10)
         XCTAssertEqual(calls.with { $0 }, [Transfer(to: "bob", amount: 10)])
-        await assertThrows(.approvalConsumed) { let _: Outcome<Receipt> = try await reg.resume(request.id, frame: Frame(surface: .mcp)) }
+        await assertThrows(.approvalConsumed) {
+            let _: Outcome<Receipt> = try await reg.resume(request.id, frame: Frame(surface: .mcp))
+        }
         // Expiry.
-        let second: Outcome<Receipt> = try await reg.invoke("payments.transfer", input: Transfer(to: "eve", amount: 1), frame: Frame(surface: .mcp))
+        let second: Outcome<Receipt> = try await reg.invoke(
+            "payments.transfer", input: Transfer(to: "eve", amount: 1), frame: Frame(surface: .mcp))
         let late = try XCTUnwrap(second.approval)
         try reg.approve(late.id, approver: "boss")
         XCTAssertEqual(try reg.approval(late.id)?.status, "approved")
@@ -184,15 +226,22 @@ final class SecurityInvariantTests: XCTestCase {
         XCTAssertEqual(try reg.approval(late.id)?.status, "expired")
         XCTAssertEqual(try reg.approvals(ApprovalFilter(status: "expired")).map(\.id), [late.id])
         XCTAssertEqual(try reg.approvals(ApprovalFilter(status: "approved")).map(\.id), [])
-        await assertThrows(.approvalExpired) { let _: Outcome<Receipt> = try await reg.resume(late.id, frame: Frame(surface: .mcp)) }
+        await assertThrows(.approvalExpired) {
+            let _: Outcome<Receipt> = try await reg.resume(late.id, frame: Frame(surface: .mcp))
+        }
         XCTAssertEqual(calls.with { $0.count }, 1)
     }
 
     func testSI8_unexposedIsIndistinguishableFromMissing() async throws {
-        let reg = try CapabilityRegistry(capabilities: [Capability("accounts.get", meta: read) { (x: JSONValue, _) in x }])
+        let reg = try CapabilityRegistry(capabilities: [
+            Capability("accounts.get", meta: read) { (x: JSONValue, _) in x }
+        ])
         var errors: [CapabilityError] = []
         for name in ["accounts.get", "accounts.nope"] {
-            do { let _: Outcome<JSONValue> = try await reg.invoke(name, input: JSONValue.null, frame: Frame(surface: .workflow)) } catch let e as CapabilityError { errors.append(e) }
+            do {
+                let _: Outcome<JSONValue> = try await reg.invoke(
+                    name, input: JSONValue.null, frame: Frame(surface: .workflow))
+            } catch let e as CapabilityError { errors.append(e) }
         }
         XCTAssertEqual(errors.count, 2)
         XCTAssertEqual(errors[0], errors[1])
@@ -205,7 +254,8 @@ final class SecurityInvariantTests: XCTestCase {
         let reg = try CapabilityRegistry(capabilities: [
             Capability(
                 "reports.slow",
-                meta: AgentMeta(description: "Slow.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 50)
+                meta: AgentMeta(
+                    description: "Slow.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 50)
             ) { (x: JSONValue, _) in
                 // Ignores cancellation until the test releases it, which it
                 // does only after the call returned; then notes whether it
@@ -216,7 +266,10 @@ final class SecurityInvariantTests: XCTestCase {
                 return x
             }
         ])
-        await assertThrows(.timeout) { let _: Outcome<JSONValue> = try await reg.invoke("reports.slow", input: JSONValue.null, frame: Frame(surface: .mcp)) }
+        await assertThrows(.timeout) {
+            let _: Outcome<JSONValue> = try await reg.invoke(
+                "reports.slow", input: JSONValue.null, frame: Frame(surface: .mcp))
+        }
         XCTAssertFalse(finished.with { $0 }, "the caller waited for the handler")
         release.with { $0 = true }
         for _ in 0..<10_000 where !finished.with({ $0 }) { try await Task.sleep(nanoseconds: 1_000_000) }
@@ -236,7 +289,8 @@ final class SecurityInvariantTests: XCTestCase {
                     })
             ],
             options: RegistryOptions(audit: { r in audit.with { $0.append(r) } }, auditPayloads: true))
-        let out: Outcome<Receipt> = try await reg.invoke("payments.transfer", input: Transfer(to: "b", amount: 1), frame: Frame(surface: .mcp))
+        let out: Outcome<Receipt> = try await reg.invoke(
+            "payments.transfer", input: Transfer(to: "b", amount: 1), frame: Frame(surface: .mcp))
         XCTAssertEqual(out.value?.account, "***")
         let text = audit.with { $0.map(\.json.jsonText).joined() }
         XCTAssertFalse(text.contains("DE44-SECRET"))
@@ -245,17 +299,24 @@ final class SecurityInvariantTests: XCTestCase {
         let failing = try CapabilityRegistry(capabilities: [
             transfer(
                 meta: AgentMeta(description: "Send money.", expose: [.mcp: true], sideEffect: .read, risk: .low),
-                redact: { _, _ in struct Nope: Error {}; throw Nope() })
+                redact: { _, _ in
+                    struct Nope: Error {}
+                    throw Nope()
+                })
         ])
         await assertThrows(.executionFailed) {
-            let _: Outcome<Receipt> = try await failing.invoke("payments.transfer", input: Transfer(to: "b", amount: 1), frame: Frame(surface: .mcp))
+            let _: Outcome<Receipt> = try await failing.invoke(
+                "payments.transfer", input: Transfer(to: "b", amount: 1), frame: Frame(surface: .mcp))
         }
     }
 
     func testSI11_retriesOnlyForRetryableErrorsOnReadsOrIdempotent() async throws {
         let n = Locked(0)
         let flaky: @Sendable (JSONValue, HandlerContext) async throws -> JSONValue = { x, cx in
-            let k = n.with { $0 += 1; return $0 }
+            let k = n.with {
+                $0 += 1
+                return $0
+            }
             if k < 3 { throw CapabilityError(.executionFailed, "transient", retryable: true) }
             XCTAssertEqual(cx.attempt, 3)
             return x
@@ -263,17 +324,23 @@ final class SecurityInvariantTests: XCTestCase {
         let reg = try CapabilityRegistry(capabilities: [
             Capability(
                 "accounts.get",
-                meta: AgentMeta(description: "Read.", expose: [.mcp: true], sideEffect: .read, risk: .low, retry: .init(maxAttempts: 2)),
+                meta: AgentMeta(
+                    description: "Read.", expose: [.mcp: true], sideEffect: .read, risk: .low,
+                    retry: .init(maxAttempts: 2)),
                 handler: flaky),
             Capability(
                 "accounts.close",
                 meta: AgentMeta(description: "Close.", expose: [.mcp: true], sideEffect: .destructive, risk: .low),
                 handler: flaky),
         ])
-        let ok: Outcome<JSONValue> = try await reg.invoke("accounts.get", input: JSONValue.int(1), frame: Frame(surface: .mcp))
+        let ok: Outcome<JSONValue> = try await reg.invoke(
+            "accounts.get", input: JSONValue.int(1), frame: Frame(surface: .mcp))
         XCTAssertEqual(ok.value, 1)
         n.with { $0 = 0 }
-        await assertThrows(.executionFailed) { let _: Outcome<JSONValue> = try await reg.invoke("accounts.close", input: JSONValue.int(1), frame: Frame(surface: .mcp)) }
+        await assertThrows(.executionFailed) {
+            let _: Outcome<JSONValue> = try await reg.invoke(
+                "accounts.close", input: JSONValue.int(1), frame: Frame(surface: .mcp))
+        }
         XCTAssertEqual(n.with { $0 }, 1, "a destructive call without retry config is never retried")
     }
 
@@ -281,16 +348,23 @@ final class SecurityInvariantTests: XCTestCase {
         let reg = try CapabilityRegistry(capabilities: [
             Capability(
                 "accounts.get",
-                meta: AgentMeta(description: "Read.", expose: [.direct: true], sideEffect: .read, risk: .low, discovery: .contextual)
+                meta: AgentMeta(
+                    description: "Read.", expose: [.direct: true], sideEffect: .read, risk: .low, discovery: .contextual
+                )
             ) { (x: JSONValue, _) in x }
         ])
-        await assertThrows(.notFound) { let _: Outcome<JSONValue> = try await reg.invoke("accounts.get", input: JSONValue.null, frame: Frame(surface: .mcp)) }
+        await assertThrows(.notFound) {
+            let _: Outcome<JSONValue> = try await reg.invoke(
+                "accounts.get", input: JSONValue.null, frame: Frame(surface: .mcp))
+        }
         let d = try reg.descriptors(surface: .direct)
         XCTAssertEqual(d.first?["discovery"], "contextual")
     }
 }
 
-func assertThrows(_ code: ErrorCode, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void) async {
+func assertThrows(
+    _ code: ErrorCode, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void
+) async {
     do {
         try await body()
         XCTFail("expected \(code.rawValue), got success", file: file, line: line)

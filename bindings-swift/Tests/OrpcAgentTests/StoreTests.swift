@@ -1,11 +1,15 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// The embedded SQLite approval store through the Swift API: a request
 /// made before a restart is approved and resumed after it.
 final class StoreTests: XCTestCase {
-    struct Payment: Codable, Sendable, Equatable { let to: String; let cents: Int }
+    struct Payment: Codable, Sendable, Equatable {
+        let to: String
+        let cents: Int
+    }
 
     func capabilities(_ calls: Locked<Int>) -> [Capability] {
         [
@@ -22,13 +26,15 @@ final class StoreTests: XCTestCase {
     }
 
     func testApprovalsSurviveARestartWithSQLite() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orpc-agent-\(UUID().uuidString).db").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orpc-agent-\(UUID().uuidString).db")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let calls = Locked(0)
         var first: CapabilityRegistry? = try CapabilityRegistry(
             capabilities: capabilities(calls), options: RegistryOptions(approvalStore: .sqlite(path: path)))
         let pending: Outcome<Int> = try await first!.invoke(
-            "payments.send", input: Payment(to: "bob", cents: 500), frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
+            "payments.send", input: Payment(to: "bob", cents: 500), frame: Frame(surface: .mcp, actor: Actor(id: "ann"))
+        )
         let id = try XCTUnwrap(pending.approval?.id)
         first = nil  // "restart"
 
@@ -47,7 +53,8 @@ final class StoreTests: XCTestCase {
     func testAStoreThatCannotOpenIsATypedError() {
         XCTAssertThrowsError(
             try CapabilityRegistry(
-                capabilities: [], options: RegistryOptions(approvalStore: .sqlite(path: "/nonexistent-dir/x/approvals.db")))
+                capabilities: [],
+                options: RegistryOptions(approvalStore: .sqlite(path: "/nonexistent-dir/x/approvals.db")))
         ) { error in
             XCTAssertEqual((error as? CapabilityError)?.code, .internal, "\(error)")
         }

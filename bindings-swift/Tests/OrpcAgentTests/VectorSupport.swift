@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import OrpcAgent
 
 /// The shared conformance vectors (tests/vectors/), read with key order kept.
@@ -11,7 +12,8 @@ enum Vectors {
     /// Every case of every file of a suite, as (file, case).
     static func cases(_ suite: String) throws -> [(String, JSONValue)] {
         let dir = root.appendingPathComponent(suite)
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".json") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".json") }
+            .sorted()
         var out: [(String, JSONValue)] = []
         for f in files {
             let doc = try JSONValue(parsing: try Data(contentsOf: dir.appendingPathComponent(f)))
@@ -54,7 +56,9 @@ func checkSchema(_ schema: JSONValue, _ value: JSONValue) throws -> JSONValue {
     guard var o = value.objectValue else { throw CapabilityError(.invalidInput, "expected an object") }
     for (k, v) in schema["defaults"]?.objectValue ?? JSONObject() where o[k] == nil { o[k] = v }
     for k in schema["required"]?.arrayValue ?? [] {
-        if o[k.stringValue ?? ""] == nil { throw CapabilityError(.invalidInput, "`\(k.stringValue ?? "")` is required") }
+        if o[k.stringValue ?? ""] == nil {
+            throw CapabilityError(.invalidInput, "`\(k.stringValue ?? "")` is required")
+        }
     }
     for (k, t) in schema["properties"]?.objectValue ?? JSONObject() {
         guard let x = o[k] else { continue }

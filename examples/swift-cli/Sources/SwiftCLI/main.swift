@@ -5,9 +5,19 @@ import Foundation
 import OrpcAgent
 
 struct OrderQuery: Codable, Sendable { let customer: String }
-struct Order: Codable, Sendable { let id: String; let total: Int; let card: String }
-struct Refund: Codable, Sendable { let orderId: String; let amount: Int }
-struct RefundReceipt: Codable, Sendable { let refundId: String; let amount: Int }
+struct Order: Codable, Sendable {
+    let id: String
+    let total: Int
+    let card: String
+}
+struct Refund: Codable, Sendable {
+    let orderId: String
+    let amount: Int
+}
+struct RefundReceipt: Codable, Sendable {
+    let refundId: String
+    let amount: Int
+}
 
 let searchOrders = Capability(
     "orders.search",
@@ -17,7 +27,10 @@ let searchOrders = Capability(
     // Card numbers never reach the model, an audit log or an error.
     redactOutput: { (orders: [Order], _) in orders.map { Order(id: $0.id, total: $0.total, card: "****") } }
 ) { (q: OrderQuery, _) -> [Order] in
-    [Order(id: "o-1", total: 4200, card: "4111-1111-1111-1111"), Order(id: "o-2", total: 990, card: "5500-0000-0000-0004")]
+    [
+        Order(id: "o-1", total: 4200, card: "4111-1111-1111-1111"),
+        Order(id: "o-2", total: 990, card: "5500-0000-0000-0004"),
+    ]
 }
 
 let refund = Capability(
@@ -26,7 +39,8 @@ let refund = Capability(
         description: "Refund an order. Needs a human's approval.", expose: [.mcp: true], sideEffect: .external,
         risk: .high, approval: .init(required: true, type: "refund", expiresInMs: 15 * 60_000))
 ) { (r: Refund, cx: HandlerContext) -> RefundReceipt in
-    print("  handler runs as \(cx.frame.actor.id ?? "anonymous") on \(cx.frame.surface.rawValue), attempt \(cx.attempt)")
+    print(
+        "  handler runs as \(cx.frame.actor.id ?? "anonymous") on \(cx.frame.surface.rawValue), attempt \(cx.attempt)")
     return RefundReceipt(refundId: "rf-77", amount: r.amount)
 }
 
@@ -37,16 +51,20 @@ struct SwiftCLI {
             let registry = try CapabilityRegistry(
                 capabilities: [searchOrders, refund],
                 options: RegistryOptions(audit: { record in
-                    print("  audit: \(record.event) \(record.json["capabilityId"]?.stringValue ?? "") → \(record.outcome ?? "…")")
+                    print(
+                        "  audit: \(record.event) \(record.json["capabilityId"]?.stringValue ?? "") → \(record.outcome ?? "…")"
+                    )
                 }))
             let agent = Frame(surface: .mcp, actor: Actor(id: "agent-7", roles: ["support"]))
 
             print("== invoke orders.search (redacted output)")
-            let orders: Outcome<[Order]> = try await registry.invoke("orders_search", input: OrderQuery(customer: "c-1"), frame: agent)
+            let orders: Outcome<[Order]> = try await registry.invoke(
+                "orders_search", input: OrderQuery(customer: "c-1"), frame: agent)
             for o in orders.value ?? [] { print("  \(o.id): \(o.total) card \(o.card)") }
 
             print("\n== invoke orders.refund (gated)")
-            let gated: Outcome<RefundReceipt> = try await registry.invoke("orders.refund", input: Refund(orderId: "o-1", amount: 4200), frame: agent)
+            let gated: Outcome<RefundReceipt> = try await registry.invoke(
+                "orders.refund", input: Refund(orderId: "o-1", amount: 4200), frame: agent)
             guard case .approvalRequired(let request) = gated else { fatalError("expected an approval request") }
             print("  approval required: \(request.id) type=\(request.type ?? "-")")
             print("  pending: \(try registry.approvals(ApprovalFilter(status: "pending")).count)")
@@ -65,7 +83,8 @@ struct SwiftCLI {
 
             print("\n== invoke from a surface the capability is not exposed on")
             do {
-                let _: Outcome<RefundReceipt> = try await registry.invoke("orders.refund", input: Refund(orderId: "o-1", amount: 1), frame: Frame(surface: .aiSdk))
+                let _: Outcome<RefundReceipt> = try await registry.invoke(
+                    "orders.refund", input: Refund(orderId: "o-1", amount: 1), frame: Frame(surface: .aiSdk))
             } catch CapabilityError.notFound(let info) {
                 print("  NOT_FOUND: \(info.message)")
             }
