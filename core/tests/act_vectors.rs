@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use orpc_agent_core::act::localized::Localized;
-use orpc_agent_core::act::trace::{validate_traceparent, validate_tracestate};
+use orpc_agent_core::act::trace::{sanitize, validate_traceparent, validate_tracestate};
 use orpc_agent_core::act::{
     DecodeOptions, MetaMap, MetaView, Position, Severity, ValidateOptions, decode,
 };
@@ -138,11 +138,14 @@ fn every_truncation_of_a_valid_map_is_an_error_not_a_panic() {
     assert!(MetaMap::decode(&full).is_ok());
 }
 
+/// The valid traceparent the `tracestate` cases' `kept` is read beside.
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
 #[test]
 fn trace_context_vectors() {
     let doc = load("trace.json");
     let cases = doc["cases"].as_array().unwrap();
-    assert!(cases.len() >= 20);
+    assert!(cases.len() >= 40);
     for case in cases {
         let value = case["value"].as_str().unwrap();
         let got = match case["header"].as_str().unwrap() {
@@ -152,6 +155,15 @@ fn trace_context_vectors() {
         };
         let got = got.err().map(|e| e.code().to_owned());
         assert_eq!(got.as_deref(), case["error"].as_str(), "{value:?}");
+        if case["header"] == "tracestate" {
+            // What a receiver keeps beside a valid traceparent (every
+            // tracestate case says; null: dropped).
+            let kept = case
+                .get("kept")
+                .unwrap_or_else(|| panic!("{value:?}: no `kept`"));
+            let tc = sanitize(Some(TRACEPARENT), Some(value)).unwrap().unwrap();
+            assert_eq!(tc.tracestate.as_deref(), kept.as_str(), "kept of {value:?}");
+        }
     }
 }
 

@@ -138,18 +138,50 @@ TRACEPARENT = [
     ("", "TRACEPARENT_LENGTH"),
 ]
 
+# (value, validation error, kept): `kept` is the tracestate a receiver keeps
+# beside a valid traceparent (None: dropped; SAME: the value as written).
+# Key grammar: Trace Context Level 2 (key = (lcalpha / DIGIT) 0*255 keychar,
+# "@" a keychar), as the w3c/trace-context harness tests it since #584; a
+# repeated key is a sender's error, a receiver keeps the leftmost entry.
+SAME = object()
 TRACESTATE = [
-    ("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", None),
-    ("congo=t61rcWkgMzE , rojo=00f067aa0ba902b7", None),
-    ("tenant@vendor=x", None),
-    ("a=1,,b=2", None),
-    (",".join(f"k{i}=v" for i in range(32)), None),
-    (",".join(f"k{i}=v" for i in range(33)), "TRACESTATE_TOO_MANY_MEMBERS"),
-    ("Upper=1", "TRACESTATE_MEMBER"),
-    ("a=1,a=2", "TRACESTATE_DUPLICATE_KEY"),
-    ("novalue", "TRACESTATE_MEMBER"),
-    ("a=has,comma", "TRACESTATE_MEMBER"),
-    ("a=trailing ", None),  # trailing OWS is list syntax, trimmed
+    ("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", None, SAME),
+    ("congo=t61rcWkgMzE , rojo=00f067aa0ba902b7", None, SAME),
+    ("tenant@vendor=x", None, SAME),
+    ("a=1,,b=2", None, SAME),
+    (",".join(f"k{i}=v" for i in range(32)), None, SAME),
+    (",".join(f"k{i}=v" for i in range(33)), "TRACESTATE_TOO_MANY_MEMBERS", None),
+    ("Upper=1", "TRACESTATE_MEMBER", None),
+    ("a=1,a=2", "TRACESTATE_DUPLICATE_KEY", "a=1"),
+    ("novalue", "TRACESTATE_MEMBER", None),
+    ("a=has,comma", "TRACESTATE_MEMBER", None),
+    ("a=trailing ", None, "a=trailing"),  # trailing OWS is list syntax, trimmed
+    # Level 2 keys: "@" anywhere after the first character, any number of times.
+    ("foo@=1,bar=2", None, SAME),
+    ("foo@@bar=1,bar=2", None, SAME),
+    ("foo@bar@baz=1,bar=2", None, SAME),
+    ("@foo=1,bar=2", "TRACESTATE_MEMBER", None),
+    ("1special=1", None, SAME),
+    ("foo.bar=1", "TRACESTATE_MEMBER", None),
+    ("foo =1", "TRACESTATE_MEMBER", None),
+    # Lengths: 256 characters in all, wherever the "@" is (Level 1's 241/14
+    # tenant/system limits no longer apply).
+    ("z" * 256 + "=1", None, SAME),
+    ("z" * 257 + "=1", "TRACESTATE_MEMBER", None),
+    ("t" * 241 + "@" + "v" * 14 + "=1", None, SAME),
+    ("t" * 242 + "@v=1", None, SAME),
+    ("t@" + "v" * 15 + "=1", None, SAME),
+    ("t" * 200 + "@" + "v" * 55 + "=1", None, SAME),
+    ("t" * 200 + "@" + "v" * 56 + "=1", "TRACESTATE_MEMBER", None),
+    # Repeated keys: the whole header is never dropped for them.
+    ("foo=1,foo=1", "TRACESTATE_DUPLICATE_KEY", "foo=1"),
+    ("foo=1,foo=2", "TRACESTATE_DUPLICATE_KEY", "foo=1"),
+    ("a=1, b=2,\ta=3,,c=4", "TRACESTATE_DUPLICATE_KEY", "a=1,b=2,c=4"),
+    (",".join(["a=1"] * 32), "TRACESTATE_DUPLICATE_KEY", "a=1"),
+    (",".join(["a=1"] * 33), "TRACESTATE_TOO_MANY_MEMBERS", None),
+    # Nothing to keep.
+    (" , ,", None, None),
+    ("foo=,bar=3", "TRACESTATE_MEMBER", None),
 ]
 
 LOCALIZED = [
@@ -190,11 +222,12 @@ def main():
     })
     write("trace.json", {
         "suite": "act",
-        "description": "W3C trace context header values and the error code validation gives (null: valid).",
+        "description": "W3C trace context header values, the error code validation gives (null: valid) and, for tracestate, what a receiver keeps beside a valid traceparent (null: dropped). Format: tests/vectors/README.md, section act/.",
         "cases": [{"name": f"traceparent {i}", "header": "traceparent", "value": v, "error": e}
                   for i, (v, e) in enumerate(TRACEPARENT)]
-        + [{"name": f"tracestate {i}", "header": "tracestate", "value": v, "error": e}
-           for i, (v, e) in enumerate(TRACESTATE)],
+        + [{"name": f"tracestate {i}", "header": "tracestate", "value": v, "error": e,
+            "kept": v if k is SAME else k}
+           for i, (v, e, k) in enumerate(TRACESTATE)],
     })
     write("localized.json", {
         "suite": "act",

@@ -1,4 +1,4 @@
-//! W3C Trace Context (https://www.w3.org/TR/trace-context/): validation of
+//! W3C Trace Context (https://www.w3.org/TR/trace-context-2/): validation of
 //! `traceparent` and `tracestate`, and carrying both between HTTP headers,
 //! MCP `_meta` and `std:` metadata (spec/004: transport adapters propagate
 //! `std:traceparent` / `std:tracestate` to and from those places).
@@ -6,6 +6,15 @@
 //! An invalid `traceparent` is an error the caller decides about (the W3C
 //! rule is to start a new trace); an invalid `tracestate` next to a valid
 //! `traceparent` is dropped, as the W3C recommendation says.
+//!
+//! The `tracestate` grammar is Trace Context Level 2's (the current draft
+//! and the `w3c/trace-context` test harness): a key is 1 to 256 of
+//! `a-z 0-9 _ - * / @`, starting with a letter or digit; Level 1's
+//! `tenant@system` key form with its 241/14 limits is gone. A repeated key
+//! is a sender's mistake, not an invalid header: [`validate_tracestate`]
+//! (what one may send) reports it, [`sanitize`] (what a receiver keeps)
+//! keeps the leftmost entry of each key — the most recent position, since
+//! updated entries move to the left — and drops the later ones.
 
 use crate::frame::TraceContext;
 
@@ -96,28 +105,17 @@ pub fn validate_traceparent(s: &str) -> Result<(), TraceError> {
 }
 
 fn key_char(b: u8) -> bool {
-    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'*' | b'/')
+    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'*' | b'/' | b'@')
 }
 
-/// W3C §3.3.1.3.1: `simple-key` or `tenant-id@system-id`.
+/// W3C Level 2 §3.3.1.3.1: `key = ( lcalpha / DIGIT ) 0*255( keychar )`,
+/// `keychar` being `a-z 0-9 _ - * / @` (so `@` may appear anywhere after
+/// the first character, any number of times).
 fn valid_key(k: &str) -> bool {
     let b = k.as_bytes();
-    match k.split_once('@') {
-        None => {
-            (1..=256).contains(&b.len())
-                && b[0].is_ascii_lowercase()
-                && b.iter().all(|c| key_char(*c))
-        }
-        Some((tenant, system)) => {
-            let (t, s) = (tenant.as_bytes(), system.as_bytes());
-            (1..=241).contains(&t.len())
-                && (t[0].is_ascii_lowercase() || t[0].is_ascii_digit())
-                && t.iter().all(|c| key_char(*c))
-                && (1..=14).contains(&s.len())
-                && s[0].is_ascii_lowercase()
-                && s.iter().all(|c| key_char(*c))
-        }
-    }
+    (1..=256).contains(&b.len())
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b.iter().all(|c| key_char(*c))
 }
 
 /// W3C §3.3.1.3.2: up to 256 printable ASCII characters except `,` and
@@ -130,11 +128,11 @@ fn valid_value(v: &str) -> bool {
         && b[b.len() - 1] != b' '
 }
 
-/// Validates a `tracestate` header value: at most 32 `key=value` members,
-/// comma-separated with optional spaces/tabs, keys unique. Empty members
-/// (`a=1,,b=2`) are allowed and ignored, as the W3C grammar permits.
-pub fn validate_tracestate(s: &str) -> Result<(), TraceError> {
-    let mut keys: Vec<&str> = Vec::new();
+/// The non-empty members of a `tracestate` as `(key, member)`, in order,
+/// each checked against the grammar; at most 32 of them (counted as
+/// received, repeated keys included). Keys are not checked for uniqueness.
+fn members(s: &str) -> Result<Vec<(&str, &str)>, TraceError> {
+    let mut out: Vec<(&str, &str)> = Vec::new();
     for raw in s.split(',') {
         let m = raw.trim_matches([' ', '\t']);
         if m.is_empty() {
@@ -146,17 +144,60 @@ pub fn validate_tracestate(s: &str) -> Result<(), TraceError> {
         if !valid_key(k) || !valid_value(v) {
             return Err(TraceError::Member(m.to_owned()));
         }
-        if keys.contains(&k) {
-            return Err(TraceError::DuplicateKey(k.to_owned()));
-        }
-        keys.push(k);
-        if keys.len() > MAX_TRACESTATE_MEMBERS {
+        out.push((k, m));
+        if out.len() > MAX_TRACESTATE_MEMBERS {
             return Err(TraceError::TooManyMembers(
-                s.split(',').filter(|m| !m.trim().is_empty()).count(),
+                s.split(',')
+                    .filter(|m| !m.trim_matches([' ', '\t']).is_empty())
+                    .count(),
             ));
         }
     }
+    Ok(out)
+}
+
+/// Validates a `tracestate` value as a sender must write it: at most 32
+/// `key=value` members, comma-separated with optional spaces/tabs, keys
+/// unique (W3C: adding an entry MUST NOT repeat a key). Empty members
+/// (`a=1,,b=2`) are allowed and ignored, as the W3C grammar permits. A
+/// receiver keeps a value with a repeated key: see [`sanitize`].
+pub fn validate_tracestate(s: &str) -> Result<(), TraceError> {
+    let members = members(s)?;
+    for (i, (k, _)) in members.iter().enumerate() {
+        if members[..i].iter().any(|(seen, _)| seen == k) {
+            return Err(TraceError::DuplicateKey((*k).to_owned()));
+        }
+    }
     Ok(())
+}
+
+/// The `tracestate` a receiver keeps: `None` for a value that breaks the
+/// grammar or the 32-member limit (the whole header is dropped, as the
+/// harness requires at STRICT_LEVEL=2), or that holds no member; else the
+/// value as received, trimmed, unless a key repeats: then only the leftmost
+/// entry of each key is kept, the members joined with `,` (W3C: vendors MAY
+/// discard duplicate keys; passing them on would make a strict downstream
+/// parser drop the whole header).
+fn keep_tracestate(s: &str) -> Option<String> {
+    let s = s.trim_matches([' ', '\t']);
+    let members = members(s).ok()?;
+    if members.is_empty() {
+        return None;
+    }
+    let repeated = members
+        .iter()
+        .enumerate()
+        .any(|(i, (k, _))| members[..i].iter().any(|(seen, _)| seen == k));
+    if !repeated {
+        return Some(s.to_owned());
+    }
+    let mut kept: Vec<(&str, &str)> = Vec::with_capacity(members.len());
+    for (k, m) in members {
+        if !kept.iter().any(|(seen, _)| *seen == k) {
+            kept.push((k, m));
+        }
+    }
+    Some(kept.iter().map(|(_, m)| *m).collect::<Vec<_>>().join(","))
 }
 
 /// Validates a whole trace context: an error in `traceparent` is returned;
@@ -170,7 +211,10 @@ pub fn validate(tc: &TraceContext) -> Result<(), TraceError> {
 }
 
 /// Builds a context from raw values: `None` if there is no traceparent, an
-/// error if it is invalid; an invalid or empty tracestate is dropped.
+/// error if it is invalid; an invalid or empty tracestate is dropped, and
+/// one with a repeated key keeps the leftmost entry of each key. Every
+/// receiving path (HTTP headers, MCP `_meta`, `std:` metadata, the
+/// pipeline's frame) goes through here.
 pub fn sanitize(
     traceparent: Option<&str>,
     tracestate: Option<&str>,
@@ -180,10 +224,7 @@ pub fn sanitize(
     };
     let tp = tp.trim_matches([' ', '\t']);
     validate_traceparent(tp)?;
-    let tracestate = tracestate
-        .map(|s| s.trim_matches([' ', '\t']))
-        .filter(|s| !s.is_empty() && validate_tracestate(s).is_ok())
-        .map(str::to_owned);
+    let tracestate = tracestate.and_then(keep_tracestate);
     Ok(Some(TraceContext {
         traceparent: tp.to_owned(),
         tracestate,
@@ -308,6 +349,63 @@ mod tests {
         let many: Vec<String> = (0..33).map(|i| format!("k{i}=v")).collect();
         assert_eq!(code(&many.join(",")), "TRACESTATE_TOO_MANY_MEMBERS");
         assert!(validate_tracestate(&many[..32].join(",")).is_ok());
+    }
+
+    #[test]
+    fn tracestate_keys_follow_the_level_2_grammar() {
+        let ok = |k: &str| validate_tracestate(&format!("{k}=1")).is_ok();
+        for k in [
+            "foo@",
+            "foo@@bar",
+            "foo@bar@baz",
+            "1special",
+            &"z".repeat(256),
+            &format!("{}@{}", "t".repeat(241), "v".repeat(14)),
+            &format!("{}@v", "t".repeat(242)),
+            &format!("t@{}", "v".repeat(15)),
+        ] {
+            assert!(ok(k), "{k:?} is a key");
+        }
+        for k in ["@foo", "foo.bar", "FOO", "foo ", "", "_a", &"z".repeat(257)] {
+            assert!(!ok(k), "{k:?} is not a key");
+        }
+    }
+
+    #[test]
+    fn a_receiver_keeps_the_leftmost_entry_of_a_repeated_key() {
+        let kept = |ts: &str| sanitize(Some(TP), Some(ts)).unwrap().unwrap().tracestate;
+        assert_eq!(kept("foo=1,foo=2").as_deref(), Some("foo=1"));
+        assert_eq!(kept("foo=1,foo=1").as_deref(), Some("foo=1"));
+        assert_eq!(
+            kept(" a=1 , b=2,\ta=3,, c=4 ").as_deref(),
+            Some("a=1,b=2,c=4")
+        );
+        // No repeat: the value is kept as received (trimmed), OWS and all.
+        assert_eq!(kept(" a=1 ,, b=2 ").as_deref(), Some("a=1 ,, b=2"));
+        // No member at all: nothing to keep.
+        assert_eq!(kept(" , ,\t"), None);
+        // Repeats still count against the 32 members.
+        let many = vec!["a=1"; 33].join(",");
+        assert_eq!(kept(&many), None);
+        // Two headers with the same key (joined by from_http_headers).
+        let joined = from_http_headers([
+            ("traceparent", TP),
+            ("tracestate", "foo=1"),
+            ("tracestate", "foo=2"),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(joined.tracestate.as_deref(), Some("foo=1"));
+        let tc = kept("foo=1,bar=2,foo=3").map(|ts| TraceContext {
+            traceparent: TP.into(),
+            tracestate: Some(ts),
+        });
+        let tc = tc.unwrap();
+        assert!(validate(&tc).is_ok(), "what is kept may be sent");
+        let mut meta = serde_json::Map::new();
+        meta.insert("traceparent".into(), TP.into());
+        meta.insert("tracestate".into(), "foo=1,bar=2,foo=3".into());
+        assert_eq!(from_mcp_meta(&meta).unwrap(), Some(tc));
     }
 
     #[test]
