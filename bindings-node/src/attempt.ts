@@ -69,7 +69,6 @@ class ProcedureOptions {
   get progress(): ReportProgress {
     return this.#attempt.progress();
   }
-
 }
 
 /**
@@ -88,7 +87,9 @@ class MiddlewareOptions extends ProcedureOptions {
     path: readonly string[],
     procedure: AnyProcedure,
     attempt: Attempt,
-    readonly next: (nextOptions?: { context?: Record<string, unknown> }) => Promise<{ output: unknown; context: unknown }>,
+    readonly next: (nextOptions?: {
+      context?: Record<string, unknown>;
+    }) => Promise<{ output: unknown; context: unknown }>,
   ) {
     super(context, input, errors, path, procedure, attempt);
   }
@@ -107,7 +108,8 @@ function runProcedure(hooks: CapabilityHooks, input: unknown, context: unknown, 
   const middlewares = def.middlewares;
   const errors = errorsOf(procedure);
   const path = hooks.path;
-  const handler = (ctx: unknown) => def.handler(new ProcedureOptions(ctx, input, errors, path, procedure, attempt) as any);
+  const handler = (ctx: unknown) =>
+    def.handler(new ProcedureOptions(ctx, input, errors, path, procedure, attempt) as any);
   if (middlewares.length === 0) return handler(context);
   const next = async (index: number, ctx: any): Promise<unknown> => {
     const mid = middlewares[index];

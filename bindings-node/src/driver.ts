@@ -41,7 +41,6 @@ export interface DriverHost {
   readonly logger: { warn(message: string, error: unknown): void } | undefined;
 }
 
-
 // ----- host answers -----------------------------------------------------------
 
 /** The core's decision codes by name (a Map: own entries only). */
@@ -125,7 +124,6 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
   });
 }
 
-
 /**
  * One governed invocation. `start` is the packed result of
  * `invokeStart`/`invokeStartName`/`resumeStart`; `input` the caller's raw
@@ -172,7 +170,11 @@ export async function drive(
           let late = false;
           try {
             hooks ??= hooksOf(host, h);
-            let b = hookAnswer(hooks.inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>, reg, h);
+            let b = hookAnswer(
+              hooks.inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>,
+              reg,
+              h,
+            );
             if (isThenable(b)) b = await b;
             if (b.late) late = true;
             else res = b.value;
@@ -246,7 +248,11 @@ export async function drive(
           let late = false;
           try {
             hooks ??= hooksOf(host, h);
-            let b = hookAnswer(hooks.outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>, reg, h);
+            let b = hookAnswer(
+              hooks.outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>,
+              reg,
+              h,
+            );
             if (isThenable(b)) b = await b;
             if (b.late) late = true;
             else res = b.value;
@@ -391,7 +397,8 @@ async function evaluatePolicy(
       d = await Promise.race([d, timedOut]);
     }
     const x = d as any;
-    const code = d && typeof d === "object" && typeof x.decision === "string" ? DECISION_CODE.get(x.decision) : undefined;
+    const code =
+      d && typeof d === "object" && typeof x.decision === "string" ? DECISION_CODE.get(x.decision) : undefined;
     // A decision with a field of the wrong type is no decision (a failed
     // policy, which denies), never one with a default in that field's place;
     // a number the core will not accept as an expiry is the core's to refuse.

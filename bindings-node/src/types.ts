@@ -101,10 +101,7 @@ export interface DeclarativePolicy {
   expiresInMs?: number;
 }
 
-export type AgentPolicy<TContext = unknown> =
-  | PolicyFunction<TContext>
-  | HostPolicy<TContext>
-  | DeclarativePolicy;
+export type AgentPolicy<TContext = unknown> = PolicyFunction<TContext> | HostPolicy<TContext> | DeclarativePolicy;
 
 /** The `agent` metadata of a procedure (spec/000). */
 export interface AgentMeta<TContext = any> {

@@ -15,7 +15,13 @@ import * as native from "@orpc-agent/core/native";
 import { agentProcedure, CapabilityError, createCapabilityRegistry, ERROR_CODES } from "@orpc-agent/core";
 
 const base = agentProcedure(os.$context());
-const agent = (extra = {}) => ({ description: "Does a thing.", expose: { direct: true }, sideEffect: "read", risk: "low", ...extra });
+const agent = (extra = {}) => ({
+  description: "Does a thing.",
+  expose: { direct: true },
+  sideEffect: "read",
+  risk: "low",
+  ...extra,
+});
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 test("1 000 concurrent invocations: no cross-talk between contexts, inputs or outputs", async () => {
@@ -30,7 +36,9 @@ test("1 000 concurrent invocations: no cross-talk between contexts, inputs or ou
       }),
   });
   const results = await Promise.all(
-    Array.from({ length: 1000 }, (_, i) => registry.invoke("add", { n: i }, { surface: "direct", context: { caller: `c${i}` }, actor: { id: `a${i}` } })),
+    Array.from({ length: 1000 }, (_, i) =>
+      registry.invoke("add", { n: i }, { surface: "direct", context: { caller: `c${i}` }, actor: { id: `a${i}` } }),
+    ),
   );
   for (const [i, r] of results.entries()) assert.deepEqual(r.output, { caller: `c${i}`, seenBy: `c${i}`, n: i });
   assert.equal(registry.inFlight(), 0);
@@ -38,8 +46,12 @@ test("1 000 concurrent invocations: no cross-talk between contexts, inputs or ou
 
 test("handlers that throw, reject, or hang past the deadline ignoring the signal", async () => {
   const registry = await createCapabilityRegistry({
-    throwsSync: base.meta({ agent: agent() }).handler(() => { throw new Error("sync secret"); }),
-    rejects: base.meta({ agent: agent() }).handler(async () => { throw new TypeError("async secret"); }),
+    throwsSync: base.meta({ agent: agent() }).handler(() => {
+      throw new Error("sync secret");
+    }),
+    rejects: base.meta({ agent: agent() }).handler(async () => {
+      throw new TypeError("async secret");
+    }),
     rejectsValue: base.meta({ agent: agent() }).handler(() => Promise.reject("a string secret")),
     hangs: base.meta({ agent: agent({ timeoutMs: 25 }) }).handler(() => new Promise(() => {})),
   });
@@ -59,8 +71,21 @@ test("handlers that throw, reject, or hang past the deadline ignoring the signal
 });
 
 test("a validator that throws rejects the input without echoing it", async () => {
-  const throwing = { "~standard": { version: 1, vendor: "t", validate: (v) => { throw new Error(`bad ${v.secret}`); } } };
-  const registry = await createCapabilityRegistry({ v: base.meta({ agent: agent() }).input(throwing).handler(async () => 1) });
+  const throwing = {
+    "~standard": {
+      version: 1,
+      vendor: "t",
+      validate: (v) => {
+        throw new Error(`bad ${v.secret}`);
+      },
+    },
+  };
+  const registry = await createCapabilityRegistry({
+    v: base
+      .meta({ agent: agent() })
+      .input(throwing)
+      .handler(async () => 1),
+  });
   const e = await registry.invoke("v", { secret: "PIN-1234" }, { surface: "direct" }).catch((x) => x);
   assert.equal(e.code, "INVALID_INPUT");
   assert.ok(!JSON.stringify(e.toJSON()).includes("PIN-1234"));
@@ -81,7 +106,10 @@ test("the frame's AbortSignal cancels: CANCELLED, and the handler's signal abort
   assert.equal(handlerSignal.aborted, true);
   const pre = new AbortController();
   pre.abort();
-  assert.equal((await registry.invoke("wait", {}, { surface: "direct", signal: pre.signal }).catch((x) => x)).code, "CANCELLED");
+  assert.equal(
+    (await registry.invoke("wait", {}, { surface: "direct", signal: pre.signal }).catch((x) => x)).code,
+    "CANCELLED",
+  );
 });
 
 test("the caller's abort cancels a handler that never reads its signal, in the same turn or later", async () => {
@@ -106,7 +134,10 @@ test("the caller's abort cancels a handler that never reads its signal, in the s
   assert.equal(registry.inFlight(), 0);
   // Not aborted: the output, with no listener left on the caller's signal.
   const never = new AbortController();
-  assert.deepEqual(await registry.invoke("quick", {}, { surface: "direct", signal: never.signal }), { status: "ok", output: 2 });
+  assert.deepEqual(await registry.invoke("quick", {}, { surface: "direct", signal: never.signal }), {
+    status: "ok",
+    output: 2,
+  });
   const hung = registry.invoke("deaf", {}, { surface: "direct", signal: never.signal });
   await new Promise((r) => setImmediate(r));
   assert.equal(getEventListeners(never.signal, "abort").length, 1, "listening once the handler outlived its turn");
@@ -139,11 +170,18 @@ test("inputs nested deeper than JSON.stringify can go are LIMIT_EXCEEDED, not un
 
 test("an actor crosses as an id alone or as JSON, and the core records the same actor", async () => {
   const registry = await createCapabilityRegistry(
-    { who: base.meta({ agent: agent({ sideEffect: "write", approval: { required: true } }) }).handler(async () => "ok") },
+    {
+      who: base.meta({ agent: agent({ sideEffect: "write", approval: { required: true } }) }).handler(async () => "ok"),
+    },
     { policies: [{ name: "no-blocked", when: { actorRole: ["blocked"] }, decision: "deny" }] },
   );
   const recorded = [];
-  for (const actor of [{ id: "u-1" }, { id: "u-2", roles: [] }, { id: "u-3", roles: ["ops"] }, { id: "u-4", attributes: { team: "a" } }]) {
+  for (const actor of [
+    { id: "u-1" },
+    { id: "u-2", roles: [] },
+    { id: "u-3", roles: ["ops"] },
+    { id: "u-4", attributes: { team: "a" } },
+  ]) {
     const r = await registry.invoke("who", {}, { surface: "direct", actor });
     assert.equal(r.status, "approval_required", JSON.stringify(actor));
     recorded.push(r.request.actor);
@@ -154,7 +192,9 @@ test("an actor crosses as an id alone or as JSON, and the core records the same 
     { id: "u-3", roles: ["ops"], attributes: {} },
     { id: "u-4", roles: [], attributes: { team: "a" } },
   ]);
-  const denied = await registry.invoke("who", {}, { surface: "direct", actor: { id: "u-5", roles: ["blocked"] } }).catch((x) => x);
+  const denied = await registry
+    .invoke("who", {}, { surface: "direct", actor: { id: "u-5", roles: ["blocked"] } })
+    .catch((x) => x);
   assert.equal(denied.code, "POLICY_DENIED");
   const badId = await registry.invoke("who", {}, { surface: "direct", actor: { id: 7 } }).catch((x) => x);
   assert.equal(badId.code, "INVALID_INPUT");
@@ -165,7 +205,15 @@ test("a redactor that throws: EXECUTION_FAILED and the secret appears nowhere", 
   const registry = await createCapabilityRegistry(
     {
       leak: base
-        .meta({ agent: agent({ redact: { output: (o) => { throw new Error(`cannot redact ${o.secret}`); } } }) })
+        .meta({
+          agent: agent({
+            redact: {
+              output: (o) => {
+                throw new Error(`cannot redact ${o.secret}`);
+              },
+            },
+          }),
+        })
         .handler(async () => ({ secret: "TOPSECRET-42" })),
     },
     { audit: { subscriber: (r) => records.push(r), payloads: true } },
@@ -197,13 +245,24 @@ test("approvals round trip over SQLite, across a registry re-creation", async ()
   };
   try {
     const first = await createCapabilityRegistry(router, { approvalStore: { sqlite: path }, approverMustDiffer: true });
-    const r = await first.invoke("refunds.create", { order: "o-1", card: "4111" }, { surface: "mcp", actor: { id: "alice" } });
+    const r = await first.invoke(
+      "refunds.create",
+      { order: "o-1", card: "4111" },
+      { surface: "mcp", actor: { id: "alice" } },
+    );
     assert.equal(r.status, "approval_required");
     assert.equal(r.request.type, "manager");
-    const rejected = await first.invoke("refunds.create", { order: "o-2", card: "4111" }, { surface: "mcp", actor: { id: "alice" } });
+    const rejected = await first.invoke(
+      "refunds.create",
+      { order: "o-2", card: "4111" },
+      { surface: "mcp", actor: { id: "alice" } },
+    );
     first.close();
 
-    const second = await createCapabilityRegistry(router, { approvalStore: { sqlite: path }, approverMustDiffer: true });
+    const second = await createCapabilityRegistry(router, {
+      approvalStore: { sqlite: path },
+      approverMustDiffer: true,
+    });
     const stored = await second.approvals.get(r.request.id);
     assert.equal(stored.status, "pending");
     assert.deepEqual(stored.input, r.request.input);
@@ -212,7 +271,10 @@ test("approvals round trip over SQLite, across a registry re-creation", async ()
     const pending = await second.approvals.list({ status: "pending" });
     assert.deepEqual(pending.map((p) => p.id).sort(), [r.request.id, rejected.request.id].sort());
     // The actor may not approve their own request.
-    assert.equal((await second.approvals.approve(r.request.id, { approver: "alice" }).catch((e) => e)).code, "POLICY_DENIED");
+    assert.equal(
+      (await second.approvals.approve(r.request.id, { approver: "alice" }).catch((e) => e)).code,
+      "POLICY_DENIED",
+    );
     const decided = await second.approvals.approve(r.request.id, { approver: "bob", reason: "ok" });
     assert.equal(decided.status, "approved");
     assert.equal(decided.decidedBy, "bob");
@@ -231,7 +293,13 @@ test("approvals round trip over SQLite, across a registry re-creation", async ()
 // test/postgres/ (make test-postgres-bindings).
 test("approval store options: bad values fail clearly", async () => {
   const router = { x: base.meta({ agent: agent() }).handler(async () => 1) };
-  for (const approvalStore of ["disk", { sqlite: "" }, { postgres: "" }, { postgres: { url: 3 } }, { postgres: "x", sqlite: "y" }]) {
+  for (const approvalStore of [
+    "disk",
+    { sqlite: "" },
+    { postgres: "" },
+    { postgres: { url: 3 } },
+    { postgres: "x", sqlite: "y" },
+  ]) {
     const e = await createCapabilityRegistry(router, { approvalStore }).catch((x) => x);
     assert.ok(e instanceof CapabilityError, JSON.stringify(approvalStore));
     assert.equal(e.code, "INVALID_INPUT");
@@ -245,7 +313,10 @@ test("a Rust panic becomes a thrown error; Node keeps running", () => {
 
 test("error codes: the TypeScript union and ERROR_CODES equal the core's allErrorCodes()", () => {
   const src = readFileSync(new URL("../src/generated/protocol.ts", import.meta.url), "utf8");
-  const union = src.slice(src.indexOf("export type CapabilityErrorCode"), src.indexOf(";", src.indexOf("export type CapabilityErrorCode")));
+  const union = src.slice(
+    src.indexOf("export type CapabilityErrorCode"),
+    src.indexOf(";", src.indexOf("export type CapabilityErrorCode")),
+  );
   const declared = [...union.matchAll(/"([A-Z_]+)"/g)].map((m) => m[1]);
   assert.deepEqual(declared, native.allErrorCodes());
   assert.deepEqual([...ERROR_CODES], native.allErrorCodes());
@@ -256,8 +327,13 @@ test("error codes: the TypeScript union and ERROR_CODES equal the core's allErro
 test("step kinds: the façade's Kind mirror equals the core's StepKind numbering", () => {
   // Generated (cargo run -p orpc-agent-core --example mirrors); this checks the generator.
   const src = readFileSync(new URL("../src/generated/protocol.ts", import.meta.url), "utf8");
-  const body = src.slice(src.indexOf("export const enum Kind"), src.indexOf("}", src.indexOf("export const enum Kind")));
-  const mirrored = Object.fromEntries([...body.matchAll(/^\s*([A-Za-z]+) = (\d+),/gm)].map((m) => [m[1], Number(m[2])]));
+  const body = src.slice(
+    src.indexOf("export const enum Kind"),
+    src.indexOf("}", src.indexOf("export const enum Kind")),
+  );
+  const mirrored = Object.fromEntries(
+    [...body.matchAll(/^\s*([A-Za-z]+) = (\d+),/gm)].map((m) => [m[1], Number(m[2])]),
+  );
   const core = native.stepKinds();
   assert.equal(core.length, 13);
   for (const [i, name] of core.entries()) assert.equal(mirrored[name], i + 1, name);
@@ -276,7 +352,13 @@ test("resume asRequester: only the requester on its surface resumes; anyone else
   const records = [];
   let runs = 0;
   const registry = await createCapabilityRegistry(
-    { refund: base.meta({ agent: agent({ sideEffect: "write", approval: { required: true }, expose: { mcp: true, direct: true } }) }).handler(async () => ++runs) },
+    {
+      refund: base
+        .meta({
+          agent: agent({ sideEffect: "write", approval: { required: true }, expose: { mcp: true, direct: true } }),
+        })
+        .handler(async () => ++runs),
+    },
     { audit: (r) => records.push(r) },
   );
   const made = await registry.invoke("refund", {}, { surface: "mcp", actor: { id: "alice" } });
@@ -293,14 +375,26 @@ test("resume asRequester: only the requester on its surface resumes; anyone else
     assert.equal((await registry.approvals.get(id)).status, "approved", "nothing consumed");
   }
   const refused = records.filter((r) => r.resumed && r.outcome === "APPROVAL_NOT_FOUND");
-  assert.deepEqual(refused.map((r) => [r.surface, r.actorId ?? null]), [["mcp", "mallory"], ["direct", "alice"], ["mcp", null]]);
-  assert.deepEqual(await registry.resume(id, { asRequester: { surface: "mcp", actor: { id: "alice" } } }), { status: "ok", output: 1 });
+  assert.deepEqual(
+    refused.map((r) => [r.surface, r.actorId ?? null]),
+    [
+      ["mcp", "mallory"],
+      ["direct", "alice"],
+      ["mcp", null],
+    ],
+  );
+  assert.deepEqual(await registry.resume(id, { asRequester: { surface: "mcp", actor: { id: "alice" } } }), {
+    status: "ok",
+    output: 1,
+  });
   assert.equal(runs, 1);
 });
 
 test("invoke without a frame rejects with a TypeError (never a synchronous throw)", async () => {
   const registry = await createCapabilityRegistry({
-    p: base.meta({ agent: { description: "P.", expose: { direct: true }, sideEffect: "read", risk: "low" } }).handler(async () => 1),
+    p: base
+      .meta({ agent: { description: "P.", expose: { direct: true }, sideEffect: "read", risk: "low" } })
+      .handler(async () => 1),
   });
   for (const frame of [undefined, null, "direct"]) {
     let promise;
@@ -330,11 +424,17 @@ test("approval views show the status as of the read: an expired request is `expi
   assert.equal(gated.request.status, "pending");
   const id = gated.request.id;
   assert.equal((await registry.approvals.get(id)).status, "pending");
-  assert.deepEqual((await registry.approvals.list({ status: "pending" })).map((r) => r.id), [id]);
+  assert.deepEqual(
+    (await registry.approvals.list({ status: "pending" })).map((r) => r.id),
+    [id],
+  );
   await new Promise((resolve) => setTimeout(resolve, 2_100));
   assert.equal((await registry.approvals.get(id)).status, "expired");
   assert.deepEqual(await registry.approvals.list({ status: "pending" }), [], "no longer listed as pending");
-  assert.deepEqual((await registry.approvals.list({ status: "expired" })).map((r) => r.id), [id]);
+  assert.deepEqual(
+    (await registry.approvals.list({ status: "expired" })).map((r) => r.id),
+    [id],
+  );
   await assert.rejects(registry.approvals.approve(id, { approver: "m" }), (e) => e.code === "APPROVAL_EXPIRED");
   // What a view returns can be handed back: the input view of an expired request.
   assert.deepEqual(await registry.redactApprovalInput(await registry.approvals.get(id)), {});
@@ -391,17 +491,22 @@ test("an async validator, output validator or redactor that never settles ends a
   const okSchema = { "~standard": { version: 1, vendor: "test", validate: (value) => ({ value }) } };
   let ran = 0;
   const registry = await createCapabilityRegistry({
-    stuckInput: base.meta({ agent: agent({ timeoutMs: 60 }) }).input(stuckSchema).handler(async () => {
-      ran++;
-      return "x";
-    }),
-    stuckOutput: base.meta({ agent: agent({ timeoutMs: 60 }) }).input(okSchema).output(stuckSchema).handler(async () => {
-      ran++;
-      return "secret-out";
-    }),
-    stuckRedactor: base
-      .meta({ agent: agent({ timeoutMs: 60, redact: { output: never } }) })
+    stuckInput: base
+      .meta({ agent: agent({ timeoutMs: 60 }) })
+      .input(stuckSchema)
       .handler(async () => {
+        ran++;
+        return "x";
+      }),
+    stuckOutput: base
+      .meta({ agent: agent({ timeoutMs: 60 }) })
+      .input(okSchema)
+      .output(stuckSchema)
+      .handler(async () => {
+        ran++;
+        return "secret-out";
+      }),
+    stuckRedactor: base.meta({ agent: agent({ timeoutMs: 60, redact: { output: never } }) }).handler(async () => {
       ran++;
       return "secret-out";
     }),

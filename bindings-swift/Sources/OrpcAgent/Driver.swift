@@ -166,9 +166,10 @@ final class Driver: @unchecked Sendable {
         while let kind = kinds(next) {
             switch kind {
             case .askRetryOn:
-                let retry = inv.retryError().map { error in
-                    capability()?.hooks.retryOn?(CapabilityError(error)) ?? false
-                } ?? false
+                let retry =
+                    inv.retryError().map { error in
+                        capability()?.hooks.retryOn?(CapabilityError(error)) ?? false
+                    } ?? false
                 next = inv.answerRetryOn(retry: retry)
             case .exportInput:
                 next = exportInput()
@@ -242,7 +243,8 @@ final class Driver: @unchecked Sendable {
         } catch let e as CapabilityError {
             return inv.answerInputInvalid(message: e.message)
         } catch let e as DecodingError {
-            return inv.answerInputInvalid(message: "The input does not match the capability's input type: \(describe(e))")
+            return inv.answerInputInvalid(
+                message: "The input does not match the capability's input type: \(describe(e))")
         } catch {
             // A plain error: the core's generic message (its text may quote
             // the input); the operator gets the error.
@@ -325,7 +327,8 @@ final class Driver: @unchecked Sendable {
             } catch {
                 report(.coreData("recorded frame"), error)
                 return inv.answerHandlerError(
-                    code: ErrorCode.internal.rawValue, message: "The agent runtime failed internally.", retryable: false,
+                    code: ErrorCode.internal.rawValue, message: "The agent runtime failed internally.",
+                    retryable: false,
                     nowMs: clock.nowMs())
             }
         }
@@ -333,7 +336,9 @@ final class Driver: @unchecked Sendable {
         let inv = self.inv
         let context = HandlerContext(
             attempt: inv.attempt(), deadlineAtMs: deadline, capabilityId: cap.id, frame: frame,
-            reporter: { done, total in inv.reportProgress(done: done, total: total).map { ProgressEvent(done: $0.done, total: $0.total) } })
+            reporter: { done, total in
+                inv.reportProgress(done: done, total: total).map { ProgressEvent(done: $0.done, total: $0.total) }
+            })
         let handler = cap.hooks.handler
         let call = self.call
         let logger = options.logger
@@ -351,7 +356,8 @@ final class Driver: @unchecked Sendable {
                 logger.log(OperatorFailure(capabilityId: cap.id, hook: .handler, error: error))
                 // A plain error: only its type reaches the core (the audit record's
                 // `failure`); its description may quote data and goes to the logger.
-                return inv.answerHandlerError(code: nil, message: String(describing: type(of: error)), retryable: false, nowMs: clock.nowMs())
+                return inv.answerHandlerError(
+                    code: nil, message: String(describing: type(of: error)), retryable: false, nowMs: clock.nowMs())
             case .timedOut:
                 return inv.answerHandlerTimedOut(nowMs: clock.nowMs())
             case .cancelled:
@@ -406,7 +412,8 @@ extension Frame {
         frame.actor = try recorded.actor("actor")
         frame.trace = try recorded.optional("trace").map { t in
             let trace = try CoreObject("recorded frame trace", t)
-            return TraceContext(traceparent: try trace.string("traceparent"), tracestate: try trace.optionalString("tracestate"))
+            return TraceContext(
+                traceparent: try trace.string("traceparent"), tracestate: try trace.optionalString("tracestate"))
         }
         frame.requestId = try recorded.optionalString("requestId")
         frame.agentId = try recorded.optionalString("agentId")

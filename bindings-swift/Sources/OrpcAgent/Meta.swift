@@ -96,7 +96,9 @@ public struct AgentMeta: Sendable, Hashable {
             if let s = Surface(rawValue: k), let b = v.boolValue { expose[s] = b }
         }
         let tags = json["tags"]?.arrayValue.map { $0.compactMap(\.stringValue) }
-        let retry = json["retry"].flatMap { r in int(r["maxAttempts"]).map { Retry(maxAttempts: $0, backoffMs: int(r["backoffMs"])) } }
+        let retry = json["retry"].flatMap { r in
+            int(r["maxAttempts"]).map { Retry(maxAttempts: $0, backoffMs: int(r["backoffMs"])) }
+        }
         let approval = json["approval"].flatMap { a in
             a["required"]?.boolValue.map {
                 Approval(required: $0, type: a["type"]?.stringValue, expiresInMs: int(a["expiresInMs"]))
@@ -105,7 +107,8 @@ public struct AgentMeta: Sendable, Hashable {
         self.init(
             description: json["description"]?.stringValue ?? "", expose: expose,
             sideEffect: enumValue("sideEffect", SideEffect.self) ?? .destructive,
-            risk: enumValue("risk", Risk.self) ?? .critical, tags: tags, timeoutMs: int(json["timeoutMs"]), retry: retry,
+            risk: enumValue("risk", Risk.self) ?? .critical, tags: tags, timeoutMs: int(json["timeoutMs"]),
+            retry: retry,
             idempotent: json["idempotent"]?.boolValue, approval: approval,
             discovery: enumValue("discovery", Discovery.self), adapters: json["adapters"],
             policies: json["policies"]?.arrayValue ?? [])
