@@ -46,6 +46,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import PrivateAttr
 
 from . import _native
+from ._agent_tools import FAILED, OUTPUT_NOT_JSON
 from .errors import CapabilityError, InternalError
 from .progress import ProgressEvent, on_progress
 from .registry import CapabilityRegistry
@@ -66,10 +67,6 @@ APPROVAL_ID_META: str = _native.MCP_APPROVAL_ID_META
 """The request ``_meta`` key under which a client names an approved request
 to resume through the tool it calls (as in the Node adapter)."""
 
-#: The output has no JSON form: its text, or an exception's, is not shown.
-OUTPUT_NOT_JSON = "The capability's output could not be converted to JSON."
-#: Anything but a ``CapabilityError`` went wrong: its text is not shown.
-FAILED = "The capability failed while running."
 
 _log = logging.getLogger("orpc_agent")
 

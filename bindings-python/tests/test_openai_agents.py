@@ -1,0 +1,232 @@
+"""The OpenAI Agents SDK adapter, driven by the SDK's own offline model
+(``agents.testing.ScriptedModel``, an implementation of its ``Model``
+interface): a real ``Runner`` tool loop, no network."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents import Agent, Runner, RunState, UserError, set_tracing_disabled
+from agents.testing import ScriptedModel, assistant_message, function_call
+
+import agent_caps
+from agent_caps import CARD, EMAIL, build, finished
+from orpc_agent import ApprovalConsumedError, Frame, PolicyDeniedError, capability, create_capability_registry
+from orpc_agent.openai_agents import PrincipalRequiredError, governed_tools
+
+set_tracing_disabled(True)
+
+# The caller, as the app's authenticated transport gives it; its surface is
+# replaced by the adapter's (aiSdk).
+ANA = Frame("direct", actor={"id": "ana"}, session_id="conv-1")
+
+
+@pytest.fixture(autouse=True)
+def _count() -> None:
+    agent_caps.CALLS.clear()
+
+
+def outputs(model: ScriptedModel, turn: int) -> dict[str, str]:
+    """What the model was sent of each tool call, by call id, at that turn."""
+    items = model.calls[turn].input
+    assert isinstance(items, list)
+    return {i["call_id"]: i["output"] for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"}
+
+
+def first_turn() -> list[Any]:
+    return [
+        function_call("orders_get", {"email": EMAIL}, call_id="call_get"),
+        function_call("orders_purge", {"email": EMAIL}, call_id="call_purge"),
+        function_call("orders_refund", {"order": "o-1", "cents": 500}, call_id="call_refund"),
+    ]
+
+
+def test_tools_come_from_the_aisdk_descriptors() -> None:
+    @capability(id="notes.put", description="Store a note.", expose={"aiSdk": True}, side_effect="none", risk="low")
+    async def put(note: dict[str, Any]) -> str:
+        return "ok"
+
+    tools = governed_tools(build(), ANA)
+    by_name = {t.name: t for t in tools}
+    assert set(by_name) == {"orders_get", "orders_purge", "orders_refund"}  # orders.internal is direct only
+    get = by_name["orders_get"]
+    assert get.description == "Find the customer's order by email."
+    assert get.strict_json_schema is True
+    assert get.params_json_schema["required"] == ["email"]
+    assert get.params_json_schema["additionalProperties"] is False
+    # An open object cannot be made strict without changing what it accepts.
+    [open_tool] = governed_tools(create_capability_registry([put]), ANA)
+    assert open_tool.strict_json_schema is False
+    assert open_tool.params_json_schema["additionalProperties"] is True
+
+
+async def test_read_refused_gated_approved_resumed_once_and_a_replay_refused(tmp_path: Path) -> None:
+    audit: list[dict[str, Any]] = []
+    store = {"sqlite": str(tmp_path / "approvals.db")}
+    ids: dict[str, str] = {}  # where request ids wait: shared by both "processes"
+    model = ScriptedModel([first_turn(), [assistant_message("Refunded.")], [assistant_message("Already refunded.")]])
+
+    registry = build(audit.append, store)
+    agent = Agent(name="support", model=model, tools=governed_tools(registry, ANA, approval_ids=ids))
+    result = await Runner.run(agent, "Refund Ana's order.")
+    # The read ran, the purge was refused, the refund waits for a human.
+    assert [i.tool_name for i in result.interruptions] == ["orders_refund"]
+    assert dict(agent_caps.CALLS) == {"orders.get": 1}
+    snapshot = result.to_state().to_string()
+
+    # Another process: a new registry on the same store, new tools, the run
+    # state read back from its JSON.
+    registry2 = build(audit.append, store)
+    tools2 = governed_tools(registry2, ANA, approval_ids=ids)
+    agent2 = Agent(name="support", model=model, tools=tools2)
+    state = await RunState.from_string(agent2, snapshot)
+    [item] = state.get_interruptions()
+    request = await tools2.request(item)
+    assert request is not None
+    assert (request.status, request.type, request.capability_id, request.actor_id) == (
+        "pending",
+        "refund",
+        "orders.refund",
+        "ana",
+    )
+    decided = await tools2.approve(state, item, approver="lead")
+    assert (decided.status, decided.decided_by) == ("approved", "lead")
+    done = await Runner.run(agent2, state)
+    assert done.final_output == "Refunded."
+    assert agent_caps.CALLS["orders.refund"] == 1
+
+    sent = outputs(model, 1)
+    # Redaction: the model reads the redacted output only.
+    assert json.loads(sent["call_get"]) == {"id": "o-1", "email": "a***@example.com", "card": "****1111"}
+    assert sent["call_purge"].startswith(
+        'POLICY_DENIED: Denied by policy "no-purge": Purging is disabled; archive instead.'
+    )
+    assert "do not retry it unchanged" in sent["call_purge"]  # the core's hint
+    assert json.loads(sent["call_refund"]) == {"refunded": "o-1", "cents": 500}
+    assert (await registry2.approvals.get_async(request.id)).status == "consumed"  # type: ignore[union-attr]
+
+    # A replay: the snapshot of the interruption, approved again.
+    replay = await RunState.from_string(agent2, snapshot)
+    [again] = replay.get_interruptions()
+    with pytest.raises(ApprovalConsumedError):  # the core refuses a second decision
+        await tools2.approve(replay, again, approver="lead")
+    replay.approve(again)  # the SDK's own approval: the core refuses the second run
+    replayed = await Runner.run(agent2, replay)
+    assert replayed.final_output == "Already refunded."
+    assert agent_caps.CALLS["orders.refund"] == 1
+    assert outputs(model, 2)["call_refund"].startswith("APPROVAL_CONSUMED: ")
+    assert dict(agent_caps.CALLS) == {"orders.get": 1, "orders.refund": 1}  # nothing ran twice
+
+    # Audit: one record per governed call, on aiSdk, as ana, the tool call id
+    # as request id; the read's output redacted; no raw value anywhere.
+    records = finished(audit)
+    assert sorted(records[:3]) == [
+        ("orders.get", "ok", False),
+        ("orders.purge", "POLICY_DENIED", False),
+        ("orders.refund", "approval_required", False),
+    ]
+    assert records[3:] == [("orders.refund", "ok", True), ("orders.refund", "APPROVAL_CONSUMED", True)]
+    done_records = [r for r in audit if r["event"] == "finished"]
+    assert {(r["surface"], r["actorId"], r["sessionId"]) for r in done_records} == {("aiSdk", "ana", "conv-1")}
+    assert {r["requestId"] for r in done_records} == {"call_get", "call_purge", "call_refund"}
+    [read] = [r for r in done_records if r["capabilityId"] == "orders.get"]
+    assert read["output"] == {"id": "o-1", "email": "a***@example.com", "card": "****1111"}
+    text = json.dumps(audit)
+    assert EMAIL not in text and CARD not in text
+    assert {r["approvalId"] for r in done_records if r["capabilityId"] == "orders.refund"} == {request.id}
+
+
+async def test_a_rejection_is_the_core_s_and_the_model_reads_the_core_s_answer() -> None:
+    audit: list[dict[str, Any]] = []
+    registry = build(audit.append)
+    tools = governed_tools(registry, ANA)
+    model = ScriptedModel(
+        [
+            [function_call("orders_refund", {"order": "o-1", "cents": 500}, call_id="call_r")],
+            [assistant_message("It was not approved.")],
+        ]
+    )
+    agent = Agent(name="support", model=model, tools=tools)
+    result = await Runner.run(agent, "Refund.")
+    state = result.to_state()
+    [item] = state.get_interruptions()
+    decided = await tools.reject(state, item, approver="lead", reason="Not this one.")
+    assert (decided.status, decided.decided_by) == ("rejected", "lead")
+    done = await Runner.run(agent, state)
+    assert done.final_output == "It was not approved."
+    assert agent_caps.CALLS["orders.refund"] == 0
+    assert outputs(model, 1)["call_r"] == (
+        "APPROVAL_REJECTED: the approval request was rejected. A human rejected this call; do not retry it."
+    )
+    assert finished(audit) == [
+        ("orders.refund", "approval_required", False),
+        ("orders.refund", "APPROVAL_REJECTED", True),
+    ]
+
+
+async def test_the_sdk_approval_is_recorded_as_the_core_s_decision_which_the_core_may_refuse() -> None:
+    # approver_must_differ: ana may not approve her own refund; the core says so.
+    registry = build(approver_must_differ=True)
+    tools = governed_tools(registry, ANA)
+    model = ScriptedModel(
+        [
+            [function_call("orders_refund", {"order": "o-1", "cents": 500}, call_id="call_r")],
+            [assistant_message("Waiting.")],
+        ]
+    )
+    agent = Agent(name="support", model=model, tools=tools)
+    state = (await Runner.run(agent, "Refund.")).to_state()
+    [item] = state.get_interruptions()
+    with pytest.raises(PolicyDeniedError):
+        await tools.approve(state, item, approver="ana")
+    state.approve(item)  # the SDK's approval, recorded with the frame's actor (ana): refused
+    await Runner.run(agent, state)
+    assert agent_caps.CALLS["orders.refund"] == 0
+    assert outputs(model, 1)["call_r"].startswith("APPROVAL_PENDING: ")
+    request_id = tools.request_id(item)
+    assert request_id is not None
+    assert (await registry.approvals.get_async(request_id)).status == "pending"  # type: ignore[union-attr]
+
+
+async def test_a_gated_call_needs_a_caller_the_approval_can_be_kept_for() -> None:
+    tools = governed_tools(build(), Frame("aiSdk"))  # no actor id, no session
+    model = ScriptedModel([[function_call("orders_refund", {"order": "o-1", "cents": 5}, call_id="call_r")]])
+    with pytest.raises(UserError) as raised:  # the SDK wraps what a tool raises
+        await Runner.run(Agent(name="support", model=model, tools=tools), "Refund.")
+    assert isinstance(raised.value.__cause__, PrincipalRequiredError)
+    assert agent_caps.CALLS["orders.refund"] == 0
+
+
+async def test_invalid_arguments_get_the_core_s_validation_text() -> None:
+    tools = governed_tools(build(), ANA)
+    model = ScriptedModel(
+        [
+            [function_call("orders_get", {"email": 3}, call_id="call_bad")],
+            [assistant_message("Sorry.")],
+        ]
+    )
+    await Runner.run(Agent(name="support", model=model, tools=tools), "Find.")
+    text = outputs(model, 1)["call_bad"]
+    assert text.startswith("INVALID_INPUT: ") and "email" in text
+    assert "Fix the arguments" in text
+
+
+async def test_an_undecided_call_asked_again_keeps_its_one_request() -> None:
+    registry = build()
+    tools = governed_tools(registry, ANA)
+    call = function_call("orders_refund", {"order": "o-1", "cents": 500}, call_id="call_r")
+    model = ScriptedModel([[call], [call]])
+    agent = Agent(name="support", model=model, tools=tools)
+    state = (await Runner.run(agent, "Refund.")).to_state()
+    # Run again without a decision; then a new run that presents the same
+    # tool call again (the gate is asked about it a second time).
+    again = await Runner.run(agent, state)
+    assert [i.tool_name for i in again.interruptions] == ["orders_refund"]
+    fresh = await Runner.run(agent, "Refund.")
+    assert [i.tool_name for i in fresh.interruptions] == ["orders_refund"]
+    pending = await registry.approvals.list_async(status="pending")
+    assert [r.capability_id for r in pending] == ["orders.refund"]
+    assert agent_caps.CALLS["orders.refund"] == 0
