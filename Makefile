@@ -14,13 +14,14 @@ CLI    := target/debug/orpc-agent
 .PHONY: help build test test-rust test-cross lint fmt mirrors mirrors-check demo demo-cli bench bench-core venv
 
 # Each binding or subsystem adds its targets in mk/<name>.mk and appends
-# them to these lists, so `make test`, `make demo`, `make bench`, `make build`
-# and `make lint` run everything without this file naming every part.
+# them to these lists, so `make test`, `make demo`, `make bench`, `make build`,
+# `make lint` and `make fmt` run everything without this file naming every part.
 TEST_TARGETS  :=
 DEMO_TARGETS  :=
 BENCH_TARGETS :=
 BUILD_TARGETS :=
 LINT_TARGETS  :=
+FMT_TARGETS   :=
 -include mk/*.mk
 .DEFAULT_GOAL := help
 
@@ -63,7 +64,7 @@ venv: $(VPY) ## the Python venv the cross tests use
 test-cross: venv ## hash vectors vs. their generator's code and vs. an encoder written apart
 	$(VPY) -m pytest -q --timeout=120 tests/cross
 
-lint: $(LINT_TARGETS) mirrors-check ## rustfmt and clippy, warnings are errors; generated mirrors current
+lint: $(LINT_TARGETS) mirrors-check ## rustfmt and clippy (warnings are errors), each binding's linter and formatter check; generated mirrors current
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy -p orpc-agent-memory-bench -- -D warnings
@@ -74,7 +75,7 @@ mirrors: ## write the façades' generated protocol constants (step kinds, sentin
 mirrors-check: ## fail when a façade's generated protocol constants are not the core's
 	$(CARGO) run -q -p orpc-agent-core --example mirrors -- --check
 
-fmt:
+fmt: $(FMT_TARGETS) ## format the Rust (rustfmt) and each binding (Biome, ruff format, swift format)
 	$(CARGO) fmt --all
 
 demo: demo-cli $(DEMO_TARGETS) ## run every example end to end

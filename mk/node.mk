@@ -8,7 +8,11 @@ NPM      ?= npm
 # regression that never settles fails its test instead of hanging the run.
 NODE_TEST := node --test --test-concurrency=1 --test-timeout=120000
 
-.PHONY: test-node build-node lint-node bench-node node-deps node-native node-ts
+.PHONY: test-node build-node lint-node fmt-node bench-node node-deps node-native node-ts
+# Biome, from the lockfile (bindings-node's devDependencies), with the repo
+# root's biome.jsonc: bindings-node's src, test, scripts and bench, and the
+# examples' .mjs. `biome ci` lints and checks the formatting, writing nothing.
+BIOME := $(NODE_DIR)/node_modules/.bin/biome
 
 $(NODE_DIR)/node_modules/.package-lock.json: $(NODE_DIR)/package-lock.json
 	cd $(NODE_DIR) && $(NPM) ci --no-audit --no-fund
@@ -28,10 +32,14 @@ build-node: node-deps ## Node binding: release native module + TypeScript
 test-node: node-native node-ts ## Node binding: vectors, SI-1…SI-12, oRPC integration (node --test)
 	cd $(NODE_DIR) && $(NODE_TEST) test/*.test.js test/adapters/*.test.mjs test/hardening/*.test.mjs
 
-lint-node: node-ts ## Node binding: tsc --noEmit, clippy, generated .d.ts drift
+lint-node: node-ts ## Node binding: Biome (lint + format check), tsc --noEmit, clippy, generated .d.ts drift
+	$(BIOME) ci
 	cd $(NODE_DIR) && npx tsc --noEmit -p tsconfig.json && npx tsc -p tsconfig.test.json
 	$(CARGO) clippy -p orpc-agent-node --all-targets -- -D warnings
 	cd $(NODE_DIR) && node scripts/check-dts.js
+
+fmt-node: node-deps
+	$(BIOME) format --write
 
 bench-node: node-deps ## Node binding: registry.invoke vs bare oRPC call (release build)
 	cd $(NODE_DIR) && npx napi build --platform --release --esm --js index.js --dts index.d.ts --no-dts-cache
@@ -41,4 +49,5 @@ bench-node: node-deps ## Node binding: registry.invoke vs bare oRPC call (releas
 TEST_TARGETS  += test-node
 BUILD_TARGETS += build-node
 LINT_TARGETS  += lint-node
+FMT_TARGETS   += fmt-node
 BENCH_TARGETS += bench-node

@@ -6,8 +6,12 @@
 PY_DIR     := bindings-python
 PY_REQS    := $(PY_DIR)/requirements-dev.txt
 PY_ENV     := VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(VENV)/bin:$$PATH
+# ruff (pinned in $(PY_REQS)) over the binding, the example and the bench,
+# all with bindings-python/pyproject.toml's [tool.ruff].
+PY_RUFF    := cd $(PY_DIR) && $(CURDIR)/$(VENV)/bin/ruff
+PY_RUFF_ON := --config pyproject.toml . ../examples/python-agent ../bench/python
 
-.PHONY: python-deps python-develop test-python build-python lint-python demo-python bench-python
+.PHONY: python-deps python-develop test-python build-python lint-python fmt-python demo-python bench-python
 
 python-deps: $(VPY)
 	$(VPY) -m pip install --quiet -r $(PY_REQS)
@@ -23,10 +27,15 @@ test-python: python-develop ## Python binding: pytest (vectors, SI-1…SI-12, MC
 build-python: python-deps ## Python binding: the abi3 wheel (release) in target/wheels
 	cd $(PY_DIR) && $(PY_ENV) maturin build --release --quiet
 
-lint-python: python-deps ## Python binding: rustfmt + clippy for the crate, mypy on the package
+lint-python: python-deps ## Python binding: ruff check + ruff format --check, rustfmt + clippy for the crate, mypy on the package
+	$(PY_RUFF) check $(PY_RUFF_ON)
+	$(PY_RUFF) format --check $(PY_RUFF_ON)
 	$(CARGO) fmt -p orpc-agent-python -- --check
 	$(CARGO) clippy -p orpc-agent-python --all-targets -- -D warnings
 	cd $(PY_DIR) && $(CURDIR)/$(VPY) -m mypy python/orpc_agent
+
+fmt-python: python-deps
+	$(PY_RUFF) format $(PY_RUFF_ON)
 
 demo-python: python-develop ## Python example: an MCP stdio server driven by a real mcp client
 	$(VPY) examples/python-agent/client.py
@@ -41,3 +50,4 @@ DEMO_TARGETS  += demo-python
 BENCH_TARGETS += bench-python
 BUILD_TARGETS += build-python
 LINT_TARGETS  += lint-python
+FMT_TARGETS   += fmt-python

@@ -11,7 +11,15 @@ SWIFT_SH      := scripts/swift.sh
 SWIFT_PKG     := bindings-swift
 SWIFT_LIBDIR   = $(CURDIR)/target/swift-lib/$(1)
 
-.PHONY: swift-lib swift-lib-release test-swift build-swift lint-swift demo-swift bench-swift swift-bindings
+.PHONY: swift-lib swift-lib-release test-swift build-swift lint-swift fmt-swift demo-swift bench-swift swift-bindings
+
+# swift-format (`swift format`, part of the Swift 6 toolchain; 600.0.0 in the
+# chroot) with bindings-swift/.swift-format over OrpcAgent's hand-written
+# sources, its tests, the bench and the example CLI: not the generated
+# OrpcAgentFFI or Sources/OrpcAgent/Generated. Expanded inside swift.sh's
+# shell, where Swift runs.
+SWIFT_FORMAT_ON  := --configuration $(SWIFT_PKG)/.swift-format $$(find $(SWIFT_PKG)/Sources/OrpcAgent $(SWIFT_PKG)/Tests $(SWIFT_PKG)/Bench examples/swift-cli/Sources \
+                    -name '*.swift' -not -path '*/Generated/*' | sort)
 
 # SwiftPM does not track a library found through LIBRARY_PATH: when the
 # Rust library changes, the linked Swift products (test bundle, bench, the
@@ -45,9 +53,13 @@ test-swift: swift-lib ## Swift: bindings drift check, then swift test (vectors, 
 build-swift: swift-lib ## Swift: build the package and the example CLI
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build && cd ../examples/swift-cli && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build"
 
-lint-swift: ## Swift: rustfmt + clippy for the uniffi crate (the 3-line bindgen crate only gets rustfmt: checking it would compile uniffi's CLI twice)
+lint-swift: ## Swift: swift-format lint --strict, rustfmt + clippy for the uniffi crate (the 3-line bindgen crate only gets rustfmt: checking it would compile uniffi's CLI twice)
+	$(SWIFT_SH) run "swift format lint --strict $(SWIFT_FORMAT_ON)"
 	$(CARGO) fmt -p orpc-agent-swift -p orpc-agent-uniffi-bindgen -- --check
 	$(CARGO) clippy -p orpc-agent-swift --all-targets -- -D warnings
+
+fmt-swift:
+	$(SWIFT_SH) run "swift format format -i $(SWIFT_FORMAT_ON)"
 
 demo-swift: swift-lib ## Swift: the example CLI (two capabilities, an approval round trip)
 	$(SWIFT_SH) run "cd examples/swift-cli && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift run -q SwiftCLI"
@@ -60,3 +72,4 @@ DEMO_TARGETS  += demo-swift
 BENCH_TARGETS += bench-swift
 BUILD_TARGETS += build-swift
 LINT_TARGETS  += lint-swift
+FMT_TARGETS   += fmt-swift
