@@ -37,8 +37,9 @@ lint-python: python-deps ## Python binding: ruff check + ruff format --check, ru
 fmt-python: python-deps
 	$(PY_RUFF) format $(PY_RUFF_ON)
 
-demo-python: python-develop ## Python example: an MCP stdio server driven by a real mcp client
+demo-python: python-develop ## Python examples: an MCP stdio server driven by a real mcp client; a PydanticAI agent loop
 	$(VPY) examples/python-agent/client.py
+	$(VPY) examples/python-agent/pydantic_ai_agent.py
 
 bench-python: python-deps ## Python binding benchmark (release build): direct vs governed vs MCP
 	cd $(PY_DIR) && $(PY_ENV) maturin develop --release --quiet

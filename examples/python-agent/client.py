@@ -45,7 +45,7 @@ async def main() -> None:
             show("orders_delete (policy denies)", await client.call_tool("orders_delete", {"order_id": "o-1"}))
             first = await client.call_tool("orders_refund", {"order_id": "o-1", "amount": 5})
             show("orders_refund (approval requested)", first)
-            request_id = (first.meta or {})["orpc-agent/approval"]["id"]
+            request_id = (first.meta or {})["orpc-agent/approval"]["requestId"]
 
             # The approver's process: same SQLite store, no MCP involved.
             from server import build

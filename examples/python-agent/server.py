@@ -42,7 +42,7 @@ class Refund(BaseModel):
 @capability(
     id="orders.get",
     description="Fetch one order by id. Card numbers are masked.",
-    expose={"mcp": True, "direct": True},
+    expose={"mcp": True, "aiSdk": True, "direct": True},
     side_effect="read",
     risk="low",
     redact_output=lambda order, info: order.model_copy(update={"card": "**** " + order.card[-4:]}),
@@ -59,7 +59,7 @@ async def get_order(q: Lookup) -> Order:
 @capability(
     id="orders.refund",
     description="Refund part of an order. Needs a manager's approval.",
-    expose={"mcp": True},
+    expose={"mcp": True, "aiSdk": True},
     side_effect="write",
     risk="high",
     approval={"required": True, "type": "manager"},
@@ -76,7 +76,7 @@ def only_admins(request: PolicyRequest) -> Deny | Abstain:
 @capability(
     id="orders.delete",
     description="Delete an order permanently.",
-    expose={"mcp": True},
+    expose={"mcp": True, "aiSdk": True},
     side_effect="destructive",
     risk="critical",
     policies=[host_policy(only_admins, name="admins-only")],
