@@ -1,9 +1,10 @@
 //! One governed invocation, driven from Swift with synchronous calls.
 //!
-//! Each `answer_*` method feeds the host's answer to the current step and
-//! advances through the steps the core performs itself (synchronous
-//! approval-store steps), returning the next step kind Swift must perform:
-//! one crossing per host step. The step kinds are the core's `StepKind`
+//! Each `answer_*` method feeds the host's answer to the current step, with
+//! the time Swift's clock read when it was made, and advances through the
+//! steps the core performs itself (synchronous approval-store steps),
+//! returning the next step kind Swift must perform: one crossing per host
+//! step. The step kinds are the core's `StepKind`
 //! integers. An answer that does not fit the step ends the invocation in
 //! `Done` with an INTERNAL error (the core's rule); the next kind says so.
 
@@ -115,8 +116,6 @@ pub struct FfiInvocation {
     host: Arc<BindingRegistry>,
     audit: AuditRoute,
     inv: Mutex<Invocation>,
-    /// The clock reading store steps use until Swift sends a newer one.
-    now_ms: Mutex<u64>,
     /// The core panicked while running this invocation (it must not; the
     /// panic is caught here so it never unwinds into Swift or aborts the
     /// app). The invocation then ends in INTERNAL.
@@ -178,7 +177,6 @@ impl FfiInvocation {
             host,
             audit,
             inv: Mutex::new(inv),
-            now_ms: Mutex::new(now_ms),
             panicked: AtomicBool::new(false),
             progress: Mutex::new(ProgressChecker::new()),
         };
@@ -193,23 +191,18 @@ impl FfiInvocation {
         self.inv.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn clock(&self, now_ms: Option<u64>) -> u64 {
-        let mut t = self.now_ms.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = now_ms {
-            *t = n;
-        }
-        *t
-    }
-
     /// Applies `answer`, runs the core's own store steps, returns the next
-    /// step kind for Swift.
-    fn answer(&self, answer: Answer, now_ms: Option<u64>) -> u8 {
-        let now = self.clock(now_ms);
+    /// step kind for Swift. `now_ms` is Swift's clock when the answer was
+    /// made: the core ends the attempt in TIMEOUT instead of handing out a
+    /// handler step at or past its deadline (`Invocation::at`, applied by
+    /// `BindingRegistry::advance`), so a validator, policy or audit
+    /// subscriber that spent the deadline never lets a handler start.
+    fn answer(&self, answer: Answer, now_ms: u64) -> u8 {
         self.run_core(move |inv, host, audit| {
             // An out-of-turn answer ends the machine in Done(INTERNAL); the
             // returned kind (Done) and the outcome report it.
             let _ = inv.answer(answer);
-            audit.advance(host, inv, now)
+            audit.advance(host, inv, now_ms)
         })
     }
 
@@ -222,7 +215,7 @@ impl FfiInvocation {
 
     /// Feeds an answer made off this object (a store step).
     pub(crate) fn feed(&self, answer: Answer, now_ms: u64) -> u8 {
-        self.answer(answer, Some(now_ms))
+        self.answer(answer, now_ms)
     }
 
     /// Runs core code on the invocation, catching a panic: the invocation
@@ -277,6 +270,14 @@ impl FfiInvocation {
     /// `RunHandler`: the deadline in unix ms; arm a timer for it.
     pub fn deadline_at_ms(&self) -> u64 {
         self.lock().deadline_at_ms()
+    }
+
+    /// The time every hook of this call is bounded by (unix ms): a
+    /// validator, output validator or redactor still running then is
+    /// answered `answer_deadline_passed` (`Invocation::call_deadline_ms`;
+    /// 0 before the capability is resolved).
+    pub fn call_deadline_ms(&self) -> u64 {
+        self.lock().call_deadline_ms()
     }
 
     /// `Sleep`: how long to wait before the next attempt.
@@ -414,26 +415,30 @@ impl FfiInvocation {
     /// `ValidateInput`: valid. `input_json` is the validated input when the
     /// validator changed it and Swift wants the core to hold it; `None`
     /// keeps it in Swift.
-    pub fn answer_input_valid(&self, input_json: Option<String>) -> Result<u8, FfiError> {
+    pub fn answer_input_valid(
+        &self,
+        input_json: Option<String>,
+        now_ms: u64,
+    ) -> Result<u8, FfiError> {
         let payload = match input_json {
             Some(text) => Payload::Json(parse_json(&text)?),
             None => Payload::Host,
         };
-        Ok(self.answer(Answer::InputValid(payload), None))
+        Ok(self.answer(Answer::InputValid(payload), now_ms))
     }
 
     /// `ValidateInput`: invalid, with a message for the model (the
     /// application's own `CapabilityError` message, or the decoder's field
     /// path and reason).
-    pub fn answer_input_invalid(&self, message: String) -> u8 {
-        self.answer(Answer::InputInvalid(message), None)
+    pub fn answer_input_invalid(&self, message: String, now_ms: u64) -> u8 {
+        self.answer(Answer::InputInvalid(message), now_ms)
     }
 
     /// `ValidateInput`: the validator threw a plain error (not the
     /// application's own `CapabilityError`): INVALID_INPUT with a generic
     /// message, as in Node — the error's text may quote the input (SI-10).
-    pub fn answer_validator_failed(&self) -> u8 {
-        self.answer(Answer::InputInvalid(INPUT_NOT_VALIDATED.into()), None)
+    pub fn answer_validator_failed(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::InputInvalid(INPUT_NOT_VALIDATED.into()), now_ms)
     }
 
     /// `ExportInput`: the validated input as Swift measured it
@@ -441,8 +446,8 @@ impl FfiInvocation {
     /// NaN or infinity, nesting past the hash's depth, text serde refuses —
     /// answers `InputNotExportable` (INVALID_INPUT, audited), as Node and
     /// Python do.
-    pub fn answer_input_exported(&self, input: FfiHostInput) -> u8 {
-        self.answer(export_answer(input), None)
+    pub fn answer_input_exported(&self, input: FfiHostInput, now_ms: u64) -> u8 {
+        self.answer(export_answer(input), now_ms)
     }
 
     /// `ExportInput`: the validated input could not even be produced in a
@@ -451,33 +456,33 @@ impl FfiInvocation {
     /// `reason` is the application's own `CapabilityError` message, if it
     /// threw one; otherwise a generic reason (the error's text may quote
     /// the input).
-    pub fn answer_input_not_exportable(&self, reason: Option<String>) -> u8 {
+    pub fn answer_input_not_exportable(&self, reason: Option<String>, now_ms: u64) -> u8 {
         let reason = reason.unwrap_or_else(|| NO_JSON_FORM.to_owned());
-        self.answer(Answer::InputNotExportable(reason), None)
+        self.answer(Answer::InputNotExportable(reason), now_ms)
     }
 
     /// The current step is one Swift's mirror of `StepKind` does not know
     /// (it drifted from the core's): the invocation ends as the core ends
     /// any answer that does not fit its step, in INTERNAL. The answer fed is
     /// one the current step does not accept (no step accepts both).
-    pub fn answer_unknown_step(&self) -> u8 {
+    pub fn answer_unknown_step(&self, now_ms: u64) -> u8 {
         let answer = if self.lock().step_kind() == StepKind::Audit {
             Answer::RetryOn(false)
         } else {
             Answer::Audited
         };
-        self.answer(answer, None)
+        self.answer(answer, now_ms)
     }
 
     /// `EvaluatePolicy`: the host policy's decision.
-    pub fn answer_policy(&self, decision: FfiDecision) -> u8 {
-        self.answer(Answer::PolicyDecision(decision.into()), None)
+    pub fn answer_policy(&self, decision: FfiDecision, now_ms: u64) -> u8 {
+        self.answer(Answer::PolicyDecision(decision.into()), now_ms)
     }
 
     /// `EvaluatePolicy`: the policy threw or ran past its time limit (it
     /// denies; its message is not kept).
-    pub fn answer_policy_failed(&self) -> u8 {
-        self.answer(Answer::PolicyFailed(String::new()), None)
+    pub fn answer_policy_failed(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::PolicyFailed(String::new()), now_ms)
     }
 
     /// `RunHandler`: the handler returned; Swift holds the output.
@@ -487,7 +492,7 @@ impl FfiInvocation {
                 output: Payload::Host,
                 now_ms,
             },
-            Some(now_ms),
+            now_ms,
         )
     }
 
@@ -510,64 +515,72 @@ impl FfiInvocation {
                 retryable: code.is_some() && retryable,
                 now_ms,
             },
-            Some(now_ms),
+            now_ms,
         )
     }
 
     /// `RunHandler`: the deadline timer fired first.
     pub fn answer_handler_timed_out(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::HandlerTimedOut { now_ms }, Some(now_ms))
+        self.answer(Answer::HandlerTimedOut { now_ms }, now_ms)
     }
 
     /// `RunHandler` or `Sleep`: the caller cancelled.
     pub fn answer_cancelled(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::Cancelled { now_ms }, Some(now_ms))
+        self.answer(Answer::Cancelled { now_ms }, now_ms)
     }
 
     /// `AskRetryOn`: the host's `retryOn` verdict.
-    pub fn answer_retry_on(&self, retry: bool) -> u8 {
-        self.answer(Answer::RetryOn(retry), None)
+    pub fn answer_retry_on(&self, retry: bool, now_ms: u64) -> u8 {
+        self.answer(Answer::RetryOn(retry), now_ms)
     }
 
     /// `Sleep`: the wait is over.
     pub fn answer_slept(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::Slept { now_ms }, Some(now_ms))
+        self.answer(Answer::Slept { now_ms }, now_ms)
     }
 
     /// `ValidateOutput`: valid (Swift holds the validated output).
-    pub fn answer_output_valid(&self) -> u8 {
-        self.answer(Answer::OutputValid(Payload::Host), None)
+    pub fn answer_output_valid(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::OutputValid(Payload::Host), now_ms)
     }
 
     /// `ValidateOutput`: invalid (the message is dropped: it may quote the
     /// unredacted output).
-    pub fn answer_output_invalid(&self) -> u8 {
-        self.answer(Answer::OutputInvalid(String::new()), None)
+    pub fn answer_output_invalid(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::OutputInvalid(String::new()), now_ms)
     }
 
     /// `RedactOutput`: redacted (Swift holds the redacted output).
-    pub fn answer_redacted(&self) -> u8 {
-        self.answer(Answer::Redacted(Payload::Host), None)
+    pub fn answer_redacted(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::Redacted(Payload::Host), now_ms)
     }
 
     /// `RedactOutput`: the redactor threw; the output is dropped.
-    pub fn answer_redactor_failed(&self) -> u8 {
-        self.answer(Answer::RedactorFailed, None)
+    pub fn answer_redactor_failed(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::RedactorFailed, now_ms)
+    }
+
+    /// `ValidateInput`, `ValidateOutput` or `RedactOutput`: the hook was
+    /// still running at `call_deadline_ms`. The core ends the call in
+    /// TIMEOUT, failing closed (nothing of the unvalidated or unredacted
+    /// value leaves).
+    pub fn answer_deadline_passed(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::DeadlinePassed { now_ms }, now_ms)
     }
 
     /// `ExportOutput`: the redacted output as JSON text, for the audit
     /// payload. An output with no JSON form (`None`, or text serde refuses:
     /// too deep) is recorded as `null`, as in Node and Python: the call's
     /// outcome stands.
-    pub fn answer_output_exported(&self, output_json: Option<String>) -> u8 {
+    pub fn answer_output_exported(&self, output_json: Option<String>, now_ms: u64) -> u8 {
         let value = output_json
             .and_then(|t| parse_json(&t).ok())
             .unwrap_or(serde_json::Value::Null);
-        self.answer(Answer::OutputExported(value), None)
+        self.answer(Answer::OutputExported(value), now_ms)
     }
 
     /// `Audit`: delivered.
-    pub fn answer_audited(&self) -> u8 {
-        self.answer(Answer::Audited, None)
+    pub fn answer_audited(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::Audited, now_ms)
     }
 }

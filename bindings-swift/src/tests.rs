@@ -26,7 +26,11 @@ fn a_call_is_one_crossing_per_host_step() {
     let reg = registry();
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
     assert_eq!(inv.step_kind(), 1, "ValidateInput");
-    assert_eq!(inv.answer_input_valid(None).unwrap(), 6, "RunHandler");
+    assert_eq!(
+        inv.answer_input_valid(None, 1_000).unwrap(),
+        6,
+        "RunHandler"
+    );
     assert_eq!(inv.deadline_at_ms(), 31_000);
     assert_eq!(inv.attempt(), 1);
     assert_eq!(inv.answer_handler_ok(1_005), 13, "Done");
@@ -38,7 +42,7 @@ fn approvals_run_inside_the_synchronous_calls() {
     let reg = registry();
     let inv = reg.start(1, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
     assert_eq!(inv.step_kind(), 3, "the hash needs the input");
-    assert_eq!(inv.answer_input_exported(json("{\"id\":7}")), 13);
+    assert_eq!(inv.answer_input_exported(json("{\"id\":7}"), 1_000), 13);
     assert_eq!(inv.outcome_kind(), 2);
     let request = inv.outcome_approval_json().unwrap().unwrap();
     let id = serde_json::from_str::<serde_json::Value>(&request).unwrap()["id"]
@@ -69,7 +73,7 @@ fn approvals_run_inside_the_synchronous_calls() {
 fn approved_request(reg: &FfiRegistry) -> String {
     let ann = Some(r#"{"surface":"mcp","actor":{"id":"ann"}}"#.to_owned());
     let inv = reg.start(1, 2, ann, FfiHostInput::Opaque, 1_000).unwrap();
-    assert_eq!(inv.answer_input_exported(json("{\"id\":7}")), 13);
+    assert_eq!(inv.answer_input_exported(json("{\"id\":7}"), 1_000), 13);
     let request = inv.outcome_approval_json().unwrap().unwrap();
     let id = serde_json::from_str::<serde_json::Value>(&request).unwrap()["id"]
         .as_str()
@@ -242,21 +246,27 @@ fn the_start_verdict_is_the_cores() {
 fn an_input_with_no_json_form_ends_the_call_in_the_core() {
     let reg = registry();
     for answer in [
-        |inv: &crate::FfiInvocation| inv.answer_input_not_exportable(None),
+        |inv: &crate::FfiInvocation| inv.answer_input_not_exportable(None, 1_000),
         |inv: &crate::FfiInvocation| {
-            inv.answer_input_exported(FfiHostInput::Json {
-                text: "{\"a\":null}".into(),
-                non_finite_at: Some("/a".into()),
-            })
+            inv.answer_input_exported(
+                FfiHostInput::Json {
+                    text: "{\"a\":null}".into(),
+                    non_finite_at: Some("/a".into()),
+                },
+                1_000,
+            )
         },
-        |inv: &crate::FfiInvocation| inv.answer_input_exported(json(&"[".repeat(200))),
+        |inv: &crate::FfiInvocation| inv.answer_input_exported(json(&"[".repeat(200)), 1_000),
         |inv: &crate::FfiInvocation| {
-            inv.answer_input_exported(FfiHostInput::Deeper {
-                depth: 300,
-                path: "/0".into(),
-            })
+            inv.answer_input_exported(
+                FfiHostInput::Deeper {
+                    depth: 300,
+                    path: "/0".into(),
+                },
+                1_000,
+            )
         },
-        |inv: &crate::FfiInvocation| inv.answer_input_exported(FfiHostInput::Opaque),
+        |inv: &crate::FfiInvocation| inv.answer_input_exported(FfiHostInput::Opaque, 1_000),
     ] {
         let inv = reg.start(1, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
         assert_eq!(inv.step_kind(), 3, "ExportInput");
@@ -274,16 +284,16 @@ fn an_input_with_no_json_form_ends_the_call_in_the_core() {
 fn a_validator_failure_is_generic_and_an_unknown_step_is_internal() {
     let reg = registry();
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
-    assert_eq!(inv.answer_validator_failed(), 13);
+    assert_eq!(inv.answer_validator_failed(1_000), 13);
     let (code, message, _) = error_of(&inv);
     assert_eq!(code, "INVALID_INPUT");
     assert_eq!(message, "The input could not be validated.");
     for at_handler in [false, true] {
         let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
         if at_handler {
-            assert_eq!(inv.answer_input_valid(None).unwrap(), 6);
+            assert_eq!(inv.answer_input_valid(None, 1_000).unwrap(), 6);
         }
-        assert_eq!(inv.answer_unknown_step(), 13);
+        assert_eq!(inv.answer_unknown_step(1_000), 13);
         assert_eq!(error_of(&inv).0, "INTERNAL");
     }
 }
@@ -292,10 +302,14 @@ fn a_validator_failure_is_generic_and_an_unknown_step_is_internal() {
 fn an_output_with_no_json_form_is_audited_as_null() {
     let reg = FfiRegistry::new(READ.into(), "{}".into(), "\"memory\"".into(), true, true).unwrap();
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
-    assert_eq!(inv.answer_input_valid(None).unwrap(), 12, "started record");
-    assert_eq!(inv.answer_audited(), 6);
+    assert_eq!(
+        inv.answer_input_valid(None, 1_000).unwrap(),
+        12,
+        "started record"
+    );
+    assert_eq!(inv.answer_audited(1_000), 6);
     assert_eq!(inv.answer_handler_ok(1_001), 11, "ExportOutput");
-    assert_eq!(inv.answer_output_exported(Some("[".repeat(300))), 12);
+    assert_eq!(inv.answer_output_exported(Some("[".repeat(300)), 1_001), 12);
     let record: serde_json::Value =
         serde_json::from_str(&inv.audit_record_json().unwrap()).unwrap();
     assert_eq!(record["outcome"], "ok");
@@ -341,4 +355,39 @@ fn step_kind_names_are_the_cores_in_numeric_order() {
     assert_eq!(names.len(), orpc_agent_core::StepKind::ALL.len());
     assert_eq!(names[0], "ValidateInput");
     assert_eq!(names[12], "Done");
+}
+
+#[test]
+fn every_answer_carries_the_time_and_a_spent_deadline_starts_no_handler() {
+    let reg = registry();
+    // In time (the deadline is 31 000): the handler's step.
+    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    assert_eq!(
+        inv.answer_input_valid(None, 30_999).unwrap(),
+        6,
+        "RunHandler"
+    );
+    // The validator answered at the deadline: TIMEOUT, no handler step.
+    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    assert_eq!(inv.answer_input_valid(None, 31_000).unwrap(), 13, "Done");
+    assert_eq!(error_of(&inv).0, "TIMEOUT");
+}
+
+#[test]
+fn a_hook_still_running_at_the_calls_deadline_is_timeout() {
+    let reg = registry();
+    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    assert_eq!(inv.step_kind(), 1, "ValidateInput");
+    assert_eq!(inv.call_deadline_ms(), 31_000);
+    assert_eq!(inv.answer_deadline_passed(31_000), 13, "Done");
+    assert_eq!(error_of(&inv).0, "TIMEOUT");
+    // Not at a hook's step: out of turn, INTERNAL.
+    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    assert_eq!(
+        inv.answer_input_valid(None, 1_000).unwrap(),
+        6,
+        "RunHandler"
+    );
+    assert_eq!(inv.answer_deadline_passed(31_000), 13);
+    assert_eq!(error_of(&inv).0, "INTERNAL");
 }

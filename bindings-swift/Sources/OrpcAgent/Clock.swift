@@ -9,8 +9,9 @@ public protocol AgentClock: Sendable {
     /// the calling task is cancelled first.
     func sleep(untilMs deadlineMs: UInt64) async throws
     /// Calls `fire` at `deadlineMs` unless the returned timer is cancelled
-    /// first. The driver arms one per handler run (the deadline) and host
-    /// policy; `fire` settles the call's outcome on the thread it is called
+    /// first. The driver arms one per handler run (the deadline), host
+    /// policy (its timeout), validator and redactor (the call's deadline);
+    /// `fire` settles the call's outcome on the thread it is called
     /// on (the core's TIMEOUT, the finished audit record). The default
     /// sleeps in a task (so it waits for the cooperative pool);
     /// `SystemClock` uses one shared timer thread, which costs no task on

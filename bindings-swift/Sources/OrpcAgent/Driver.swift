@@ -31,12 +31,14 @@ final class Call: @unchecked Sendable {
 ///
 /// Where code runs. The loop runs on the calling task (its executor, the
 /// cooperative pool for most callers); handlers, validators, redactors and
-/// host policies are async closures on Swift's global executor, each
-/// handler and host policy in its own task. A handler or host policy is
-/// raced against its deadline and the caller's cancellation, and whichever
-/// comes first settles the step on the thread it arrives on — the timer's
-/// (`SystemClock`: a dispatch queue, never the cooperative pool), the
-/// cancelling one, the work's — answering the core and performing the
+/// host policies are async closures on Swift's global executor, each in its
+/// own task. Each is raced against its deadline (a handler's, a policy's
+/// timeout, the call's for validators and redactors: `bounded`) and the
+/// caller's cancellation, and whichever comes first settles the step on
+/// the thread it arrives on — the timer's (`SystemClock`: a dispatch queue,
+/// never the cooperative pool), the cancelling one, the work's — answering
+/// the core (every answer carries the clock's time, so the core decides
+/// whether a deadline passed) and performing the
 /// steps that need no await after it (retry verdict, exports, audit
 /// records) before the loop resumes. So with every pool thread blocked by
 /// handlers, a call still ends at its deadline: TIMEOUT decided and audited
@@ -69,7 +71,7 @@ final class Driver: @unchecked Sendable {
         loop: while true {
             guard let kind = kinds(next) else {
                 // A step this mirror does not know: the core ends the call.
-                _ = inv.answerUnknownStep()
+                _ = inv.answerUnknownStep(nowMs: clock.nowMs())
                 break
             }
             switch kind {
@@ -92,37 +94,9 @@ final class Driver: @unchecked Sendable {
                     next = inv.answerCancelled(nowMs: clock.nowMs())
                 }
             case .validateOutput:
-                do {
-                    guard let validate = capability()?.hooks.validateOutput, let out = call.output else {
-                        throw CapabilityError(.internal, "no output validator")
-                    }
-                    call.output = try await validate(out)
-                    next = inv.answerOutputValid()
-                } catch {
-                    // Its text may quote the unredacted output: the operator's alone.
-                    report(.outputValidator, error)
-                    next = inv.answerOutputInvalid()
-                }
+                next = await validateOutput()
             case .redactOutput:
-                let info: RedactionInfo
-                do {
-                    info = try RedactionInfo(json: try ffi { try inv.redactionInfoJson() }, context: call.frame.context)
-                } catch {
-                    // Never a redactor told a default surface or actor: the output is dropped.
-                    report(.coreData("redaction info"), error)
-                    next = inv.answerRedactorFailed()
-                    continue loop
-                }
-                do {
-                    guard let redact = capability()?.hooks.redactOutput, let out = call.output else {
-                        throw CapabilityError(.internal, "no output redactor")
-                    }
-                    call.output = try await redact(out, info)
-                    next = inv.answerRedacted()
-                } catch {
-                    report(.outputRedactor, error)
-                    next = inv.answerRedactorFailed()
-                }
+                next = await redactOutput()
             case .persistApproval, .consumeApproval:
                 // Only a store that waits (PostgreSQL) hands its steps back:
                 // the one async crossing; memory and SQLite run inside the
@@ -162,6 +136,7 @@ final class Driver: @unchecked Sendable {
     /// Done, or a kind this mirror does not know); returns its kind. Run by
     /// the loop, and by whoever settles a race (see the type's doc).
     func advanceSync(_ next: UInt8) -> UInt8 {
+        let clock = options.clock
         var next = next
         while let kind = kinds(next) {
             switch kind {
@@ -170,14 +145,14 @@ final class Driver: @unchecked Sendable {
                     inv.retryError().map { error in
                         capability()?.hooks.retryOn?(CapabilityError(error)) ?? false
                     } ?? false
-                next = inv.answerRetryOn(retry: retry)
+                next = inv.answerRetryOn(retry: retry, nowMs: clock.nowMs())
             case .exportInput:
                 next = exportInput()
             case .exportOutput:
                 // An output with no JSON form is recorded as null (the core's rule).
                 var text: String?
                 if let out = call.output, case .json(let t, nil) = HostJSON.export(out) { text = t }
-                next = inv.answerOutputExported(outputJson: text)
+                next = inv.answerOutputExported(outputJson: text, nowMs: clock.nowMs())
             case .audit:
                 if let sink = options.audit {
                     do {
@@ -191,7 +166,7 @@ final class Driver: @unchecked Sendable {
                         report(.coreData("audit record"), error)
                     }
                 }
-                next = inv.answerAudited()
+                next = inv.answerAudited(nowMs: clock.nowMs())
             default:
                 return next
             }
@@ -229,39 +204,147 @@ final class Driver: @unchecked Sendable {
         return v
     }
 
+    /// `ValidateInput`: the conversion to the handler's type, then the
+    /// validator, raced against the call's deadline (`bounded`).
     func validateInput() async -> UInt8 {
-        guard let cap = capability() else { return inv.answerInputInvalid(message: "no capability") }
-        var validating = false
+        let clock = options.clock
+        guard let cap = capability() else {
+            return inv.answerInputInvalid(message: "no capability", nowMs: clock.nowMs())
+        }
+        let v: any Sendable
         do {
-            var v = try cap.hooks.accept(call.raw ?? JSONValue.null)
-            if let validate = cap.hooks.validateInput {
-                validating = true
-                v = try await validate(v)
-            }
-            call.input = v
-            return try ffi { try inv.answerInputValid(inputJson: nil) }
-        } catch let e as CapabilityError {
-            return inv.answerInputInvalid(message: e.message)
-        } catch let e as DecodingError {
-            return inv.answerInputInvalid(
-                message: "The input does not match the capability's input type: \(describe(e))")
+            v = try cap.hooks.accept(call.raw ?? JSONValue.null)
         } catch {
+            return inputRefused(error, validating: false)
+        }
+        guard let validate = cap.hooks.validateInput else { return inputValid(v) }
+        return await bounded({ try await validate(v) }) { [self] raced in
+            switch raced {
+            case .value(let v): return inputValid(v)
+            case .failed(let error): return inputRefused(error, validating: true)
+            case .timedOut: return inv.answerDeadlinePassed(nowMs: clock.nowMs())
+            // The caller cancelled: the input was not validated (the core
+            // takes no cancellation at this step).
+            case .cancelled: return inv.answerValidatorFailed(nowMs: clock.nowMs())
+            }
+        }
+    }
+
+    func inputValid(_ v: any Sendable) -> UInt8 {
+        let now = options.clock.nowMs()
+        call.input = v
+        do {
+            return try ffi { try inv.answerInputValid(inputJson: nil, nowMs: now) }
+        } catch {
+            return inv.answerValidatorFailed(nowMs: now)
+        }
+    }
+
+    /// The conversion or the validator threw.
+    func inputRefused(_ error: any Error, validating: Bool) -> UInt8 {
+        let now = options.clock.nowMs()
+        switch error {
+        case let e as CapabilityError:
+            return inv.answerInputInvalid(message: e.message, nowMs: now)
+        case let e as DecodingError:
+            return inv.answerInputInvalid(
+                message: "The input does not match the capability's input type: \(describe(e))", nowMs: now)
+        default:
             // A plain error: the core's generic message (its text may quote
             // the input); the operator gets the error.
             if validating { report(.inputValidator, error) }
-            return inv.answerValidatorFailed()
+            return inv.answerValidatorFailed(nowMs: now)
         }
+    }
+
+    /// `ValidateOutput`, raced against the call's deadline (`bounded`). Past
+    /// it, or on any failure, the unvalidated output is dropped.
+    func validateOutput() async -> UInt8 {
+        let clock = options.clock
+        guard let validate = capability()?.hooks.validateOutput, let out = call.output else {
+            report(.outputValidator, CapabilityError(.internal, "no output validator"))
+            call.output = nil
+            return inv.answerOutputInvalid(nowMs: clock.nowMs())
+        }
+        return await bounded({ try await validate(out) }) { [self] raced in
+            switch raced {
+            case .value(let v):
+                call.output = v
+                return inv.answerOutputValid(nowMs: clock.nowMs())
+            case .failed(let error):
+                call.output = nil
+                // Its text may quote the unredacted output: the operator's alone.
+                report(.outputValidator, error)
+                return inv.answerOutputInvalid(nowMs: clock.nowMs())
+            case .timedOut:
+                call.output = nil
+                return inv.answerDeadlinePassed(nowMs: clock.nowMs())
+            case .cancelled:
+                call.output = nil
+                return inv.answerOutputInvalid(nowMs: clock.nowMs())
+            }
+        }
+    }
+
+    /// `RedactOutput`, raced against the call's deadline (`bounded`). Past
+    /// it, or on any failure, the unredacted output is dropped.
+    func redactOutput() async -> UInt8 {
+        let clock = options.clock
+        let info: RedactionInfo
+        do {
+            info = try RedactionInfo(json: try ffi { try inv.redactionInfoJson() }, context: call.frame.context)
+        } catch {
+            // Never a redactor told a default surface or actor: the output is dropped.
+            report(.coreData("redaction info"), error)
+            call.output = nil
+            return inv.answerRedactorFailed(nowMs: clock.nowMs())
+        }
+        guard let redact = capability()?.hooks.redactOutput, let out = call.output else {
+            report(.outputRedactor, CapabilityError(.internal, "no output redactor"))
+            call.output = nil
+            return inv.answerRedactorFailed(nowMs: clock.nowMs())
+        }
+        return await bounded({ try await redact(out, info) }) { [self] raced in
+            switch raced {
+            case .value(let v):
+                call.output = v
+                return inv.answerRedacted(nowMs: clock.nowMs())
+            case .failed(let error):
+                call.output = nil
+                report(.outputRedactor, error)
+                return inv.answerRedactorFailed(nowMs: clock.nowMs())
+            case .timedOut:
+                call.output = nil
+                return inv.answerDeadlinePassed(nowMs: clock.nowMs())
+            case .cancelled:
+                call.output = nil
+                return inv.answerRedactorFailed(nowMs: clock.nowMs())
+            }
+        }
+    }
+
+    /// Runs a validator or redactor against the call's deadline (the
+    /// core's `call_deadline_ms`, the instant the handler's deadline is
+    /// too): one still running then is answered `DeadlinePassed` and the
+    /// core ends the call in TIMEOUT, so a hook that never returns cannot
+    /// hold the call (it is cancelled and not awaited, like a handler).
+    func bounded<T: Sendable>(
+        _ work: @escaping @Sendable () async throws -> T, answer: @escaping @Sendable (Raced<T>) -> UInt8
+    ) async -> UInt8 {
+        await race(deadlineMs: inv.callDeadlineMs(), work, answer: answer)
     }
 
     /// `ExportInput`: the validated input as the core reads it, measured;
     /// one with no JSON form ends the call in the core (INVALID_INPUT,
     /// audited).
     func exportInput() -> UInt8 {
-        guard let cap = capability() else { return inv.answerInputNotExportable(reason: nil) }
+        let clock = options.clock
+        guard let cap = capability() else { return inv.answerInputNotExportable(reason: nil, nowMs: clock.nowMs()) }
         do {
-            return inv.answerInputExported(input: HostJSON.export(try handlerInput(cap)))
+            let input = HostJSON.export(try handlerInput(cap))
+            return inv.answerInputExported(input: input, nowMs: clock.nowMs())
         } catch {
-            return inv.answerInputNotExportable(reason: (error as? CapabilityError)?.message)
+            return inv.answerInputNotExportable(reason: (error as? CapabilityError)?.message, nowMs: clock.nowMs())
         }
     }
 
@@ -276,13 +359,13 @@ final class Driver: @unchecked Sendable {
     }
 
     func evaluatePolicy() async -> UInt8 {
-        guard let at = inv.policyAt() else { return inv.answerPolicyFailed() }
+        let clock = options.clock
+        guard let at = inv.policyAt() else { return inv.answerPolicyFailed(nowMs: clock.nowMs()) }
         let list = at.runtime ? registry.runtimePolicies : (capability()?.hooks.policies ?? [])
         guard let cap = capability(), Int(at.index) < list.count, case .host(let policy) = list[Int(at.index)],
             let input = policyInput()
-        else { return inv.answerPolicyFailed() }
+        else { return inv.answerPolicyFailed(nowMs: clock.nowMs()) }
         let request = PolicyRequest(capabilityId: cap.id, input: input, frame: call.frame)
-        let clock = options.clock
         let inv = self.inv
         let logger = options.logger
         let hook = OperatorFailure.Hook.policy(runtime: at.runtime, index: Int(at.index), name: policy.name)
@@ -297,12 +380,12 @@ final class Driver: @unchecked Sendable {
                     decision = .requireApproval(approvalType: type, reason: reason, expiresInMs: expires)
                 case .abstain: decision = .abstain
                 }
-                return inv.answerPolicy(decision: decision)
+                return inv.answerPolicy(decision: decision, nowMs: clock.nowMs())
             case .failed(let error):
                 logger.log(OperatorFailure(capabilityId: cap.id, hook: hook, error: error))
-                return inv.answerPolicyFailed()
+                return inv.answerPolicyFailed(nowMs: clock.nowMs())
             case .timedOut, .cancelled:
-                return inv.answerPolicyFailed()
+                return inv.answerPolicyFailed(nowMs: clock.nowMs())
             }
         }
     }

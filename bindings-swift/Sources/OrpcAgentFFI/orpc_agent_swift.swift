@@ -609,12 +609,20 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     /**
      * `Audit`: delivered.
      */
-    func answerAudited()  -> UInt8
+    func answerAudited(nowMs: UInt64)  -> UInt8
     
     /**
      * `RunHandler` or `Sleep`: the caller cancelled.
      */
     func answerCancelled(nowMs: UInt64)  -> UInt8
+    
+    /**
+     * `ValidateInput`, `ValidateOutput` or `RedactOutput`: the hook was
+     * still running at `call_deadline_ms`. The core ends the call in
+     * TIMEOUT, failing closed (nothing of the unvalidated or unredacted
+     * value leaves).
+     */
+    func answerDeadlinePassed(nowMs: UInt64)  -> UInt8
     
     /**
      * `RunHandler`: the handler failed. `code` is the handler's own
@@ -641,14 +649,14 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      * answers `InputNotExportable` (INVALID_INPUT, audited), as Node and
      * Python do.
      */
-    func answerInputExported(input: FfiHostInput)  -> UInt8
+    func answerInputExported(input: FfiHostInput, nowMs: UInt64)  -> UInt8
     
     /**
      * `ValidateInput`: invalid, with a message for the model (the
      * application's own `CapabilityError` message, or the decoder's field
      * path and reason).
      */
-    func answerInputInvalid(message: String)  -> UInt8
+    func answerInputInvalid(message: String, nowMs: UInt64)  -> UInt8
     
     /**
      * `ExportInput`: the validated input could not even be produced in a
@@ -658,14 +666,14 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      * threw one; otherwise a generic reason (the error's text may quote
      * the input).
      */
-    func answerInputNotExportable(reason: String?)  -> UInt8
+    func answerInputNotExportable(reason: String?, nowMs: UInt64)  -> UInt8
     
     /**
      * `ValidateInput`: valid. `input_json` is the validated input when the
      * validator changed it and Swift wants the core to hold it; `None`
      * keeps it in Swift.
      */
-    func answerInputValid(inputJson: String?) throws  -> UInt8
+    func answerInputValid(inputJson: String?, nowMs: UInt64) throws  -> UInt8
     
     /**
      * `ExportOutput`: the redacted output as JSON text, for the audit
@@ -673,44 +681,44 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      * too deep) is recorded as `null`, as in Node and Python: the call's
      * outcome stands.
      */
-    func answerOutputExported(outputJson: String?)  -> UInt8
+    func answerOutputExported(outputJson: String?, nowMs: UInt64)  -> UInt8
     
     /**
      * `ValidateOutput`: invalid (the message is dropped: it may quote the
      * unredacted output).
      */
-    func answerOutputInvalid()  -> UInt8
+    func answerOutputInvalid(nowMs: UInt64)  -> UInt8
     
     /**
      * `ValidateOutput`: valid (Swift holds the validated output).
      */
-    func answerOutputValid()  -> UInt8
+    func answerOutputValid(nowMs: UInt64)  -> UInt8
     
     /**
      * `EvaluatePolicy`: the host policy's decision.
      */
-    func answerPolicy(decision: FfiDecision)  -> UInt8
+    func answerPolicy(decision: FfiDecision, nowMs: UInt64)  -> UInt8
     
     /**
      * `EvaluatePolicy`: the policy threw or ran past its time limit (it
      * denies; its message is not kept).
      */
-    func answerPolicyFailed()  -> UInt8
+    func answerPolicyFailed(nowMs: UInt64)  -> UInt8
     
     /**
      * `RedactOutput`: redacted (Swift holds the redacted output).
      */
-    func answerRedacted()  -> UInt8
+    func answerRedacted(nowMs: UInt64)  -> UInt8
     
     /**
      * `RedactOutput`: the redactor threw; the output is dropped.
      */
-    func answerRedactorFailed()  -> UInt8
+    func answerRedactorFailed(nowMs: UInt64)  -> UInt8
     
     /**
      * `AskRetryOn`: the host's `retryOn` verdict.
      */
-    func answerRetryOn(retry: Bool)  -> UInt8
+    func answerRetryOn(retry: Bool, nowMs: UInt64)  -> UInt8
     
     /**
      * `Sleep`: the wait is over.
@@ -723,14 +731,14 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      * any answer that does not fit its step, in INTERNAL. The answer fed is
      * one the current step does not accept (no step accepts both).
      */
-    func answerUnknownStep()  -> UInt8
+    func answerUnknownStep(nowMs: UInt64)  -> UInt8
     
     /**
      * `ValidateInput`: the validator threw a plain error (not the
      * application's own `CapabilityError`): INVALID_INPUT with a generic
      * message, as in Node — the error's text may quote the input (SI-10).
      */
-    func answerValidatorFailed()  -> UInt8
+    func answerValidatorFailed(nowMs: UInt64)  -> UInt8
     
     /**
      * `RunHandler`: the attempt (1-based).
@@ -741,6 +749,14 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      * `Audit`: the record as camelCase JSON.
      */
     func auditRecordJson()  -> String?
+    
+    /**
+     * The time every hook of this call is bounded by (unix ms): a
+     * validator, output validator or redactor still running then is
+     * answered `answer_deadline_passed` (`Invocation::call_deadline_ms`;
+     * 0 before the capability is resolved).
+     */
+    func callDeadlineMs()  -> UInt64
     
     /**
      * The capability's registry index (on resume: once stage 7 ran).
@@ -894,11 +910,12 @@ open class FfiInvocation: FfiInvocationProtocol, @unchecked Sendable {
     /**
      * `Audit`: delivered.
      */
-open func answerAudited() -> UInt8  {
+open func answerAudited(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_audited(
-            self.uniffiCloneHandle(),uniffiCallStatus
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -910,6 +927,22 @@ open func answerCancelled(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_cancelled(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * `ValidateInput`, `ValidateOutput` or `RedactOutput`: the hook was
+     * still running at `call_deadline_ms`. The core ends the call in
+     * TIMEOUT, failing closed (nothing of the unvalidated or unredacted
+     * value leaves).
+     */
+open func answerDeadlinePassed(nowMs: UInt64) -> UInt8  {
+    return try!  FfiConverterUInt8.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_deadline_passed(
             self.uniffiCloneHandle(),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
@@ -968,12 +1001,13 @@ open func answerHandlerTimedOut(nowMs: UInt64) -> UInt8  {
      * answers `InputNotExportable` (INVALID_INPUT, audited), as Node and
      * Python do.
      */
-open func answerInputExported(input: FfiHostInput) -> UInt8  {
+open func answerInputExported(input: FfiHostInput, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_exported(
             self.uniffiCloneHandle(),
-        FfiConverterTypeFfiHostInput_lower(input),uniffiCallStatus
+        FfiConverterTypeFfiHostInput_lower(input),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -983,12 +1017,13 @@ open func answerInputExported(input: FfiHostInput) -> UInt8  {
      * application's own `CapabilityError` message, or the decoder's field
      * path and reason).
      */
-open func answerInputInvalid(message: String) -> UInt8  {
+open func answerInputInvalid(message: String, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_invalid(
             self.uniffiCloneHandle(),
-        FfiConverterString.lower(message),uniffiCallStatus
+        FfiConverterString.lower(message),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1001,12 +1036,13 @@ open func answerInputInvalid(message: String) -> UInt8  {
      * threw one; otherwise a generic reason (the error's text may quote
      * the input).
      */
-open func answerInputNotExportable(reason: String?) -> UInt8  {
+open func answerInputNotExportable(reason: String?, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_not_exportable(
             self.uniffiCloneHandle(),
-        FfiConverterOptionString.lower(reason),uniffiCallStatus
+        FfiConverterOptionString.lower(reason),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1016,12 +1052,13 @@ open func answerInputNotExportable(reason: String?) -> UInt8  {
      * validator changed it and Swift wants the core to hold it; `None`
      * keeps it in Swift.
      */
-open func answerInputValid(inputJson: String?)throws  -> UInt8  {
+open func answerInputValid(inputJson: String?, nowMs: UInt64)throws  -> UInt8  {
     return try  FfiConverterUInt8.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_valid(
             self.uniffiCloneHandle(),
-        FfiConverterOptionString.lower(inputJson),uniffiCallStatus
+        FfiConverterOptionString.lower(inputJson),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1032,12 +1069,13 @@ open func answerInputValid(inputJson: String?)throws  -> UInt8  {
      * too deep) is recorded as `null`, as in Node and Python: the call's
      * outcome stands.
      */
-open func answerOutputExported(outputJson: String?) -> UInt8  {
+open func answerOutputExported(outputJson: String?, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_output_exported(
             self.uniffiCloneHandle(),
-        FfiConverterOptionString.lower(outputJson),uniffiCallStatus
+        FfiConverterOptionString.lower(outputJson),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1046,11 +1084,12 @@ open func answerOutputExported(outputJson: String?) -> UInt8  {
      * `ValidateOutput`: invalid (the message is dropped: it may quote the
      * unredacted output).
      */
-open func answerOutputInvalid() -> UInt8  {
+open func answerOutputInvalid(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_output_invalid(
-            self.uniffiCloneHandle(),uniffiCallStatus
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1058,11 +1097,12 @@ open func answerOutputInvalid() -> UInt8  {
     /**
      * `ValidateOutput`: valid (Swift holds the validated output).
      */
-open func answerOutputValid() -> UInt8  {
+open func answerOutputValid(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_output_valid(
-            self.uniffiCloneHandle(),uniffiCallStatus
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1070,12 +1110,13 @@ open func answerOutputValid() -> UInt8  {
     /**
      * `EvaluatePolicy`: the host policy's decision.
      */
-open func answerPolicy(decision: FfiDecision) -> UInt8  {
+open func answerPolicy(decision: FfiDecision, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_policy(
             self.uniffiCloneHandle(),
-        FfiConverterTypeFfiDecision_lower(decision),uniffiCallStatus
+        FfiConverterTypeFfiDecision_lower(decision),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1084,11 +1125,12 @@ open func answerPolicy(decision: FfiDecision) -> UInt8  {
      * `EvaluatePolicy`: the policy threw or ran past its time limit (it
      * denies; its message is not kept).
      */
-open func answerPolicyFailed() -> UInt8  {
+open func answerPolicyFailed(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_policy_failed(
-            self.uniffiCloneHandle(),uniffiCallStatus
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1096,11 +1138,12 @@ open func answerPolicyFailed() -> UInt8  {
     /**
      * `RedactOutput`: redacted (Swift holds the redacted output).
      */
-open func answerRedacted() -> UInt8  {
+open func answerRedacted(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_redacted(
-            self.uniffiCloneHandle(),uniffiCallStatus
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1108,11 +1151,12 @@ open func answerRedacted() -> UInt8  {
     /**
      * `RedactOutput`: the redactor threw; the output is dropped.
      */
-open func answerRedactorFailed() -> UInt8  {
+open func answerRedactorFailed(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_redactor_failed(
-            self.uniffiCloneHandle(),uniffiCallStatus
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1120,12 +1164,13 @@ open func answerRedactorFailed() -> UInt8  {
     /**
      * `AskRetryOn`: the host's `retryOn` verdict.
      */
-open func answerRetryOn(retry: Bool) -> UInt8  {
+open func answerRetryOn(retry: Bool, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_retry_on(
             self.uniffiCloneHandle(),
-        FfiConverterBool.lower(retry),uniffiCallStatus
+        FfiConverterBool.lower(retry),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1149,11 +1194,12 @@ open func answerSlept(nowMs: UInt64) -> UInt8  {
      * any answer that does not fit its step, in INTERNAL. The answer fed is
      * one the current step does not accept (no step accepts both).
      */
-open func answerUnknownStep() -> UInt8  {
+open func answerUnknownStep(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_unknown_step(
-            self.uniffiCloneHandle(),uniffiCallStatus
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1163,11 +1209,12 @@ open func answerUnknownStep() -> UInt8  {
      * application's own `CapabilityError`): INVALID_INPUT with a generic
      * message, as in Node — the error's text may quote the input (SI-10).
      */
-open func answerValidatorFailed() -> UInt8  {
+open func answerValidatorFailed(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_validator_failed(
-            self.uniffiCloneHandle(),uniffiCallStatus
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1191,6 +1238,21 @@ open func auditRecordJson() -> String?  {
     return try!  FfiConverterOptionString.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_audit_record_json(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The time every hook of this call is bounded by (unix ms): a
+     * validator, output validator or redactor still running then is
+     * answered `answer_deadline_passed` (`Invocation::call_deadline_ms`;
+     * 0 before the capability is resolved).
+     */
+open func callDeadlineMs() -> UInt64  {
+    return try!  FfiConverterUInt64.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_call_deadline_ms(
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
@@ -3314,10 +3376,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_func_open_postgres_registry() != 36959) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_audited() != 15834) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_audited() != 55823) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_cancelled() != 50515) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_deadline_passed() != 57514) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_error() != 8265) {
@@ -3329,55 +3394,58 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_timed_out() != 6468) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_exported() != 10569) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_exported() != 63367) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_invalid() != 22844) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_invalid() != 25390) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_not_exportable() != 21637) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_not_exportable() != 8797) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_valid() != 57062) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_valid() != 6832) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_exported() != 18656) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_exported() != 29189) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_invalid() != 42364) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_invalid() != 38550) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_valid() != 16002) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_valid() != 22348) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_policy() != 32391) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_policy() != 16537) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_policy_failed() != 608) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_policy_failed() != 13594) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_redacted() != 52568) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_redacted() != 33724) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_redactor_failed() != 46536) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_redactor_failed() != 45007) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_retry_on() != 48050) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_retry_on() != 13548) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_slept() != 36011) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_unknown_step() != 41053) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_unknown_step() != 12184) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_validator_failed() != 5304) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_validator_failed() != 48316) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_attempt() != 33666) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_audit_record_json() != 48087) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_call_deadline_ms() != 43955) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_capability_index() != 41033) {

@@ -37,6 +37,13 @@ final class ManualClock: AgentClock, @unchecked Sendable {
                     c.resume(throwing: CancellationError())
                     return
                 }
+                // The clock may have moved past it since the check above
+                // (another thread's `advance`): no later advance would wake it.
+                if deadline <= now {
+                    lock.unlock()
+                    c.resume()
+                    return
+                }
                 waiters.append((id, deadline, c))
                 activity += 1
                 lock.unlock()
