@@ -18,7 +18,7 @@ SWIFT_LIBDIR   = $(CURDIR)/target/swift-lib/$(1)
 # sources, its tests, the bench and the example CLI: not the generated
 # OrpcAgentFFI or Sources/OrpcAgent/Generated. Expanded inside swift.sh's
 # shell, where Swift runs.
-SWIFT_FORMAT_ON  := --configuration $(SWIFT_PKG)/.swift-format $$(find $(SWIFT_PKG)/Sources/OrpcAgent $(SWIFT_PKG)/Tests $(SWIFT_PKG)/Bench examples/swift-cli/Sources \
+SWIFT_FORMAT_ON  := --configuration $(SWIFT_PKG)/.swift-format \$$(find $(SWIFT_PKG)/Sources/OrpcAgent $(SWIFT_PKG)/Tests $(SWIFT_PKG)/Bench examples/swift-cli/Sources \
                     -name '*.swift' -not -path '*/Generated/*' | sort)
 
 # SwiftPM does not track a library found through LIBRARY_PATH: when the
