@@ -104,11 +104,20 @@ function toolConfig(z: typeof Zod, descriptor: CapabilityDescriptor) {
 }
 
 /**
- * A schema the SDK lists as the descriptor's JSON Schema (zod merges `.meta()`
- * into its JSON Schema output) and accepts as any object at validation time.
+ * A schema the SDK accepts as any object at validation time (unknown keys
+ * kept: the pipeline validates) and lists as exactly the descriptor's JSON
+ * Schema: zod's `toJSONSchema` override (`_zod.toJSONSchema`) replaces the
+ * loose object's own `additionalProperties: {}`, which would make every tool
+ * open to any key (not portable). The SDK's draft-07 `$schema`, which zod
+ * writes first, is cleared when the descriptor has none (zod's output is
+ * JSON: an undefined key is dropped). A copy per listing: the SDK's
+ * conversion may rewrite the object it gets.
  */
 function publishedSchema(z: typeof Zod, jsonSchema: Record<string, unknown>) {
-  return z.looseObject({}).meta(jsonSchema);
+  const schema = z.looseObject({});
+  const text = JSON.stringify(jsonSchema);
+  schema._zod.toJSONSchema = () => ({ $schema: undefined, ...JSON.parse(text) });
+  return schema;
 }
 
 /**

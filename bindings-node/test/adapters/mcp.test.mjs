@@ -10,7 +10,10 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 
-import { MCP_APPROVAL_ID_META, registerMcpTools } from "@orpc-agent/core";
+import { os } from "@orpc/server";
+import * as z from "zod";
+
+import { agentProcedure, createCapabilityRegistry, MCP_APPROVAL_ID_META, registerMcpTools } from "@orpc-agent/core";
 
 import { ordersFixture, waitFor } from "./orders-fixture.mjs";
 
@@ -283,6 +286,74 @@ describe("registerMcpTools over InMemoryTransport", () => {
     const { client } = await connectedClient(undefined, { includeContextual: true });
     const { tools } = await client.listTools();
     assert.ok(tools.some((t) => t.name === "orders_note"));
+  });
+});
+
+describe("registerMcpTools input schemas (portable: open only where the schema says so)", () => {
+  async function schemasClient() {
+    const base = agentProcedure(os.$context());
+    const meta = (description) => ({
+      agent: { description, expose: { mcp: true }, sideEffect: "read", risk: "low" },
+    });
+    const echo = async ({ input }) => ({ got: Object.keys(input).sort().join(",") });
+    const Out = z.strictObject({ got: z.string() });
+    const router = {
+      plain: base
+        .meta(meta("Plain object."))
+        .input(z.object({ a: z.string() }))
+        .output(Out)
+        .handler(echo),
+      strict: base
+        .meta(meta("Strict object."))
+        .input(z.strictObject({ a: z.string() }))
+        .output(Out)
+        .handler(echo),
+      loose: base
+        .meta(meta("Loose object."))
+        .input(z.looseObject({ a: z.string() }))
+        .output(Out)
+        .handler(echo),
+      none: base.meta(meta("No input.")).handler(async () => "done"),
+    };
+    const registry = await createCapabilityRegistry(router, { approvalStore: "memory" });
+    const server = new McpServer({ name: "schemas", version: "1.0.0" });
+    registerMcpTools(server, registry, { frame: () => ({ actor: { id: "a-1" } }) });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "test-client", version: "1.0.0" });
+    await client.connect(clientSide);
+    return { client, registry };
+  }
+
+  it("lists each descriptor's input and output JSON Schema as it is, with no additionalProperties: {} added", async () => {
+    const { client, registry } = await schemasClient();
+    const { tools } = await client.listTools();
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    for (const descriptor of registry.descriptors({ surface: "mcp" })) {
+      const listed = byName[descriptor.toolNames.mcp];
+      assert.deepEqual(listed.inputSchema, descriptor.inputSchema ?? { type: "object" }, descriptor.id);
+      if (descriptor.outputSchema?.type === "object") assert.deepEqual(listed.outputSchema, descriptor.outputSchema);
+      else assert.equal(listed.outputSchema, undefined, descriptor.id);
+    }
+    assert.equal("additionalProperties" in byName.plain.inputSchema, false);
+    assert.equal(byName.strict.inputSchema.additionalProperties, false);
+    assert.deepEqual(byName.loose.inputSchema.additionalProperties, {}, "z.looseObject asks for it");
+    assert.equal(byName.plain.outputSchema.additionalProperties, false);
+  });
+
+  it("still leaves validation to the pipeline: an unknown key reaches the procedure's schema, structuredContent matches the output schema", async () => {
+    const { client } = await schemasClient();
+    const plain = await client.callTool({ name: "plain", arguments: { a: "x", extra: 1 } });
+    assert.equal(plain.isError, undefined);
+    assert.deepEqual(plain.structuredContent, { got: "a" }, "zod's object strips the unknown key");
+    const loose = await client.callTool({ name: "loose", arguments: { a: "x", extra: 1 } });
+    assert.deepEqual(loose.structuredContent, { got: "a,extra" });
+    const strict = await client.callTool({ name: "strict", arguments: { a: "x", extra: 1 } });
+    assert.equal(strict.isError, true);
+    assert.equal(strict._meta["orpc-agent/error"].code, "INVALID_INPUT", "the core's error, not the SDK's");
+    const none = await client.callTool({ name: "none", arguments: {} });
+    assert.equal(none.structuredContent, undefined, "no object output schema: text only");
+    assert.equal(JSON.parse(none.content[0].text), "done");
   });
 });
 
