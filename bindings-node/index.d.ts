@@ -34,6 +34,14 @@ export declare function answerHandlerError(reg: number, h: number, code: string 
 /** `RunHandler`: the handler returned; the host keeps the output. */
 export declare function answerHandlerOk(reg: number, h: number, now: number): number
 
+/**
+ * `RunHandler`: the handler threw an oRPC `ORPCError` (its fields as the
+ * façade read them, `defined` as oRPC's `validateORPCError` decided). The
+ * core's table decides the code, `retryable` and whether the message is
+ * shown (`orpc_agent_core::orpc_error`).
+ */
+export declare function answerHandlerOrpcError(reg: number, h: number, orpcCode: string, status: number | undefined | null, defined: boolean, message: string, now: number): number
+
 /** `RunHandler`: the deadline timer fired first. */
 export declare function answerHandlerTimedOut(reg: number, h: number, now: number): number
 
@@ -274,6 +282,20 @@ export declare function mcpErrorResult(code: string, message: string, retryable:
 
 /** `{approvalId, approval, error}`: the `_meta` keys. */
 export declare function mcpMetaKeys(): string
+
+/**
+ * `{code, status}`: the oRPC error an HTTP client of the same procedure
+ * gets for a `CapabilityError` its handler threw
+ * (`orpc_agent_core::orpc_error::orpc_code_of`). An unknown code is
+ * INTERNAL_SERVER_ERROR.
+ */
+export declare function orpcErrorOf(code: string, retryable: boolean): string
+
+/**
+ * The core's table of oRPC codes, for documentation and tests:
+ * `[{orpcCode, status, code, retryable, undeclaredMessage}]`.
+ */
+export declare function orpcErrorTable(): string
 
 /**
  * Panics on purpose: lets the test suite check that a Rust panic becomes a

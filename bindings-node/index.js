@@ -773,13 +773,14 @@ if (
   }
 }
 
-const { allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, mcpApprovalResult, mcpErrorResult, mcpMetaKeys, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
+const { allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerOrpcError, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, mcpApprovalResult, mcpErrorResult, mcpMetaKeys, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
 export { allErrorCodes }
 export { answerAudited }
 export { answerCancelled }
 export { answerDeadlinePassed }
 export { answerHandlerError }
 export { answerHandlerOk }
+export { answerHandlerOrpcError }
 export { answerHandlerTimedOut }
 export { answerInputExported }
 export { answerInputInvalid }
@@ -826,6 +827,8 @@ export { invokeStartName }
 export { mcpApprovalResult }
 export { mcpErrorResult }
 export { mcpMetaKeys }
+export { orpcErrorOf }
+export { orpcErrorTable }
 export { panicForTest }
 export { postgresAuditClose }
 export { postgresAuditFlush }

@@ -93,3 +93,34 @@ pub fn input_hash(capability_id: String, input_json: String) -> napi::Result<Str
     orpc_agent_core::act::input_hash(&capability_id, &input)
         .map_err(|e| throw(&CapabilityError::from(e)))
 }
+
+/// `{code, status}`: the oRPC error an HTTP client of the same procedure
+/// gets for a `CapabilityError` its handler threw
+/// (`orpc_agent_core::orpc_error::orpc_code_of`). An unknown code is
+/// INTERNAL_SERVER_ERROR.
+#[napi(catch_unwind)]
+pub fn orpc_error_of(code: String, retryable: bool) -> String {
+    let (c, s) = ErrorCode::parse(&code)
+        .map(|c| orpc_agent_core::orpc_error::orpc_code_of(c, retryable))
+        .unwrap_or(("INTERNAL_SERVER_ERROR", 500));
+    json!({"code": c, "status": s}).to_string()
+}
+
+/// The core's table of oRPC codes, for documentation and tests:
+/// `[{orpcCode, status, code, retryable, undeclaredMessage}]`.
+#[napi(catch_unwind)]
+pub fn orpc_error_table() -> String {
+    let rows: Vec<Value> = orpc_agent_core::orpc_error::TABLE
+        .iter()
+        .map(|r| {
+            json!({
+                "orpcCode": r.orpc_code,
+                "status": r.status,
+                "code": r.code.as_str(),
+                "retryable": r.retryable,
+                "undeclaredMessage": r.undeclared_message,
+            })
+        })
+        .collect();
+    Value::Array(rows).to_string()
+}

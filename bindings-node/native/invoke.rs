@@ -578,6 +578,35 @@ pub fn answer_handler_error(
     )
 }
 
+/// `RunHandler`: the handler threw an oRPC `ORPCError` (its fields as the
+/// façade read them, `defined` as oRPC's `validateORPCError` decided). The
+/// core's table decides the code, `retryable` and whether the message is
+/// shown (`orpc_agent_core::orpc_error`).
+#[napi(catch_unwind)]
+pub fn answer_handler_orpc_error(
+    reg: u32,
+    h: u32,
+    orpc_code: String,
+    status: Option<u32>,
+    defined: bool,
+    message: String,
+    now: f64,
+) -> napi::Result<f64> {
+    let status = status.and_then(|s| u16::try_from(s).ok());
+    let e = orpc_agent_core::orpc_error::handler_error(&orpc_code, status, defined, &message);
+    answer(
+        reg,
+        h,
+        now,
+        Answer::HandlerError {
+            code: Some(e.code),
+            message: e.message,
+            retryable: e.retryable,
+            now_ms: ms(now),
+        },
+    )
+}
+
 /// `RunHandler`: the deadline timer fired first.
 #[napi(catch_unwind)]
 pub fn answer_handler_timed_out(reg: u32, h: u32, now: f64) -> napi::Result<f64> {

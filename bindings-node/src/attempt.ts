@@ -3,9 +3,16 @@
  * the oRPC procedure's own middleware chain and handler, raced against the
  * deadline the core named and the caller's signal.
  */
-import { createORPCErrorConstructorMap, middlewareOutputFn, type AnyProcedure } from "@orpc/server";
+import {
+  createORPCErrorConstructorMap,
+  middlewareOutputFn,
+  ORPCError,
+  validateORPCError,
+  type AnyProcedure,
+} from "@orpc/server";
 
 import { CapabilityError } from "./errors.js";
+import { capabilityErrorsToORPC } from "./orpc-errors.js";
 import { progressReporter, type ProgressListener, type ReportProgress } from "./progress.js";
 import { Kind } from "./generated/protocol.js";
 import { HOT, N } from "./native.js";
@@ -27,15 +34,31 @@ function deadlineReason(): Error {
 
 // ----- running an oRPC procedure without its validation ---------------------
 
-const errorMaps = new WeakMap<AnyProcedure, unknown>();
+/** What a governed call of a procedure needs of it, made once. */
+interface Prepared {
+  /** The handler's `errors` (oRPC's constructor map). */
+  readonly errors: unknown;
+  /**
+   * The middlewares, without `capabilityErrorsToORPC`: that one converts a
+   * thrown `CapabilityError` for oRPC's own HTTP handlers; in the governed
+   * path the core reads the `CapabilityError` itself.
+   */
+  readonly middlewares: readonly any[];
+}
 
-function errorsOf(procedure: AnyProcedure): unknown {
-  let m = errorMaps.get(procedure);
-  if (m === undefined) {
-    m = createORPCErrorConstructorMap(procedure["~orpc"].errorMap);
-    errorMaps.set(procedure, m);
+const prepared = new WeakMap<AnyProcedure, Prepared>();
+
+function prepare(procedure: AnyProcedure): Prepared {
+  let p = prepared.get(procedure);
+  if (p === undefined) {
+    const def = procedure["~orpc"];
+    p = {
+      errors: createORPCErrorConstructorMap(def.errorMap),
+      middlewares: def.middlewares.filter((m: unknown) => m !== capabilityErrorsToORPC),
+    };
+    prepared.set(procedure, p);
   }
-  return m;
+  return p;
 }
 
 /**
@@ -105,8 +128,7 @@ class MiddlewareOptions extends ProcedureOptions {
 function runProcedure(hooks: CapabilityHooks, input: unknown, context: unknown, attempt: Attempt): unknown {
   const procedure = hooks.procedure;
   const def = procedure["~orpc"];
-  const middlewares = def.middlewares;
-  const errors = errorsOf(procedure);
+  const { errors, middlewares } = prepare(procedure);
   const path = hooks.path;
   const handler = (ctx: unknown) =>
     def.handler(new ProcedureOptions(ctx, input, errors, path, procedure, attempt) as any);
@@ -221,12 +243,12 @@ export class Attempt implements Timed {
       try {
         p = runProcedure(hooks, input, context, this);
       } catch (e) {
-        return this.failed(e);
+        return this.thrown(hooks.procedure, e);
       }
       if (isThenable(p)) {
         p.then(
           (o) => this.ok(o),
-          (e) => this.failed(e),
+          (e) => this.thrown(hooks.procedure, e),
         );
       } else {
         this.ok(p);
@@ -248,6 +270,24 @@ export class Attempt implements Timed {
       next = Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
     }
     this.#resolve!(next);
+  }
+
+  /**
+   * The handler threw. An `ORPCError` first goes through oRPC's own
+   * `validateORPCError` against the procedure's `.errors({...})`, as
+   * oRPC's `call` does: that decides `defined` (a declared code whose
+   * status and data match), which the core reads.
+   */
+  thrown(procedure: AnyProcedure, err: unknown): void {
+    if (!(err instanceof ORPCError)) {
+      this.failed(err);
+      return;
+    }
+    validateORPCError(procedure["~orpc"].errorMap, err).then(
+      (e) => this.failed(e),
+      // The data's validator threw: not shown as declared.
+      () => this.failed(new ORPCError(err.code, { status: err.status, message: err.message, cause: err })),
+    );
   }
 
   failed(err: unknown): void {
@@ -283,7 +323,10 @@ export class Attempt implements Timed {
     const reg = this.host.handle;
     let next: number;
     try {
-      if (how === 0 && !(err instanceof CapabilityError)) logFailure(this.host, this.h, "the handler", err);
+      // The operator's log gets what the caller was not shown: not a
+      // CapabilityError or a declared oRPC error (the procedure's own outcomes).
+      if (how === 0 && !(err instanceof CapabilityError) && !(err instanceof ORPCError && err.defined === true))
+        logFailure(this.host, this.h, "the handler", err);
       next =
         how === 0
           ? answerError(reg, this.h, err)
@@ -300,6 +343,13 @@ export class Attempt implements Timed {
 function answerError(reg: number, h: number, err: unknown): number {
   if (err instanceof CapabilityError) {
     return N.answerHandlerError(reg, h, err.code, err.message, err.retryable, Date.now());
+  }
+  if (err instanceof ORPCError) {
+    // Its fields only: the core's table (core/src/orpc_error.rs) decides
+    // the code, whether it is retryable and whether the message is shown.
+    const status = Number.isInteger(err.status) && err.status >= 0 ? err.status : null;
+    const message = typeof err.message === "string" ? err.message : "";
+    return N.answerHandlerOrpcError(reg, h, String(err.code), status, err.defined === true, message, Date.now());
   }
   // A plain throw: EXECUTION_FAILED with the core's generic message. Only
   // the error's class is passed on, for the operator's audit record; the

@@ -8,6 +8,7 @@
 import { isLazy, isProcedure, unlazy, type AnyProcedure, type Builder } from "@orpc/server";
 
 import type { AgentMeta, AgentPolicy, AgentProcedureMeta, PolicyFunction } from "./types.js";
+import { capabilityErrorsToORPC } from "./orpc-errors.js";
 import { jsonSchemaOf, type StandardSchema } from "./schema.js";
 
 /**
@@ -18,7 +19,10 @@ import { jsonSchemaOf, type StandardSchema } from "./schema.js";
  * const search = agentBase.meta({ agent: { description, expose, sideEffect, risk } })…
  * ```
  *
- * Existing meta of `base` is kept; only the meta type gains `agent`.
+ * Existing meta of `base` is kept; only the meta type gains `agent`. The
+ * base's first middleware is `capabilityErrorsToORPC`: a `CapabilityError`
+ * a handler throws reaches clients of oRPC's own HTTP handlers as an
+ * `ORPCError` (a governed call skips it).
  */
 export function agentProcedure<
   TInitialContext extends Record<PropertyKey, any>,
@@ -33,7 +37,7 @@ export function agentProcedure<
   base: Builder<TInitialContext, TCurrentContext, any, any, TErrorMap, TMeta>,
 ): Builder<TInitialContext, TCurrentContext, any, any, TErrorMap, TMeta & AgentProcedureMeta> {
   const initial = (base as any)["~orpc"]?.meta ?? {};
-  return (base as any).$meta(initial);
+  return (base as any).$meta(initial).use(capabilityErrorsToORPC);
 }
 
 /** The host functions of one capability. */

@@ -3,6 +3,7 @@
  * procedures. The rules live in the Rust core; this package adapts.
  */
 export { agentProcedure } from "./declare.js";
+export { capabilityErrorsToORPC } from "./orpc-errors.js";
 export {
   createCapabilityRegistry,
   inputHash,

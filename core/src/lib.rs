@@ -18,6 +18,7 @@ pub mod frame;
 pub mod limits;
 pub mod mcp;
 pub mod meta;
+pub mod orpc_error;
 pub mod pipeline;
 pub mod policy;
 pub mod registry;
