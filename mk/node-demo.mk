@@ -10,11 +10,15 @@
 
 NODE_ORDERS := examples/node-orders
 
-.PHONY: demo-node bench-node-mcp node-orders-link
+.PHONY: demo-node bench-node-mcp node-orders-link node-orders-modules
 DEMO_TARGETS  += demo-node
 BENCH_TARGETS += bench-node-mcp
 
-node-orders-link: build-node
+node-orders-link: build-node node-orders-modules
+
+# The example's node_modules links only (whichever build of the binding is
+# there: test-mcp-conformance uses the debug one).
+node-orders-modules: node-deps
 	@mkdir -p $(NODE_ORDERS)/node_modules/@orpc-agent
 	@for dep in bindings-node/node_modules/*; do \
 		ln -sfn ../../../$$dep $(NODE_ORDERS)/node_modules/$$(basename $$dep); \
