@@ -67,6 +67,28 @@ async def test_approval_round_trip_through_mcp() -> None:
     assert done.output == {"published": "hello"}  # type: ignore[union-attr]
 
 
+async def test_a_client_sending_only_name_and_arguments_runs_its_approved_call_by_calling_again() -> None:
+    """Issue 18: real clients send no ``_meta``. Calling again while the
+    request waits returns it; once approved, the same call runs it once;
+    after that the same call is a new request."""
+    registry = build()
+    async with Client(create_mcp_server(registry)) as client:
+        first = await client.call_tool("docs_publish", {"q": "hi"})
+        request_id = first.meta[APPROVAL_META]["requestId"]  # type: ignore[index]
+        waiting = await client.call_tool("docs_publish", {"q": "hi"})
+        assert waiting.meta[APPROVAL_META]["requestId"] == request_id  # type: ignore[index]
+        other = await client.call_tool("docs_publish", {"q": "other"})
+        assert other.meta[APPROVAL_META]["requestId"] != request_id  # type: ignore[index]
+        registry.approvals.approve(request_id, approver="editor-eve")
+        done = await client.call_tool("docs_publish", {"q": "hi"})
+        assert done.is_error is False, done
+        assert done.structured_content == {"published": "hi"}
+        stored = registry.approvals.get(request_id)
+        assert stored is not None and stored.status == "consumed"
+        after = await client.call_tool("docs_publish", {"q": "hi"})
+        assert after.meta[APPROVAL_META]["requestId"] != request_id  # type: ignore[index]
+
+
 released: list[str] = []
 
 

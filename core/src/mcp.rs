@@ -108,7 +108,9 @@ pub fn meta_keys() -> Value {
 
 /// The `CallToolResult` of a call that needs approval: an error result (the
 /// call did not run), saying how the client runs it once approved — the
-/// same tool again with `_meta {APPROVAL_ID_META: id}`.
+/// same tool again with the same arguments (a repeated call finds its
+/// request: `Surface::repeated_calls_find_their_request`), or with
+/// `_meta {APPROVAL_ID_META: id}`.
 pub fn approval_result(request: &ApprovalRequest) -> Value {
     let reason = request
         .reason
@@ -122,9 +124,10 @@ pub fn approval_result(request: &ApprovalRequest) -> Value {
         .unwrap_or_default();
     let text = format!(
         "APPROVAL_REQUIRED: {reason} The call did not run. Approval request {id}{kind} is \
-         waiting for a human decision. Tell the user it needs approval; once approved, the \
-         client calls this tool again with _meta {{\"{APPROVAL_ID_META}\": \"{id}\"}} to run \
-         the approved call.",
+         waiting for a human decision. Tell the user it needs approval; once approved, call \
+         this tool again with the same arguments to run the approved call (or name the \
+         request: _meta {{\"{APPROVAL_ID_META}\": \"{id}\"}}). Calling it again before \
+         then returns this same request.",
         id = request.id,
     );
     let mut meta = Map::new();

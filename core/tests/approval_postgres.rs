@@ -142,6 +142,7 @@ mod pg {
         consume_refusals_have_distinct_codes,
         pending_limit_per_actor_default,
         list_filters_by_effective_status,
+        a_repeated_call_finds_its_request,
     );
 
     #[tokio::test]
@@ -1043,10 +1044,11 @@ mod pg {
                 (1, "0001_approvals".to_owned()),
                 (2, "0002_audit".to_owned()),
                 (3, "0003_creation_order".to_owned()),
-                (4, "0004_session".to_owned())
+                (4, "0004_session".to_owned()),
+                (5, "0005_repeated_calls".to_owned())
             ]
         );
-        assert_eq!(PG_SCHEMA_VERSION, 4);
+        assert_eq!(PG_SCHEMA_VERSION, 5);
 
         admin(&db)
             .await
@@ -1093,6 +1095,7 @@ mod pg {
             (2, "0002_audit"),
             (3, "0003_creation_order"),
             (4, "0004_session"),
+            (5, "0005_repeated_calls"),
         ] {
             let sql = std::fs::read_to_string(dir.join(format!("{name}.sql"))).unwrap();
             client.batch_execute(&sql).await.unwrap();

@@ -82,6 +82,7 @@ on_both_stores!(
     consume_refusals_have_distinct_codes,
     pending_limit_per_actor_default,
     list_filters_by_effective_status,
+    a_repeated_call_finds_its_request,
 );
 
 #[tokio::test]

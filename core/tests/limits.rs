@@ -95,7 +95,19 @@ fn driver(
 }
 
 fn frame(actor: &str) -> Frame {
-    Frame::new(Surface::Mcp).with_actor(Actor {
+    frame_on(Surface::Mcp, actor)
+}
+
+/// A case's own `surface` (the pending cases: on MCP a repeated identical
+/// call finds its request instead of opening another), else MCP.
+fn case_surface(case: &Value) -> Surface {
+    case["surface"]
+        .as_str()
+        .map_or(Surface::Mcp, |s| Surface::parse(s).unwrap())
+}
+
+fn frame_on(surface: Surface, actor: &str) -> Frame {
+    Frame::new(surface).with_actor(Actor {
         id: Some(actor.into()),
         ..Actor::default()
     })
@@ -477,7 +489,7 @@ async fn pending_vectors(store: Arc<dyn ApprovalStore>) {
                     .invoke(
                         p["capability"].as_str().unwrap(),
                         p["input"].clone(),
-                        Call::new(frame(step["actor"].as_str().unwrap())),
+                        Call::new(frame_on(case_surface(p), step["actor"].as_str().unwrap())),
                     )
                     .await;
                 check_outcome(p["name"].as_str().unwrap(), &o, &step["expect"]);

@@ -156,6 +156,32 @@ describe("registerMcpTools over InMemoryTransport", () => {
     assert.equal(calls.length, 1);
   });
 
+  it("a client that sends only {name, arguments} runs its approved call by calling again (issue 18)", async () => {
+    const { client, registry, calls } = await connectedClient();
+    const args = { id: "o-8", amount: 30 };
+    const first = await client.callTool({ name: "orders_refund", arguments: args });
+    const { requestId } = first._meta["orpc-agent/approval"];
+    assert.match(first.content[0].text, /call this tool again with the same arguments/);
+    // Calling again while it waits: the same request, not another.
+    const waiting = await client.callTool({ name: "orders_refund", arguments: args });
+    assert.equal(waiting._meta["orpc-agent/approval"].requestId, requestId);
+    // Other arguments are another call: a new request.
+    const other = await client.callTool({ name: "orders_refund", arguments: { id: "o-8", amount: 31 } });
+    assert.notEqual(other._meta["orpc-agent/approval"].requestId, requestId);
+    assert.equal((await registry.approvals.list({ status: "pending" })).length, 2);
+
+    await registry.approvals.approve(requestId, { approver: "manager-1" });
+    const done = await client.callTool({ name: "orders_refund", arguments: args });
+    assert.equal(done.isError, undefined, JSON.stringify(done));
+    assert.deepEqual(done.structuredContent, { refunded: 30, id: "o-8" });
+    assert.equal((await registry.approvals.get(requestId)).status, "consumed");
+    assert.equal(calls.length, 1, "the approved call ran once");
+    // The same call after that is a new request (single use, SI-7).
+    const after = await client.callTool({ name: "orders_refund", arguments: args });
+    assert.notEqual(after._meta["orpc-agent/approval"].requestId, requestId);
+    assert.equal(calls.length, 1);
+  });
+
   it("a resume through MCP runs only the caller's own request, through its own tool", async () => {
     const fixture = await ordersFixture();
     const { registry, calls } = fixture;

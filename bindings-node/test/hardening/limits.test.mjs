@@ -130,7 +130,8 @@ describe("pending approvals per actor", () => {
         for (const step of p.steps) {
           for (let i = 0; i < step.times; i++) {
             const settled = await settle(
-              registry.invoke(p.capability, p.input, { surface: V.surface, actor: { id: step.actor } }),
+              // A case's own surface (on MCP a repeated identical call finds its request).
+              registry.invoke(p.capability, p.input, { surface: p.surface ?? V.surface, actor: { id: step.actor } }),
             );
             check(`${p.name} ${step.actor} #${i + 1}`, settled, step.expect);
           }

@@ -132,7 +132,10 @@ final class HardeningLimitsTests: XCTestCase {
                         do {
                             let out: Outcome<JSONValue> = try await reg.invoke(
                                 p["capability"]!.stringValue!, input: p["input"]!,
-                                frame: Frame(surface: .mcp, actor: Actor(id: actor)))
+                                // A case's own surface (on MCP a repeated identical call finds its request).
+                                frame: Frame(
+                                    surface: p["surface"]?.stringValue.flatMap(Surface.init(rawValue:)) ?? .mcp,
+                                    actor: Actor(id: actor)))
                             XCTAssertNotNil(out.approval, "\(store) \(actor)")
                             XCTAssertEqual(expect["status"]?.stringValue, "approval_required", "\(store) \(actor)")
                         } catch let e as CapabilityError {

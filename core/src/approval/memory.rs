@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
-    ApprovalRequest, ApprovalStatus, ApprovalStore, BoxFuture, ConsumeRefusal, Decision,
+    ApprovalRequest, ApprovalStatus, ApprovalStore, BoxFuture, ConsumeRefusal, Created, Decision,
     EffectiveStatus, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError, apply_decision,
     check_consume, check_new,
 };
@@ -136,6 +136,29 @@ impl MemoryApprovalStore {
     fn create_now(&self, req: &ApprovalRequest) -> Result<(), StoreError> {
         check_new(req)?;
         let mut state = self.lock();
+        self.create_locked(&mut state, req)
+    }
+
+    /// A repeat (see `ApprovalStore::create_or_repeat`) looks the earlier
+    /// request up and stores the new one under one lock. The scan is over
+    /// the requests of the store (this store is for tests and one process).
+    fn create_or_repeat_now(&self, req: &ApprovalRequest) -> Result<Created, StoreError> {
+        check_new(req)?;
+        let mut state = self.lock();
+        let mut earlier: Vec<(u64, &ApprovalRequest)> = state
+            .requests
+            .values()
+            .filter(|r| req.repeats(r))
+            .map(|r| (state.seq.get(&r.id).copied().unwrap_or(0), r))
+            .collect();
+        earlier.sort_by_key(|(seq, _)| *seq);
+        match Created::pick(earlier.into_iter().map(|(_, r)| r.clone())) {
+            Created::New => self.create_locked(&mut state, req).map(|()| Created::New),
+            found => Ok(found),
+        }
+    }
+
+    fn create_locked(&self, state: &mut State, req: &ApprovalRequest) -> Result<(), StoreError> {
         if state.requests.contains_key(&req.id) {
             return Err(StoreError::Duplicate(req.id.clone()));
         }
@@ -198,6 +221,13 @@ impl MemoryApprovalStore {
 impl ApprovalStore for MemoryApprovalStore {
     fn create<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move { self.create_now(request) })
+    }
+
+    fn create_or_repeat<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> BoxFuture<'a, Result<Created, StoreError>> {
+        Box::pin(async move { self.create_or_repeat_now(request) })
     }
 
     fn get<'a>(

@@ -281,6 +281,35 @@ impl ApprovalRequest {
         }
     }
 
+    /// Whether `self`, a new request, repeats `earlier`: the same capability
+    /// and input hash, made on the same surface by the same actor id — or,
+    /// for actors without an id, by an identical actor in the same session —
+    /// and `earlier` is pending or approved and unexpired at `self`'s
+    /// creation time. (The rule of [`ApprovalStore::create_or_repeat`].)
+    pub fn repeats(&self, earlier: &ApprovalRequest) -> bool {
+        self.same_call(earlier)
+            && matches!(
+                earlier.status,
+                ApprovalStatus::Pending | ApprovalStatus::Approved
+            )
+            && !earlier.is_expired(self.created_at_ms)
+    }
+
+    /// The call part of [`Self::repeats`], for a store that judges status
+    /// and expiry itself (by its own clock): same principal, capability,
+    /// input hash and surface.
+    pub fn same_call(&self, earlier: &ApprovalRequest) -> bool {
+        let same_principal = match (&self.actor.id, &earlier.actor.id) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.actor == earlier.actor && self.session_id == earlier.session_id,
+            _ => false,
+        };
+        same_principal
+            && self.capability_id == earlier.capability_id
+            && self.input_hash == earlier.input_hash
+            && self.surface == earlier.surface
+    }
+
     /// The same request, made in `session_id`'s session.
     pub fn with_session_id(mut self, session_id: Option<String>) -> ApprovalRequest {
         self.session_id = session_id;
@@ -830,6 +859,35 @@ impl Requester {
     }
 }
 
+/// What [`ApprovalStore::create_or_repeat`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Created {
+    /// The request was stored.
+    New,
+    /// The caller already waits on this request (pending): nothing stored.
+    Pending(ApprovalRequest),
+    /// The caller's earlier request for this call is approved: nothing
+    /// stored; consume it and run.
+    Approved(ApprovalRequest),
+}
+
+impl Created {
+    /// Of several earlier requests a new one repeats, the one a repeat
+    /// gets: the first approved one, else the first pending one (in the
+    /// order given, creation order), else none.
+    pub fn pick(candidates: impl IntoIterator<Item = ApprovalRequest>) -> Created {
+        let mut pending = None;
+        for r in candidates {
+            match r.status {
+                ApprovalStatus::Approved => return Created::Approved(r),
+                ApprovalStatus::Pending if pending.is_none() => pending = Some(r),
+                _ => {}
+            }
+        }
+        pending.map_or(Created::New, Created::Pending)
+    }
+}
+
 /// Where approval requests live between the gated call and its resume.
 ///
 /// Implementations persist and make `decide` and `consume` atomic; the
@@ -900,6 +958,22 @@ pub trait ApprovalStore: Send + Sync {
             }
             self.consume(id, now_ms).await
         })
+    }
+
+    /// [`Self::create`] for a call that may repeat an earlier one (issue 18:
+    /// an MCP client that calls the tool again after an approval, or while
+    /// it waits for one): when the same principal already has a request for
+    /// the same capability and input hash, made on the same surface, that
+    /// is pending or approved and unexpired at the request's creation time
+    /// ([`ApprovalRequest::repeats`]), that request is returned and
+    /// nothing is stored; otherwise `request` is created. An approved one
+    /// is preferred over a pending one. A store that cannot look requests
+    /// up keeps the default: always a new request.
+    fn create_or_repeat<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> BoxFuture<'a, Result<Created, StoreError>> {
+        Box::pin(async move { self.create(request).await.map(|()| Created::New) })
     }
 
     /// Whether this store's operations wait on I/O (a network database),

@@ -54,7 +54,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
     ApprovalRequest, ApprovalStatus, ApprovalStore, BackendErrorKind, BoxFuture, ConsumeRefusal,
-    Decision, EffectiveStatus, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError,
+    Created, Decision, EffectiveStatus, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError,
     apply_decision, check_consume, check_decision, check_new, new_approval_id,
 };
 use crate::frame::Actor;
@@ -79,6 +79,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0004_session",
         include_str!("../../migrations/postgres/0004_session.sql"),
+    ),
+    (
+        "0005_repeated_calls",
+        include_str!("../../migrations/postgres/0005_repeated_calls.sql"),
     ),
 ];
 
@@ -461,18 +465,59 @@ impl PostgresApprovalStore {
         Ok((Some(read_request(&row)?), now))
     }
 
-    async fn create_once(&self, req: &ApprovalRequest, retried: bool) -> Result<(), Failure> {
+    async fn create_once(
+        &self,
+        req: &ApprovalRequest,
+        retried: bool,
+        repeat: bool,
+    ) -> Result<Created, Failure> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(Failure::db)?;
         let actor_id = req.actor_id();
         // One quota bucket at a time (`ApprovalRequest::quota_key`): the
         // actor id, or for an actor without one the surface and session.
+        // The same lock makes a repeated call's look-up and insert atomic:
+        // a repeat is always the same principal's.
         tx.execute(
             "SELECT pg_advisory_xact_lock($1, hashtext($2))",
             &[&ACTOR_LOCK_CLASS, &req.quota_key()],
         )
         .await
         .map_err(Failure::db)?;
+        if repeat {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM orpc_approvals WHERE capability_id = $1 \
+                 AND input_hash = $2 AND surface = $3 AND status IN ('pending', 'approved') \
+                 AND expires_at > {} ORDER BY seq LIMIT 64",
+                now_sql(4)
+            );
+            let caller_now = self.caller_now(req.created_at_ms.min(MAX_TIME_MS));
+            let st = tx.prepare_cached(&sql).await.map_err(Failure::db)?;
+            let rows = tx
+                .query(
+                    &st,
+                    &[
+                        &req.capability_id,
+                        &req.input_hash,
+                        &req.surface.as_str(),
+                        &caller_now,
+                    ],
+                )
+                .await
+                .map_err(Failure::db)?;
+            let mut earlier = Vec::new();
+            for row in &rows {
+                let (r, _) = read_request(row).map_err(Failure::Final)?;
+                if req.same_call(&r) {
+                    earlier.push(r);
+                }
+            }
+            let found = Created::pick(earlier);
+            if found != Created::New {
+                tx.commit().await.map_err(Failure::db)?;
+                return Ok(found);
+            }
+        }
         let actor_match = if actor_id.is_some() {
             "actor_id = $7"
         } else {
@@ -522,11 +567,15 @@ impl PostgresApprovalStore {
             Ok(0) => Err(Failure::Final(StoreError::LimitExceeded {
                 limit: self.max_pending_per_actor,
             })),
-            Ok(_) => tx.commit().await.map_err(Failure::db),
+            Ok(_) => tx
+                .commit()
+                .await
+                .map(|()| Created::New)
+                .map_err(Failure::db),
             // 128 random bits do not collide: a duplicate seen on a retry
             // is this call's own insert, committed before the connection
             // dropped.
-            Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) && retried => Ok(()),
+            Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) && retried => Ok(Created::New),
             Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
                 Err(Failure::Final(StoreError::Duplicate(req.id.clone())))
             }
@@ -767,7 +816,24 @@ impl ApprovalStore for PostgresApprovalStore {
             retrying(|| {
                 let first = !retried;
                 retried = true;
-                self.create_once(request, !first)
+                self.create_once(request, !first, false)
+            })
+            .await
+            .map(|_| ())
+        })
+    }
+
+    fn create_or_repeat<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> BoxFuture<'a, Result<Created, StoreError>> {
+        Box::pin(async move {
+            check_new(request)?;
+            let mut retried = false;
+            retrying(|| {
+                let first = !retried;
+                retried = true;
+                self.create_once(request, !first, true)
             })
             .await
         })

@@ -26,7 +26,7 @@ use rusqlite::{Connection, ErrorCode as SqliteCode, OptionalExtension, Row, Tran
 
 use super::{
     ApprovalRequest, ApprovalStatus, ApprovalStore, BackendErrorKind, BoxFuture, ConsumeRefusal,
-    Decision, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError, apply_decision,
+    Created, Decision, ListFilter, ListStart, MAX_PENDING_PER_ACTOR, StoreError, apply_decision,
     check_consume, check_decision, check_new,
 };
 use crate::frame::Actor;
@@ -80,6 +80,9 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE approvals ADD COLUMN session_id TEXT;
     CREATE INDEX approvals_by_anonymous_pending ON approvals
         (surface, session_id, status, expires_at_ms) WHERE actor_id IS NULL;",
+    // 4: a repeated call finds its earlier request (issue 18): by
+    // capability and input hash.
+    "CREATE INDEX approvals_by_call ON approvals (capability_id, input_hash);",
 ];
 
 const COLUMNS: &str = "id, capability_id, input_hash, input, surface, actor, approval_type, \
@@ -190,6 +193,60 @@ impl SqliteApprovalStore {
 
     fn create_now(&self, req: &ApprovalRequest) -> Result<(), StoreError> {
         check_new(req)?;
+        let conn = self.lock();
+        self.insert(&conn, req)
+    }
+
+    /// See `ApprovalStore::create_or_repeat`: the look-up and the insert in
+    /// one IMMEDIATE transaction (SQLite's one writer), so two processes
+    /// repeating the same call cannot both miss the earlier request.
+    fn create_or_repeat_now(&self, req: &ApprovalRequest) -> Result<Created, StoreError> {
+        check_new(req)?;
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let earlier = {
+            let mut st = tx
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM approvals WHERE capability_id = ?1 AND input_hash = ?2 \
+                     AND surface = ?3 AND status IN ('pending', 'approved') AND expires_at_ms > ?4 \
+                     ORDER BY seq LIMIT 64"
+                ))
+                .map_err(backend)?;
+            let rows = st
+                .query_map(
+                    rusqlite::params![
+                        req.capability_id,
+                        req.input_hash,
+                        req.surface.as_str(),
+                        ms(req.created_at_ms)
+                    ],
+                    RawRow::read,
+                )
+                .map_err(backend)?;
+            let mut earlier = Vec::new();
+            for row in rows {
+                let r = row.map_err(backend)?.into_request()?;
+                if req.repeats(&r) {
+                    earlier.push(r);
+                }
+            }
+            earlier
+        };
+        let created = match Created::pick(earlier) {
+            Created::New => {
+                self.insert(&tx, req)?;
+                Created::New
+            }
+            found => found,
+        };
+        // The commit is where a full disk shows: stepped and checked.
+        tx.commit().map_err(backend)?;
+        Ok(created)
+    }
+
+    fn insert(&self, conn: &Connection, req: &ApprovalRequest) -> Result<(), StoreError> {
         let input = json_text(&req.input)?;
         let actor = serde_json::to_string(&req.actor)
             .map_err(|e| StoreError::Invalid(format!("actor: {e}")))?;
@@ -201,7 +258,6 @@ impl SqliteApprovalStore {
         } else {
             "actor_id IS NULL AND surface = ?5 AND session_id IS ?13"
         };
-        let conn = self.lock();
         let inserted = conn
             .prepare_cached(&format!(
                 "INSERT INTO approvals (id, capability_id, input_hash, input, surface, actor, \
@@ -402,6 +458,13 @@ impl SqliteApprovalStore {
 impl ApprovalStore for SqliteApprovalStore {
     fn create<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move { self.create_now(request) })
+    }
+
+    fn create_or_repeat<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> BoxFuture<'a, Result<Created, StoreError>> {
+        Box::pin(async move { self.create_or_repeat_now(request) })
     }
 
     fn get<'a>(

@@ -47,7 +47,7 @@ use crate::approval::{
 };
 use crate::error::{CapabilityError, ErrorCode};
 use crate::meta::RegistryError;
-use crate::pipeline::gate::consume_answer;
+use crate::pipeline::gate::{consume_answer, persist_answer};
 use crate::pipeline::{Answer, ApprovalInputView, Invocation, Step, StepKind};
 use crate::registry::{CapabilityDecl, CapabilityRegistry, HostHooks};
 
@@ -264,11 +264,13 @@ impl BindingRegistry {
         loop {
             inv.at(now_ms);
             let answer = match inv.step() {
-                Step::PersistApproval(request) => match run_ready(self.store.create(request)) {
-                    Some(Ok(())) => Answer::Persisted,
-                    Some(Err(e)) => Answer::StoreFailed(e.into()),
-                    None => return StepKind::PersistApproval,
-                },
+                Step::PersistApproval(request) => {
+                    let repeats = inv.persist_repeats();
+                    match run_ready(persist_answer(self.store.as_ref(), request, repeats)) {
+                        Some(answer) => answer,
+                        None => return StepKind::PersistApproval,
+                    }
+                }
                 Step::ConsumeApproval { id, requester } => {
                     let consumed = consume_answer(self.store.as_ref(), id, now_ms, requester);
                     match run_ready(consumed) {
@@ -292,7 +294,9 @@ impl BindingRegistry {
     /// so the store call needs no borrow of the invocation while it runs.
     pub fn store_op(&self, inv: &Invocation, now_ms: u64) -> Option<StoreOp> {
         let kind = match inv.step() {
-            Step::PersistApproval(request) => StoreOpKind::Persist(Box::new(request.clone())),
+            Step::PersistApproval(request) => {
+                StoreOpKind::Persist(Box::new(request.clone()), inv.persist_repeats())
+            }
             Step::ConsumeApproval { id, requester } => {
                 StoreOpKind::Consume(id.to_string(), requester.cloned())
             }
@@ -397,7 +401,8 @@ pub struct StoreOp {
 }
 
 enum StoreOpKind {
-    Persist(Box<ApprovalRequest>),
+    /// The request, and whether it may repeat an earlier one.
+    Persist(Box<ApprovalRequest>, bool),
     Consume(String, Option<crate::approval::Requester>),
 }
 
@@ -406,10 +411,9 @@ impl StoreOp {
     /// exactly as [`BindingRegistry::advance`] maps a store that does not wait.
     pub async fn run(self) -> Answer {
         match self.kind {
-            StoreOpKind::Persist(request) => match self.store.create(&request).await {
-                Ok(()) => Answer::Persisted,
-                Err(e) => Answer::StoreFailed(e.into()),
-            },
+            StoreOpKind::Persist(request, repeats) => {
+                persist_answer(self.store.as_ref(), &request, repeats).await
+            }
             StoreOpKind::Consume(id, requester) => {
                 consume_answer(self.store.as_ref(), &id, self.now_ms, requester.as_ref()).await
             }
@@ -1010,5 +1014,90 @@ mod tests {
             StoreConfig::Memory.open_sync().unwrap(),
         );
         assert!(matches!(bad, Err(BuildError::Setup(_))));
+    }
+
+    /// A repeated MCP call finds its request (issue 18): the same call
+    /// again while pending gets the same request; once approved, the same
+    /// call runs it — once — with no `_meta`; then the same call is a new
+    /// request. On `direct` every call is a new request. On memory and
+    /// SQLite, through `advance`.
+    #[test]
+    fn a_repeated_mcp_call_runs_its_approved_request_once() {
+        let dir = std::env::temp_dir().join(format!("orpc-repeat-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        for store in [StoreConfig::Memory, StoreConfig::Sqlite(dir.join("r.db"))] {
+            let _ = std::fs::remove_file(dir.join("r.db"));
+            let host = BindingRegistry::build(
+                &json!([{"id": "orders.cancel", "meta": {
+                    "description": "Cancel.", "expose": {"mcp": true, "direct": true},
+                    "sideEffect": "destructive", "risk": "medium",
+                    "approval": {"required": true}}, "validateInput": false}]),
+                &json!({}),
+                store.open_sync().unwrap(),
+            )
+            .unwrap();
+            // Runs one call to its end; the outcome, and whether the
+            // handler ran (it answers ok at once).
+            let call = |surface, order: u64| {
+                let frame = crate::Frame::new(surface).with_actor(crate::Actor {
+                    id: Some("alice".into()),
+                    ..crate::Actor::default()
+                });
+                let mut inv = Invocation::start(
+                    Arc::clone(host.registry()),
+                    "orders.cancel",
+                    crate::pipeline::Payload::Json(json!({"order": order})),
+                    frame,
+                    crate::pipeline::InvokeOptions::at(1_000),
+                );
+                let mut ran = 0;
+                while inv.step_kind() != StepKind::Done {
+                    let a = match inv.step() {
+                        Step::ExportInput => Answer::InputExported(json!({"order": order})),
+                        Step::RunHandler { .. } => {
+                            ran += 1;
+                            Answer::HandlerOk {
+                                output: crate::pipeline::Payload::Json(json!("cancelled")),
+                                now_ms: 1_002,
+                            }
+                        }
+                        Step::ExportOutput => Answer::OutputExported(json!("cancelled")),
+                        _ => {
+                            host.advance(&mut inv, 1_002);
+                            continue;
+                        }
+                    };
+                    inv.answer(a).unwrap();
+                }
+                (inv.take_outcome().unwrap(), ran)
+            };
+            let pending_id = |o: &crate::pipeline::Outcome| match o {
+                crate::pipeline::Outcome::ApprovalRequired(r) => r.id.clone(),
+                other => panic!("expected an approval request, got {other:?}"),
+            };
+            let (first, _) = call(crate::Surface::Mcp, 1);
+            let id = pending_id(&first);
+            let (again, ran) = call(crate::Surface::Mcp, 1);
+            assert_eq!(pending_id(&again), id, "the same pending request");
+            assert_eq!(ran, 0);
+            let (other, _) = call(crate::Surface::Mcp, 2);
+            assert_ne!(pending_id(&other), id, "other arguments: a new request");
+            host.decide(&id, ApprovalDecision::Approve, Some("bob"), None, 1_001)
+                .unwrap();
+            let (done, ran) = call(crate::Surface::Mcp, 1);
+            assert!(matches!(done, crate::pipeline::Outcome::Ok(_)), "{done:?}");
+            assert_eq!(ran, 1, "the approved request ran once");
+            assert_eq!(
+                host.approval(&id).unwrap().unwrap().status,
+                crate::approval::ApprovalStatus::Consumed
+            );
+            let (after, ran) = call(crate::Surface::Mcp, 1);
+            assert_ne!(pending_id(&after), id, "consumed: a new request");
+            assert_eq!(ran, 0);
+            // Direct callers name the request they resume: no repeats.
+            let (d1, _) = call(crate::Surface::Direct, 9);
+            let (d2, _) = call(crate::Surface::Direct, 9);
+            assert_ne!(pending_id(&d1), pending_id(&d2));
+        }
     }
 }

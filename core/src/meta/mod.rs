@@ -81,6 +81,18 @@ impl Surface {
     pub fn from_index(i: u8) -> Option<Surface> {
         Surface::ALL.get(usize::from(i)).copied()
     }
+
+    /// Whether a gated call repeated on this surface finds its earlier
+    /// request (issue 18): MCP, whose clients send only `{name,
+    /// arguments}` and call a tool again after an approval (or while they
+    /// wait for one). Calling again with the same arguments then runs the
+    /// approved request once, or gets the pending one back, instead of
+    /// opening another. Elsewhere the host names the request it resumes
+    /// (direct, workflow, test) or keeps its own request per tool call
+    /// (the AI SDK adapters).
+    pub const fn repeated_calls_find_their_request(self) -> bool {
+        matches!(self, Surface::Mcp)
+    }
 }
 
 /// The set of surfaces a capability is exposed on. Only a literal `true`

@@ -584,10 +584,10 @@ impl Driver {
                     Err(_) => Answer::PolicyFailed("timed out".into()),
                 }
             }
-            Step::PersistApproval(request) => match self.store.create(request).await {
-                Ok(()) => Answer::Persisted,
-                Err(e) => Answer::StoreFailed(e.into()),
-            },
+            Step::PersistApproval(request) => {
+                let repeats = inv.persist_repeats();
+                super::gate::persist_answer(self.store.as_ref(), request, repeats).await
+            }
             Step::ConsumeApproval { id, requester } => {
                 let now_ms = self.clock.now_ms();
                 super::gate::consume_answer(self.store.as_ref(), id, now_ms, requester).await

@@ -126,6 +126,29 @@ pub fn verify_grant<'r>(
     }
 }
 
+/// Performs `PersistApproval` for every driver (the host registry's
+/// synchronous and waiting paths, the tokio driver): a new request, or,
+/// when the call may repeat an earlier one (`Invocation::persist_repeats`),
+/// the store's `create_or_repeat`, whose earlier request is answered
+/// [`Answer::RepeatedApproval`].
+pub async fn persist_answer(
+    store: &dyn crate::approval::ApprovalStore,
+    request: &ApprovalRequest,
+    repeats: bool,
+) -> Answer {
+    use crate::approval::Created;
+    let created = if repeats {
+        store.create_or_repeat(request).await
+    } else {
+        store.create(request).await.map(|()| Created::New)
+    };
+    match created {
+        Ok(Created::New) => Answer::Persisted,
+        Ok(Created::Pending(r) | Created::Approved(r)) => Answer::RepeatedApproval(Box::new(r)),
+        Err(e) => Answer::StoreFailed(e.into()),
+    }
+}
+
 /// The answer to a `ConsumeApproval` step: the store's atomic consume,
 /// mapped once for every driver (the host registry's synchronous and
 /// waiting paths, the tokio driver). A refusal other than "not found" —

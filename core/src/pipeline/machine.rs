@@ -19,7 +19,7 @@ use super::stage::Stage;
 use super::step::{Answer, Decision, Step, StepKind};
 use super::trace::freeze_trace;
 use super::{InvokeOptions, Outcome, Payload};
-use crate::approval::ApprovalRequest;
+use crate::approval::{ApprovalRequest, ApprovalStatus};
 use crate::error::{CapabilityError, ErrorCode};
 use crate::frame::Frame;
 use crate::policy::{MatchContext, PolicyMode, PolicyRule, PolicySpec};
@@ -678,6 +678,9 @@ impl Invocation {
             (State::PersistApproval(req), Answer::Persisted) => {
                 self.finish(Outcome::ApprovalRequired(req));
             }
+            (State::PersistApproval(req), Answer::RepeatedApproval(earlier)) => {
+                self.repeated(&req, *earlier);
+            }
             (State::PersistApproval(_), Answer::StoreFailed(e)) => self.fail(e),
             // The caller cancelled before the store step ran: nothing is
             // stored and, for a resume, nothing consumed — a consumed
@@ -1157,6 +1160,46 @@ impl Invocation {
             }
         }
         self.finish(Outcome::Ok(output));
+    }
+
+    /// Whether the pending `PersistApproval` step may find the caller's
+    /// earlier request for the same call instead of storing a new one
+    /// (`ApprovalStore::create_or_repeat`): on a surface where repeated
+    /// calls find their request ([`Surface::repeated_calls_find_their_request`]).
+    pub fn persist_repeats(&self) -> bool {
+        matches!(self.state, State::PersistApproval(_))
+            && self.frame.surface.repeated_calls_find_their_request()
+    }
+
+    /// The store found `earlier` for this call (`new`): a pending one is
+    /// the outcome, as if just made; an approved one is consumed and run,
+    /// as a resume limited to the caller (SI-3, single use: the consume is
+    /// the store's atomic step).
+    fn repeated(&mut self, new: &ApprovalRequest, earlier: ApprovalRequest) {
+        if !new.same_call(&earlier) {
+            return self.fail(CapabilityError::new(
+                ErrorCode::Internal,
+                "the approval store answered a request this call does not repeat",
+            ));
+        }
+        self.approval_id = Some(earlier.id.clone());
+        match earlier.status {
+            ApprovalStatus::Pending => self.finish(Outcome::ApprovalRequired(Box::new(earlier))),
+            ApprovalStatus::Approved => {
+                self.requester = Some(crate::approval::Requester::for_tool(
+                    earlier.surface,
+                    &earlier.actor,
+                    &earlier.capability_id,
+                ));
+                self.resume_id = Some(earlier.id);
+                self.stage = Stage::GrantCheck;
+                self.state = State::ConsumeApproval;
+            }
+            _ => self.fail(CapabilityError::new(
+                ErrorCode::Internal,
+                "the approval store answered a request that is neither pending nor approved",
+            )),
+        }
     }
 
     /// A plain error's class, for the operator's audit record (issue 15).

@@ -242,6 +242,11 @@ pub enum Answer {
     InputNotExportable(String),
     /// To `PersistApproval`.
     Persisted,
+    /// To `PersistApproval` when the call repeats an earlier one
+    /// ([`crate::Invocation::persist_repeats`]): the store found the
+    /// caller's earlier request for the same call, pending or approved,
+    /// and stored nothing ([`crate::approval::ApprovalStore::create_or_repeat`]).
+    RepeatedApproval(Box<ApprovalRequest>),
     /// To `PersistApproval`: the store refused or failed.
     StoreFailed(CapabilityError),
     /// To `ConsumeApproval`: the consumed request, or why it cannot be used
@@ -307,6 +312,7 @@ impl Answer {
             Answer::InputExported(_) => "InputExported",
             Answer::InputNotExportable(_) => "InputNotExportable",
             Answer::Persisted => "Persisted",
+            Answer::RepeatedApproval(_) => "RepeatedApproval",
             Answer::StoreFailed(_) => "StoreFailed",
             Answer::Consumed(_) => "Consumed",
             Answer::ConsumeRefused { .. } => "ConsumeRefused",

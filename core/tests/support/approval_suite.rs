@@ -833,3 +833,83 @@ pub async fn list_filters_by_effective_status(store: &dyn ApprovalStore) {
     assert_eq!(got.to_json_at(late)["status"], "expired");
     assert_eq!(got.to_json_at(early)["status"], "pending");
 }
+
+/// A repeated call finds its earlier request (issue 18): the same
+/// principal, capability, input hash and surface get the pending request
+/// back, or the approved one to consume, and nothing is stored; anything
+/// else is a new request. An approved request is preferred; a consumed one
+/// is not found again.
+pub async fn a_repeated_call_finds_its_request(store: &dyn ApprovalStore) {
+    use orpc_agent_core::approval::Created;
+    let first = request(Some("alice"));
+    assert_eq!(store.create_or_repeat(&first).await.unwrap(), Created::New);
+    let again = request(Some("alice"));
+    match store.create_or_repeat(&again).await.unwrap() {
+        Created::Pending(r) => assert_eq!(r.id, first.id),
+        other => panic!("expected the pending request, got {other:?}"),
+    }
+    assert!(
+        store.get(&again.id).await.unwrap().is_none(),
+        "nothing stored"
+    );
+
+    let bob = request(Some("bob"));
+    assert_eq!(store.create_or_repeat(&bob).await.unwrap(), Created::New);
+    let mut other_input = request(Some("alice"));
+    other_input.input = json!({"orderId": 43});
+    other_input.input_hash = hash_of("orders.refund", &other_input.input);
+    assert_eq!(
+        store.create_or_repeat(&other_input).await.unwrap(),
+        Created::New
+    );
+    let mut other_surface = request(Some("alice"));
+    other_surface.surface = Surface::Direct;
+    assert_eq!(
+        store.create_or_repeat(&other_surface).await.unwrap(),
+        Created::New
+    );
+    let other_capability = request_at("orders.cancel", Some("alice"), T0, HOUR);
+    assert_eq!(
+        store.create_or_repeat(&other_capability).await.unwrap(),
+        Created::New
+    );
+
+    store
+        .decide(&first.id, Decision::Approve, Some("m"), None, T0 + 1, false)
+        .await
+        .unwrap();
+    match store
+        .create_or_repeat(&request(Some("alice")))
+        .await
+        .unwrap()
+    {
+        Created::Approved(r) => assert_eq!(r.id, first.id),
+        other => panic!("expected the approved request, got {other:?}"),
+    }
+    assert!(store.consume(&first.id, T0 + 2).await.unwrap().is_ok());
+    assert_eq!(
+        store
+            .create_or_repeat(&request(Some("alice")))
+            .await
+            .unwrap(),
+        Created::New,
+        "a consumed request is not found again"
+    );
+
+    // Actors without an id: the same session repeats, another does not.
+    let anon = request(None).with_session_id(Some("s-1".into()));
+    assert_eq!(store.create_or_repeat(&anon).await.unwrap(), Created::New);
+    match store
+        .create_or_repeat(&request(None).with_session_id(Some("s-1".into())))
+        .await
+        .unwrap()
+    {
+        Created::Pending(r) => assert_eq!(r.id, anon.id),
+        other => panic!("expected the session's pending request, got {other:?}"),
+    }
+    let other_session = request(None).with_session_id(Some("s-2".into()));
+    assert_eq!(
+        store.create_or_repeat(&other_session).await.unwrap(),
+        Created::New
+    );
+}
