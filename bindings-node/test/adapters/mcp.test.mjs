@@ -48,7 +48,7 @@ describe("registerMcpTools over InMemoryTransport", () => {
       if (descriptor.discovery === "contextual") continue;
       const listed = byName[descriptor.toolNames.mcp];
       assert.deepEqual(listed.annotations, descriptor.annotations, descriptor.id);
-      // Every keyword of the core's schema is listed as is (zod adds `$schema`).
+      // Every keyword of the core's schema is listed as is (and nothing else: see the input schemas suite).
       for (const [keyword, value] of Object.entries(descriptor.inputSchema ?? {})) {
         assert.deepEqual(listed.inputSchema[keyword], value, `${descriptor.id} inputSchema.${keyword}`);
       }
