@@ -419,9 +419,12 @@ export declare function stepKinds(): Array<string>
 /**
  * Performs the store step invocation `h` waits on (`PersistApproval` or
  * `ConsumeApproval`) on the runtime, answers it on the JS thread, and
- * resolves to the next step, packed as every answer call packs it.
+ * resolves to the next step, packed as every answer call packs it. Both
+ * times are JavaScript's clock (one clock for the whole call, as on every
+ * other crossing): `now` when the step starts, and `Date.now()` read on
+ * the JS thread when the answer is applied.
  */
-export declare function storeStep(reg: number, h: number): Promise<number>
+export declare function storeStep(reg: number, h: number, now: number): Promise<number>
 
 /**
  * The surfaces in their stable index order (the façade passes a frame's

@@ -109,22 +109,34 @@ pub fn registry_build_postgres(
 
 /// Performs the store step invocation `h` waits on (`PersistApproval` or
 /// `ConsumeApproval`) on the runtime, answers it on the JS thread, and
-/// resolves to the next step, packed as every answer call packs it.
+/// resolves to the next step, packed as every answer call packs it. Both
+/// times are JavaScript's clock (one clock for the whole call, as on every
+/// other crossing): `now` when the step starts, and `Date.now()` read on
+/// the JS thread when the answer is applied.
 #[napi(catch_unwind)]
-pub fn store_step<'env>(env: &'env Env, reg: u32, h: u32) -> napi::Result<PromiseRaw<'env, f64>> {
+pub fn store_step<'env>(env: &'env Env, reg: u32, h: u32, now: f64) -> napi::Result<PromiseRaw<'env, f64>> {
     let op = with_registry(reg, |r| {
         let inv = r
             .invocations
             .get(h)
             .ok_or_else(|| internal("no such invocation"))?;
         r.host
-            .store_op(inv, orpc_agent_core::clock::unix_now_ms())
+            .store_op(inv, ms(now))
             .ok_or_else(|| internal("the invocation is not at a store step"))
     })
     .map_err(to_napi)?;
-    env.spawn_future_with_callback(async move { Ok(op.run().await) }, move |_, answer| {
-        answer_in(reg, h, orpc_agent_core::clock::unix_now_ms() as f64, answer).map_err(to_napi)
+    env.spawn_future_with_callback(async move { Ok(op.run().await) }, move |env, answer| {
+        answer_in(reg, h, js_now(env).unwrap_or(now), answer).map_err(to_napi)
     })
+}
+
+/// `Date.now()` of the JS thread (a mocked `Date` drives it, as it drives
+/// every other time the façade passes).
+fn js_now(env: &Env) -> napi::Result<f64> {
+    use napi::bindgen_prelude::JsObjectValue;
+    let date: napi::bindgen_prelude::Object = env.get_global()?.get_named_property("Date")?;
+    let now: napi::bindgen_prelude::Function<(), f64> = date.get_named_property("now")?;
+    now.apply(date, ())
 }
 
 /// The store of registry `reg`, to run an approval operation off the JS

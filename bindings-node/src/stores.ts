@@ -144,7 +144,7 @@ export class PostgresAuditSink {
 
 /** Performs a store step of a store that waits; resolves to the next step (packed). */
 export function storeStep(reg: number, h: number): Promise<number> {
-  return settle(() => N.storeStep(reg, h));
+  return settle(() => N.storeStep(reg, h, Date.now()));
 }
 
 /** Runs a native call that returns a promise; what it throws (synchronously or not) is mapped. */
