@@ -114,7 +114,12 @@ pub fn registry_build_postgres(
 /// other crossing): `now` when the step starts, and `Date.now()` read on
 /// the JS thread when the answer is applied.
 #[napi(catch_unwind)]
-pub fn store_step<'env>(env: &'env Env, reg: u32, h: u32, now: f64) -> napi::Result<PromiseRaw<'env, f64>> {
+pub fn store_step<'env>(
+    env: &'env Env,
+    reg: u32,
+    h: u32,
+    now: f64,
+) -> napi::Result<PromiseRaw<'env, f64>> {
     let op = with_registry(reg, |r| {
         let inv = r
             .invocations
