@@ -131,6 +131,17 @@ struct PolicyList: Sendable {
     /// which reports it.
     let declaredInvalid: Bool
 
+    /// Positions of the host policies implemented here: what the core is
+    /// told it holds (`hostHooks.policies`, `hostPolicies`), so a declared
+    /// marker without one is the core's MISSING_HOOK.
+    static func held(_ policies: [Policy]) -> JSONValue {
+        .array(
+            policies.enumerated().compactMap { i, p in
+                if case .host = p { return .int(Int64(i)) }
+                return nil
+            })
+    }
+
     init(declared: JSONValue?, given: [Policy]) {
         guard let declared else {
             (policies, unbound, declaredInvalid) = (given, [], false)
@@ -196,8 +207,6 @@ public struct Capability: Sendable {
         var retryOn: (@Sendable (CapabilityError) -> Bool)?
         /// Declared and given, as the core indexes them (`PolicyList`).
         var policies: [Policy]
-        /// Declared host markers no given host policy implements.
-        var unboundPolicies: [Int]
         var handler: @Sendable (any Sendable, HandlerContext) async throws -> any Sendable
     }
 
@@ -236,7 +245,6 @@ public struct Capability: Sendable {
             redactApprovalInput: redactApprovalInput,
             retryOn: retryOn,
             policies: policyList.policies,
-            unboundPolicies: policyList.unbound,
             handler: { v, cx in try await handler(try typed(v, Input.self), cx) }
         )
     }
@@ -253,6 +261,16 @@ public struct Capability: Sendable {
         // validator); JSONValue handlers without a validator skip it.
         d["validateInput"] = .bool(hooks.validateInput != nil || hooks.needsConversion)
         d["validateOutput"] = .bool(hooks.validateOutput != nil)
+        // The hooks held here: one the metadata declares without one (a
+        // `redact.output: true` from a file, an unbound host marker) is the
+        // core's MISSING_HOOK, reported with every other problem.
+        d["hostHooks"] = .object(
+            JSONObject([
+                ("redactOutput", .bool(hooks.redactOutput != nil)),
+                ("redactApprovalInput", .bool(hooks.redactApprovalInput != nil)),
+                ("retryOn", .bool(hooks.retryOn != nil)),
+                ("policies", PolicyList.held(hooks.policies)),
+            ]))
         return .object(d)
     }
 
@@ -276,28 +294,5 @@ public struct Capability: Sendable {
             m["policies"] = .array(hooks.policies.map(\.wire))
         }
         return .object(m)
-    }
-
-    /// Hooks the metadata declares but no closure implements: a build
-    /// problem, so it cannot fail at call time.
-    var missingHooks: [Problem] {
-        var out: [Problem] = []
-        func missing(_ path: String, _ what: String) {
-            out.append(
-                Problem(capability: id, path: path, code: "MISSING_HOOK", message: "declared, but no \(what) was given")
-            )
-        }
-        let m = meta.json
-        if m["redact"]?["output"] == .bool(true), hooks.redactOutput == nil {
-            missing("redact.output", "redactOutput closure")
-        }
-        if m["redact"]?["approvalInput"] == .bool(true), hooks.redactApprovalInput == nil {
-            missing("redact.approvalInput", "redactApprovalInput closure")
-        }
-        if m["retry"]?["retryOn"] == .bool(true), hooks.retryOn == nil { missing("retry.retryOn", "retryOn closure") }
-        for i in hooks.unboundPolicies {
-            missing("policies[\(i)]", "HostPolicy of its name (pass host policies in `policies:`)")
-        }
-        return out
     }
 }

@@ -74,7 +74,8 @@ extension CapabilityRegistry {
             local.auditSink = nil  // attached by `connect` once built
             return try CapabilityRegistry(capabilities: capabilities, options: local)
         }
-        let missing = capabilities.flatMap(\.missingHooks) + options.missingHooks
+        // A declared hook without an implementation is the core's
+        // MISSING_HOOK, in its one aggregate error (`hostHooks`).
         let core: FfiRegistry
         do {
             core = try await openPostgresRegistry(
@@ -82,15 +83,7 @@ extension CapabilityRegistry {
                 optionsJson: options.coreJSON, url: url, postgresOptionsJson: (pgOptions ?? .null).jsonText,
                 audit: options.audit != nil, auditPayloads: options.auditPayloads)
         } catch {
-            let lifted = liftError(error)
-            if let r = lifted as? RegistryError {
-                throw RegistryError(message: r.message, problems: r.problems + missing)
-            }
-            throw lifted
-        }
-        guard missing.isEmpty else {
-            throw RegistryError(
-                message: "\(missing.count) problem(s) in the capability declarations", problems: missing)
+            throw liftError(error)
         }
         return CapabilityRegistry(core: core, capabilities: capabilities, options: options)
     }

@@ -35,15 +35,6 @@ public struct RegistryOptions: Sendable {
     /// The runtime policies as the core indexes them: declared, then given.
     var policyList: PolicyList { PolicyList(declared: json?["policies"], given: policies) }
 
-    /// Declared runtime host markers no given host policy implements.
-    var missingHooks: [Problem] {
-        policyList.unbound.map {
-            Problem(
-                capability: nil, path: "policies[\($0)]", code: "MISSING_HOOK",
-                message: "declared, but no HostPolicy of its name was given (pass host policies in `policies:`)")
-        }
-    }
-
     public init(
         defaults: JSONValue? = nil, policies: [Policy] = [], approverMustDiffer: Bool? = nil,
         approvalStore: ApprovalStoreConfig = .memory, audit: (@Sendable (AuditRecord) -> Void)? = nil,
@@ -66,6 +57,8 @@ public struct RegistryOptions: Sendable {
         if let json, json.objectValue == nil { return json.jsonText }
         if let defaults { o["defaults"] = defaults }
         if let list = policyList.wire { o["policies"] = list }
+        // The runtime host policies implemented here (MISSING_HOOK otherwise).
+        o["hostPolicies"] = PolicyList.held(policyList.policies)
         if let approverMustDiffer { o["approverMustDiffer"] = .bool(approverMustDiffer) }
         return JSONValue.object(o).jsonText
     }
@@ -108,22 +101,15 @@ public final class CapabilityRegistry: @unchecked Sendable {
                 .internal, "a registry with an audit sink is opened with `CapabilityRegistry.connect` (asynchronous)")
         }
         let decls = JSONValue.array(capabilities.map(\.declaration)).jsonText
-        let missing = capabilities.flatMap(\.missingHooks) + options.missingHooks
-        var built: FfiRegistry?
+        // A declared hook without an implementation is the core's
+        // MISSING_HOOK, in its one aggregate error (`hostHooks`).
+        let core: FfiRegistry
         do {
-            built = try FfiRegistry(
+            core = try FfiRegistry(
                 declarationsJson: decls, optionsJson: options.coreJSON, storeJson: options.approvalStore.json,
                 audit: options.audit != nil, auditPayloads: options.auditPayloads)
         } catch {
-            let lifted = liftError(error)
-            if let r = lifted as? RegistryError {
-                throw RegistryError(message: r.message, problems: r.problems + missing)
-            }
-            throw lifted
-        }
-        guard let core = built, missing.isEmpty else {
-            throw RegistryError(
-                message: "\(missing.count) problem(s) in the capability declarations", problems: missing)
+            throw liftError(error)
         }
         self.init(core: core, capabilities: capabilities, options: options)
     }
