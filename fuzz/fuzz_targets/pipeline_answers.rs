@@ -214,7 +214,9 @@ fn build(a: &Ans, inv: &Invocation) -> Answer {
         Ans::HandlerError(coded, retryable, d) => Answer::HandlerError {
             code: coded.then_some(ErrorCode::ExecutionFailed),
             // A handler's own CapabilityError keeps its message by design;
-            // a plain throw's message may quote data and must not leak.
+            // a plain throw's answer carries the error's class, but a host
+            // that passes its message there must not leak it: the audit
+            // record keeps only a class-shaped text (`failure_text`).
             message: if coded {
                 "coded failure".into()
             } else {

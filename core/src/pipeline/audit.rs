@@ -33,21 +33,30 @@ use crate::policy::PolicyMode;
 /// bytes): a qualified class name fits; a message smuggled in does not.
 pub const FAILURE_TEXT_MAX_BYTES: usize = 200;
 
-/// `text` cut to [`FAILURE_TEXT_MAX_BYTES`] at a character boundary, with
-/// `…` marking the cut; `None` for an empty text.
+/// What the record keeps of the class a binding reports: the text when it
+/// has the shape of a class name (`TypeError`, `orders.DbError`,
+/// `Module.Outer.Inner`, `Foo<Bar>`: letters, digits, `_ $ . : < >`, no
+/// spaces, at most [`FAILURE_TEXT_MAX_BYTES`]), else `Error` — a message a
+/// binding passed by mistake (it may quote data: SI-10) is never kept.
+/// `None` for an empty text.
 pub fn failure_text(text: &str) -> Option<String> {
     let text = text.trim();
     if text.is_empty() {
         return None;
     }
-    if text.len() <= FAILURE_TEXT_MAX_BYTES {
-        return Some(text.to_owned());
-    }
-    let mut end = FAILURE_TEXT_MAX_BYTES - '…'.len_utf8();
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    Some(format!("{}…", &text[..end]))
+    let class_shaped = text.len() <= FAILURE_TEXT_MAX_BYTES
+        && text
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && text
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.' | ':' | '<' | '>'));
+    Some(if class_shaped {
+        text.to_owned()
+    } else {
+        "Error".to_owned()
+    })
 }
 
 /// Which event of an invocation a record reports.
@@ -284,13 +293,28 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_text_is_bounded_at_a_character_boundary() {
+    fn a_failure_keeps_only_a_class_name() {
         assert_eq!(failure_text("  "), None);
-        assert_eq!(failure_text("Error: x").as_deref(), Some("Error: x"));
-        let long = "é".repeat(FAILURE_TEXT_MAX_BYTES);
-        let cut = failure_text(&long).unwrap_or_default();
-        assert!(cut.len() <= FAILURE_TEXT_MAX_BYTES, "{}", cut.len());
-        assert!(cut.ends_with('…'));
+        for class in [
+            "TypeError",
+            "orders.DbError",
+            "Outer.Inner",
+            "Foo<Bar>",
+            "_Private",
+            "thrown",
+        ] {
+            assert_eq!(failure_text(class).as_deref(), Some(class));
+        }
+        // A message passed where the class belongs is not kept (SI-10).
+        for message in [
+            "connect failed: password hunter2",
+            "SENTINEL-8c1f-unredacted",
+            "Error: x",
+            "4111 1111",
+            &"A".repeat(FAILURE_TEXT_MAX_BYTES + 1),
+        ] {
+            assert_eq!(failure_text(message).as_deref(), Some("Error"), "{message}");
+        }
     }
 
     #[test]
