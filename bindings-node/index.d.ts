@@ -9,6 +9,18 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * The key for a request id between the approval turn and the approved
+ * re-run, or null when the frame names no caller.
+ */
+export declare function agentToolApprovalKey(actorId: string | undefined | null, sessionId: string | undefined | null, toolCallId: string): string | null
+
+/** What the model reads of a call that needs approval and had no approval turn. */
+export declare function agentToolApprovalRequiredText(requestId: string, reason?: string | undefined | null): string
+
+/** `{callerRequired, unknownApproval, outputNotJson}`: the adapters' fixed texts. */
+export declare function agentToolMessages(): string
+
 /** Every error code of the core, in its stable order (drift tests). */
 export declare function allErrorCodes(): Array<string>
 

@@ -27,6 +27,7 @@
 // `unsafe` only in raw.rs (raw Node-API for the hot path).
 #![deny(unsafe_code)]
 
+mod agent_tools;
 mod approvals;
 mod errors;
 mod gateway;
@@ -41,6 +42,7 @@ mod slab;
 
 use napi_derive::napi;
 
+pub use agent_tools::*;
 pub use approvals::*;
 pub use errors::*;
 pub use gateway::*;

@@ -362,5 +362,8 @@ test("SI-12 discovery: contextual grants no authority", async () => {
   });
   assert.equal(registry.descriptors({ surface: "aiSdk" })[0].discovery, "contextual");
   assert.equal(await codeOf(registry.invoke("ctx", {}, { surface: "direct" })), "NOT_FOUND");
-  assert.equal((await registry.invoke("ctx", {}, { surface: "aiSdk" })).status, "approval_required");
+  assert.equal(
+    (await registry.invoke("ctx", {}, { surface: "aiSdk", actor: { id: "u1" } })).status,
+    "approval_required",
+  );
 });

@@ -465,6 +465,13 @@ impl Invocation {
         )
     }
 
+    /// `RunHandler` of a resumed call: the approved input does not fit the
+    /// handler's input type any more; the core ends the call.
+    fn stored_input_unusable(&mut self, py: Python<'_>) -> PyResult<u8> {
+        let now_ms = self.now(py);
+        self.answer(py, Answer::StoredInputUnusable { now_ms })
+    }
+
     fn handler_timed_out(&mut self, py: Python<'_>) -> PyResult<u8> {
         let now_ms = self.now(py);
         self.answer(py, Answer::HandlerTimedOut { now_ms })

@@ -83,6 +83,28 @@ fn mcp_approval_result<'py>(
     convert::json_to_py(py, &orpc_agent_core::mcp::approval_result(&request))
 }
 
+/// The key under which the agent-framework adapters keep a request id
+/// between the approval turn and the approved re-run
+/// (`orpc_agent_core::agent_tools::approval_key`); `None` when the frame
+/// names no caller.
+#[pyfunction]
+#[pyo3(signature = (actor_id, session_id, tool_call_id))]
+fn agent_tool_approval_key(
+    actor_id: Option<&str>,
+    session_id: Option<&str>,
+    tool_call_id: &str,
+) -> Option<String> {
+    orpc_agent_core::agent_tools::approval_key(actor_id, session_id, tool_call_id)
+}
+
+/// What the model reads of a call that needs approval and had no approval
+/// turn (`orpc_agent_core::agent_tools::approval_required_text`).
+#[pyfunction]
+#[pyo3(signature = (request_id, reason=None))]
+fn agent_tool_approval_required_text(request_id: &str, reason: Option<&str>) -> String {
+    orpc_agent_core::agent_tools::approval_required_text(request_id, reason)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<frame::Frame>()?;
@@ -102,6 +124,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("MCP_APPROVAL_META", orpc_agent_core::mcp::APPROVAL_META)?;
     m.add("MCP_ERROR_META", orpc_agent_core::mcp::ERROR_META)?;
+    m.add_function(wrap_pyfunction!(agent_tool_approval_key, m)?)?;
+    m.add_function(wrap_pyfunction!(agent_tool_approval_required_text, m)?)?;
+    {
+        use orpc_agent_core::agent_tools as at;
+        m.add("AGENT_TOOL_CALLER_REQUIRED", at::CALLER_REQUIRED_MESSAGE)?;
+        m.add("AGENT_TOOL_UNKNOWN_APPROVAL", at::UNKNOWN_APPROVAL_MESSAGE)?;
+        m.add("AGENT_TOOL_OUTPUT_NOT_JSON", at::OUTPUT_NOT_JSON_MESSAGE)?;
+    }
     postgres::register(m)?;
     m.add("MAX_HASH_DEPTH", MAX_HASH_DEPTH)?;
     m.add("DONE_OK", invocation::DONE_OK)?;

@@ -192,12 +192,14 @@ async def test_the_sdk_approval_is_recorded_as_the_core_s_decision_which_the_cor
 
 
 async def test_a_gated_call_needs_a_caller_the_approval_can_be_kept_for() -> None:
-    tools = governed_tools(build(), Frame("aiSdk"))  # no actor id, no session
+    registry = build()
+    tools = governed_tools(registry, Frame("aiSdk"))  # no actor id, no session
     model = ScriptedModel([[function_call("orders_refund", {"order": "o-1", "cents": 5}, call_id="call_r")]])
     with pytest.raises(UserError) as raised:  # the SDK wraps what a tool raises
         await Runner.run(Agent(name="support", model=model, tools=tools), "Refund.")
     assert isinstance(raised.value.__cause__, PrincipalRequiredError)
     assert agent_caps.CALLS["orders.refund"] == 0
+    assert registry.approvals.list() == []  # the core refused before storing a request
 
 
 async def test_invalid_arguments_get_the_core_s_validation_text() -> None:

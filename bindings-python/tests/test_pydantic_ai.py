@@ -212,11 +212,13 @@ async def test_results_the_app_builds_itself_are_recorded_as_the_core_s_decision
 
 
 async def test_a_gated_call_needs_a_caller_the_approval_can_be_kept_for() -> None:
-    toolset = governed_toolset(build(), Frame("aiSdk"))  # no actor id, no session
+    registry = build()
+    toolset = governed_toolset(registry, Frame("aiSdk"))  # no actor id, no session
     script = Script([ToolCallPart("orders_refund", REFUND, tool_call_id="call_r")])
     with pytest.raises(PrincipalRequiredError):
         await agent_for(script, toolset).run("Refund.")
     assert agent_caps.CALLS["orders.refund"] == 0
+    assert registry.approvals.list() == []  # the core refused before storing a request
 
 
 async def test_invalid_arguments_get_the_core_s_text_without_spending_retries() -> None:

@@ -588,6 +588,11 @@ async def test_a_stored_input_that_no_longer_fits_the_model_fails_the_call_typed
         await new.resume(out.request.id)
     assert "not-a-number" not in repr(info.value.to_dict()) + repr(info.value.__cause__) + repr(info.value.__context__)
     assert audit[-1]["outcome"] == "EXECUTION_FAILED" and audit[-1]["resumed"] is True
+    # The core's rule (Answer::StoredInputUnusable), the same in Swift: its
+    # text, the handler never started (no attempt), the approval consumed.
+    assert info.value.message == "The approved input could not be given to the capability's handler; it did not run."
+    assert audit[-1]["attempts"] == 0 and audit[-1]["failure"] == "StoredInputUnusable"
+    assert new.approvals.get(out.request.id).status == "consumed"  # type: ignore[union-attr]
 
 
 class Cents:

@@ -519,6 +519,12 @@ impl FfiInvocation {
         )
     }
 
+    /// `RunHandler` of a resumed call: the approved input does not decode
+    /// as the handler's input type any more; the core ends the call.
+    pub fn answer_stored_input_unusable(&self, now_ms: u64) -> u8 {
+        self.answer(Answer::StoredInputUnusable { now_ms }, now_ms)
+    }
+
     /// `RunHandler`: the deadline timer fired first.
     pub fn answer_handler_timed_out(&self, now_ms: u64) -> u8 {
         self.answer(Answer::HandlerTimedOut { now_ms }, now_ms)

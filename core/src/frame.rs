@@ -61,6 +61,13 @@ impl Frame {
         }
     }
 
+    /// Whether the frame names its caller: a non-empty actor id or session
+    /// id. Anonymous frames without a session cannot be told apart.
+    pub fn names_a_caller(&self) -> bool {
+        let named = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
+        named(&self.actor.id) || named(&self.session_id)
+    }
+
     pub fn with_actor(mut self, actor: Actor) -> Frame {
         self.actor = actor;
         self

@@ -8,6 +8,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod act;
+pub mod agent_tools;
 pub mod approval;
 pub mod clock;
 pub mod declaration;

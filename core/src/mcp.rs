@@ -24,7 +24,7 @@ pub const APPROVAL_META: &str = "orpc-agent/approval";
 pub const ERROR_META: &str = "orpc-agent/error";
 
 /// The reason shown when a request has none.
-const DEFAULT_REASON: &str = "This call needs approval before it runs.";
+pub const DEFAULT_REASON: &str = "This call needs approval before it runs.";
 
 /// What a model can do next, by error code.
 pub fn error_hint(code: ErrorCode) -> Option<&'static str> {

@@ -635,7 +635,9 @@ async fn si_12_contextual_discovery_grants_no_authority() {
     assert_eq!(error_of(&o).code, ErrorCode::NotFound);
     let o = d.invoke("c.denied", json!({}), call(Surface::AiSdk)).await;
     assert_eq!(error_of(&o).code, ErrorCode::PolicyDenied);
-    let o = d.invoke("c.gated", json!({}), call(Surface::AiSdk)).await;
+    let o = d
+        .invoke("c.gated", json!({}), call_as(Surface::AiSdk, "u1"))
+        .await;
     assert!(matches!(o, Outcome::ApprovalRequired(_)), "{o:?}");
     assert_eq!(h.calls(), 0);
 }

@@ -40,6 +40,7 @@ import type { ModelMessage, Tool, ToolSet } from "ai";
 import type { Frame } from "../types.js";
 import { optionalPeer } from "./optional-peer.js";
 import { INTERNAL_MESSAGE } from "../errors.js";
+import { N } from "../native.js";
 import {
   CapabilityError,
   type AdapterFrame,
@@ -51,9 +52,11 @@ import {
 /**
  * Where approval request ids wait between the approval turn and the approved
  * re-run, under a key made of the frame's actor id, session id and the tool
- * call id (so one user's history cannot reach another's request). A frame
- * with neither an actor id nor a session id has no key: its calls are never
- * remembered, and the approval turn fails (`AiSdkPrincipalRequiredError`).
+ * call id (so one user's history cannot reach another's request), as the
+ * core forms it (`agent_tools::approval_key`). A frame with neither an actor
+ * id nor a session id has no key: the core refuses its gated calls before
+ * storing anything, and the approval turn fails
+ * (`AiSdkPrincipalRequiredError`).
  */
 export interface ApprovalIdStore {
   get(key: string): string | undefined;
@@ -143,8 +146,9 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
   });
 }
 
-/** The output has no JSON form (a throwing `toJSON` or getter, a BigInt, a cycle): its text is not shown. */
-const OUTPUT_NOT_JSON = "The capability's output could not be converted to JSON.";
+/** The adapters' fixed texts, the core's (`orpc_agent_core::agent_tools`). */
+const MESSAGES: { readonly callerRequired: string; readonly unknownApproval: string; readonly outputNotJson: string } =
+  JSON.parse(N.agentToolMessages());
 
 /**
  * What `execute` gives `ai`, which sends a tool's output to the model and a
@@ -169,7 +173,8 @@ async function modelSafe(result: Promise<unknown>): Promise<unknown> {
   try {
     text = JSON.stringify(output);
   } catch {
-    throw new CapabilityError("INTERNAL", OUTPUT_NOT_JSON);
+    // No JSON form (a throwing `toJSON` or getter, a BigInt, a cycle): its text is not shown.
+    throw new CapabilityError("INTERNAL", MESSAGES.outputNotJson);
   }
   return text === undefined ? undefined : JSON.parse(text);
 }
@@ -192,13 +197,18 @@ async function gateNeedsApproval(
   const pending = settle(state.registry.invoke(name, input, frameFor(state, toolCallId, abortSignal)));
   state.settled.set(toolCallId, pending);
   const result = await pending;
+  if (!result.ok && callerRequired(result.error)) {
+    // The core refused before storing a request: this tool set's frame names
+    // no caller. The application's to fix, so it is told, not the model.
+    state.settled.delete(toolCallId);
+    throw new AiSdkPrincipalRequiredError(name);
+  }
   if (result.ok && result.outcome.status === "approval_required") {
     state.settled.delete(toolCallId);
     const key = approvalKey(state, toolCallId);
-    // Without a principal the request could be told apart from another
-    // caller's only by the tool call id, which the model picks: refuse
-    // rather than let a second anonymous user run the first one's request.
-    if (key === undefined) throw new AiSdkPrincipalRequiredError(name);
+    // The core stores requests on this surface only for a named caller, so
+    // a key exists unless `ai` gave no tool call id: fail closed.
+    if (key === undefined) throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
     state.approvalIds.set(key, result.outcome.request.id);
     return true;
   }
@@ -242,7 +252,7 @@ async function executeGoverned(
   }
   if (presentedForApproval(messages, toolCallId)) {
     // An approval response for a request this server does not hold for this caller.
-    throw new CapabilityError("APPROVAL_NOT_FOUND", "No approval request of this server matches this call.");
+    throw new CapabilityError("APPROVAL_NOT_FOUND", MESSAGES.unknownApproval);
   }
   // Called without `needsApproval` first (a direct `execute`, or an `ai` that
   // does not ask): run the pipeline here; a gate that fires is an error the
@@ -269,7 +279,7 @@ export function aiSdkToolApproval(tools: ToolSet) {
     const needs = await gateNeedsApproval(state, toolCall.toolName, toolCall.input, toolCall.toolCallId, messages);
     if (needs) return "user-approval" as const;
     if (presentedForApproval(messages, toolCall.toolCallId)) {
-      return { type: "denied" as const, reason: "No approval request of this server matches this call." };
+      return { type: "denied" as const, reason: MESSAGES.unknownApproval };
     }
     const settledOutcome = await state.settled.get(toolCall.toolCallId);
     if (settledOutcome && !settledOutcome.ok && settledOutcome.error instanceof CapabilityError) {
@@ -351,19 +361,31 @@ function presentedForApproval(messages: readonly ModelMessage[], toolCallId: str
 }
 
 /**
- * The approval-id store key: tool call ids are unique only within one
- * caller's history, so the key names the caller — its actor id and session
- * id. `undefined` when the frame has neither: such a caller has no key, and
- * nothing is stored or looked up for it (keys of different principals never
- * collide; a key without one would be shared by every anonymous user).
+ * The approval-id store key, the core's (`agent_tools::approval_key`): the
+ * caller's actor id and session id and the tool call id. `undefined` when
+ * the frame names no caller: nothing is stored or looked up for it.
  */
 function approvalKey(state: ToolSetState, toolCallId: string): string | undefined {
   const actorId = state.frame.actor?.id;
   const sessionId = state.frame.sessionId;
-  const actor = typeof actorId === "string" ? actorId : null;
-  const session = typeof sessionId === "string" ? sessionId : null;
-  if (actor === null && session === null) return undefined;
-  return JSON.stringify([actor, session, toolCallId]);
+  return (
+    N.agentToolApprovalKey(
+      typeof actorId === "string" ? actorId : null,
+      typeof sessionId === "string" ? sessionId : null,
+      toolCallId,
+    ) ?? undefined
+  );
+}
+
+/** Whether `error` is the core's refusal of a gated call whose frame names no caller. */
+function callerRequired(error: unknown): boolean {
+  return (
+    error instanceof CapabilityError &&
+    error.code === "CREDENTIAL_REQUIRED" &&
+    typeof error.details === "object" &&
+    error.details !== null &&
+    (error.details as { callerRequired?: unknown }).callerRequired === true
+  );
 }
 
 function settle(promise: Promise<InvokeResult>): Promise<Settled> {
@@ -385,11 +407,11 @@ function unwrapOutcome(outcome: InvokeResult): unknown {
 
 /**
  * Thrown by the approval gate (`needsApproval`, `aiSdkToolApproval`) when the
- * core asks for approval of a call whose tool set names no caller: no actor
- * id and no session id in the frame given to `toAiSdkTools`. The adapter
- * cannot keep the request for that caller alone, so it refuses to present
- * it; the call does not run (the core's request stays pending until it
- * expires). Pass the authenticated user as `frame.actor.id`, or the
+ * core refuses a gated call because the tool set names no caller: no actor
+ * id and no session id in the frame given to `toAiSdkTools` (on surface
+ * `aiSdk` an approval is kept for the caller who asked, and two anonymous
+ * callers could not be told apart). The call does not run and no request
+ * is stored. Pass the authenticated user as `frame.actor.id`, or the
  * conversation's `frame.sessionId`.
  */
 export class AiSdkPrincipalRequiredError extends TypeError {
@@ -411,10 +433,7 @@ export class AiSdkApprovalRequiredError extends Error {
     readonly requestId: string,
     reason?: string,
   ) {
-    super(
-      `APPROVAL_REQUIRED: ${reason ?? "This call needs approval before it runs."} ` +
-        `Approval id ${requestId}; it did not run.`,
-    );
+    super(N.agentToolApprovalRequiredText(requestId, reason ?? null));
     this.name = "AiSdkApprovalRequiredError";
   }
 }

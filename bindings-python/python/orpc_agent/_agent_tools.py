@@ -11,9 +11,13 @@ approval request ids between the approval turn and the approved re-run.
   the core's answer (``orpc_agent_core::mcp``, the same words as over MCP):
   ``CODE: message`` and the code's hint. Only the text is taken: these
   frameworks have no ``_meta``.
-- Approval request ids wait under a key naming the caller (actor id,
-  session id) and the tool call id, as in Node's AI SDK adapter: tool call
-  ids are unique only within one caller's history.
+- Approval request ids wait under the core's key naming the caller (actor
+  id, session id) and the tool call id (``agent_tools::approval_key``, as
+  in Node's AI SDK adapter): tool call ids are unique only within one
+  caller's history. A gated call whose frame names no caller is refused by
+  the core before any request is stored (``CREDENTIAL_REQUIRED`` with
+  ``details["callerRequired"]``), which these adapters raise to the
+  application as ``PrincipalRequiredError``.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 from . import _native
-from .errors import ApprovalRequiredError, CapabilityError
+from .errors import CapabilityError
 from .registry import CapabilityRegistry
 from .schema import to_jsonable
 from .types import ApprovalRequest, Frame
@@ -36,7 +40,7 @@ SURFACE = "aiSdk"
 
 #: The output has no JSON form: its text, or an exception's, is not shown
 #: (the MCP adapter's and Node's words).
-OUTPUT_NOT_JSON = "The capability's output could not be converted to JSON."
+OUTPUT_NOT_JSON: str = _native.AGENT_TOOL_OUTPUT_NOT_JSON
 #: Anything but a ``CapabilityError`` went wrong: its text is not shown.
 FAILED = "The capability failed while running."
 
@@ -48,12 +52,12 @@ _log = logging.getLogger("orpc_agent")
 
 
 class PrincipalRequiredError(TypeError):
-    """The core asked for approval of a call whose frame names no caller (no
-    actor id and no session id): the request could be told apart from
-    another anonymous caller's only by the tool call id, so the adapter does
-    not present it. The call did not run; the core's request stays pending
-    until it expires. Give the frame the authenticated user's
-    ``actor={"id": ...}`` or the conversation's ``session_id``."""
+    """The core refused a gated call because its frame names no caller (no
+    actor id and no session id): on surface ``aiSdk`` an approval is kept
+    for the caller who asked, and two anonymous callers could not be told
+    apart. The call did not run and no request was stored. Give the frame
+    the authenticated user's ``actor={"id": ...}`` or the conversation's
+    ``session_id``."""
 
     code = "PRINCIPAL_REQUIRED"
 
@@ -128,14 +132,24 @@ def model_frame(base: Frame | None, call_id: str | None) -> Frame:
 
 
 def approval_key(frame: Frame | None, call_id: str | None) -> str | None:
-    """The request-id store key: the caller (actor id, session id) and the
-    tool call id; ``None`` when the frame names no caller or there is no
-    call id (nothing is stored or looked up then)."""
+    """The core's request-id store key (``agent_tools::approval_key``): the
+    caller (actor id, session id) and the tool call id; ``None`` when the
+    frame names no caller or there is no call id (nothing is stored or
+    looked up then)."""
     actor_id = frame.actor_id if frame is not None else None
     session_id = frame.session_id if frame is not None else None
-    if (actor_id is None and session_id is None) or not call_id:
-        return None
-    return json.dumps([actor_id, session_id, call_id])
+    return _native.agent_tool_approval_key(
+        actor_id if isinstance(actor_id, str) else None,
+        session_id if isinstance(session_id, str) else None,
+        call_id or "",
+    )
+
+
+def caller_required(error: CapabilityError) -> bool:
+    """Whether ``error`` is the core's refusal of a gated call whose frame
+    names no caller (raised to the application as ``PrincipalRequiredError``)."""
+    details = error.details
+    return error.code == "CREDENTIAL_REQUIRED" and isinstance(details, dict) and details.get("callerRequired") is True
 
 
 def error_text(error: CapabilityError) -> str:
@@ -147,8 +161,8 @@ def error_text(error: CapabilityError) -> str:
 def approval_required_text(request: ApprovalRequest) -> str:
     """What the model reads when the core asks for approval and the framework
     has no turn for it (a call the framework did not gate first): the core's
-    ``APPROVAL_REQUIRED`` error, with the request's reason."""
-    return error_text(ApprovalRequiredError(request.reason or ""))
+    ``APPROVAL_REQUIRED`` text, with the request's reason and id."""
+    return _native.agent_tool_approval_required_text(request.id, request.reason)
 
 
 def approval_meta(request: ApprovalRequest) -> dict[str, Any]:

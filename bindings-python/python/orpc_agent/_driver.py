@@ -407,10 +407,9 @@ async def drive(
                 ok, value = _handler_input(inv, spec, value)  # type: ignore[arg-type]
                 if not ok:
                     # The stored input no longer fits the capability's type (a
-                    # request made before the model changed): the call fails
-                    # as a handler that raised would (EXECUTION_FAILED,
-                    # audited); the error, which may quote the input, stays here.
-                    k = int(inv.handler_error(None, "InputNotRestorable", False))
+                    # request made before the model changed): the core ends
+                    # the call; the error, which may quote the input, stays here.
+                    k = int(inv.stored_input_unusable())
                     continue
             k, output, pending = start_handler(inv, spec, value, frame)  # type: ignore[arg-type]
             if pending is not None:

@@ -56,6 +56,7 @@ from ._agent_tools import (
     PrincipalRequiredError,
     approval_key,
     approval_required_text,
+    caller_required,
     error_text,
     model_frame,
     operator_log,
@@ -173,6 +174,8 @@ class GovernedTools(list[FunctionTool]):
         try:
             outcome = await self.registry.invoke(capability_id, params, frame)
         except CapabilityError as e:
+            if caller_required(e):
+                raise PrincipalRequiredError(name) from None
             self._settled[self._settled_key(call_id)] = (False, e)
             return False
         except Exception as e:
@@ -181,7 +184,9 @@ class GovernedTools(list[FunctionTool]):
             return False
         if isinstance(outcome, ApprovalRequired):
             if key is None:
-                raise PrincipalRequiredError(name)
+                # The core stores requests on this surface only for a named
+                # caller, so only a missing call id gets here: fail closed.
+                raise InternalError(FAILED)
             self._ids[key] = outcome.request.id
             return True
         self._settled[self._settled_key(call_id)] = (True, outcome.output)

@@ -58,6 +58,7 @@ from ._agent_tools import (
     approval_key,
     approval_meta,
     approval_required_text,
+    caller_required,
     error_text,
     model_frame,
     operator_log,
@@ -158,6 +159,8 @@ class GovernedToolset(AbstractToolset[Any]):
                         raise DeferForApproval(metadata={APPROVAL_META: approval_meta(request)})
                 outcome = await self.registry.invoke(capability_id, args, frame)
         except CapabilityError as e:
+            if caller_required(e):
+                raise PrincipalRequiredError(name) from None
             raise ToolFailed(error_text(e)) from None
         if isinstance(outcome, ApprovalRequired):
             if ctx.tool_call_approved:
@@ -165,7 +168,9 @@ class GovernedToolset(AbstractToolset[Any]):
                 # asks now: the model is told; nothing ran.
                 raise ToolFailed(approval_required_text(outcome.request))
             if key is None:
-                raise PrincipalRequiredError(name)
+                # The core stores requests on this surface only for a named
+                # caller, so only a missing call id gets here: fail closed.
+                raise ToolFailed(error_text(InternalError(FAILED)))
             self._ids[key] = outcome.request.id
             raise DeferForApproval(metadata={APPROVAL_META: approval_meta(outcome.request)})
         try:

@@ -397,6 +397,9 @@ final class Driver: @unchecked Sendable {
         }
         let input: any Sendable
         do { input = try handlerInput(cap) } catch {
+            // The approved input no longer decodes as the handler's type (a
+            // request made before the type changed): the core's rule.
+            if call.resumed { return inv.answerStoredInputUnusable(nowMs: clock.nowMs()) }
             return inv.answerHandlerError(
                 code: ErrorCode.invalidInput.rawValue, message: "The input does not match the capability's input type.",
                 retryable: false, nowMs: clock.nowMs())

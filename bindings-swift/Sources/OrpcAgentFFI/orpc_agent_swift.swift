@@ -726,6 +726,12 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func answerSlept(nowMs: UInt64)  -> UInt8
     
     /**
+     * `RunHandler` of a resumed call: the approved input does not decode
+     * as the handler's input type any more; the core ends the call.
+     */
+    func answerStoredInputUnusable(nowMs: UInt64)  -> UInt8
+    
+    /**
      * The current step is one Swift's mirror of `StepKind` does not know
      * (it drifted from the core's): the invocation ends as the core ends
      * any answer that does not fit its step, in INTERNAL. The answer fed is
@@ -1182,6 +1188,20 @@ open func answerSlept(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_slept(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * `RunHandler` of a resumed call: the approved input does not decode
+     * as the handler's input type any more; the core ends the call.
+     */
+open func answerStoredInputUnusable(nowMs: UInt64) -> UInt8  {
+    return try!  FfiConverterUInt8.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_stored_input_unusable(
             self.uniffiCloneHandle(),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
@@ -3431,6 +3451,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_slept() != 36011) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_stored_input_unusable() != 41632) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_unknown_step() != 12184) {

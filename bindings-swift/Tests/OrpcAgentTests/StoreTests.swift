@@ -50,6 +50,58 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(calls.with { $0 }, 1)
     }
 
+    struct PaymentV2: Codable, Sendable {
+        let to: String
+        let cents: String
+    }
+
+    /// A request made for an older input type, resumed by a registry whose
+    /// handler takes a newer one (the same SQLite store): the core's
+    /// `StoredInputUnusable` — EXECUTION_FAILED with its text, the handler
+    /// never started (no attempt), audited; the same rule as Python's.
+    func testAStoredInputThatNoLongerDecodesFailsTheCallTyped() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orpc-agent-\(UUID().uuidString).db")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let calls = Locked(0)
+        let first = try CapabilityRegistry(
+            capabilities: capabilities(calls), options: RegistryOptions(approvalStore: .sqlite(path: path)))
+        let pending: Outcome<Int> = try await first.invoke(
+            "payments.send", input: Payment(to: "bob", cents: 500), frame: Frame(surface: .mcp, actor: Actor(id: "ann"))
+        )
+        let id = try XCTUnwrap(pending.approval?.id)
+        try first.approve(id, approver: "boss")
+
+        let audit = Locked<[AuditRecord]>([])
+        let newer = try CapabilityRegistry(
+            capabilities: [
+                Capability(
+                    "payments.send",
+                    meta: AgentMeta(
+                        description: "Send a payment.", expose: [.mcp: true], sideEffect: .external, risk: .high,
+                        approval: .init(required: true))
+                ) { (_: PaymentV2, _) in
+                    calls.with { $0 += 1 }
+                    return 0
+                }
+            ],
+            options: RegistryOptions(approvalStore: .sqlite(path: path), audit: { r in audit.with { $0.append(r) } }))
+        do {
+            let _: Outcome<Int> = try await newer.resume(id, frame: Frame(surface: .mcp))
+            XCTFail("a stored input that does not decode must not run")
+        } catch let e as CapabilityError {
+            XCTAssertEqual(e.code, .executionFailed)
+            XCTAssertEqual(
+                e.message, "The approved input could not be given to the capability's handler; it did not run.")
+        }
+        XCTAssertEqual(calls.with { $0 }, 0)
+        let finished = try XCTUnwrap(audit.with { $0 }.last)
+        XCTAssertEqual(finished.outcome, "EXECUTION_FAILED")
+        XCTAssertEqual(finished.failure, "StoredInputUnusable")
+        XCTAssertEqual(finished.json["attempts"], 0)
+        XCTAssertEqual(try newer.approval(id)?.status, "consumed")
+    }
+
     func testAStoreThatCannotOpenIsATypedError() {
         XCTAssertThrowsError(
             try CapabilityRegistry(

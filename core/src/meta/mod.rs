@@ -93,6 +93,18 @@ impl Surface {
     pub const fn repeated_calls_find_their_request(self) -> bool {
         matches!(self, Surface::Mcp)
     }
+
+    /// Whether an approval request made on this surface must belong to a
+    /// named caller (an actor id or a session id): the AI SDK surface, where
+    /// an agent framework's tool call is approved in one turn and run in the
+    /// next, and the adapter (or a gateway) finds the request again by its
+    /// caller. Two anonymous callers there could not be told apart, so a
+    /// gated call that names no caller is refused (CREDENTIAL_REQUIRED)
+    /// before any request is stored. Elsewhere a request is found by its id
+    /// (direct, workflow, test) or by the MCP session.
+    pub const fn approvals_need_a_caller(self) -> bool {
+        matches!(self, Surface::AiSdk)
+    }
 }
 
 /// The set of surfaces a capability is exposed on. Only a literal `true`

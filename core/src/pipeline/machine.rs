@@ -18,6 +18,11 @@ use super::retry;
 use super::stage::Stage;
 use super::step::{Answer, Decision, Step, StepKind};
 use super::trace::freeze_trace;
+
+/// EXECUTION_FAILED's message when a binding cannot give a resumed handler
+/// the approved input ([`Answer::StoredInputUnusable`]).
+pub const STORED_INPUT_UNUSABLE_MESSAGE: &str =
+    "The approved input could not be given to the capability's handler; it did not run.";
 use super::{InvokeOptions, Outcome, Payload};
 use crate::approval::{ApprovalRequest, ApprovalStatus};
 use crate::error::{CapabilityError, ErrorCode};
@@ -754,6 +759,18 @@ impl Invocation {
                 };
                 self.attempt_failed(error);
             }
+            (State::RunHandler, Answer::StoredInputUnusable { now_ms })
+                if self.resume_id.is_some() =>
+            {
+                self.clock(now_ms);
+                // The handler was never started: not an attempt.
+                self.attempts = self.attempts.saturating_sub(1);
+                self.keep_failure_text("StoredInputUnusable");
+                self.fail(CapabilityError::new(
+                    ErrorCode::ExecutionFailed,
+                    STORED_INPUT_UNUSABLE_MESSAGE,
+                ));
+            }
             (State::RunHandler, Answer::HandlerTimedOut { now_ms }) => {
                 self.clock(now_ms);
                 // The deadline is spent: no retry can run in time.
@@ -994,6 +1011,15 @@ impl Invocation {
         let required = cap.meta.approval.as_ref().is_some_and(|a| a.required);
         if !required && self.draft.is_none() {
             return self.enter_execution();
+        }
+        if self.frame.surface.approvals_need_a_caller() && !self.frame.names_a_caller() {
+            return self.fail(
+                CapabilityError::new(
+                    ErrorCode::CredentialRequired,
+                    crate::agent_tools::CALLER_REQUIRED_MESSAGE,
+                )
+                .with_details(crate::agent_tools::caller_required_details()),
+            );
         }
         let Some(input) = self.input_value() else {
             self.state = State::ExportInput(AfterExport::Gate);

@@ -277,6 +277,13 @@ pub enum Answer {
     },
     /// To `RunHandler`: the deadline timer fired first.
     HandlerTimedOut { now_ms: u64 },
+    /// To `RunHandler` of a resumed call: the host cannot turn the approved
+    /// input the core holds into the handler's input type (the app's types
+    /// changed since the request was made), so the handler was not started.
+    /// EXECUTION_FAILED, not retried, no attempt counted; the approval was
+    /// consumed by the resume. The one rule for every binding that decodes
+    /// a stored input (issue 14).
+    StoredInputUnusable { now_ms: u64 },
     /// To `RunHandler` or `Sleep`: the caller cancelled.
     Cancelled { now_ms: u64 },
     /// To `AskRetryOn`: whether the host's `retryOn` wants a retry.
@@ -319,6 +326,7 @@ impl Answer {
             Answer::HandlerOk { .. } => "HandlerOk",
             Answer::HandlerError { .. } => "HandlerError",
             Answer::HandlerTimedOut { .. } => "HandlerTimedOut",
+            Answer::StoredInputUnusable { .. } => "StoredInputUnusable",
             Answer::Cancelled { .. } => "Cancelled",
             Answer::RetryOn(_) => "RetryOn",
             Answer::Slept { .. } => "Slept",

@@ -1,0 +1,29 @@
+//! The in-process agent-tool adapters' rules (`orpc_agent_core::agent_tools`)
+//! for src/adapters/ai-sdk.ts: the key a request id is kept under, and the
+//! texts the model reads. Conversion only.
+
+use napi_derive::napi;
+use orpc_agent_core::agent_tools;
+
+/// The key for a request id between the approval turn and the approved
+/// re-run, or null when the frame names no caller.
+#[napi(catch_unwind)]
+pub fn agent_tool_approval_key(
+    actor_id: Option<String>,
+    session_id: Option<String>,
+    tool_call_id: String,
+) -> Option<String> {
+    agent_tools::approval_key(actor_id.as_deref(), session_id.as_deref(), &tool_call_id)
+}
+
+/// What the model reads of a call that needs approval and had no approval turn.
+#[napi(catch_unwind)]
+pub fn agent_tool_approval_required_text(request_id: String, reason: Option<String>) -> String {
+    agent_tools::approval_required_text(&request_id, reason.as_deref())
+}
+
+/// `{callerRequired, unknownApproval, outputNotJson}`: the adapters' fixed texts.
+#[napi(catch_unwind)]
+pub fn agent_tool_messages() -> String {
+    agent_tools::messages().to_string()
+}

@@ -1,0 +1,123 @@
+//! The rules of the in-process agent-tool adapters (issue 14): Node's AI
+//! SDK tools, Python's OpenAI Agents SDK and PydanticAI tools — every
+//! adapter on [`Surface::AiSdk`](crate::meta::Surface::AiSdk) whose
+//! framework runs an approval turn and then calls the same tool call again.
+//! Written once, so each adapter only converts:
+//!
+//! - an approval is kept for the caller who asked: a gated call on that
+//!   surface that names no caller is refused by the machine before any
+//!   request is stored ([`Surface::approvals_need_a_caller`],
+//!   [`CALLER_REQUIRED_MESSAGE`]);
+//! - between the approval turn and the approved re-run, the adapter keeps
+//!   the core's request id under [`approval_key`]: the caller and the
+//!   framework's tool call id (unique only within one caller's history);
+//! - what the model reads of a call that needs approval and had no
+//!   approval turn ([`approval_required_text`]), of an approval response
+//!   this server holds no request for ([`UNKNOWN_APPROVAL_MESSAGE`]), and of
+//!   an output with no JSON form ([`OUTPUT_NOT_JSON_MESSAGE`]).
+//!
+//! [`Surface::approvals_need_a_caller`]: crate::meta::Surface::approvals_need_a_caller
+
+use crate::mcp;
+
+/// The message of the CREDENTIAL_REQUIRED error a gated call gets on a
+/// surface whose approvals are kept per caller, when its frame names no
+/// actor id and no session id: two anonymous callers could not be told
+/// apart, so neither may own a request.
+pub const CALLER_REQUIRED_MESSAGE: &str = "This call needs approval, and an approval here is kept \
+     for the caller who asked, but the call names no caller (no actor id, no session id). It \
+     did not run.";
+
+/// The details of that CREDENTIAL_REQUIRED error, `{"callerRequired":
+/// true}`: an in-process adapter shows it to the application as its own
+/// configuration error (the frame it was given names no caller) rather
+/// than to the model.
+pub fn caller_required_details() -> serde_json::Value {
+    serde_json::json!({"callerRequired": true})
+}
+
+/// APPROVAL_NOT_FOUND's message when a framework's history shows an approval
+/// response for a tool call this server holds no request for (a forged or
+/// another caller's response, or one whose key was evicted).
+pub const UNKNOWN_APPROVAL_MESSAGE: &str = "No approval request of this server matches this call.";
+
+/// INTERNAL's message when a handler's output has no JSON form: its text,
+/// or the converter's exception, is not shown.
+pub const OUTPUT_NOT_JSON_MESSAGE: &str = "The capability's output could not be converted to JSON.";
+
+/// The key under which an adapter keeps a request id between the approval
+/// turn and the approved re-run: the caller (actor id, session id) and the
+/// tool call id, as JSON text. `None` when the frame names no caller (an empty id names none) or the
+/// call has no id: nothing is kept or looked up then (a key without a
+/// caller would be shared by every anonymous user).
+pub fn approval_key(
+    actor_id: Option<&str>,
+    session_id: Option<&str>,
+    tool_call_id: &str,
+) -> Option<String> {
+    let actor_id = actor_id.filter(|s| !s.is_empty());
+    let session_id = session_id.filter(|s| !s.is_empty());
+    if (actor_id.is_none() && session_id.is_none()) || tool_call_id.is_empty() {
+        return None;
+    }
+    Some(serde_json::json!([actor_id, session_id, tool_call_id]).to_string())
+}
+
+/// What the model reads when the core asks for approval of a call the
+/// framework did not gate first (no approval turn): the APPROVAL_REQUIRED
+/// error text with its hint, the request's reason (or the default) and its
+/// id. The call did not run.
+pub fn approval_required_text(request_id: &str, reason: Option<&str>) -> String {
+    let reason = reason
+        .filter(|r| !r.trim().is_empty())
+        .unwrap_or(mcp::DEFAULT_REASON);
+    format!(
+        "APPROVAL_REQUIRED: {reason} Approval request {request_id} is waiting for a human decision; the call did not run."
+    )
+}
+
+/// The constants an adapter shows, for a binding's module:
+/// `{callerRequired, unknownApproval, outputNotJson}`.
+pub fn messages() -> serde_json::Value {
+    serde_json::json!({
+        "callerRequired": CALLER_REQUIRED_MESSAGE,
+        "unknownApproval": UNKNOWN_APPROVAL_MESSAGE,
+        "outputNotJson": OUTPUT_NOT_JSON_MESSAGE,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_names_the_caller_and_the_call() {
+        assert_eq!(
+            approval_key(Some("u1"), None, "call_1").as_deref(),
+            Some(r#"["u1",null,"call_1"]"#)
+        );
+        assert_eq!(
+            approval_key(None, Some("s"), "c").as_deref(),
+            Some(r#"[null,"s","c"]"#)
+        );
+        assert_eq!(approval_key(None, None, "c"), None);
+        assert_eq!(approval_key(Some("u1"), None, ""), None);
+        assert_eq!(approval_key(Some(""), Some(""), "c"), None);
+        // Ids that contain the separator cannot collide: JSON quotes them.
+        assert_ne!(
+            approval_key(Some("a\",\"b"), None, "c"),
+            approval_key(Some("a"), Some("b"), "c")
+        );
+    }
+
+    #[test]
+    fn the_approval_text_has_the_reason_or_the_default() {
+        assert_eq!(
+            approval_required_text("r1", Some("Manager sign-off.")),
+            "APPROVAL_REQUIRED: Manager sign-off. Approval request r1 is waiting for a human \
+             decision; the call did not run."
+        );
+        assert!(approval_required_text("r1", Some("  ")).contains(mcp::DEFAULT_REASON));
+        assert!(approval_required_text("r1", None).contains(mcp::DEFAULT_REASON));
+    }
+}
