@@ -2,6 +2,9 @@
 
   direct      pydantic `model_validate` + `await handler(model)` (the peer)
   governed    `await registry.invoke(id, input)` — the same handler, governed
+  crossing    reference: the native fast path alone, called synchronously
+              (no `async def invoke` coroutine around it): the floor the
+              Python API's coroutine adds to
   mcp plain   the same tool on an `MCPServer`, through `mcp`'s in-memory `Client`
   mcp gov.    the governed tool (orpc_agent.mcp) through the same `Client`
 
@@ -99,6 +102,11 @@ async def main() -> None:
         for _ in range(n):
             await invoke("bench.search", RAW, frame)
 
+    async def crossing(n: int) -> None:
+        fast = registry._invoke_fast  # the one native crossing `invoke` makes first
+        for _ in range(n):
+            fast("bench.search", frame, RAW)
+
     async def governed_audited(n: int) -> None:
         invoke = audited_registry.invoke
         for _ in range(n):
@@ -135,6 +143,7 @@ async def main() -> None:
             "direct+out": direct_out,
             "governed+out": governed_out,
             "gov.+audit": governed_audited,
+            "crossing": crossing,
         }
         mcp = {"mcp plain": mcp_plain, "mcp governed": mcp_governed}
         results: dict[str, list[float]] = {k: [] for k in [*micro, *mcp]}
@@ -160,6 +169,10 @@ async def main() -> None:
     print(f"mcp governed / mcp plain   = {p50['mcp governed'] / p50['mcp plain']:.2f}x  (target <= 1.05x)")
     print(f"sequential governed invocations/s = {1e6 / p50['governed']:,.0f}")
     print(f"reference: with an audit subscriber p50 {p50['gov.+audit']:.2f} us")
+    print(
+        f"reference: the native crossing alone = {p50['crossing'] / p50['direct']:.2f}x direct "
+        f"(the coroutine and Python around it: {p50['governed'] - p50['crossing']:.2f} us)"
+    )
     if hasattr(os, "getloadavg"):
         print(f"# load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus")
 
