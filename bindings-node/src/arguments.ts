@@ -129,17 +129,17 @@ export function decideArguments(
   return { id: id as string, approver, reason };
 }
 
-const FILTER_KEYS = ["capabilityId", "actorId", "status", "limit", "cursor"] as const;
+const FILTER_KEYS = ["capabilityId", "actorId", "surface", "status", "limit", "cursor"] as const;
 
 /**
- * A list filter as the JSON the core reads. A wrong type or a misspelt key
- * fails here: the core's reader skips what it does not understand, and a
- * skipped `actorId` would list every actor's requests.
+ * A list filter as the JSON the core reads (`ffi::list_filter_from_json`,
+ * which refuses unknown keys, statuses and surfaces itself). A wrong type
+ * or a misspelt key fails here first, in this API's words.
  */
 export function listFilterJson(fn: string, filter: unknown): string {
   const f = optionsObject(fn, "the filter", filter, FILTER_KEYS, true);
   const out: Record<string, unknown> = {};
-  for (const key of ["capabilityId", "actorId", "status", "cursor"] as const) {
+  for (const key of ["capabilityId", "actorId", "surface", "status", "cursor"] as const) {
     const v = optionalString(fn, `filter.${key}`, f[key]);
     if (v !== undefined) out[key] = v;
   }

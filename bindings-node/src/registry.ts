@@ -107,6 +107,8 @@ export interface ResumeOptions<TContext = any> {
 export interface ApprovalListFilter {
   capabilityId?: string;
   actorId?: string;
+  /** Only requests made on this surface (with `actorId`: exactly that requester's own). */
+  surface?: ExposureSurface;
   status?: ApprovalRequest["status"];
   limit?: number;
   cursor?: string;

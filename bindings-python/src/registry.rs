@@ -314,7 +314,7 @@ impl NativeRegistry {
         found.map(|r| request_view_to_py(py, &r, now)).transpose()
     }
 
-    /// A page of approval requests: filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
+    /// A page of approval requests: filter `{capabilityId?, actorId?, surface?, status?, limit?, cursor?}`.
     fn approval_list<'py>(
         &self,
         py: Python<'py>,

@@ -250,6 +250,28 @@ async def test_redact_approval_input_uses_the_recorded_actor() -> None:
     assert reg.approvals.get(out.request.id) == out.request
 
 
+async def test_the_list_filters_by_surface_as_the_core_reads_it() -> None:
+    @capability(
+        id="pay.send",
+        description="Pay.",
+        expose={"mcp": True, "direct": True},
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+    )
+    async def pay(x: dict[str, Any]) -> None: ...
+
+    reg = create_capability_registry([pay])
+    on_mcp = await reg.invoke("pay.send", {"n": 1}, Frame("mcp", actor={"id": "ana"}))
+    await reg.invoke("pay.send", {"n": 2}, Frame("direct", actor={"id": "ana"}))
+    assert isinstance(on_mcp, ApprovalRequired)
+    assert [r.id for r in reg.approvals.list(actor_id="ana", surface="mcp")] == [on_mcp.request.id]
+    assert len(reg.approvals.list(actor_id="ana")) == 2
+    assert [r.id for r in (await reg.approvals.page_async(surface="mcp")).requests] == [on_mcp.request.id]
+    with pytest.raises(orpc_agent.InvalidInputError, match="surface"):
+        reg.approvals.list(surface="constructor")
+
+
 APPROVE_AND_RESUME = textwrap.dedent(
     """
     import asyncio, json, sys

@@ -142,17 +142,19 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
    * The first page of the requests `actor` may see. Two store queries, each
    * paged until it holds a page of what the caller may see, or the store
    * ends, or `LIST_SCAN_PAGES` pages were read: the caller's own requests,
-   * filtered by its actor id in the store (so other actors' requests never
-   * fill the page; `Requester::made_on` then checks the surface), and, when
-   * the app has a `canDecide` hook, the others it allows. The two are
-   * merged in creation order.
+   * filtered in the store by its actor id and this gateway's surface —
+   * exactly `Requester::made_on`'s, so the store's first page is the whole
+   * answer and no scan limit hides any (the check below is a guard) — and,
+   * when the app has a `canDecide` hook, the others it allows (the app's
+   * predicate: scanned, at most `LIST_SCAN_PAGES` pages). The two are merged
+   * in creation order.
    */
   async function visiblePage(filter: GatewayListInput, actor: Actor, context: TContext): Promise<ApprovalRequest[]> {
     const size = N.approvalPageSize(filter.limit ?? 0);
     const query = { ...filter, limit: size };
     const streams: Promise<ApprovalRequest[]>[] = [];
     if (typeof actor.id === "string") {
-      streams.push(scan({ ...query, actorId: actor.id }, size, async (r) => isRequester(surface, actor, r)));
+      streams.push(scan({ ...query, actorId: actor.id, surface }, size, async (r) => isRequester(surface, actor, r)));
     }
     if (options.canDecide !== undefined) {
       streams.push(
@@ -169,7 +171,7 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
 
   /** Up to `size` requests of `filter` that `keep` accepts, reading at most `LIST_SCAN_PAGES` pages. */
   async function scan(
-    filter: GatewayListInput & { actorId?: string },
+    filter: GatewayListInput & { actorId?: string; surface?: ExposureSurface },
     size: number,
     keep: (request: ApprovalRequest) => Promise<boolean>,
   ): Promise<ApprovalRequest[]> {
@@ -325,10 +327,11 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
 }
 
 /**
- * Store pages one `approvals.list` reads at most per query (its own requests;
- * the others it may decide): the work of a list stays bounded whatever the
- * store holds. Requests past that many pages of other requests the caller
- * may not see are not listed.
+ * Store pages one `approvals.list` reads at most for the requests the app's
+ * `canDecide` lets the caller see (the caller's own come from an exact store
+ * query and need no scan): the work of a list stays bounded whatever the
+ * store holds. Decidable requests past that many pages of others are not
+ * listed.
  */
 const LIST_SCAN_PAGES = 10;
 

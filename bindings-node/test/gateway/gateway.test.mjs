@@ -297,6 +297,41 @@ describe("agent gateway: approvals", () => {
     }
   });
 
+  it("the caller's own requests come from an exact store query: her requests on other surfaces hide none", async () => {
+    const local = await startGatewayApp();
+    try {
+      const as = (user) => createGatewayClient({ url: local.url(), headers: bearer(user) });
+      // More of alice's requests on direct than ten pages of one (the scan
+      // bound of what canDecide lets a caller see) hold, first.
+      for (let i = 0; i < 12; i++) {
+        await local.registry.invoke(
+          "orders.refund",
+          { id: `d-${i}`, amount: 1 },
+          { surface: "direct", actor: { id: "alice" } },
+        );
+      }
+      const own = await as("alice").invoke({ capability: "orders.refund", input: { id: "a-1", amount: 2 } });
+      for (const filter of [{ limit: 1 }, { limit: 1, status: "pending" }, {}]) {
+        assert.deepEqual(
+          (await as("alice").approvals.list(filter)).map((r) => r.id),
+          [own.request.id],
+          `alice's list ${JSON.stringify(filter)}`,
+        );
+      }
+      // The store filter itself: exactly her requests on that surface.
+      const onDirect = await local.registry.approvals.list({ actorId: "alice", surface: "direct", limit: 100 });
+      assert.equal(onDirect.length, 12);
+      assert.ok(onDirect.every((r) => r.surface === "direct"));
+      await assert.rejects(local.registry.approvals.list({ surface: "constructor" }), (e) => {
+        assert.equal(e.code, "INVALID_INPUT");
+        assert.match(e.message, /surface/);
+        return true;
+      });
+    } finally {
+      await local.close();
+    }
+  });
+
   it("a throwing or missing canDecide refuses", async () => {
     for (const canDecide of [
       undefined,

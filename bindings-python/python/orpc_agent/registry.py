@@ -57,9 +57,22 @@ def _as_frame(frame: Frame | Mapping[str, Any] | None) -> Frame:
 
 
 def _filter(
-    capability_id: str | None, actor_id: str | None, status: str | None, limit: int | None, cursor: str | None
+    capability_id: str | None,
+    actor_id: str | None,
+    status: str | None,
+    limit: int | None,
+    cursor: str | None,
+    surface: str | None = None,
 ) -> dict[str, Any]:
-    filt = {"capabilityId": capability_id, "actorId": actor_id, "status": status, "limit": limit, "cursor": cursor}
+    """The filter as the core reads it (which refuses an unknown status or surface)."""
+    filt = {
+        "capabilityId": capability_id,
+        "actorId": actor_id,
+        "surface": surface,
+        "status": status,
+        "limit": limit,
+        "cursor": cursor,
+    }
     return {k: v for k, v in filt.items() if v is not None}
 
 
@@ -86,24 +99,28 @@ class Approvals:
         *,
         capability_id: str | None = None,
         actor_id: str | None = None,
+        surface: str | None = None,
         status: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
     ) -> ApprovalPage:
         """One page, oldest first, and the cursor of the next (``None`` on the last)."""
-        return _page(_native.approval_page(self._native, _filter(capability_id, actor_id, status, limit, cursor)))
+        return _page(
+            _native.approval_page(self._native, _filter(capability_id, actor_id, status, limit, cursor, surface))
+        )
 
     async def page_async(
         self,
         *,
         capability_id: str | None = None,
         actor_id: str | None = None,
+        surface: str | None = None,
         status: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
     ) -> ApprovalPage:
         raw = await wait(
-            _native.approval_page_async(self._native, _filter(capability_id, actor_id, status, limit, cursor))
+            _native.approval_page_async(self._native, _filter(capability_id, actor_id, status, limit, cursor, surface))
         )
         return _page(raw)
 
@@ -133,13 +150,16 @@ class Approvals:
         *,
         capability_id: str | None = None,
         actor_id: str | None = None,
+        surface: str | None = None,
         status: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
     ) -> list[ApprovalRequest]:
-        """A page of requests, oldest first; pass the last id as ``cursor`` for the next."""
+        """A page of requests, oldest first; pass the last id as ``cursor`` for the next.
+        ``surface`` keeps the requests made on that surface (with ``actor_id``:
+        exactly that requester's own)."""
         return self.page(
-            capability_id=capability_id, actor_id=actor_id, status=status, limit=limit, cursor=cursor
+            capability_id=capability_id, actor_id=actor_id, surface=surface, status=status, limit=limit, cursor=cursor
         ).requests
 
     def approve(self, request_id: str, *, approver: str | None = None, reason: str | None = None) -> ApprovalRequest:

@@ -59,15 +59,19 @@ public struct ApprovalRequest: Sendable, Hashable {
 public struct ApprovalFilter: Sendable {
     public var capabilityId: String?
     public var actorId: String?
+    /// Only requests made on this surface (with `actorId`: exactly that
+    /// requester's own).
+    public var surface: Surface?
     public var status: String?
     public var limit: Int?
     public var cursor: String?
     public init(
-        capabilityId: String? = nil, actorId: String? = nil, status: String? = nil, limit: Int? = nil,
-        cursor: String? = nil
+        capabilityId: String? = nil, actorId: String? = nil, surface: Surface? = nil, status: String? = nil,
+        limit: Int? = nil, cursor: String? = nil
     ) {
         self.capabilityId = capabilityId
         self.actorId = actorId
+        self.surface = surface
         self.status = status
         self.limit = limit
         self.cursor = cursor
@@ -77,6 +81,7 @@ public struct ApprovalFilter: Sendable {
         var o = JSONObject()
         if let capabilityId { o["capabilityId"] = .string(capabilityId) }
         if let actorId { o["actorId"] = .string(actorId) }
+        if let surface { o["surface"] = .string(surface.rawValue) }
         if let status { o["status"] = .string(status) }
         if let limit { o["limit"] = .int(Int64(limit)) }
         if let cursor { o["cursor"] = .string(cursor) }

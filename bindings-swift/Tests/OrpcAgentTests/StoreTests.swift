@@ -102,6 +102,33 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try newer.approval(id)?.status, "consumed")
     }
 
+    /// The list filter by surface, as the core reads it: with the actor id,
+    /// exactly that requester's own requests.
+    func testTheListFiltersBySurface() async throws {
+        let calls = Locked(0)
+        let registry = try CapabilityRegistry(
+            capabilities: [
+                Capability(
+                    "payments.send",
+                    meta: AgentMeta(
+                        description: "Send a payment.", expose: [.mcp: true, .direct: true], sideEffect: .external,
+                        risk: .high, approval: .init(required: true))
+                ) { (p: Payment, _) in
+                    calls.with { $0 += 1 }
+                    return p.cents
+                }
+            ])
+        let onMcp: Outcome<Int> = try await registry.invoke(
+            "payments.send", input: Payment(to: "bob", cents: 1), frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
+        let _: Outcome<Int> = try await registry.invoke(
+            "payments.send", input: Payment(to: "bob", cents: 2),
+            frame: Frame(surface: .direct, actor: Actor(id: "ann")))
+        let id = try XCTUnwrap(onMcp.approval?.id)
+        XCTAssertEqual(try registry.approvals(ApprovalFilter(actorId: "ann", surface: .mcp)).map(\.id), [id])
+        XCTAssertEqual(try registry.approvals(ApprovalFilter(actorId: "ann")).count, 2)
+        XCTAssertEqual(calls.with { $0 }, 0)
+    }
+
     func testAStoreThatCannotOpenIsATypedError() {
         XCTAssertThrowsError(
             try CapabilityRegistry(

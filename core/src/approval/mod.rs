@@ -429,6 +429,11 @@ pub fn is_valid_approval_id(id: &str) -> bool {
 pub struct ListFilter {
     pub capability_id: Option<String>,
     pub actor_id: Option<String>,
+    /// Only requests made on this surface. With `actor_id`, exactly the
+    /// requests [`Requester::made_on`] calls that requester's, so a caller
+    /// who may see only its own requests pages through them in the store
+    /// (the gateway's list) instead of scanning others'.
+    pub surface: Option<Surface>,
     /// Matches the status a request has at [`Self::now_ms`]
     /// ([`ApprovalRequest::effective_status`]): `Pending` lists only live
     /// pending requests, `Expired` the pending or approved ones past their
@@ -456,9 +461,9 @@ impl ListFilter {
         }
     }
 
-    /// Whether `req` passes the capability, actor and status filters (not
-    /// the cursor). Stores that filter in memory use this; SQL stores
-    /// express the same three equalities in `WHERE`.
+    /// Whether `req` passes the capability, actor, surface and status
+    /// filters (not the cursor). Stores that filter in memory use this; SQL
+    /// stores express the same equalities in `WHERE`.
     pub fn matches(&self, req: &ApprovalRequest) -> bool {
         self.capability_id
             .as_deref()
@@ -467,6 +472,7 @@ impl ListFilter {
                 .actor_id
                 .as_deref()
                 .is_none_or(|a| Some(a) == req.actor_id())
+            && self.surface.is_none_or(|s| s == req.surface)
             && self
                 .status
                 .is_none_or(|s| s == req.effective_status(self.now_ms))

@@ -657,6 +657,11 @@ impl PostgresApprovalStore {
             params.push(a);
             sql.push_str(&format!(" AND actor_id = ${}", params.len()));
         }
+        let surface = filter.surface.map(Surface::as_str);
+        if let Some(s) = &surface {
+            params.push(s);
+            sql.push_str(&format!(" AND surface = ${}", params.len()));
+        }
         if !stored.is_empty() {
             params.push(&stored);
             sql.push_str(&format!(" AND status = ANY(${})", params.len()));

@@ -327,6 +327,13 @@ impl SqliteApprovalStore {
         if let Some(a) = &filter.actor_id {
             bind(&mut sql, " AND actor_id = ?", SqlValue::Text(a.clone()));
         }
+        if let Some(s) = filter.surface {
+            bind(
+                &mut sql,
+                " AND surface = ?",
+                SqlValue::Text(s.as_str().into()),
+            );
+        }
         if let Some(s) = filter.status {
             // The effective status: its stored status(es), narrowed by expiry.
             for (i, stored) in s.stored().iter().enumerate() {

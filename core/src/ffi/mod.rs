@@ -446,7 +446,14 @@ pub fn page_json(page: &[ApprovalRequest], filter: &ListFilter) -> Value {
 /// caller misspelt (`actorID`) or mistyped (`actorId: 5`) must not list
 /// every actor's requests.
 pub fn list_filter_from_json(v: &Value, now_ms: u64) -> Result<ListFilter, CapabilityError> {
-    const KEYS: [&str; 5] = ["capabilityId", "actorId", "status", "limit", "cursor"];
+    const KEYS: [&str; 6] = [
+        "capabilityId",
+        "actorId",
+        "surface",
+        "status",
+        "limit",
+        "cursor",
+    ];
     let bad = |m: String| CapabilityError::new(ErrorCode::InvalidInput, m);
     let empty = Map::new();
     let obj = match v {
@@ -474,6 +481,12 @@ pub fn list_filter_from_json(v: &Value, now_ms: u64) -> Result<ListFilter, Capab
                 .ok_or_else(|| bad(format!("unknown approval status `{s}`")))?,
         ),
     };
+    let surface = match text("surface")? {
+        None => None,
+        Some(s) => Some(
+            crate::meta::Surface::parse(&s).ok_or_else(|| bad(format!("unknown surface `{s}`")))?,
+        ),
+    };
     let limit = match obj.get("limit") {
         None | Some(Value::Null) => 0,
         Some(l) => l
@@ -484,6 +497,7 @@ pub fn list_filter_from_json(v: &Value, now_ms: u64) -> Result<ListFilter, Capab
     Ok(ListFilter {
         capability_id: text("capabilityId")?,
         actor_id: text("actorId")?,
+        surface,
         status,
         now_ms,
         limit,

@@ -149,7 +149,11 @@ pub async fn list_filters_orders_and_pages(store: &dyn ApprovalStore) {
     ];
     let mut all = Vec::new();
     for (cap, who, at) in specs {
-        all.push(created(store, request_at(cap, who, at, HOUR)).await);
+        let mut r = request_at(cap, who, at, HOUR);
+        if at == T0 + 7 {
+            r.surface = Surface::AiSdk; // the one request made elsewhere
+        }
+        all.push(created(store, r).await);
     }
     // Decide two so the status filter has something to tell apart.
     let a = &all[0].id.clone();
@@ -195,6 +199,27 @@ pub async fn list_filters_orders_and_pages(store: &dyn ApprovalStore) {
         .collect();
     assert_eq!(want.len(), 4);
     assert_eq!(store.list(&f).await.unwrap(), want);
+
+    // The surface with the actor: exactly the requester's own requests
+    // (`Requester::made_on`), as the gateway's list pages through them.
+    for surface in [Surface::Mcp, Surface::AiSdk, Surface::Direct] {
+        let f = ListFilter {
+            actor_id: Some("alice".into()),
+            surface: Some(surface),
+            ..ListFilter::default()
+        };
+        let want: Vec<_> = all
+            .iter()
+            .filter(|r| r.actor_id() == Some("alice") && r.surface == surface)
+            .cloned()
+            .collect();
+        assert_eq!(store.list(&f).await.unwrap(), want, "{surface:?}");
+    }
+    let f = ListFilter {
+        surface: Some(Surface::AiSdk),
+        ..ListFilter::default()
+    };
+    assert_eq!(store.list(&f).await.unwrap().len(), 1);
 
     let f = ListFilter {
         status: Some(EffectiveStatus::Pending),
