@@ -18,6 +18,9 @@ export declare function agentToolApprovalKey(actorId: string | undefined | null,
 /** What the model reads of a call that needs approval and had no approval turn. */
 export declare function agentToolApprovalRequiredText(requestId: string, reason?: string | undefined | null): string
 
+/** Whether `ai` 7's `toolApproval` shows a call that ended in `code` as denied. */
+export declare function agentToolGateDenies(code: string): boolean
+
 /** `{callerRequired, unknownApproval, outputNotJson}`: the adapters' fixed texts. */
 export declare function agentToolMessages(): string
 

@@ -22,6 +22,12 @@ pub fn agent_tool_approval_required_text(request_id: String, reason: Option<Stri
     agent_tools::approval_required_text(&request_id, reason.as_deref())
 }
 
+/// Whether `ai` 7's `toolApproval` shows a call that ended in `code` as denied.
+#[napi(catch_unwind)]
+pub fn agent_tool_gate_denies(code: String) -> bool {
+    agent_tools::gate_denies(&code)
+}
+
 /// `{callerRequired, unknownApproval, outputNotJson}`: the adapters' fixed texts.
 #[napi(catch_unwind)]
 pub fn agent_tool_messages() -> String {

@@ -76,6 +76,16 @@ pub fn approval_required_text(request_id: &str, reason: Option<&str>) -> String 
     )
 }
 
+/// Whether a framework's own approval gate (the AI SDK 7 call-level
+/// `toolApproval`) shows a call that ended in `code` as *denied* — the
+/// model reads the reason and the tool is not executed — rather than
+/// letting `execute` report the error. Only a policy's refusal is a
+/// denial: the call was not allowed. Every other error (invalid input, not
+/// found, a handler's failure) is the tool's answer, reported as such.
+pub fn gate_denies(code: &str) -> bool {
+    code == crate::ErrorCode::PolicyDenied.as_str()
+}
+
 /// The constants an adapter shows, for a binding's module:
 /// `{callerRequired, unknownApproval, outputNotJson}`.
 pub fn messages() -> serde_json::Value {
@@ -108,6 +118,20 @@ mod tests {
             approval_key(Some("a\",\"b"), None, "c"),
             approval_key(Some("a"), Some("b"), "c")
         );
+    }
+
+    #[test]
+    fn only_a_policy_refusal_is_a_denial_at_the_gate() {
+        assert!(gate_denies("POLICY_DENIED"));
+        for code in [
+            "INVALID_INPUT",
+            "NOT_FOUND",
+            "EXECUTION_FAILED",
+            "APPROVAL_REJECTED",
+            "",
+        ] {
+            assert!(!gate_denies(code), "{code}");
+        }
     }
 
     #[test]

@@ -263,8 +263,10 @@ async function executeGoverned(
 /**
  * For `ai` 7's call-level `toolApproval` option: the same core gate, as
  * `ai` 7's statuses (`"user-approval"` when the core asks for approval,
- * `{type: "denied", reason}` when a policy denied the call, else
- * `"approved"` — the core already ran its policies).
+ * `{type: "denied", reason}` when the call ended in an outcome the core
+ * calls a denial (`agent_tools::gate_denies`: a policy's refusal), else
+ * `"approved"` — the core already ran its policies, and `execute` reports
+ * any other error).
  */
 export function aiSdkToolApproval(tools: ToolSet) {
   const state = stateOf(tools);
@@ -283,7 +285,8 @@ export function aiSdkToolApproval(tools: ToolSet) {
     }
     const settledOutcome = await state.settled.get(toolCall.toolCallId);
     if (settledOutcome && !settledOutcome.ok && settledOutcome.error instanceof CapabilityError) {
-      if (settledOutcome.error.code === "POLICY_DENIED") {
+      // The core says which outcomes are a denial (`agent_tools::gate_denies`).
+      if (N.agentToolGateDenies(settledOutcome.error.code)) {
         return { type: "denied" as const, reason: settledOutcome.error.message };
       }
     }

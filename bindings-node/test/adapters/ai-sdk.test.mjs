@@ -144,6 +144,23 @@ describe("toAiSdkTools", () => {
     assert.equal(calls.length, 0);
   });
 
+  it("ai 7's toolApproval shows only the core's denials as denied: a policy's refusal, not a tool's error", async () => {
+    const { registry, calls } = await ordersFixture();
+    const tools = toAiSdkTools(registry, { actor: { id: "u1" } });
+    const ask = (toolName, input, toolCallId) => aiSdkToolApproval(tools)({ toolCall: { toolName, toolCallId, input } });
+    assert.deepEqual(await ask("orders_purge", { id: "o-1" }, "c-1"), {
+      type: "denied",
+      reason: 'Denied by policy "no-purge-by-agents": agents may not purge orders',
+    });
+    // An invalid input is the tool's answer (execute reports it), not a denial.
+    assert.equal(await ask("orders_get", { id: "" }, "c-2"), "approved");
+    await assert.rejects(tools.orders_get.execute({ id: "" }, { toolCallId: "c-2", messages: [] }), (e) => {
+      assert.equal(e.code, "INVALID_INPUT");
+      return true;
+    });
+    assert.equal(calls.length, 0);
+  });
+
   it("gives the model a failing handler's error code, never its message (SI-10)", async () => {
     const { registry } = await ordersFixture();
     const model = scriptedModel(toolCallTurn("orders_get", { id: "boom" }), textTurn("failed"));
