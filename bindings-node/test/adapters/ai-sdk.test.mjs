@@ -147,7 +147,8 @@ describe("toAiSdkTools", () => {
   it("ai 7's toolApproval shows only the core's denials as denied: a policy's refusal, not a tool's error", async () => {
     const { registry, calls } = await ordersFixture();
     const tools = toAiSdkTools(registry, { actor: { id: "u1" } });
-    const ask = (toolName, input, toolCallId) => aiSdkToolApproval(tools)({ toolCall: { toolName, toolCallId, input } });
+    const ask = (toolName, input, toolCallId) =>
+      aiSdkToolApproval(tools)({ toolCall: { toolName, toolCallId, input } });
     assert.deepEqual(await ask("orders_purge", { id: "o-1" }, "c-1"), {
       type: "denied",
       reason: 'Denied by policy "no-purge-by-agents": agents may not purge orders',
