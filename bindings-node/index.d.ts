@@ -425,6 +425,15 @@ export declare function resumeStart(reg: number, approvalId: string, frameJson: 
  */
 export declare function shortInputTextChars(): number
 
+/** The problems (as JSON text) of a metadata map at a position. */
+export declare function stdMetaCheck(bytes: Buffer, position: string, strict: boolean): string
+
+/** The JSON view (as text) of a CBOR metadata map. */
+export declare function stdMetaDecode(bytes: Buffer): string
+
+/** The deterministic CBOR of a metadata map given as JSON-view text. */
+export declare function stdMetaEncode(meta: string): Buffer
+
 /**
  * The core's step kinds by number: `stepKinds()[i]` names kind `i + 1`
  * (drift test of the façade's `Kind` mirror).

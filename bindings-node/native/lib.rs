@@ -27,6 +27,7 @@
 // `unsafe` only in raw.rs (raw Node-API for the hot path).
 #![deny(unsafe_code)]
 
+mod act;
 mod agent_tools;
 mod approvals;
 mod errors;
@@ -42,6 +43,7 @@ mod slab;
 
 use napi_derive::napi;
 
+pub use act::*;
 pub use agent_tools::*;
 pub use approvals::*;
 pub use errors::*;

@@ -27,6 +27,14 @@ export {
 } from "./errors.js";
 export { allow, abstain, deny, requireApproval } from "./policies.js";
 export {
+  checkStdMeta,
+  decodeStdMeta,
+  encodeStdMeta,
+  type StdMeta,
+  type StdMetaPosition,
+  type StdMetaProblem,
+} from "./act.js";
+export {
   PostgresAuditSink,
   type ApprovalPage,
   type AuditSinkStats,

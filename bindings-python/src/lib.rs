@@ -105,6 +105,41 @@ fn agent_tool_approval_required_text(request_id: &str, reason: Option<&str>) -> 
     orpc_agent_core::agent_tools::approval_required_text(request_id, reason)
 }
 
+/// The JSON view (a dict) of a CBOR `std:` metadata map
+/// (`orpc_agent_core::ffi::act::meta_decode`).
+#[pyfunction]
+fn std_meta_decode<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    let view = orpc_agent_core::ffi::act::meta_decode(data)
+        .map_err(|e| errors::capability_error(py, &e))?;
+    convert::json_to_py(py, &view)
+}
+
+/// The deterministic CBOR of a metadata map given in the JSON view.
+#[pyfunction]
+fn std_meta_encode<'py>(
+    py: Python<'py>,
+    meta: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let fail = |e: CapabilityError| errors::capability_error(py, &e);
+    let view = convert::py_to_json(meta).map_err(fail)?;
+    let bytes = orpc_agent_core::ffi::act::meta_encode(&view).map_err(fail)?;
+    Ok(pyo3::types::PyBytes::new(py, &bytes))
+}
+
+/// The problems (dicts) of a metadata map at a position.
+#[pyfunction]
+#[pyo3(signature = (data, position, strict=false))]
+fn std_meta_check<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    position: &str,
+    strict: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let problems = orpc_agent_core::ffi::act::meta_check(data, position, strict)
+        .map_err(|e| errors::capability_error(py, &e))?;
+    convert::json_to_py(py, &serde_json::Value::Array(problems))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<frame::Frame>()?;
@@ -125,6 +160,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MCP_APPROVAL_META", orpc_agent_core::mcp::APPROVAL_META)?;
     m.add("MCP_ERROR_META", orpc_agent_core::mcp::ERROR_META)?;
     m.add_function(wrap_pyfunction!(agent_tool_approval_key, m)?)?;
+    m.add_function(wrap_pyfunction!(std_meta_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(std_meta_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(std_meta_check, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_approval_required_text, m)?)?;
     {
         use orpc_agent_core::agent_tools as at;

@@ -168,3 +168,24 @@ pub fn input_hash_cbor(capability_id: String, input_cbor: Vec<u8>) -> Result<Str
 
 #[cfg(test)]
 mod tests;
+
+/// The JSON view (as text) of a CBOR `std:` metadata map
+/// (`orpc_agent_core::ffi::act::meta_decode`).
+#[uniffi::export]
+pub fn std_meta_decode(cbor: Vec<u8>) -> Result<String, FfiError> {
+    Ok(orpc_agent_core::ffi::act::meta_decode(&cbor)?.to_string())
+}
+
+/// The deterministic CBOR of a metadata map given as JSON-view text.
+#[uniffi::export]
+pub fn std_meta_encode(meta_json: String) -> Result<Vec<u8>, FfiError> {
+    let meta = convert::parse_json(&meta_json)?;
+    Ok(orpc_agent_core::ffi::act::meta_encode(&meta)?)
+}
+
+/// The problems (as JSON text) of a metadata map at a position.
+#[uniffi::export]
+pub fn std_meta_check(cbor: Vec<u8>, position: String, strict: bool) -> Result<String, FfiError> {
+    let problems = orpc_agent_core::ffi::act::meta_check(&cbor, &position, strict)?;
+    Ok(serde_json::Value::Array(problems).to_string())
+}

@@ -51,6 +51,7 @@ from .postgres import ApprovalPage, PostgresAuditSink
 from .progress import ProgressEvent, on_progress
 from .registry import Approvals, CapabilityRegistry, create_capability_registry
 from .schema import InputIssues, JsonSchema, PydanticSchema, Schema
+from .std_meta import StdMetaProblem, check_std_meta, decode_std_meta, encode_std_meta
 from .types import (
     Abstain,
     Allow,
@@ -111,11 +112,15 @@ __all__ = [
     "RequireApproval",
     "Schema",
     "SessionNotFoundError",
+    "StdMetaProblem",
     "TimeoutCapabilityError",
     "all_error_codes",
     "capability",
+    "check_std_meta",
     "create_capability_registry",
+    "decode_std_meta",
     "define_capability",
+    "encode_std_meta",
     "errors",
     "host_policy",
     "input_hash",

@@ -54,6 +54,9 @@ __all__ = [
     "AGENT_TOOL_OUTPUT_NOT_JSON",
     "agent_tool_approval_key",
     "agent_tool_approval_required_text",
+    "std_meta_decode",
+    "std_meta_encode",
+    "std_meta_check",
 ]
 
 MAX_HASH_DEPTH: int
@@ -252,3 +255,6 @@ AGENT_TOOL_OUTPUT_NOT_JSON: str
 
 def agent_tool_approval_key(actor_id: str | None, session_id: str | None, tool_call_id: str) -> str | None: ...
 def agent_tool_approval_required_text(request_id: str, reason: str | None = None) -> str: ...
+def std_meta_decode(data: bytes) -> dict[str, Any]: ...
+def std_meta_encode(meta: Mapping[str, Any]) -> bytes: ...
+def std_meta_check(data: bytes, position: str, strict: bool = False) -> list[dict[str, str]]: ...

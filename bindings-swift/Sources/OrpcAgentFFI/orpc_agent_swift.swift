@@ -3309,6 +3309,42 @@ public func maxHashDepth() -> UInt32  {
 })
 }
 /**
+ * The problems (as JSON text) of a metadata map at a position.
+ */
+public func stdMetaCheck(cbor: Data, position: String, strict: Bool)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_std_meta_check(
+        FfiConverterData.lower(cbor),
+        FfiConverterString.lower(position),
+        FfiConverterBool.lower(strict),uniffiCallStatus
+    )
+})
+}
+/**
+ * The JSON view (as text) of a CBOR `std:` metadata map
+ * (`orpc_agent_core::ffi::act::meta_decode`).
+ */
+public func stdMetaDecode(cbor: Data)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_std_meta_decode(
+        FfiConverterData.lower(cbor),uniffiCallStatus
+    )
+})
+}
+/**
+ * The deterministic CBOR of a metadata map given as JSON-view text.
+ */
+public func stdMetaEncode(metaJson: String)throws  -> Data  {
+    return try  FfiConverterData.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_std_meta_encode(
+        FfiConverterString.lower(metaJson),uniffiCallStatus
+    )
+})
+}
+/**
  * The core's step kinds by name, in numeric order (`StepKind::ALL`:
  * position `i` is kind `i + 1`): the Swift mirror's drift test compares
  * its cases with this list.
@@ -3385,6 +3421,15 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_max_hash_depth() != 58868) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_std_meta_check() != 13384) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_std_meta_decode() != 60993) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_std_meta_encode() != 62539) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_step_kind_names() != 36947) {

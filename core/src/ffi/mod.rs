@@ -11,6 +11,7 @@
 //! (Named `host` before: the name collided with host policies and
 //! `Payload::Host`.)
 
+pub mod act;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "postgres")]

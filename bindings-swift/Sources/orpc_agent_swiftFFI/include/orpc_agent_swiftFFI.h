@@ -601,6 +601,21 @@ uint32_t uniffi_orpc_agent_swift_fn_func_max_hash_depth(RustCallStatus *_Nonnull
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_META_CHECK
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_META_CHECK
+RustBuffer uniffi_orpc_agent_swift_fn_func_std_meta_check(RustBuffer cbor, RustBuffer position, int8_t strict, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_META_DECODE
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_META_DECODE
+RustBuffer uniffi_orpc_agent_swift_fn_func_std_meta_decode(RustBuffer cbor, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_META_ENCODE
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_META_ENCODE
+RustBuffer uniffi_orpc_agent_swift_fn_func_std_meta_encode(RustBuffer meta_json, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STEP_KIND_NAMES
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STEP_KIND_NAMES
 RustBuffer uniffi_orpc_agent_swift_fn_func_step_kind_names(RustCallStatus *_Nonnull out_status
@@ -917,6 +932,24 @@ uint16_t uniffi_orpc_agent_swift_checksum_func_input_max_depth(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_MAX_HASH_DEPTH
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_MAX_HASH_DEPTH
 uint16_t uniffi_orpc_agent_swift_checksum_func_max_hash_depth(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_META_CHECK
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_META_CHECK
+uint16_t uniffi_orpc_agent_swift_checksum_func_std_meta_check(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_META_DECODE
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_META_DECODE
+uint16_t uniffi_orpc_agent_swift_checksum_func_std_meta_decode(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_META_ENCODE
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_META_ENCODE
+uint16_t uniffi_orpc_agent_swift_checksum_func_std_meta_encode(void
     
 );
 #endif

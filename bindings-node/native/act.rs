@@ -1,0 +1,36 @@
+//! `std:` metadata decode, encode and check (`orpc_agent_core::ffi::act`)
+//! for src/act.ts. Conversion only: the metadata map's JSON view crosses as
+//! JSON text (integers beyond 2^53 marked, as `parseCoreJson` reads them),
+//! CBOR as a Buffer.
+
+use napi::bindgen_prelude::Buffer;
+use napi_derive::napi;
+use orpc_agent_core::ffi::act;
+
+use crate::errors::{parse_json, throw};
+use crate::js_json::js_text;
+
+/// The JSON view (as text) of a CBOR metadata map.
+#[napi(catch_unwind)]
+pub fn std_meta_decode(bytes: Buffer) -> napi::Result<String> {
+    act::meta_decode(&bytes)
+        .map(|v| js_text(&v))
+        .map_err(|e| throw(&e))
+}
+
+/// The deterministic CBOR of a metadata map given as JSON-view text.
+#[napi(catch_unwind)]
+pub fn std_meta_encode(meta: String) -> napi::Result<Buffer> {
+    let meta = parse_json(&meta, "the metadata").map_err(|e| throw(&e))?;
+    act::meta_encode(&meta)
+        .map(Buffer::from)
+        .map_err(|e| throw(&e))
+}
+
+/// The problems (as JSON text) of a metadata map at a position.
+#[napi(catch_unwind)]
+pub fn std_meta_check(bytes: Buffer, position: String, strict: bool) -> napi::Result<String> {
+    act::meta_check(&bytes, &position, strict)
+        .map(|p| serde_json::Value::Array(p).to_string())
+        .map_err(|e| throw(&e))
+}

@@ -1,0 +1,64 @@
+/**
+ * `std:` metadata maps (spec/004): decode CBOR to a JSON view, encode the
+ * view to deterministic CBOR, and check a map against a metadata position —
+ * the core's functions (`orpc_agent_core::ffi::act`), the same in every
+ * binding and in `orpc-agent meta`. Conversion only.
+ *
+ * The JSON view: plain values map one to one (integers beyond 2^53 as
+ * BigInt); what JSON cannot say gets a one-key wrapper — `{$bytes: hex}`,
+ * `{$tag: n, value}`, `{$float: "NaN"}`, `{$int: "<decimal>"}`, `{$map:
+ * [[k, v], …]}` — so a decoded map encodes back to the same bytes.
+ *
+ * Bad input is a `CapabilityError` `INVALID_INPUT` whose `details.reason`
+ * is the decoder's code (`NOT_A_MAP`, `TRUNCATED`, `DUPLICATE_KEY`, …;
+ * `UNKNOWN_POSITION` for a position the core does not know).
+ */
+import { call } from "./errors.js";
+import { parseCoreJson, toJsonText } from "./json.js";
+import { N } from "./native.js";
+
+/** A metadata map in the JSON view. */
+export type StdMeta = Record<string, unknown>;
+
+/** One problem `checkStdMeta` found. */
+export interface StdMetaProblem {
+  /** The key it is about (`""` for the map as a whole). */
+  key: string;
+  /** A stable code, e.g. `WRONG_TYPE`, `UNKNOWN_STD_KEY`. */
+  code: string;
+  severity: "error" | "warning";
+  message: string;
+}
+
+/** Where a metadata map appears (spec/004), as `checkStdMeta` takes it. */
+export type StdMetaPosition = string;
+
+/** The JSON view of a CBOR metadata map. */
+export function decodeStdMeta(bytes: Uint8Array): StdMeta {
+  return parseCoreJson(call(() => N.stdMetaDecode(toBuffer(bytes))));
+}
+
+/** The deterministic CBOR of a metadata map in the JSON view. */
+export function encodeStdMeta(meta: StdMeta): Uint8Array {
+  const text = toJsonText(meta);
+  return new Uint8Array(call(() => N.stdMetaEncode(text)));
+}
+
+/**
+ * The problems of a metadata map at `position` (`tool-definition`,
+ * `tool-call`, …); none means valid there. `strict`: unknown `std:` keys
+ * are errors.
+ */
+export function checkStdMeta(
+  bytes: Uint8Array,
+  position: StdMetaPosition,
+  options: { strict?: boolean } = {},
+): StdMetaProblem[] {
+  const strict = options.strict === true;
+  return JSON.parse(call(() => N.stdMetaCheck(toBuffer(bytes), String(position), strict)));
+}
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError("Expected the CBOR bytes as a Uint8Array or Buffer.");
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}

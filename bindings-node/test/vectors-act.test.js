@@ -1,0 +1,60 @@
+// The std: metadata vectors (tests/vectors/act/decode.json, metadata.json)
+// through the public decodeStdMeta / encodeStdMeta / checkStdMeta: hostile
+// CBOR gets its typed reason, each map's problems per position are the
+// core's, and every valid map round-trips byte for byte through the JSON
+// view. The same cases run in Rust, Python and Swift.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import { CapabilityError, checkStdMeta, decodeStdMeta, encodeStdMeta } from "@orpc-agent/core";
+
+const load = (name) =>
+  JSON.parse(readFileSync(new URL(`../../tests/vectors/act/${name}`, import.meta.url), "utf8")).cases;
+const bytes = (hex) => Buffer.from(hex, "hex");
+const key = (p) => `${p.key}|${p.code}|${p.severity}`;
+
+const decode = load("decode.json");
+const metadata = load("metadata.json");
+
+test("the act vectors have their cases", () => {
+  assert.ok(decode.length >= 10);
+  assert.ok(metadata.length >= 25);
+});
+
+for (const c of decode) {
+  test(`decode.json: ${c.name}`, () => {
+    for (const attempt of [() => decodeStdMeta(bytes(c.cbor)), () => checkStdMeta(bytes(c.cbor), "tool-call")]) {
+      assert.throws(attempt, (e) => {
+        assert.ok(e instanceof CapabilityError, String(e));
+        assert.equal(e.code, "INVALID_INPUT");
+        assert.deepEqual(e.details, { reason: c.error });
+        return true;
+      });
+    }
+  });
+}
+
+for (const c of metadata) {
+  test(`metadata.json: ${c.name}`, () => {
+    const got = checkStdMeta(bytes(c.cbor), c.position, { strict: c.strict });
+    assert.deepEqual(new Set(got.map(key)), new Set(c.problems.map(key)));
+    for (const p of got) assert.equal(typeof p.message, "string");
+    const view = decodeStdMeta(bytes(c.cbor));
+    const again = encodeStdMeta(view);
+    assert.deepEqual(decodeStdMeta(again), view, "the JSON view encodes back to the same map");
+  });
+}
+
+test("an unknown position names the known ones", () => {
+  assert.throws(
+    () => checkStdMeta(encodeStdMeta({}), "nowhere"),
+    (e) => e.code === "INVALID_INPUT" && e.details.reason === "UNKNOWN_POSITION" && /tool-definition/.test(e.message),
+  );
+});
+
+test("integers beyond 2^53 cross exactly, both ways", () => {
+  const meta = { "acme:big": 9007199254740993n, "acme:bytes": { $bytes: "00ff" } };
+  const view = decodeStdMeta(encodeStdMeta(meta));
+  assert.deepEqual(view, meta);
+});

@@ -1,0 +1,60 @@
+"""The std: metadata vectors (tests/vectors/act/decode.json, metadata.json)
+through the public decode_std_meta / encode_std_meta / check_std_meta:
+hostile CBOR gets its typed reason, each map's problems per position are
+the core's, and every valid map round-trips through the JSON view. The
+same cases run in Rust, Node and Swift."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orpc_agent import InvalidInputError, check_std_meta, decode_std_meta, encode_std_meta
+
+VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "act"
+
+
+def cases(name: str) -> list[dict[str, Any]]:
+    return json.loads((VECTORS / name).read_text())["cases"]  # type: ignore[no-any-return]
+
+
+DECODE = cases("decode.json")
+METADATA = cases("metadata.json")
+
+
+def test_the_act_vectors_have_their_cases() -> None:
+    assert len(DECODE) >= 10 and len(METADATA) >= 25
+
+
+@pytest.mark.parametrize("case", DECODE, ids=[c["name"] for c in DECODE])
+def test_hostile_cbor_gets_its_reason(case: dict[str, Any]) -> None:
+    data = bytes.fromhex(case["cbor"])
+    for attempt in (lambda: decode_std_meta(data), lambda: check_std_meta(data, "tool-call")):
+        with pytest.raises(InvalidInputError) as info:
+            attempt()
+        assert info.value.details == {"reason": case["error"]}
+
+
+@pytest.mark.parametrize("case", METADATA, ids=[c["name"] for c in METADATA])
+def test_problems_per_position_and_the_round_trip(case: dict[str, Any]) -> None:
+    data = bytes.fromhex(case["cbor"])
+    got = check_std_meta(data, case["position"], strict=case["strict"])
+    key = lambda p: (p["key"], p["code"], p["severity"])  # noqa: E731
+    assert {key(p) for p in got} == {key(p) for p in case["problems"]}
+    assert all(isinstance(p["message"], str) for p in got)
+    view = decode_std_meta(data)
+    assert decode_std_meta(encode_std_meta(view)) == view
+
+
+def test_an_unknown_position_names_the_known_ones() -> None:
+    with pytest.raises(InvalidInputError, match="tool-definition") as info:
+        check_std_meta(encode_std_meta({}), "nowhere")
+    assert info.value.details == {"reason": "UNKNOWN_POSITION"}
+
+
+def test_big_integers_and_bytes_cross_exactly() -> None:
+    meta = {"acme:big": 2**64 - 1, "acme:neg": -(2**63), "acme:bytes": {"$bytes": "00ff"}}
+    assert decode_std_meta(encode_std_meta(meta)) == meta

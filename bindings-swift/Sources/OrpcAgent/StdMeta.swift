@@ -1,0 +1,53 @@
+import Foundation
+import OrpcAgentFFI
+
+/// `std:` metadata maps (spec/004): decode CBOR to a JSON view, encode the
+/// view to deterministic CBOR, check a map against a metadata position —
+/// the core's functions (`orpc_agent_core::ffi::act`), the same in every
+/// binding and in `orpc-agent meta`. Conversion only.
+///
+/// The JSON view: plain values map one to one; what JSON cannot say gets a
+/// one-key wrapper — `{"$bytes": hex}`, `{"$tag": n, "value": …}`,
+/// `{"$float": "NaN"}`, `{"$int": "<decimal>"}`, `{"$map": [[k, v], …]}` —
+/// so a decoded map encodes back to the same bytes. Bad input throws
+/// `CapabilityError` `.invalidInput` whose `details["reason"]` is the
+/// decoder's code (`NOT_A_MAP`, `TRUNCATED`, …; `UNKNOWN_POSITION`).
+public enum StdMeta {
+    /// The JSON view of a CBOR metadata map.
+    public static func decode(_ cbor: Data) throws -> JSONValue {
+        let text = try ffi { try stdMetaDecode(cbor: cbor) }
+        return try CoreJSON.parse("metadata map", text)
+    }
+
+    /// The deterministic CBOR of a metadata map in the JSON view.
+    public static func encode(_ meta: JSONValue) throws -> Data {
+        try ffi { try stdMetaEncode(metaJson: meta.jsonText) }
+    }
+
+    /// The problems of a metadata map at `position` (`tool-definition`,
+    /// `tool-call`, …); none means valid there. `strict`: unknown `std:`
+    /// keys are errors.
+    public static func check(_ cbor: Data, position: String, strict: Bool = false) throws -> [StdMetaProblem] {
+        let text = try ffi { try stdMetaCheck(cbor: cbor, position: position, strict: strict) }
+        return try CoreJSON.array("metadata problems", text).map { try StdMetaProblem(core: $0) }
+    }
+}
+
+/// One problem `StdMeta.check` found.
+public struct StdMetaProblem: Sendable, Equatable {
+    /// The key it is about (`""` for the map as a whole).
+    public let key: String
+    /// A stable code, e.g. `WRONG_TYPE`, `UNKNOWN_STD_KEY`.
+    public let code: String
+    /// `error` or `warning`.
+    public let severity: String
+    public let message: String
+
+    init(core json: JSONValue) throws {
+        let o = try CoreObject("metadata problem", json)
+        key = try o.string("key")
+        code = try o.string("code")
+        severity = try o.string("severity")
+        message = try o.string("message")
+    }
+}

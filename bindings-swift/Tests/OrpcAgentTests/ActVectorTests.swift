@@ -1,0 +1,56 @@
+import Foundation
+import XCTest
+
+@testable import OrpcAgent
+
+/// The std: metadata vectors (tests/vectors/act/decode.json, metadata.json)
+/// through `StdMeta`: hostile CBOR gets its typed reason, each map's
+/// problems per position are the core's, and every valid map round-trips
+/// through the JSON view. The same cases run in Rust, Node and Python.
+final class ActVectorTests: XCTestCase {
+    func cases(_ file: String) throws -> [JSONValue] {
+        try Vectors.cases("act").filter { $0.0 == file }.map(\.1)
+    }
+
+    func testHostileCBORGetsItsReason() throws {
+        let cases = try cases("decode.json")
+        XCTAssertGreaterThanOrEqual(cases.count, 10)
+        for c in cases {
+            let name = c["name"]?.stringValue ?? "?"
+            let cbor = Data(hexString: c["cbor"]?.stringValue ?? "")
+            for attempt in [{ _ = try StdMeta.decode(cbor) }, { _ = try StdMeta.check(cbor, position: "tool-call") }] {
+                XCTAssertThrowsError(try attempt(), name) { error in
+                    let e = error as? CapabilityError
+                    XCTAssertEqual(e?.code, .invalidInput, name)
+                    XCTAssertEqual(e?.details?["reason"]?.stringValue, c["error"]?.stringValue, name)
+                }
+            }
+        }
+    }
+
+    func testProblemsPerPositionAndTheRoundTrip() throws {
+        let cases = try cases("metadata.json")
+        XCTAssertGreaterThanOrEqual(cases.count, 25)
+        for c in cases {
+            let name = c["name"]?.stringValue ?? "?"
+            let cbor = Data(hexString: c["cbor"]?.stringValue ?? "")
+            let got = try StdMeta.check(
+                cbor, position: c["position"]?.stringValue ?? "", strict: c["strict"]?.boolValue ?? false)
+            let want = Set(
+                (c["problems"]?.arrayValue ?? []).map {
+                    "\($0["key"]?.stringValue ?? "")|\($0["code"]?.stringValue ?? "")|\($0["severity"]?.stringValue ?? "")"
+                })
+            XCTAssertEqual(Set(got.map { "\($0.key)|\($0.code)|\($0.severity)" }), want, name)
+            let view = try StdMeta.decode(cbor)
+            XCTAssertTrue(jsonEqual(try StdMeta.decode(try StdMeta.encode(view)), view), name)
+        }
+    }
+
+    func testAnUnknownPositionNamesTheKnownOnes() throws {
+        XCTAssertThrowsError(try StdMeta.check(try StdMeta.encode(.object(JSONObject())), position: "nowhere")) {
+            let e = $0 as? CapabilityError
+            XCTAssertEqual(e?.details?["reason"]?.stringValue, "UNKNOWN_POSITION")
+            XCTAssertTrue(e?.message.contains("tool-definition") == true, "\(String(describing: e))")
+        }
+    }
+}
