@@ -9,6 +9,15 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** The component with the `act:component` section a manifest describes. */
+export declare function actComponentEmbed(manifest: string, manifestName: string, wasm: Buffer): Buffer
+
+/** The `act:component` metadata (as JSON text) of a WebAssembly component. */
+export declare function actComponentInspect(wasm: Buffer): string
+
+/** An `act.toml` manifest checked: the metadata it describes, as JSON text. */
+export declare function actManifestCheck(manifest: string, manifestName: string): string
+
 /**
  * The key for a request id between the approval turn and the approved
  * re-run, or null when the frame names no caller.
@@ -424,6 +433,12 @@ export declare function resumeStart(reg: number, approvalId: string, frameJson: 
  * input's text to be measured.
  */
 export declare function shortInputTextChars(): number
+
+/** One `std:forward` layer unwrapped: `{here, next}` as JSON text. */
+export declare function stdForwardUnwrap(meta: string): string
+
+/** `std:forward` over a chain of hops (JSON-view text of an array). */
+export declare function stdForwardWrap(hops: string): string
 
 /** The problems (as JSON text) of a metadata map at a position. */
 export declare function stdMetaCheck(bytes: Buffer, position: string, strict: boolean): string

@@ -773,7 +773,10 @@ if (
   }
 }
 
-const { agentToolApprovalKey, agentToolApprovalRequiredText, agentToolGateDenies, agentToolMessages, allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerOrpcError, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, mcpApprovalResult, mcpErrorResult, mcpMetaKeys, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stdMetaCheck, stdMetaDecode, stdMetaEncode, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
+const { actComponentEmbed, actComponentInspect, actManifestCheck, agentToolApprovalKey, agentToolApprovalRequiredText, agentToolGateDenies, agentToolMessages, allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerOrpcError, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, mcpApprovalResult, mcpErrorResult, mcpMetaKeys, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stdForwardUnwrap, stdForwardWrap, stdMetaCheck, stdMetaDecode, stdMetaEncode, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
+export { actComponentEmbed }
+export { actComponentInspect }
+export { actManifestCheck }
 export { agentToolApprovalKey }
 export { agentToolApprovalRequiredText }
 export { agentToolGateDenies }
@@ -852,6 +855,8 @@ export { registryInFlight }
 export { registryInspect }
 export { resumeStart }
 export { shortInputTextChars }
+export { stdForwardUnwrap }
+export { stdForwardWrap }
 export { stdMetaCheck }
 export { stdMetaDecode }
 export { stdMetaEncode }

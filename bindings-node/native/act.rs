@@ -34,3 +34,50 @@ pub fn std_meta_check(bytes: Buffer, position: String, strict: bool) -> napi::Re
         .map(|p| serde_json::Value::Array(p).to_string())
         .map_err(|e| throw(&e))
 }
+
+/// The `act:component` metadata (as JSON text) of a WebAssembly component.
+#[napi(catch_unwind)]
+pub fn act_component_inspect(wasm: Buffer) -> napi::Result<String> {
+    act::component_inspect(&wasm)
+        .map(|v| js_text(&v))
+        .map_err(|e| throw(&e))
+}
+
+/// The component with the `act:component` section a manifest describes.
+#[napi(catch_unwind)]
+pub fn act_component_embed(
+    manifest: String,
+    manifest_name: String,
+    wasm: Buffer,
+) -> napi::Result<Buffer> {
+    act::component_embed(&manifest, &manifest_name, &wasm)
+        .map(Buffer::from)
+        .map_err(|e| throw(&e))
+}
+
+/// An `act.toml` manifest checked: the metadata it describes, as JSON text.
+#[napi(catch_unwind)]
+pub fn act_manifest_check(manifest: String, manifest_name: String) -> napi::Result<String> {
+    act::manifest_check(&manifest, &manifest_name)
+        .map(|v| js_text(&v))
+        .map_err(|e| throw(&e))
+}
+
+/// `std:forward` over a chain of hops (JSON-view text of an array).
+#[napi(catch_unwind)]
+pub fn std_forward_wrap(hops: String) -> napi::Result<String> {
+    let hops = parse_json(&hops, "the hops").map_err(|e| throw(&e))?;
+    let hops = hops.as_array().cloned().unwrap_or_default();
+    act::forward_wrap(&hops)
+        .map(|v| js_text(&v))
+        .map_err(|e| throw(&e))
+}
+
+/// One `std:forward` layer unwrapped: `{here, next}` as JSON text.
+#[napi(catch_unwind)]
+pub fn std_forward_unwrap(meta: String) -> napi::Result<String> {
+    let meta = parse_json(&meta, "the metadata").map_err(|e| throw(&e))?;
+    act::forward_unwrap(&meta)
+        .map(|v| js_text(&v))
+        .map_err(|e| throw(&e))
+}

@@ -62,3 +62,44 @@ function toBuffer(bytes: Uint8Array): Buffer {
   if (!(bytes instanceof Uint8Array)) throw new TypeError("Expected the CBOR bytes as a Uint8Array or Buffer.");
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
+
+/**
+ * The `act:component` metadata of a WebAssembly component, readable:
+ * `{name, version, description, defaultLanguage, capabilities: [{id,
+ * description, allow, mountRoot, mounts}], metadata}`. A component without
+ * the section is INVALID_INPUT with `details.reason` `NO_SECTION`.
+ */
+export function inspectComponent(wasm: Uint8Array): Record<string, unknown> {
+  return parseCoreJson(call(() => N.actComponentInspect(toBuffer(wasm))));
+}
+
+/**
+ * `wasm` with the `act:component` section the `act.toml` manifest text
+ * describes (replacing any section it had). An invalid manifest is
+ * INVALID_INPUT (`details.reason`, and `details.problems` for invalid
+ * metadata); `manifestName` names it in messages.
+ */
+export function embedComponent(manifest: string, wasm: Uint8Array, manifestName = "act.toml"): Uint8Array {
+  return new Uint8Array(call(() => N.actComponentEmbed(String(manifest), String(manifestName), toBuffer(wasm))));
+}
+
+/** An `act.toml` manifest checked: the metadata it describes (`inspectComponent`'s form), or INVALID_INPUT. */
+export function checkManifest(manifest: string, manifestName = "act.toml"): Record<string, unknown> {
+  return parseCoreJson(call(() => N.actManifestCheck(String(manifest), String(manifestName))));
+}
+
+/**
+ * `std:forward` for a chain of hops: `hops[0]` as the first component sees
+ * it, `hops[1]` under its `std:forward`, and so on (each in the JSON view).
+ */
+export function wrapStdForward(hops: readonly StdMeta[]): StdMeta {
+  if (!Array.isArray(hops)) throw new TypeError("Expected the hops' metadata maps as an array.");
+  const text = toJsonText(hops);
+  return parseCoreJson(call(() => N.stdForwardWrap(text)));
+}
+
+/** One `std:forward` layer unwrapped: this hop's metadata, and the next hop's (`null` when none). */
+export function unwrapStdForward(meta: StdMeta): { here: StdMeta; next: StdMeta | null } {
+  const text = toJsonText(meta);
+  return parseCoreJson(call(() => N.stdForwardUnwrap(text)));
+}

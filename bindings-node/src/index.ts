@@ -27,9 +27,14 @@ export {
 } from "./errors.js";
 export { allow, abstain, deny, requireApproval } from "./policies.js";
 export {
+  checkManifest,
   checkStdMeta,
   decodeStdMeta,
+  embedComponent,
   encodeStdMeta,
+  inspectComponent,
+  unwrapStdForward,
+  wrapStdForward,
   type StdMeta,
   type StdMetaPosition,
   type StdMetaProblem,

@@ -7,7 +7,17 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { CapabilityError, checkStdMeta, decodeStdMeta, encodeStdMeta } from "@orpc-agent/core";
+import {
+  CapabilityError,
+  checkManifest,
+  checkStdMeta,
+  decodeStdMeta,
+  embedComponent,
+  encodeStdMeta,
+  inspectComponent,
+  unwrapStdForward,
+  wrapStdForward,
+} from "@orpc-agent/core";
 
 const load = (name) =>
   JSON.parse(readFileSync(new URL(`../../tests/vectors/act/${name}`, import.meta.url), "utf8")).cases;
@@ -57,4 +67,36 @@ test("integers beyond 2^53 cross exactly, both ways", () => {
   const meta = { "acme:big": 9007199254740993n, "acme:bytes": { $bytes: "00ff" } };
   const view = decodeStdMeta(encodeStdMeta(meta));
   assert.deepEqual(view, meta);
+});
+
+test("act:component: a manifest embedded into a component reads back; a bad one is typed", () => {
+  const manifest = readFileSync(new URL("../../examples/act/act.toml", import.meta.url), "utf8");
+  const checked = checkManifest(manifest);
+  assert.equal(checked.name, "orders-component");
+  const empty = Buffer.from("0061736d01000000", "hex");
+  const wasm = embedComponent(manifest, empty);
+  assert.deepEqual(inspectComponent(wasm), checked);
+  assert.throws(
+    () => inspectComponent(empty),
+    (e) => e.code === "INVALID_INPUT" && e.details.reason === "NO_SECTION",
+  );
+  assert.throws(
+    () => checkManifest("not toml [", "mine.toml"),
+    (e) => e.code === "INVALID_INPUT" && e.details.reason === "MANIFEST_TOML" && /mine\.toml/.test(e.message),
+  );
+});
+
+test("std:forward wraps a chain of hops and unwraps one layer", () => {
+  const hops = [{ "std:request-id": "a" }, { "std:request-id": "b" }, { "std:request-id": "c" }];
+  let meta = wrapStdForward(hops);
+  for (const hop of hops) {
+    const { here, next } = unwrapStdForward(meta);
+    assert.deepEqual(here, hop);
+    meta = next;
+  }
+  assert.equal(meta, null);
+  assert.throws(
+    () => unwrapStdForward({ "std:forward": 3 }),
+    (e) => e.code === "INVALID_INPUT" && e.details.reason === "NOT_A_MAP",
+  );
 });

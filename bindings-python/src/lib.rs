@@ -140,6 +140,67 @@ fn std_meta_check<'py>(
     convert::json_to_py(py, &serde_json::Value::Array(problems))
 }
 
+/// The `act:component` metadata (a dict) of a WebAssembly component.
+#[pyfunction]
+fn act_component_inspect<'py>(py: Python<'py>, wasm: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    let v = orpc_agent_core::ffi::act::component_inspect(wasm)
+        .map_err(|e| errors::capability_error(py, &e))?;
+    convert::json_to_py(py, &v)
+}
+
+/// The component with the `act:component` section a manifest describes.
+#[pyfunction]
+#[pyo3(signature = (manifest, wasm, manifest_name="act.toml"))]
+fn act_component_embed<'py>(
+    py: Python<'py>,
+    manifest: &str,
+    wasm: &[u8],
+    manifest_name: &str,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let bytes = orpc_agent_core::ffi::act::component_embed(manifest, manifest_name, wasm)
+        .map_err(|e| errors::capability_error(py, &e))?;
+    Ok(pyo3::types::PyBytes::new(py, &bytes))
+}
+
+/// An `act.toml` manifest checked: the metadata it describes (a dict).
+#[pyfunction]
+#[pyo3(signature = (manifest, manifest_name="act.toml"))]
+fn act_manifest_check<'py>(
+    py: Python<'py>,
+    manifest: &str,
+    manifest_name: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let v = orpc_agent_core::ffi::act::manifest_check(manifest, manifest_name)
+        .map_err(|e| errors::capability_error(py, &e))?;
+    convert::json_to_py(py, &v)
+}
+
+/// `std:forward` over a chain of hops (metadata maps in the JSON view).
+#[pyfunction]
+fn std_forward_wrap<'py>(py: Python<'py>, hops: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let fail = |e: CapabilityError| errors::capability_error(py, &e);
+    let hops = convert::py_to_json(hops).map_err(fail)?;
+    let Some(hops) = hops.as_array() else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "expected a list of metadata maps",
+        ));
+    };
+    let v = orpc_agent_core::ffi::act::forward_wrap(hops).map_err(fail)?;
+    convert::json_to_py(py, &v)
+}
+
+/// One `std:forward` layer unwrapped: `{"here": ..., "next": ... | None}`.
+#[pyfunction]
+fn std_forward_unwrap<'py>(
+    py: Python<'py>,
+    meta: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let fail = |e: CapabilityError| errors::capability_error(py, &e);
+    let meta = convert::py_to_json(meta).map_err(fail)?;
+    let v = orpc_agent_core::ffi::act::forward_unwrap(&meta).map_err(fail)?;
+    convert::json_to_py(py, &v)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<frame::Frame>()?;
@@ -163,6 +224,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(std_meta_decode, m)?)?;
     m.add_function(wrap_pyfunction!(std_meta_encode, m)?)?;
     m.add_function(wrap_pyfunction!(std_meta_check, m)?)?;
+    m.add_function(wrap_pyfunction!(act_component_inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(act_component_embed, m)?)?;
+    m.add_function(wrap_pyfunction!(act_manifest_check, m)?)?;
+    m.add_function(wrap_pyfunction!(std_forward_wrap, m)?)?;
+    m.add_function(wrap_pyfunction!(std_forward_unwrap, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_approval_required_text, m)?)?;
     {
         use orpc_agent_core::agent_tools as at;

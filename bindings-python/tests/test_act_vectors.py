@@ -12,7 +12,17 @@ from typing import Any
 
 import pytest
 
-from orpc_agent import InvalidInputError, check_std_meta, decode_std_meta, encode_std_meta
+from orpc_agent import (
+    InvalidInputError,
+    check_manifest,
+    check_std_meta,
+    decode_std_meta,
+    embed_component,
+    encode_std_meta,
+    inspect_component,
+    unwrap_std_forward,
+    wrap_std_forward,
+)
 
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "act"
 
@@ -58,3 +68,30 @@ def test_an_unknown_position_names_the_known_ones() -> None:
 def test_big_integers_and_bytes_cross_exactly() -> None:
     meta = {"acme:big": 2**64 - 1, "acme:neg": -(2**63), "acme:bytes": {"$bytes": "00ff"}}
     assert decode_std_meta(encode_std_meta(meta)) == meta
+
+
+def test_a_manifest_embedded_into_a_component_reads_back_and_a_bad_one_is_typed() -> None:
+    manifest = (VECTORS.parents[2] / "examples" / "act" / "act.toml").read_text()
+    checked = check_manifest(manifest)
+    assert checked["name"] == "orders-component"
+    empty = bytes.fromhex("0061736d01000000")
+    assert inspect_component(embed_component(manifest, empty)) == checked
+    with pytest.raises(InvalidInputError) as info:
+        inspect_component(empty)
+    assert info.value.details == {"reason": "NO_SECTION"}
+    with pytest.raises(InvalidInputError, match="mine.toml") as info:
+        check_manifest("not toml [", manifest_name="mine.toml")
+    assert info.value.details == {"reason": "MANIFEST_TOML"}
+
+
+def test_std_forward_wraps_a_chain_and_unwraps_one_layer() -> None:
+    hops = [{"std:request-id": "a"}, {"std:request-id": "b"}, {"std:request-id": "c"}]
+    meta: dict[str, Any] | None = wrap_std_forward(hops)
+    for hop in hops:
+        assert meta is not None
+        here, meta = unwrap_std_forward(meta)
+        assert here == hop
+    assert meta is None
+    with pytest.raises(InvalidInputError) as info:
+        unwrap_std_forward({"std:forward": 3})
+    assert info.value.details == {"reason": "NOT_A_MAP"}

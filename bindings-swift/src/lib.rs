@@ -189,3 +189,44 @@ pub fn std_meta_check(cbor: Vec<u8>, position: String, strict: bool) -> Result<S
     let problems = orpc_agent_core::ffi::act::meta_check(&cbor, &position, strict)?;
     Ok(serde_json::Value::Array(problems).to_string())
 }
+
+/// The `act:component` metadata (as JSON text) of a WebAssembly component.
+#[uniffi::export]
+pub fn act_component_inspect(wasm: Vec<u8>) -> Result<String, FfiError> {
+    Ok(orpc_agent_core::ffi::act::component_inspect(&wasm)?.to_string())
+}
+
+/// The component with the `act:component` section a manifest describes.
+#[uniffi::export]
+pub fn act_component_embed(
+    manifest: String,
+    manifest_name: String,
+    wasm: Vec<u8>,
+) -> Result<Vec<u8>, FfiError> {
+    Ok(orpc_agent_core::ffi::act::component_embed(
+        &manifest,
+        &manifest_name,
+        &wasm,
+    )?)
+}
+
+/// An `act.toml` manifest checked: the metadata it describes, as JSON text.
+#[uniffi::export]
+pub fn act_manifest_check(manifest: String, manifest_name: String) -> Result<String, FfiError> {
+    Ok(orpc_agent_core::ffi::act::manifest_check(&manifest, &manifest_name)?.to_string())
+}
+
+/// `std:forward` over a chain of hops (JSON-view text of an array).
+#[uniffi::export]
+pub fn std_forward_wrap(hops_json: String) -> Result<String, FfiError> {
+    let hops = convert::parse_json(&hops_json)?;
+    let hops = hops.as_array().cloned().unwrap_or_default();
+    Ok(orpc_agent_core::ffi::act::forward_wrap(&hops)?.to_string())
+}
+
+/// One `std:forward` layer unwrapped: `{here, next}` as JSON text.
+#[uniffi::export]
+pub fn std_forward_unwrap(meta_json: String) -> Result<String, FfiError> {
+    let meta = convert::parse_json(&meta_json)?;
+    Ok(orpc_agent_core::ffi::act::forward_unwrap(&meta)?.to_string())
+}

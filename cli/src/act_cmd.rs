@@ -233,38 +233,11 @@ fn component_fail(file: &str, e: ComponentError) -> Fail {
     }
 }
 
-fn component_json(c: &ComponentMeta) -> serde_json::Value {
-    let caps: Vec<serde_json::Value> = c
-        .capabilities
-        .classes
-        .iter()
-        .map(|d| {
-            serde_json::json!({
-                "id": d.id,
-                "description": d.description.as_ref().map(|l| json_view::to_json(&l.to_cbor())),
-                "allow": d.allow.iter().map(|c| {
-                    c.iter().map(|(k, v)| (k.clone(), json_view::to_json(v))).collect::<serde_json::Map<_, _>>()
-                }).collect::<Vec<_>>(),
-                "mountRoot": d.mount_root,
-                "mounts": d.mounts,
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "name": c.name,
-        "version": c.version.to_string(),
-        "description": c.description.as_ref().map(|l| json_view::to_json(&l.to_cbor())),
-        "defaultLanguage": c.default_language,
-        "capabilities": caps,
-        "metadata": json_view::to_json(&c.map.to_value()),
-    })
-}
-
 fn component_inspect(args: &[String]) -> Result<u8, Fail> {
     let a = parse(args, &[], &[]).map_err(usage)?;
     let file = one_file(&a, "wasm file")?;
     let c = ComponentMeta::from_wasm(&read(&file)?).map_err(|e| component_fail(&file, e))?;
-    print_json(&component_json(&c))
+    print_json(&orpc_agent_core::ffi::act::component_json(&c))
 }
 
 fn component_embed(args: &[String]) -> Result<u8, Fail> {

@@ -51,7 +51,17 @@ from .postgres import ApprovalPage, PostgresAuditSink
 from .progress import ProgressEvent, on_progress
 from .registry import Approvals, CapabilityRegistry, create_capability_registry
 from .schema import InputIssues, JsonSchema, PydanticSchema, Schema
-from .std_meta import StdMetaProblem, check_std_meta, decode_std_meta, encode_std_meta
+from .std_meta import (
+    StdMetaProblem,
+    check_manifest,
+    check_std_meta,
+    decode_std_meta,
+    embed_component,
+    encode_std_meta,
+    inspect_component,
+    unwrap_std_forward,
+    wrap_std_forward,
+)
 from .types import (
     Abstain,
     Allow,
@@ -116,13 +126,18 @@ __all__ = [
     "TimeoutCapabilityError",
     "all_error_codes",
     "capability",
+    "check_manifest",
     "check_std_meta",
     "create_capability_registry",
     "decode_std_meta",
     "define_capability",
+    "embed_component",
     "encode_std_meta",
     "errors",
     "host_policy",
     "input_hash",
+    "inspect_component",
     "on_progress",
+    "unwrap_std_forward",
+    "wrap_std_forward",
 ]

@@ -1,6 +1,6 @@
 """Stubs of the native module (Rust, pyo3). Checked by mypy.stubtest."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeVar, final
 
 __all__ = [
@@ -57,6 +57,11 @@ __all__ = [
     "std_meta_decode",
     "std_meta_encode",
     "std_meta_check",
+    "act_component_inspect",
+    "act_component_embed",
+    "act_manifest_check",
+    "std_forward_wrap",
+    "std_forward_unwrap",
 ]
 
 MAX_HASH_DEPTH: int
@@ -258,3 +263,8 @@ def agent_tool_approval_required_text(request_id: str, reason: str | None = None
 def std_meta_decode(data: bytes) -> dict[str, Any]: ...
 def std_meta_encode(meta: Mapping[str, Any]) -> bytes: ...
 def std_meta_check(data: bytes, position: str, strict: bool = False) -> list[dict[str, str]]: ...
+def act_component_inspect(wasm: bytes) -> dict[str, Any]: ...
+def act_component_embed(manifest: str, wasm: bytes, manifest_name: str = "act.toml") -> bytes: ...
+def act_manifest_check(manifest: str, manifest_name: str = "act.toml") -> dict[str, Any]: ...
+def std_forward_wrap(hops: Sequence[Mapping[str, Any]]) -> dict[str, Any]: ...
+def std_forward_unwrap(meta: Mapping[str, Any]) -> dict[str, Any]: ...

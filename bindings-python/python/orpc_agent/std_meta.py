@@ -1,6 +1,7 @@
 """``std:`` metadata maps (spec/004): decode CBOR to a JSON view, encode the
-view to deterministic CBOR, check a map against a metadata position — the
-core's functions (``orpc_agent_core::ffi::act``), the same in every binding
+view to deterministic CBOR, check a map against a metadata position; the
+``act:component`` section of a WebAssembly component and ``std:forward`` —
+the core's functions (``orpc_agent_core::ffi::act``), the same in every binding
 and in ``orpc-agent meta``. Conversion only.
 
 The JSON view: plain values map one to one; what JSON cannot say gets a
@@ -15,7 +16,7 @@ decoder's code (``NOT_A_MAP``, ``TRUNCATED``, ``DUPLICATE_KEY``, ...;
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypedDict, cast
 
 from . import _native
@@ -47,4 +48,49 @@ def check_std_meta(data: bytes, position: str, *, strict: bool = False) -> list[
     return cast("list[StdMetaProblem]", _native.std_meta_check(bytes(data), position, strict))
 
 
-__all__ = ["StdMetaProblem", "check_std_meta", "decode_std_meta", "encode_std_meta"]
+def inspect_component(wasm: bytes) -> dict[str, Any]:
+    """The ``act:component`` metadata of a WebAssembly component, readable:
+    ``{name, version, description, defaultLanguage, capabilities: [{id,
+    description, allow, mountRoot, mounts}], metadata}``. A component
+    without the section is ``InvalidInputError`` (``reason`` ``NO_SECTION``)."""
+    return _native.act_component_inspect(bytes(wasm))
+
+
+def embed_component(manifest: str, wasm: bytes, *, manifest_name: str = "act.toml") -> bytes:
+    """``wasm`` with the ``act:component`` section the ``act.toml`` manifest
+    text describes (replacing any it had). An invalid manifest is
+    ``InvalidInputError`` (``details["reason"]``, and ``details["problems"]``
+    for invalid metadata)."""
+    return _native.act_component_embed(manifest, bytes(wasm), manifest_name)
+
+
+def check_manifest(manifest: str, *, manifest_name: str = "act.toml") -> dict[str, Any]:
+    """An ``act.toml`` manifest checked: the metadata it describes
+    (``inspect_component``'s form), or ``InvalidInputError``."""
+    return _native.act_manifest_check(manifest, manifest_name)
+
+
+def wrap_std_forward(hops: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``std:forward`` for a chain of hops: ``hops[0]`` as the first
+    component sees it, ``hops[1]`` under its ``std:forward``, and so on."""
+    return _native.std_forward_wrap(list(hops))
+
+
+def unwrap_std_forward(meta: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """One ``std:forward`` layer unwrapped: this hop's metadata, and the next
+    hop's (``None`` when there is none)."""
+    out = _native.std_forward_unwrap(meta)
+    return out["here"], out["next"]
+
+
+__all__ = [
+    "StdMetaProblem",
+    "check_manifest",
+    "check_std_meta",
+    "decode_std_meta",
+    "embed_component",
+    "encode_std_meta",
+    "inspect_component",
+    "unwrap_std_forward",
+    "wrap_std_forward",
+]

@@ -33,6 +33,45 @@ public enum StdMeta {
     }
 }
 
+extension StdMeta {
+    /// `std:forward` for a chain of hops: `hops[0]` as the first component
+    /// sees it, `hops[1]` under its `std:forward`, and so on.
+    public static func wrapForward(_ hops: [JSONValue]) throws -> JSONValue {
+        let text = try ffi { try stdForwardWrap(hopsJson: JSONValue.array(hops).jsonText) }
+        return try CoreJSON.parse("metadata map", text)
+    }
+
+    /// One `std:forward` layer unwrapped: this hop's metadata, and the next
+    /// hop's (`nil` when there is none).
+    public static func unwrapForward(_ meta: JSONValue) throws -> (here: JSONValue, next: JSONValue?) {
+        let text = try ffi { try stdForwardUnwrap(metaJson: meta.jsonText) }
+        let o = try CoreObject("std:forward layer", text: text)
+        return (try o.value("here"), o.optional("next"))
+    }
+}
+
+/// The `act:component` section of a WebAssembly component (spec/004), read
+/// and written by the core.
+public enum ActComponent {
+    /// The section's metadata, readable: `{name, version, description,
+    /// defaultLanguage, capabilities: [{id, description, allow, mountRoot,
+    /// mounts}], metadata}`. No section is `.invalidInput` (`NO_SECTION`).
+    public static func inspect(_ wasm: Data) throws -> JSONValue {
+        try CoreJSON.parse("component", try ffi { try actComponentInspect(wasm: wasm) })
+    }
+
+    /// `wasm` with the section the `act.toml` manifest text describes.
+    public static func embed(manifest: String, into wasm: Data, manifestName: String = "act.toml") throws -> Data {
+        try ffi { try actComponentEmbed(manifest: manifest, manifestName: manifestName, wasm: wasm) }
+    }
+
+    /// A manifest checked: the metadata it describes (`inspect`'s form).
+    public static func checkManifest(_ manifest: String, manifestName: String = "act.toml") throws -> JSONValue {
+        try CoreJSON.parse(
+            "component", try ffi { try actManifestCheck(manifest: manifest, manifestName: manifestName) })
+    }
+}
+
 /// One problem `StdMeta.check` found.
 public struct StdMetaProblem: Sendable, Equatable {
     /// The key it is about (`""` for the map as a whole).

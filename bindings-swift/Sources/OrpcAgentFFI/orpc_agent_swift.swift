@@ -3219,6 +3219,42 @@ fileprivate func uniffiFutureContinuationCallback(handle: UInt64, pollResult: In
     }
 }
 /**
+ * The component with the `act:component` section a manifest describes.
+ */
+public func actComponentEmbed(manifest: String, manifestName: String, wasm: Data)throws  -> Data  {
+    return try  FfiConverterData.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_act_component_embed(
+        FfiConverterString.lower(manifest),
+        FfiConverterString.lower(manifestName),
+        FfiConverterData.lower(wasm),uniffiCallStatus
+    )
+})
+}
+/**
+ * The `act:component` metadata (as JSON text) of a WebAssembly component.
+ */
+public func actComponentInspect(wasm: Data)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_act_component_inspect(
+        FfiConverterData.lower(wasm),uniffiCallStatus
+    )
+})
+}
+/**
+ * An `act.toml` manifest checked: the metadata it describes, as JSON text.
+ */
+public func actManifestCheck(manifest: String, manifestName: String)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_act_manifest_check(
+        FfiConverterString.lower(manifest),
+        FfiConverterString.lower(manifestName),uniffiCallStatus
+    )
+})
+}
+/**
  * Every error code of the core, as wire strings: the Swift error enum's
  * drift test compares its cases with this list.
  */
@@ -3305,6 +3341,28 @@ public func maxHashDepth() -> UInt32  {
     return try!  FfiConverterUInt32.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_func_max_hash_depth(uniffiCallStatus
+    )
+})
+}
+/**
+ * One `std:forward` layer unwrapped: `{here, next}` as JSON text.
+ */
+public func stdForwardUnwrap(metaJson: String)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_std_forward_unwrap(
+        FfiConverterString.lower(metaJson),uniffiCallStatus
+    )
+})
+}
+/**
+ * `std:forward` over a chain of hops (JSON-view text of an array).
+ */
+public func stdForwardWrap(hopsJson: String)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_std_forward_wrap(
+        FfiConverterString.lower(hopsJson),uniffiCallStatus
     )
 })
 }
@@ -3402,6 +3460,15 @@ private let initializationResult: InitializationResult = {
     if bindings_contract_version != scaffolding_contract_version {
         return InitializationResult.contractVersionMismatch
     }
+    if (uniffi_orpc_agent_swift_checksum_func_act_component_embed() != 6731) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_act_component_inspect() != 29901) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_act_manifest_check() != 23140) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_orpc_agent_swift_checksum_func_all_error_codes() != 384) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -3421,6 +3488,12 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_max_hash_depth() != 58868) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_std_forward_unwrap() != 12889) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_std_forward_wrap() != 2846) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_std_meta_check() != 13384) {

@@ -53,4 +53,29 @@ final class ActVectorTests: XCTestCase {
             XCTAssertTrue(e?.message.contains("tool-definition") == true, "\(String(describing: e))")
         }
     }
+
+    func testAManifestEmbeddedIntoAComponentReadsBack() throws {
+        let manifest = try String(
+            contentsOf: Vectors.root.deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("examples/act/act.toml"), encoding: .utf8)
+        let checked = try ActComponent.checkManifest(manifest)
+        XCTAssertEqual(checked["name"]?.stringValue, "orders-component")
+        let empty = Data(hexString: "0061736d01000000")
+        XCTAssertTrue(
+            jsonEqual(try ActComponent.inspect(try ActComponent.embed(manifest: manifest, into: empty)), checked))
+        XCTAssertThrowsError(try ActComponent.inspect(empty)) {
+            XCTAssertEqual(($0 as? CapabilityError)?.details?["reason"]?.stringValue, "NO_SECTION")
+        }
+    }
+
+    func testForwardWrapsAChainAndUnwrapsOneLayer() throws {
+        let hops: [JSONValue] = [["std:request-id": "a"], ["std:request-id": "b"]]
+        var meta: JSONValue? = try StdMeta.wrapForward(hops)
+        for hop in hops {
+            let layer = try StdMeta.unwrapForward(try XCTUnwrap(meta))
+            XCTAssertTrue(jsonEqual(layer.here, hop))
+            meta = layer.next
+        }
+        XCTAssertNil(meta)
+    }
 }

@@ -563,6 +563,21 @@ uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_start_named(uint64_t ptr,
 uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_unix_now_ms(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ACT_COMPONENT_EMBED
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ACT_COMPONENT_EMBED
+RustBuffer uniffi_orpc_agent_swift_fn_func_act_component_embed(RustBuffer manifest, RustBuffer manifest_name, RustBuffer wasm, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ACT_COMPONENT_INSPECT
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ACT_COMPONENT_INSPECT
+RustBuffer uniffi_orpc_agent_swift_fn_func_act_component_inspect(RustBuffer wasm, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ACT_MANIFEST_CHECK
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ACT_MANIFEST_CHECK
+RustBuffer uniffi_orpc_agent_swift_fn_func_act_manifest_check(RustBuffer manifest, RustBuffer manifest_name, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ALL_ERROR_CODES
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ALL_ERROR_CODES
 RustBuffer uniffi_orpc_agent_swift_fn_func_all_error_codes(RustCallStatus *_Nonnull out_status
@@ -599,6 +614,16 @@ uint32_t uniffi_orpc_agent_swift_fn_func_input_max_depth(RustCallStatus *_Nonnul
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_MAX_HASH_DEPTH
 uint32_t uniffi_orpc_agent_swift_fn_func_max_hash_depth(RustCallStatus *_Nonnull out_status
     
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_FORWARD_UNWRAP
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_FORWARD_UNWRAP
+RustBuffer uniffi_orpc_agent_swift_fn_func_std_forward_unwrap(RustBuffer meta_json, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_FORWARD_WRAP
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_FORWARD_WRAP
+RustBuffer uniffi_orpc_agent_swift_fn_func_std_forward_wrap(RustBuffer hops_json, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_META_CHECK
@@ -893,6 +918,24 @@ void ffi_orpc_agent_swift_rust_future_free_void(uint64_t handle
 void ffi_orpc_agent_swift_rust_future_complete_void(uint64_t handle, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ACT_COMPONENT_EMBED
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ACT_COMPONENT_EMBED
+uint16_t uniffi_orpc_agent_swift_checksum_func_act_component_embed(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ACT_COMPONENT_INSPECT
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ACT_COMPONENT_INSPECT
+uint16_t uniffi_orpc_agent_swift_checksum_func_act_component_inspect(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ACT_MANIFEST_CHECK
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ACT_MANIFEST_CHECK
+uint16_t uniffi_orpc_agent_swift_checksum_func_act_manifest_check(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ALL_ERROR_CODES
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ALL_ERROR_CODES
 uint16_t uniffi_orpc_agent_swift_checksum_func_all_error_codes(void
@@ -932,6 +975,18 @@ uint16_t uniffi_orpc_agent_swift_checksum_func_input_max_depth(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_MAX_HASH_DEPTH
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_MAX_HASH_DEPTH
 uint16_t uniffi_orpc_agent_swift_checksum_func_max_hash_depth(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_FORWARD_UNWRAP
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_FORWARD_UNWRAP
+uint16_t uniffi_orpc_agent_swift_checksum_func_std_forward_unwrap(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_FORWARD_WRAP
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_FORWARD_WRAP
+uint16_t uniffi_orpc_agent_swift_checksum_func_std_forward_wrap(void
     
 );
 #endif
