@@ -35,9 +35,9 @@ pub struct Invocation {
     resumed: bool,
     /// The handler's progress reports so far (`progress`).
     progress: ProgressChecker,
-    /// A step that may have taken a while (an awaited host policy, an audit
-    /// delivery) ran since the start: check the deadline before a handler
-    /// starts. The plain path (validate, then run) skips the clock read.
+    /// A step that may have taken a while (the input validator, an awaited
+    /// host policy, an audit delivery) ran since the start: check the
+    /// deadline before a handler starts.
     waited: bool,
 }
 
@@ -341,6 +341,10 @@ impl Invocation {
     // ----- answers: each returns the next step's kind ---------------------
 
     pub(crate) fn input_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
+        // The validator ran in this thread for as long as it took: the
+        // machine is told the time before a handler starts (SI-9; Node and
+        // Swift send it with this answer).
+        self.waited = true;
         self.answer(py, Answer::InputValid(Payload::Host))
     }
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 import orpc_agent
 from orpc_agent import (
@@ -361,6 +362,39 @@ async def test_SI_9_deadline_cancels_the_handler_and_discards_late_results() -> 
     assert err.value.code == "TIMEOUT"
     await asyncio.sleep(0.01)
     assert finished == ["cancelled"]
+
+
+class SlowToValidate(BaseModel):
+    name: str
+
+    @field_validator("name")
+    @classmethod
+    def slow(cls, v: str) -> str:
+        time.sleep(0.25)  # a synchronous validator that spends the whole deadline
+        return v
+
+
+async def test_SI_9_a_handler_never_starts_after_a_validator_spent_the_deadline() -> None:
+    """The time of the validation answer is the core's to judge (Node and
+    Swift pass it too): 250 ms of synchronous validation against a 100 ms
+    deadline is TIMEOUT, and the write never starts."""
+    started: list[str] = []
+
+    @capability(
+        id="t.write", description="W.", expose={"direct": True}, side_effect="write", risk="low", timeout_ms=100
+    )
+    async def write(item: SlowToValidate) -> str:
+        started.append(item.name)
+        return "wrote"
+
+    # Without an audit subscriber (whose delivery is a step of its own) the
+    # validation answer is the last thing before the handler.
+    for audit in (None, []):
+        reg = create_capability_registry([write], audit=None if audit is None else audit.append)
+        with pytest.raises(orpc_agent.TimeoutCapabilityError):
+            await reg.invoke("t.write", {"name": "a"})
+        assert started == []
+    assert audit is not None and audit[-1]["outcome"] == "TIMEOUT"
 
 
 async def test_SI_10_nothing_unredacted_leaves() -> None:
