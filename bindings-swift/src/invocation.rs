@@ -33,6 +33,14 @@ pub enum FfiOutcomeKind {
     Error,
 }
 
+/// One problem the conversion of an input found: where (keys and indices
+/// from the root) and what, in words that never quote the value.
+#[derive(Debug, uniffi::Record)]
+pub struct FfiInputIssue {
+    pub path: Vec<String>,
+    pub message: String,
+}
+
 /// The outcome of a finished invocation.
 #[derive(Debug, uniffi::Record)]
 pub struct FfiOutcome {
@@ -432,6 +440,20 @@ impl FfiInvocation {
     /// path and reason).
     pub fn answer_input_invalid(&self, message: String, now_ms: u64) -> u8 {
         self.answer(Answer::InputInvalid(message), now_ms)
+    }
+
+    /// `ValidateInput`: the problems the conversion to the handler's type
+    /// found (path and message, never the rejected value); the core writes
+    /// the model's message from them, as for Node's and Python's issues.
+    pub fn answer_input_issues(&self, issues: Vec<FfiInputIssue>, now_ms: u64) -> u8 {
+        let issues = issues
+            .into_iter()
+            .map(|i| orpc_agent_core::pipeline::InputIssue {
+                path: i.path,
+                message: i.message,
+            })
+            .collect();
+        self.answer(Answer::InputIssues(issues), now_ms)
     }
 
     /// `ValidateInput`: the validator threw a plain error (not the

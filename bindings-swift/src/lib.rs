@@ -100,6 +100,14 @@ pub fn error_kind(code: String) -> Option<String> {
     ErrorCode::parse(&code).map(|c| c.kind().as_str().to_owned())
 }
 
+/// Whether an error with this code is retryable when its thrower says
+/// nothing (`ErrorCode::default_retryable`: TIMEOUT); false for an unknown
+/// code.
+#[uniffi::export]
+pub fn default_retryable(code: String) -> bool {
+    ErrorCode::parse(&code).is_some_and(ErrorCode::default_retryable)
+}
+
 /// The approval input hash (DESIGN §5) of a JSON input: lowercase hex
 /// SHA-256 of the deterministic CBOR of `{capability, input}`.
 #[uniffi::export]

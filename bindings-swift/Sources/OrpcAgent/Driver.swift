@@ -247,8 +247,9 @@ final class Driver: @unchecked Sendable {
         case let e as CapabilityError:
             return inv.answerInputInvalid(message: e.message, nowMs: now)
         case let e as DecodingError:
-            return inv.answerInputInvalid(
-                message: "The input does not match the capability's input type: \(describe(e))", nowMs: now)
+            // Where and what, never the value (a `dataCorrupted` description
+            // can quote it): the core writes the model's message (SI-10).
+            return inv.answerInputIssues(issues: [issue(of: e)], nowMs: now)
         default:
             // A plain error: the core's generic message (its text may quote
             // the input); the operator gets the error.
@@ -508,12 +509,15 @@ extension Frame {
     }
 }
 
-private func describe(_ e: DecodingError) -> String {
+/// A decoding failure as an input issue: the coding path and a message
+/// made from the failure's kind and the expected type only.
+private func issue(of e: DecodingError) -> FfiInputIssue {
+    let path = { (c: DecodingError.Context) in c.codingPath.map(\.stringValue) }
     switch e {
-    case .keyNotFound(let k, _): return "missing field `\(k.stringValue)`"
-    case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c):
-        let path = c.codingPath.map(\.stringValue).joined(separator: ".")
-        return path.isEmpty ? c.debugDescription : "`\(path)`: \(c.debugDescription)"
-    @unknown default: return "\(e)"
+    case .keyNotFound(let k, let c): return FfiInputIssue(path: path(c) + [k.stringValue], message: "Required")
+    case .typeMismatch(let type, let c): return FfiInputIssue(path: path(c), message: "Expected \(type)")
+    case .valueNotFound(let type, let c): return FfiInputIssue(path: path(c), message: "Expected \(type), found null")
+    case .dataCorrupted(let c): return FfiInputIssue(path: path(c), message: "Not a valid value here")
+    @unknown default: return FfiInputIssue(path: [], message: "Does not match the input type")
     }
 }

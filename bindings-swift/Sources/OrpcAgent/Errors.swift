@@ -89,8 +89,10 @@ public enum CapabilityError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// An error with `code` and `message`.
-    public init(_ code: ErrorCode, _ message: String, retryable: Bool = false, details: JSONValue? = nil) {
+    /// An error with `code` and `message`. Without `retryable`, the code's
+    /// default from the core (TIMEOUT is retryable, as in Node and Python).
+    public init(_ code: ErrorCode, _ message: String, retryable: Bool? = nil, details: JSONValue? = nil) {
+        let retryable = retryable ?? defaultRetryable(code: code.rawValue)
         self.init(code, ErrorInfo(message, retryable: retryable, details: details))
     }
 

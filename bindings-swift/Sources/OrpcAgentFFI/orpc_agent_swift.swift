@@ -659,6 +659,13 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func answerInputInvalid(message: String, nowMs: UInt64)  -> UInt8
     
     /**
+     * `ValidateInput`: the problems the conversion to the handler's type
+     * found (path and message, never the rejected value); the core writes
+     * the model's message from them, as for Node's and Python's issues.
+     */
+    func answerInputIssues(issues: [FfiInputIssue], nowMs: UInt64)  -> UInt8
+    
+    /**
      * `ExportInput`: the validated input could not even be produced in a
      * form to measure (its conversion or `encode(to:)` threw): the call
      * ends as for any input with no JSON form (INVALID_INPUT, audited).
@@ -1029,6 +1036,22 @@ open func answerInputInvalid(message: String, nowMs: UInt64) -> UInt8  {
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_invalid(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(message),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * `ValidateInput`: the problems the conversion to the handler's type
+     * found (path and message, never the rejected value); the core writes
+     * the model's message from them, as for Node's and Python's issues.
+     */
+open func answerInputIssues(issues: [FfiInputIssue], nowMs: UInt64) -> UInt8  {
+    return try!  FfiConverterUInt8.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_issues(
+            self.uniffiCloneHandle(),
+        FfiConverterSequenceTypeFfiInputIssue.lower(issues),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
@@ -2303,6 +2326,64 @@ public func FfiConverterTypeFfiErrorInfo_lower(_ value: FfiErrorInfo) -> RustBuf
 
 
 /**
+ * One problem the conversion of an input found: where (keys and indices
+ * from the root) and what, in words that never quote the value.
+ */
+public struct FfiInputIssue: Equatable, Hashable {
+    public var path: [String]
+    public var message: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(path: [String], message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiInputIssue: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiInputIssue: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiInputIssue {
+        return
+            try FfiInputIssue(
+                path: FfiConverterSequenceString.read(from: &buf), 
+                message: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiInputIssue, into buf: inout [UInt8]) {
+        FfiConverterSequenceString.write(value.path, into: &buf)
+        FfiConverterString.write(value.message, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiInputIssue_lift(_ buf: RustBuffer) throws -> FfiInputIssue {
+    return try FfiConverterTypeFfiInputIssue.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiInputIssue_lower(_ value: FfiInputIssue) -> RustBuffer {
+    return FfiConverterTypeFfiInputIssue.lower(value)
+}
+
+
+/**
  * The outcome of a finished invocation.
  */
 public struct FfiOutcome: Equatable, Hashable {
@@ -3170,6 +3251,31 @@ fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
         return seq
     }
 }
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeFfiInputIssue: FfiConverterRustBuffer {
+    typealias SwiftType = [FfiInputIssue]
+
+    public static func write(_ value: [FfiInputIssue], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeFfiInputIssue.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [FfiInputIssue] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [FfiInputIssue]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeFfiInputIssue.read(from: &buf))
+        }
+        return seq
+    }
+}
 private let UNIFFI_RUST_FUTURE_POLL_READY: Int8 = 0
 private let UNIFFI_RUST_FUTURE_POLL_WAKE: Int8 = 1
 
@@ -3262,6 +3368,19 @@ public func allErrorCodes() -> [String]  {
     return try!  FfiConverterSequenceString.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_func_all_error_codes(uniffiCallStatus
+    )
+})
+}
+/**
+ * Whether an error with this code is retryable when its thrower says
+ * nothing (`ErrorCode::default_retryable`: TIMEOUT); false for an unknown
+ * code.
+ */
+public func defaultRetryable(code: String) -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_default_retryable(
+        FfiConverterString.lower(code),uniffiCallStatus
     )
 })
 }
@@ -3472,6 +3591,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_func_all_error_codes() != 384) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_orpc_agent_swift_checksum_func_default_retryable() != 19444) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_orpc_agent_swift_checksum_func_error_kind() != 47880) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -3536,6 +3658,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_invalid() != 25390) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_issues() != 10715) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_not_exportable() != 8797) {

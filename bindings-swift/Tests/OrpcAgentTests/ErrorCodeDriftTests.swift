@@ -9,6 +9,16 @@ final class ErrorCodeDriftTests: XCTestCase {
         XCTAssertEqual(ErrorCode.allCases.map(\.rawValue), coreErrorCodes())
     }
 
+    /// A handler's `CapabilityError(code, message)` is retryable by the
+    /// core's default for its code, as in Node and Python: TIMEOUT yes.
+    func testRetryableDefaultsAreTheCoresPerCode() {
+        for code in ErrorCode.allCases {
+            XCTAssertEqual(CapabilityError(code, "x").info.retryable, code == .timeout, code.rawValue)
+        }
+        XCTAssertFalse(CapabilityError(.timeout, "x", retryable: false).info.retryable)
+        XCTAssertTrue(CapabilityError(.executionFailed, "x", retryable: true).info.retryable)
+    }
+
     func testSurfacesEqualTheCoreInIndexOrder() {
         XCTAssertEqual(Surface.allCases.map(\.rawValue), surfaceNames())
         XCTAssertEqual(Surface.allCases.map(\.index), Array(0..<UInt8(Surface.allCases.count)))

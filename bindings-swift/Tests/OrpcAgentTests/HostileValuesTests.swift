@@ -308,6 +308,41 @@ final class HostileValuesTests: XCTestCase {
         XCTAssertFalse(records.with { $0.map(\.json.jsonText).joined() }.contains("4111"))
     }
 
+    /// An input that does not decode as the handler's type: where and what,
+    /// never the value — a `dataCorrupted` description quotes it ("Cannot
+    /// initialize Kind from invalid String value …"). The core writes the
+    /// message from the issue, as for Node's and Python's validators.
+    func testADecodingFailureNeverQuotesTheValue() async throws {
+        enum Kind: String, Codable, Sendable { case card, bank }
+        struct Pay: Codable, Sendable {
+            let kind: Kind
+            let cents: Int
+        }
+        let records = Locked<[AuditRecord]>([])
+        let reg = try CapabilityRegistry(
+            capabilities: [
+                Capability(
+                    "pay.send",
+                    meta: AgentMeta(description: "Pay.", expose: [.mcp: true], sideEffect: .external, risk: .low)
+                ) { (p: Pay, _) in p.cents }
+            ], options: auditing(records))
+        for (input, path) in [
+            (["kind": "SECRET-4111", "cents": 5] as JSONValue, "/kind"),
+            (["kind": "card", "cents": "SECRET-4111"] as JSONValue, "/cents"),
+            (["kind": "card"] as JSONValue, "/cents"),
+        ] {
+            do {
+                let _: Outcome<Int> = try await reg.invoke("pay.send", input: input, frame: Frame(surface: .mcp))
+                XCTFail("expected INVALID_INPUT")
+            } catch let e as CapabilityError {
+                XCTAssertEqual(e.code, .invalidInput)
+                XCTAssertFalse("\(e) \(e.json.jsonText)".contains("SECRET"), "\(e)")
+                XCTAssertTrue(e.message.contains(path), "\(e.message)")
+            }
+        }
+        XCTAssertEqual(Self.finished(records), ["INVALID_INPUT", "INVALID_INPUT", "INVALID_INPUT"])
+    }
+
     // MARK: 6. declared and host policies
 
     /// Host policies given to `Capability(policies:)` replaced the declared

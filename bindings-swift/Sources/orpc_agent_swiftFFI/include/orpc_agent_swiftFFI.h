@@ -293,6 +293,11 @@ uint8_t uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_exported(ui
 uint8_t uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_invalid(uint64_t ptr, RustBuffer message, uint64_t now_ms, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIINVOCATION_ANSWER_INPUT_ISSUES
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIINVOCATION_ANSWER_INPUT_ISSUES
+uint8_t uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_issues(uint64_t ptr, RustBuffer issues, uint64_t now_ms, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIINVOCATION_ANSWER_INPUT_NOT_EXPORTABLE
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIINVOCATION_ANSWER_INPUT_NOT_EXPORTABLE
 uint8_t uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_not_exportable(uint64_t ptr, RustBuffer reason, uint64_t now_ms, RustCallStatus *_Nonnull out_status
@@ -582,6 +587,11 @@ RustBuffer uniffi_orpc_agent_swift_fn_func_act_manifest_check(RustBuffer manifes
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ALL_ERROR_CODES
 RustBuffer uniffi_orpc_agent_swift_fn_func_all_error_codes(RustCallStatus *_Nonnull out_status
     
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_DEFAULT_RETRYABLE
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_DEFAULT_RETRYABLE
+int8_t uniffi_orpc_agent_swift_fn_func_default_retryable(RustBuffer code, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ERROR_KIND
@@ -942,6 +952,12 @@ uint16_t uniffi_orpc_agent_swift_checksum_func_all_error_codes(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_DEFAULT_RETRYABLE
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_DEFAULT_RETRYABLE
+uint16_t uniffi_orpc_agent_swift_checksum_func_default_retryable(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ERROR_KIND
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ERROR_KIND
 uint16_t uniffi_orpc_agent_swift_checksum_func_error_kind(void
@@ -1071,6 +1087,12 @@ uint16_t uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_expo
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_METHOD_FFIINVOCATION_ANSWER_INPUT_INVALID
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_METHOD_FFIINVOCATION_ANSWER_INPUT_INVALID
 uint16_t uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_invalid(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_METHOD_FFIINVOCATION_ANSWER_INPUT_ISSUES
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_METHOD_FFIINVOCATION_ANSWER_INPUT_ISSUES
+uint16_t uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_issues(void
     
 );
 #endif
