@@ -308,6 +308,12 @@ export declare function mcpErrorResult(code: string, message: string, retryable:
 export declare function mcpMetaKeys(): string
 
 /**
+ * The result of a call that returned an output (`output` as JSON text);
+ * `publishes_output_schema`: the tool lists an (object) output schema.
+ */
+export declare function mcpOkResult(output: string, publishesOutputSchema: boolean): string
+
+/**
  * `{code, status}`: the oRPC error an HTTP client of the same procedure
  * gets for a `CapabilityError` its handler threw
  * (`orpc_agent_core::orpc_error::orpc_code_of`). An unknown code is

@@ -39,3 +39,11 @@ pub fn mcp_approval_result(request: String) -> napi::Result<String> {
 pub fn mcp_meta_keys() -> String {
     mcp::meta_keys().to_string()
 }
+
+/// The result of a call that returned an output (`output` as JSON text);
+/// `publishes_output_schema`: the tool lists an (object) output schema.
+#[napi(catch_unwind)]
+pub fn mcp_ok_result(output: String, publishes_output_schema: bool) -> napi::Result<String> {
+    let output = parse_json(&output, "the output").map_err(|e| throw(&e))?;
+    Ok(mcp::ok_result(&output, publishes_output_schema).to_string())
+}

@@ -24,6 +24,27 @@ export function mcpErrorResult(error: unknown): CallToolResult {
   return JSON.parse(call(() => N.mcpErrorResult(e.code, e.message, e.retryable, details)));
 }
 
+/** INTERNAL's text for an output with no JSON form (the core's). */
+const OUTPUT_NOT_JSON: string = JSON.parse(N.agentToolMessages()).outputNotJson;
+
+/**
+ * The result of a call that returned `output` (`mcp::ok_result`: a string as
+ * it is, else compact JSON; `structuredContent` when the tool publishes an
+ * output schema and the output is an object). Its JSON is written once —
+ * a getter or `toJSON` is not asked twice, and what the SDK sends is what
+ * was checked. No JSON form (a throwing `toJSON` or getter, a BigInt, a
+ * cycle): INTERNAL, its text not shown.
+ */
+export function mcpOkResult(output: unknown, publishesOutputSchema: boolean): CallToolResult {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(output);
+  } catch {
+    return mcpErrorResult(new CapabilityError("INTERNAL", OUTPUT_NOT_JSON));
+  }
+  return JSON.parse(call(() => N.mcpOkResult(text ?? "null", publishesOutputSchema)));
+}
+
 /** The result of a call that needs approval. */
 export function mcpApprovalResult(request: ApprovalRequest): CallToolResult {
   return JSON.parse(call(() => N.mcpApprovalResult(toJsonText(request))));

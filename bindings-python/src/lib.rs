@@ -68,6 +68,22 @@ fn mcp_error_result<'py>(
     )
 }
 
+/// The MCP `CallToolResult` (as a dict) of a call that returned `output`
+/// (its JSON value), written by the core (`orpc_agent_core::mcp::ok_result`):
+/// the same text and `structuredContent` rule as the Node adapter's.
+#[pyfunction]
+fn mcp_ok_result<'py>(
+    py: Python<'py>,
+    output: &Bound<'py, PyAny>,
+    publishes_output_schema: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let output = convert::py_to_json(output).map_err(|e| errors::capability_error(py, &e))?;
+    convert::json_to_py(
+        py,
+        &orpc_agent_core::mcp::ok_result(&output, publishes_output_schema),
+    )
+}
+
 /// The MCP `CallToolResult` (as a dict) of a call that needs approval;
 /// `request` is the request as get, list and invoke show it.
 #[pyfunction]
@@ -214,6 +230,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(input_hash, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_error_result, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_approval_result, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp_ok_result, m)?)?;
     m.add(
         "MCP_APPROVAL_ID_META",
         orpc_agent_core::mcp::APPROVAL_ID_META,

@@ -1,8 +1,8 @@
 //! What an MCP client is told (issue 14, issue 18): the `CallToolResult` of
-//! a governed call that did not return an output — an error, or an approval
+//! a governed call — its output ([`ok_result`]), an error, or an approval
 //! request — written once, so the Node and Python adapters give a model the
-//! same words, hints and `_meta`. The adapters only serialize a successful
-//! output (conversion) and hand the core's JSON to their SDK.
+//! same text, words, hints and `_meta`. The adapters only turn the output
+//! into JSON (conversion) and hand the core's result to their SDK.
 //!
 //! The text starts with the error code (a model reads it first), then the
 //! core's model-safe message, then what the model can do next. `_meta`
@@ -25,6 +25,31 @@ pub const ERROR_META: &str = "orpc-agent/error";
 
 /// The reason shown when a request has none.
 pub const DEFAULT_REASON: &str = "This call needs approval before it runs.";
+
+/// The `CallToolResult` of a call that returned `output` (its JSON value).
+/// The text is a string output as it is, anything else its compact JSON
+/// text; `structuredContent` is the output when the tool publishes an
+/// output schema (MCP requires it then, and the schema is an object's) and
+/// the output is an object, else absent; `isError` is false.
+pub fn ok_result(output: &Value, publishes_output_schema: bool) -> Value {
+    let text = match output {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut result = Map::new();
+    result.insert("content".into(), json!([{"type": "text", "text": text}]));
+    if publishes_output_schema && output.is_object() {
+        result.insert("structuredContent".into(), output.clone());
+    }
+    result.insert("isError".into(), false.into());
+    Value::Object(result)
+}
+
+/// Whether a tool with this output schema publishes it over MCP: only an
+/// object schema can describe `structuredContent`.
+pub fn publishes_output_schema(output_schema: Option<&Value>) -> bool {
+    output_schema.is_some_and(|s| s.get("type").and_then(Value::as_str) == Some("object"))
+}
 
 /// What a model can do next, by error code.
 pub fn error_hint(code: ErrorCode) -> Option<&'static str> {
@@ -180,6 +205,31 @@ mod tests {
             error_result(&e)["content"][0]["text"],
             "EXECUTION_FAILED: The capability failed while running."
         );
+    }
+
+    #[test]
+    fn an_output_is_its_text_and_structured_only_with_an_object_schema() {
+        assert_eq!(
+            ok_result(&json!({"id": 1, "note": "ü"}), true),
+            json!({"content": [{"type": "text", "text": "{\"id\":1,\"note\":\"ü\"}"}],
+                   "structuredContent": {"id": 1, "note": "ü"}, "isError": false})
+        );
+        assert_eq!(
+            ok_result(&json!({"id": 1}), false),
+            json!({"content": [{"type": "text", "text": "{\"id\":1}"}], "isError": false})
+        );
+        assert_eq!(
+            ok_result(&json!("plain"), true)["content"][0]["text"],
+            "plain"
+        );
+        assert_eq!(
+            ok_result(&json!([1, 2]), true).get("structuredContent"),
+            None
+        );
+        assert_eq!(ok_result(&Value::Null, false)["content"][0]["text"], "null");
+        assert!(publishes_output_schema(Some(&json!({"type": "object"}))));
+        assert!(!publishes_output_schema(Some(&json!({"type": "array"}))));
+        assert!(!publishes_output_schema(None));
     }
 
     #[test]

@@ -11,7 +11,9 @@
  * - tools/call runs the pipeline on surface `mcp` (SI-2: the adapter fixes the
  *   surface whatever the app's frame says), with the request's abort signal
  *   and the `traceparent`/`tracestate` of `params._meta`.
- * - Outcomes: output → text + `structuredContent`; a `CapabilityError` →
+ * - Outcomes (the core's `mcp` results, as in Python): output → its text (a
+ *   string as is, else compact JSON) and, when the tool publishes an object
+ *   output schema, `structuredContent`; a `CapabilityError` →
  *   `isError` with `CODE: message` and a hint the model can act on, the code
  *   in `_meta["orpc-agent/error"]`; approval required → `isError` (the call
  *   did not run) with the approval id and what to do, the request in
@@ -29,9 +31,9 @@ import type * as Zod from "zod";
 import type { Frame } from "../types.js";
 import { optionalPeer } from "./optional-peer.js";
 import {
-  CapabilityError,
   mcpApprovalResult,
   mcpErrorResult,
+  mcpOkResult,
   type AdapterFrame,
   type AdapterRegistry,
   type ApprovalRequest,
@@ -85,11 +87,16 @@ export function registerMcpTools(
     registered.set(
       name,
       server.registerTool(name, toolConfig(z, descriptor), (args: Record<string, unknown>, extra: McpRequestExtra) =>
-        callGoverned(registry, descriptor.id, args, extra, options),
+        callGoverned(registry, descriptor.id, publishesOutputSchema(descriptor), args, extra, options),
       ),
     );
   }
   return registered;
+}
+
+/** MCP structured content is an object: other output schemas are not published (their outputs travel as text). */
+function publishesOutputSchema(descriptor: CapabilityDescriptor): boolean {
+  return descriptor.outputSchema?.type === "object";
 }
 
 function toolConfig(z: typeof Zod, descriptor: CapabilityDescriptor) {
@@ -97,8 +104,9 @@ function toolConfig(z: typeof Zod, descriptor: CapabilityDescriptor) {
   return {
     description: descriptor.description,
     inputSchema: publishedSchema(z, descriptor.inputSchema ?? { type: "object" }),
-    // MCP structured content is an object: other output shapes travel as text only.
-    ...(outputSchema?.type === "object" ? { outputSchema: publishedSchema(z, outputSchema) } : {}),
+    ...(outputSchema !== undefined && publishesOutputSchema(descriptor)
+      ? { outputSchema: publishedSchema(z, outputSchema) }
+      : {}),
     annotations: descriptor.annotations,
   };
 }
@@ -127,6 +135,7 @@ function publishedSchema(z: typeof Zod, jsonSchema: Record<string, unknown>) {
 function callGoverned(
   registry: AdapterRegistry,
   capabilityId: string,
+  structured: boolean,
   args: Record<string, unknown>,
   extra: McpRequestExtra,
   options: RegisterMcpToolsOptions,
@@ -138,9 +147,9 @@ function callGoverned(
     return Promise.resolve(errorResult(error));
   }
   if (fromApp instanceof Promise) {
-    return fromApp.then((app) => run(registry, capabilityId, args, extra, app), errorResult);
+    return fromApp.then((app) => run(registry, capabilityId, structured, args, extra, app), errorResult);
   }
-  return run(registry, capabilityId, args, extra, fromApp);
+  return run(registry, capabilityId, structured, args, extra, fromApp);
 }
 
 /**
@@ -152,6 +161,7 @@ function callGoverned(
 function run(
   registry: AdapterRegistry,
   capabilityId: string,
+  structured: boolean,
   args: Record<string, unknown>,
   extra: McpRequestExtra,
   app: AdapterFrame | undefined,
@@ -162,7 +172,7 @@ function run(
   } catch (error) {
     return Promise.resolve(errorResult(error));
   }
-  return outcome.then(toResult, errorResult);
+  return outcome.then((o) => toResult(o, structured), errorResult);
 }
 
 function governed(
@@ -238,23 +248,10 @@ function progressNotifier(extra: McpRequestExtra, progressToken: string | number
   };
 }
 
-/** The output has no JSON form (a throwing `toJSON` or getter, a BigInt, a cycle): its text is not shown. */
-const OUTPUT_NOT_JSON = "The capability's output could not be converted to JSON.";
-
-function toResult(outcome: InvokeResult): CallToolResult {
+/** The core's result for the outcome (`orpc_agent_core::mcp`, as in Python). */
+function toResult(outcome: InvokeResult, structured: boolean): CallToolResult {
   if (outcome.status === "approval_required") return approvalResult(outcome.request);
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(outcome.output);
-  } catch {
-    return errorResult(new CapabilityError("INTERNAL", OUTPUT_NOT_JSON));
-  }
-  const result: CallToolResult = { content: [{ type: "text", text: text ?? "null" }] };
-  // The structured content is the JSON just written, read back: the SDK
-  // serializes it again, and what it sends must be what was checked here
-  // (a getter or `toJSON` is not asked twice).
-  if (text !== undefined && text.charCodeAt(0) === 123 /* { */) result.structuredContent = JSON.parse(text);
-  return result;
+  return mcpOkResult(outcome.output, structured);
 }
 
 /** The core's answer (the same words in Node and Python: `orpc_agent_core::mcp`). */

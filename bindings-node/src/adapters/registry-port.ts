@@ -8,7 +8,7 @@ import type { CapabilityRegistry } from "../registry.js";
 import type { ExposureSurface, Frame } from "../types.js";
 
 export { CapabilityError } from "../errors.js";
-export { MCP_META_KEYS, mcpApprovalResult, mcpErrorResult } from "../mcp-answer.js";
+export { MCP_META_KEYS, mcpApprovalResult, mcpErrorResult, mcpOkResult } from "../mcp-answer.js";
 export type { ApprovalRequest, CapabilityDescriptor, InvokeResult, TraceContext } from "../types.js";
 export type { ResumeOptions } from "../registry.js";
 

@@ -71,9 +71,10 @@ describe("registerMcpTools over InMemoryTransport", () => {
   it("returns output as text and structuredContent, with the app's frame and surface mcp", async () => {
     const { client, calls, audit } = await connectedClient();
     const result = await client.callTool({ name: "orders_get", arguments: { id: "o-1" } });
-    assert.equal(result.isError, undefined);
+    assert.equal(result.isError, false);
     assert.deepEqual(result.structuredContent, { id: "o-1", status: "shipped", email: "ada@example.com" });
-    assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
+    // The core's text (`mcp::ok_result`, byte for byte as Python's): compact JSON.
+    assert.equal(result.content[0].text, '{"id":"o-1","status":"shipped","email":"ada@example.com"}');
     assert.equal(calls[0].context.tenant, "t1");
     const finished = audit.find((r) => r.event === "finished");
     assert.equal(finished.surface, "mcp");
@@ -142,7 +143,7 @@ describe("registerMcpTools over InMemoryTransport", () => {
 
     await registry.approvals.approve(approval.requestId, { approver: "manager-1" });
     const resumed = await client.callTool({ name: "orders_refund", arguments: {}, ...approval.resumeWith });
-    assert.equal(resumed.isError, undefined);
+    assert.equal(resumed.isError, false);
     assert.deepEqual(resumed.structuredContent, { refunded: 20, id: "o-7" });
     assert.deepEqual(
       calls.map((c) => c.input),
@@ -172,7 +173,7 @@ describe("registerMcpTools over InMemoryTransport", () => {
 
     await registry.approvals.approve(requestId, { approver: "manager-1" });
     const done = await client.callTool({ name: "orders_refund", arguments: args });
-    assert.equal(done.isError, undefined, JSON.stringify(done));
+    assert.equal(done.isError, false, JSON.stringify(done));
     assert.deepEqual(done.structuredContent, { refunded: 30, id: "o-8" });
     assert.equal((await registry.approvals.get(requestId)).status, "consumed");
     assert.equal(calls.length, 1, "the approved call ran once");
@@ -370,7 +371,7 @@ describe("registerMcpTools input schemas (portable: open only where the schema s
   it("still leaves validation to the pipeline: an unknown key reaches the procedure's schema, structuredContent matches the output schema", async () => {
     const { client } = await schemasClient();
     const plain = await client.callTool({ name: "plain", arguments: { a: "x", extra: 1 } });
-    assert.equal(plain.isError, undefined);
+    assert.equal(plain.isError, false);
     assert.deepEqual(plain.structuredContent, { got: "a" }, "zod's object strips the unknown key");
     const loose = await client.callTool({ name: "loose", arguments: { a: "x", extra: 1 } });
     assert.deepEqual(loose.structuredContent, { got: "a,extra" });
@@ -379,7 +380,7 @@ describe("registerMcpTools input schemas (portable: open only where the schema s
     assert.equal(strict._meta["orpc-agent/error"].code, "INVALID_INPUT", "the core's error, not the SDK's");
     const none = await client.callTool({ name: "none", arguments: {} });
     assert.equal(none.structuredContent, undefined, "no object output schema: text only");
-    assert.equal(JSON.parse(none.content[0].text), "done");
+    assert.equal(none.content[0].text, "done", "a string output is its text, as in Python (the core's ok_result)");
   });
 });
 

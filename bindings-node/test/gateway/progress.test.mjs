@@ -148,7 +148,7 @@ describe("progress", () => {
     const result = await client.callTool({ name: "work", arguments: {} }, undefined, {
       onprogress: (p) => received.push(p),
     });
-    assert.equal(result.isError, undefined);
+    assert.equal(result.isError, false);
     assert.deepEqual(JSON.parse(result.content[0].text).answers, ANSWERS);
     assert.deepEqual(
       received.map(({ progress, total }) => ({ done: progress, total })),

@@ -49,6 +49,7 @@ __all__ = [
     "MCP_ERROR_META",
     "mcp_error_result",
     "mcp_approval_result",
+    "mcp_ok_result",
     "AGENT_TOOL_CALLER_REQUIRED",
     "AGENT_TOOL_UNKNOWN_APPROVAL",
     "AGENT_TOOL_OUTPUT_NOT_JSON",
@@ -253,6 +254,7 @@ MCP_ERROR_META: str
 
 def mcp_error_result(code: str, message: str, retryable: bool, details: Any = None) -> dict[str, Any]: ...
 def mcp_approval_result(request: Mapping[str, Any]) -> dict[str, Any]: ...
+def mcp_ok_result(output: Any, publishes_output_schema: bool) -> dict[str, Any]: ...
 
 AGENT_TOOL_CALLER_REQUIRED: str
 AGENT_TOOL_UNKNOWN_APPROVAL: str

@@ -11,7 +11,8 @@ builds a server with them. Each tool:
   the adapter fixes the surface (SI-2), the caller's ``frame`` factory adds
   the actor and application context, and ``traceparent``/``tracestate`` in
   the request's ``_meta`` travel into the frame;
-- maps outcomes to results: output as text (and ``structuredContent`` when
+- maps outcomes to the core's results (as in Node): output as text — a string
+  as it is, else compact JSON — (and ``structuredContent`` when
   the tool has an object output schema); a ``CapabilityError`` as an
   ``isError`` result whose text is the core's model-actionable message and
   whose ``_meta["orpc-agent/error"]`` carries code and kind; an approval
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -42,7 +42,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import func_metadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import PrivateAttr
 
 from . import _native
@@ -152,13 +152,6 @@ def _progress_sender(context: Context[Any, Any]) -> _ProgressSender:
     return _ProgressSender(context)
 
 
-def _text(value: Any) -> str:
-    """The output's JSON text (a string output as it is). No ``default``
-    and no NaN/∞: a value JSON cannot hold raises, and the call fails
-    closed rather than send ``str()`` of an object or text that is not JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
-
-
 def _error_result(e: CapabilityError) -> CallToolResult:
     """The core's answer (``orpc_agent_core::mcp``): the same text, hint and
     ``_meta`` as the Node adapter's."""
@@ -249,18 +242,14 @@ class GovernedTool(Tool):
             return CallToolResult.model_validate(_native.mcp_approval_result(outcome.request.raw))
         try:
             output = to_jsonable(outcome.output)
-            text = _text(output)
+            # The core's result (`mcp::ok_result`, as in Node): a string as
+            # it is, else compact JSON; `structuredContent` when the tool
+            # publishes an object output schema and the output is an object.
+            result = _native.mcp_ok_result(output, self._output_schema is not None)
         except Exception as e:  # a serializer that raises, NaN/∞, a cycle
             _operator_log(self._capability_id, "the output's JSON form", e)
             return _error_result(InternalError(OUTPUT_NOT_JSON))
-        # The structured content is the JSON just written, read back: what
-        # the SDK sends is what was checked here.
-        structured = json.loads(text) if self._output_schema is not None and isinstance(output, dict) else None
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)],
-            structured_content=structured,
-            is_error=False,
-        )
+        return CallToolResult.model_validate(result)
 
 
 def governed_tools(registry: CapabilityRegistry, *, frame: FrameFactory | None = None) -> list[Tool]:
