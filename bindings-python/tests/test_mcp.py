@@ -38,7 +38,7 @@ async def test_call_runs_the_pipeline_on_the_mcp_surface_with_trace_meta() -> No
     assert r.is_error is False
     assert r.structured_content == {"hits": ["ABC"], "trace": TRACEPARENT}
     # The core's text (`mcp::ok_result`, byte for byte as Node's): compact JSON.
-    assert r.content[0].text == '{"hits":["ABC"],"trace":"%s"}' % TRACEPARENT  # type: ignore[union-attr]
+    assert r.content[0].text == '{"hits":["ABC"],"trace":"' + TRACEPARENT + '"}'  # type: ignore[union-attr]
     last = audit[-1]
     # The adapter fixes the surface (SI-2) even if the host's frame says otherwise.
     assert (last["surface"], last["actorId"], last["traceparent"]) == ("mcp", "ana", TRACEPARENT)
