@@ -214,7 +214,8 @@ export interface CapabilityDescriptor {
   toolNames: { aiSdk: string; mcp: string };
   description: string;
   /** JSON Schema of the input, when the procedure's schema can give one. */
-  inputSchema?: Record<string, unknown>;
+  /** The input's JSON Schema; `{type: "object", properties: {}}` (any object) when the capability declares none. */
+  inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   sideEffect: SideEffect;
   risk: Risk;

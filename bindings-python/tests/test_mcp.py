@@ -173,3 +173,26 @@ async def test_over_stdio() -> None:
     assert "docs_search" in names
     assert r.structured_content == {"hits": ["IO"], "trace": TRACEPARENT}
     assert denied.is_error
+
+
+async def test_contextual_capabilities_are_left_out_of_the_unbound_list_as_in_node() -> None:
+    @capability(
+        id="ui.apply",
+        description="Apply the open form.",
+        expose={"mcp": True},
+        side_effect="write",
+        risk="low",
+        discovery="contextual",
+    )
+    async def apply(q: Query) -> str:
+        return "applied"
+
+    registry = create_capability_registry([search, apply])
+    async with Client(create_mcp_server(registry)) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+    assert "ui_apply" not in names and "docs_search" in names
+    async with Client(create_mcp_server(registry, include_contextual=True)) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "ui_apply" in names
+        done = await client.call_tool("ui_apply", {"q": "x"})
+    assert done.content[0].text == "applied"  # type: ignore[union-attr]

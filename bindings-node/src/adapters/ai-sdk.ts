@@ -135,7 +135,7 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
   return ai.tool({
     description: descriptor.description,
     // No `validate`: the core validates at stage 4 with the procedure's own schema.
-    inputSchema: ai.jsonSchema(descriptor.inputSchema ?? { type: "object", properties: {} }),
+    inputSchema: ai.jsonSchema(descriptor.inputSchema),
     onInputAvailable: ({ toolCallId, abortSignal }) => {
       if (abortSignal !== undefined) state.abortSignals.set(toolCallId, abortSignal);
     },

@@ -103,7 +103,7 @@ function toolConfig(z: typeof Zod, descriptor: CapabilityDescriptor) {
   const outputSchema = descriptor.outputSchema;
   return {
     description: descriptor.description,
-    inputSchema: publishedSchema(z, descriptor.inputSchema ?? { type: "object" }),
+    inputSchema: publishedSchema(z, descriptor.inputSchema),
     ...(outputSchema !== undefined && publishesOutputSchema(descriptor)
       ? { outputSchema: publishedSchema(z, outputSchema) }
       : {}),

@@ -192,7 +192,7 @@ class GovernedTool(Tool):
             name=descriptor["toolNames"]["mcp"],
             title=None,
             description=descriptor["description"],
-            parameters=descriptor.get("inputSchema") or {"type": "object"},
+            parameters=descriptor["inputSchema"],
             fn_metadata=_PLACEHOLDER_METADATA,
             is_async=True,
             context_kwarg=None,
@@ -252,9 +252,19 @@ class GovernedTool(Tool):
         return CallToolResult.model_validate(result)
 
 
-def governed_tools(registry: CapabilityRegistry, *, frame: FrameFactory | None = None) -> list[Tool]:
-    """One governed tool per capability exposed on the ``mcp`` surface."""
-    return [GovernedTool.from_descriptor(registry, d, frame) for d in registry.descriptors("mcp")]
+def governed_tools(
+    registry: CapabilityRegistry, *, frame: FrameFactory | None = None, include_contextual: bool = False
+) -> list[Tool]:
+    """One governed tool per capability exposed on the ``mcp`` surface.
+    Contextual capabilities are presented only bound to a context, so an
+    unbound tool list leaves them out (as Node's adapters and the agent
+    framework adapters do); ``include_contextual=True`` lists them too.
+    Exposure itself is the core's answer either way."""
+    return [
+        GovernedTool.from_descriptor(registry, d, frame)
+        for d in registry.descriptors("mcp")
+        if include_contextual or d.get("discovery") != "contextual"
+    ]
 
 
 def create_mcp_server(
@@ -262,7 +272,11 @@ def create_mcp_server(
     name: str = "orpc-agent",
     *,
     frame: FrameFactory | None = None,
+    include_contextual: bool = False,
     **server_options: Any,
 ) -> MCPServer[Any]:
-    """An ``MCPServer`` serving the registry's MCP-exposed capabilities."""
-    return MCPServer(name, tools=governed_tools(registry, frame=frame), **server_options)
+    """An ``MCPServer`` serving the registry's MCP-exposed capabilities
+    (contextual ones only with ``include_contextual=True``)."""
+    return MCPServer(
+        name, tools=governed_tools(registry, frame=frame, include_contextual=include_contextual), **server_options
+    )

@@ -81,7 +81,7 @@ def _params_schema(descriptor: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """The descriptor's input schema, and whether it is strict: converted by
     the SDK's ``ensure_strict_json_schema`` refusing open objects, as the
     SDK converts MCP tools' schemas; if that fails, the schema as it is."""
-    schema = copy.deepcopy(descriptor.get("inputSchema") or {"type": "object"})
+    schema = copy.deepcopy(descriptor["inputSchema"])
     empty = schema == {}
     if "properties" not in schema:
         schema["properties"] = {}

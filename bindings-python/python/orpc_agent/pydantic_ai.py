@@ -109,7 +109,7 @@ class GovernedToolset(AbstractToolset[Any]):
             self._defs[name] = ToolDefinition(
                 name=name,
                 description=d["description"],
-                parameters_json_schema=d.get("inputSchema") or {"type": "object", "properties": {}},
+                parameters_json_schema=d["inputSchema"],
             )
 
     @property

@@ -62,7 +62,14 @@ impl Descriptor {
                 mcp: c.mcp_tool_name.clone(),
             },
             description: m.description.clone(),
-            input_schema: c.input_schema.clone(),
+            // Every tool needs an input schema: a capability that declares
+            // none takes any object (one default for every adapter and
+            // binding, not one per adapter).
+            input_schema: Some(
+                c.input_schema
+                    .clone()
+                    .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}})),
+            ),
             output_schema: c.output_schema.clone(),
             side_effect: m.side_effect,
             risk: m.risk,
