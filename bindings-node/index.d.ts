@@ -308,10 +308,11 @@ export declare function mcpErrorResult(code: string, message: string, retryable:
 export declare function mcpMetaKeys(): string
 
 /**
- * The result of a call that returned an output (`output` as JSON text);
- * `publishes_output_schema`: the tool lists an (object) output schema.
+ * `mcp::ok_parts` as bits: 1 the text is the string output as it is, 2
+ * the output is also the `structuredContent`. Primitives only: the output's
+ * JSON stays in JavaScript (this is every MCP call's path).
  */
-export declare function mcpOkResult(output: string, publishesOutputSchema: boolean): string
+export declare function mcpOkParts(isString: boolean, isObject: boolean, publishesOutputSchema: boolean): number
 
 /**
  * `{code, status}`: the oRPC error an HTTP client of the same procedure

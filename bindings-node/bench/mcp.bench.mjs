@@ -37,8 +37,10 @@ async function connect(register) {
 
 const plain = await connect((server) =>
   server.registerTool("orders_get", { description: "Get one order.", inputSchema: Input }, async (args) => {
+    // No output schema on either side: the output travels as text (MCP's
+    // rule, and the core's `mcp::ok_result`).
     const output = await handler({ input: args });
-    return { content: [{ type: "text", text: JSON.stringify(output) }], structuredContent: output };
+    return { content: [{ type: "text", text: JSON.stringify(output) }] };
   }),
 );
 
@@ -58,7 +60,7 @@ const governed = await connect((server) =>
 const request = { name: "orders_get", arguments: { id: "o-1" } };
 for (const client of [plain, governed]) {
   const result = await client.callTool(request);
-  if (result.isError || result.structuredContent?.status !== "shipped") {
+  if (result.isError || JSON.parse(result.content[0].text).status !== "shipped") {
     throw new Error(`bench setup: unexpected result ${JSON.stringify(result)}`);
   }
   for (let i = 0; i < WARMUP; i++) await client.callTool(request);

@@ -40,10 +40,11 @@ pub fn mcp_meta_keys() -> String {
     mcp::meta_keys().to_string()
 }
 
-/// The result of a call that returned an output (`output` as JSON text);
-/// `publishes_output_schema`: the tool lists an (object) output schema.
+/// `mcp::ok_parts` as bits: 1 the text is the string output as it is, 2
+/// the output is also the `structuredContent`. Primitives only: the output's
+/// JSON stays in JavaScript (this is every MCP call's path).
 #[napi(catch_unwind)]
-pub fn mcp_ok_result(output: String, publishes_output_schema: bool) -> napi::Result<String> {
-    let output = parse_json(&output, "the output").map_err(|e| throw(&e))?;
-    Ok(mcp::ok_result(&output, publishes_output_schema).to_string())
+pub fn mcp_ok_parts(is_string: bool, is_object: bool, publishes_output_schema: bool) -> u32 {
+    let parts = mcp::ok_parts(is_string, is_object, publishes_output_schema);
+    u32::from(parts.text_as_is) | (u32::from(parts.structured) << 1)
 }

@@ -42,7 +42,17 @@ export function mcpOkResult(output: unknown, publishesOutputSchema: boolean): Ca
   } catch {
     return mcpErrorResult(new CapabilityError("INTERNAL", OUTPUT_NOT_JSON));
   }
-  return JSON.parse(call(() => N.mcpOkResult(text ?? "null", publishesOutputSchema)));
+  const json = text ?? "null";
+  const isObject = json.charCodeAt(0) === 123; /* { */
+  const parts = N.mcpOkParts(typeof output === "string", isObject, publishesOutputSchema);
+  const result: CallToolResult = {
+    content: [{ type: "text", text: parts & 1 ? (output as string) : json }],
+    isError: false,
+  };
+  // The structured content is the JSON just written, read back: what the SDK
+  // sends is what was checked here.
+  if (parts & 2) result.structuredContent = JSON.parse(json);
+  return result;
 }
 
 /** The result of a call that needs approval. */

@@ -32,17 +32,40 @@ pub const DEFAULT_REASON: &str = "This call needs approval before it runs.";
 /// output schema (MCP requires it then, and the schema is an object's) and
 /// the output is an object, else absent; `isError` is false.
 pub fn ok_result(output: &Value, publishes_output_schema: bool) -> Value {
+    let parts = ok_parts(
+        output.is_string(),
+        output.is_object(),
+        publishes_output_schema,
+    );
     let text = match output {
-        Value::String(s) => s.clone(),
+        Value::String(s) if parts.text_as_is => s.clone(),
         other => other.to_string(),
     };
     let mut result = Map::new();
     result.insert("content".into(), json!([{"type": "text", "text": text}]));
-    if publishes_output_schema && output.is_object() {
+    if parts.structured {
         result.insert("structuredContent".into(), output.clone());
     }
     result.insert("isError".into(), false.into());
     Value::Object(result)
+}
+
+/// [`ok_result`]'s decisions, for a binding that holds the output's JSON
+/// itself and builds the result from it (Node, on its hot path): whether
+/// the text is the string output as it is (else the compact JSON text), and
+/// whether the output is also the `structuredContent`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OkParts {
+    pub text_as_is: bool,
+    pub structured: bool,
+}
+
+/// The decisions of [`ok_result`] from what the output is.
+pub const fn ok_parts(is_string: bool, is_object: bool, publishes_output_schema: bool) -> OkParts {
+    OkParts {
+        text_as_is: is_string,
+        structured: publishes_output_schema && is_object,
+    }
 }
 
 /// Whether a tool with this output schema publishes it over MCP: only an
