@@ -372,7 +372,13 @@ impl NativeRegistry {
                 (0, Some(capability_index), Some(json_to_py(py, &info)?))
             }
             ApprovalInputView::AsStored => (1, None, None),
-            ApprovalInputView::Withhold => (2, None, None),
+            // The core's NOT_FOUND (SI-8), as Node and Swift answer it.
+            ApprovalInputView::Withhold => {
+                return Err(crate::errors::capability_error(
+                    py,
+                    &orpc_agent_core::pipeline::gate::not_found(&request.capability_id),
+                ));
+            }
         })
     }
 

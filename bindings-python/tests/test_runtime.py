@@ -395,3 +395,31 @@ async def test_an_async_redactor_that_never_finishes_ends_at_the_call_deadline()
     assert "4111" not in str(err.value.to_dict())
     assert audit[-1]["outcome"] == "TIMEOUT"
     assert "4111" not in repr(audit)
+
+
+async def test_the_input_view_of_a_request_for_a_capability_not_served_here_is_the_core_s_not_found(
+    tmp_path: Path,
+) -> None:
+    @capability(
+        id="pay.send",
+        description="Pay.",
+        expose={"mcp": True},
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+    )
+    async def pay(x: dict[str, Any]) -> None: ...
+
+    @capability(id="other.read", description="Read.", expose={"mcp": True}, side_effect="read", risk="low")
+    async def other(x: dict[str, Any]) -> None: ...
+
+    store = {"sqlite": str(tmp_path / "a.db")}
+    out = await create_capability_registry([pay], approval_store=store).invoke(
+        "pay.send", {"n": 1}, Frame("mcp", actor={"id": "ana"})
+    )
+    assert isinstance(out, ApprovalRequired)
+    elsewhere = create_capability_registry([other], approval_store=store)
+    with pytest.raises(orpc_agent.NotFoundError) as info:
+        await elsewhere.redact_approval_input(out.request)
+    # SI-8's one message, as Node and Swift answer it.
+    assert info.value.message == "No such capability is available here. Use one of the tools you were given."

@@ -258,12 +258,7 @@ impl FfiRegistry {
 
     /// What an approval UI may show of a request's input.
     pub fn approval_input_view(&self, id: String) -> Result<FfiApprovalView, FfiError> {
-        let request = self.host.approval(&id)?.ok_or_else(|| {
-            FfiError::from(orpc_agent_core::CapabilityError::new(
-                orpc_agent_core::ErrorCode::ApprovalNotFound,
-                "No such approval request.",
-            ))
-        })?;
+        let request = self.host.existing_approval(&id)?;
         Ok(match self.host.approval_input_view(&request) {
             ApprovalInputView::AsStored => FfiApprovalView {
                 kind: 0,

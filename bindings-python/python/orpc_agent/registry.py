@@ -24,7 +24,7 @@ from ._driver import (
     start_handler,
 )
 from .capability import CapabilitySpec, HostPolicy, camel_keys, host_policy, spec_of
-from .errors import ExecutionFailedError, NotFoundError, RegistryValidationError
+from .errors import ExecutionFailedError, InternalError, RegistryValidationError
 from .postgres import ApprovalPage, PostgresAuditSink, connection, wait
 from .schema import restore
 from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk, RedactionInfo
@@ -287,11 +287,13 @@ class CapabilityRegistry:
         """The model-safe view of a request's input for approval UIs, made by
         the capability's ``redact_approval_input`` with the request's recorded
         surface and actor. The hash still binds the full input."""
+        # A request whose capability this registry does not serve raises the
+        # core's NOT_FOUND (SI-8), as in Node and Swift.
         kind, index, info = self._native.approval_input_view(request.to_dict())
         if kind == 1:
             return request.input
-        if kind == 2 or index is None or info is None:
-            raise NotFoundError("The capability of this approval request is not available.")
+        if index is None or info is None:
+            raise InternalError("The agent runtime failed internally.")
         spec = self._specs[index]
         redactor = spec.redact_approval_input
         try:

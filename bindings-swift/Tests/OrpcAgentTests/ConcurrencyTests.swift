@@ -97,5 +97,11 @@ final class ConcurrencyTests: XCTestCase {
         await assertThrows(.approvalNotFound) {
             _ = try await reg.approvalInput("apr_00000000000000000000000000000000")
         }
+        // The store's words, as for a decide on that id (not the binding's own).
+        do {
+            _ = try await reg.approvalInput("apr_00000000000000000000000000000000")
+        } catch let e as CapabilityError {
+            XCTAssertEqual(e.message, "no approval request with id `apr_00000000000000000000000000000000`")
+        }
     }
 }

@@ -327,6 +327,14 @@ impl BindingRegistry {
             .map_err(CapabilityError::from)
     }
 
+    /// The request `id`, or the store's APPROVAL_NOT_FOUND for one it does
+    /// not hold (for a binding whose API takes an id where the request must
+    /// exist: the same error and text as a decide on that id).
+    pub fn existing_approval(&self, id: &str) -> Result<ApprovalRequest, CapabilityError> {
+        self.approval(id)?
+            .ok_or_else(|| crate::approval::StoreError::NotFound(id.to_owned()).into())
+    }
+
     /// A page of requests for an approval UI (synchronous stores).
     pub fn approvals(&self, filter: &ListFilter) -> Result<Vec<ApprovalRequest>, CapabilityError> {
         self.sync_store()?;
