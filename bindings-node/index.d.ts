@@ -30,7 +30,7 @@ export declare function agentToolApprovalRequiredText(requestId: string, reason?
 /** Whether `ai` 7's `toolApproval` shows a call that ended in `code` as denied. */
 export declare function agentToolGateDenies(code: string): boolean
 
-/** `{callerRequired, unknownApproval, outputNotJson}`: the adapters' fixed texts. */
+/** `{unknownApproval, outputNotJson}`: the adapters' fixed texts. */
 export declare function agentToolMessages(): string
 
 /** Every error code of the core, in its stable order (drift tests). */

@@ -67,7 +67,6 @@ pub fn act_manifest_check(manifest: String, manifest_name: String) -> napi::Resu
 #[napi(catch_unwind)]
 pub fn std_forward_wrap(hops: String) -> napi::Result<String> {
     let hops = parse_json(&hops, "the hops").map_err(|e| throw(&e))?;
-    let hops = hops.as_array().cloned().unwrap_or_default();
     act::forward_wrap(&hops)
         .map(|v| js_text(&v))
         .map_err(|e| throw(&e))

@@ -28,7 +28,7 @@ pub fn agent_tool_gate_denies(code: String) -> bool {
     agent_tools::gate_denies(&code)
 }
 
-/// `{callerRequired, unknownApproval, outputNotJson}`: the adapters' fixed texts.
+/// `{unknownApproval, outputNotJson}`: the adapters' fixed texts.
 #[napi(catch_unwind)]
 pub fn agent_tool_messages() -> String {
     agent_tools::messages().to_string()

@@ -93,8 +93,7 @@ export function checkManifest(manifest: string, manifestName = "act.toml"): Reco
  * it, `hops[1]` under its `std:forward`, and so on (each in the JSON view).
  */
 export function wrapStdForward(hops: readonly StdMeta[]): StdMeta {
-  if (!Array.isArray(hops)) throw new TypeError("Expected the hops' metadata maps as an array.");
-  const text = toJsonText(hops);
+  const text = toJsonText(hops); // the core refuses anything but a list (NOT_A_LIST)
   return parseCoreJson(call(() => N.stdForwardWrap(text)));
 }
 

@@ -96,6 +96,10 @@ test("std:forward wraps a chain of hops and unwraps one layer", () => {
   }
   assert.equal(meta, null);
   assert.throws(
+    () => wrapStdForward({ "std:request-id": "a" }),
+    (e) => e.code === "INVALID_INPUT" && e.details.reason === "NOT_A_LIST",
+  );
+  assert.throws(
     () => unwrapStdForward({ "std:forward": 3 }),
     (e) => e.code === "INVALID_INPUT" && e.details.reason === "NOT_A_MAP",
   );

@@ -196,12 +196,7 @@ fn act_manifest_check<'py>(
 fn std_forward_wrap<'py>(py: Python<'py>, hops: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let fail = |e: CapabilityError| errors::capability_error(py, &e);
     let hops = convert::py_to_json(hops).map_err(fail)?;
-    let Some(hops) = hops.as_array() else {
-        return Err(pyo3::exceptions::PyTypeError::new_err(
-            "expected a list of metadata maps",
-        ));
-    };
-    let v = orpc_agent_core::ffi::act::forward_wrap(hops).map_err(fail)?;
+    let v = orpc_agent_core::ffi::act::forward_wrap(&hops).map_err(fail)?;
     convert::json_to_py(py, &v)
 }
 
@@ -249,7 +244,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agent_tool_approval_required_text, m)?)?;
     {
         use orpc_agent_core::agent_tools as at;
-        m.add("AGENT_TOOL_CALLER_REQUIRED", at::CALLER_REQUIRED_MESSAGE)?;
         m.add("AGENT_TOOL_UNKNOWN_APPROVAL", at::UNKNOWN_APPROVAL_MESSAGE)?;
         m.add("AGENT_TOOL_OUTPUT_NOT_JSON", at::OUTPUT_NOT_JSON_MESSAGE)?;
     }

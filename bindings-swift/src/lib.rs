@@ -228,7 +228,6 @@ pub fn act_manifest_check(manifest: String, manifest_name: String) -> Result<Str
 #[uniffi::export]
 pub fn std_forward_wrap(hops_json: String) -> Result<String, FfiError> {
     let hops = convert::parse_json(&hops_json)?;
-    let hops = hops.as_array().cloned().unwrap_or_default();
     Ok(orpc_agent_core::ffi::act::forward_wrap(&hops)?.to_string())
 }
 

@@ -87,10 +87,9 @@ pub fn gate_denies(code: &str) -> bool {
 }
 
 /// The constants an adapter shows, for a binding's module:
-/// `{callerRequired, unknownApproval, outputNotJson}`.
+/// `{unknownApproval, outputNotJson}`.
 pub fn messages() -> serde_json::Value {
     serde_json::json!({
-        "callerRequired": CALLER_REQUIRED_MESSAGE,
         "unknownApproval": UNKNOWN_APPROVAL_MESSAGE,
         "outputNotJson": OUTPUT_NOT_JSON_MESSAGE,
     })

@@ -147,8 +147,9 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
 }
 
 /** The adapters' fixed texts, the core's (`orpc_agent_core::agent_tools`). */
-const MESSAGES: { readonly callerRequired: string; readonly unknownApproval: string; readonly outputNotJson: string } =
-  JSON.parse(N.agentToolMessages());
+const MESSAGES: { readonly unknownApproval: string; readonly outputNotJson: string } = JSON.parse(
+  N.agentToolMessages(),
+);
 
 /**
  * What `execute` gives `ai`, which sends a tool's output to the model and a

@@ -50,7 +50,6 @@ __all__ = [
     "mcp_error_result",
     "mcp_approval_result",
     "mcp_ok_result",
-    "AGENT_TOOL_CALLER_REQUIRED",
     "AGENT_TOOL_UNKNOWN_APPROVAL",
     "AGENT_TOOL_OUTPUT_NOT_JSON",
     "agent_tool_approval_key",
@@ -256,7 +255,6 @@ def mcp_error_result(code: str, message: str, retryable: bool, details: Any = No
 def mcp_approval_result(request: Mapping[str, Any]) -> dict[str, Any]: ...
 def mcp_ok_result(output: Any, publishes_output_schema: bool) -> dict[str, Any]: ...
 
-AGENT_TOOL_CALLER_REQUIRED: str
 AGENT_TOOL_UNKNOWN_APPROVAL: str
 AGENT_TOOL_OUTPUT_NOT_JSON: str
 

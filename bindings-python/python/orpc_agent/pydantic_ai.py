@@ -50,6 +50,7 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDef
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
+from . import _native
 from ._agent_tools import (
     APPROVAL_META,
     FAILED,
@@ -209,7 +210,7 @@ class GovernedToolset(AbstractToolset[Any]):
             request_id = self.request_id(requests, call_id)
             capability_id = self._capability_by_tool.get(tool_by_call.get(call_id, ""))
             if request_id is None or capability_id is None:
-                raise ApprovalNotFoundError("No approval request of this toolset matches this call.")
+                raise ApprovalNotFoundError(_native.AGENT_TOOL_UNKNOWN_APPROVAL)
             if approved:
                 await self.registry.approvals.approve_async(request_id, approver=approver, reason=reason)
                 results.approvals[call_id] = True

@@ -295,7 +295,11 @@ final class HookDeadlineTests: XCTestCase {
             XCTAssertEqual(hung.outcome, "TIMEOUT", "system clock: \(system)")
             XCTAssertEqual(hung.finished, ["TIMEOUT"], "system clock: \(system)")
             // On the system clock the deadline may pass before the handler starts.
-            XCTAssertEqual(hung.handled, system ? min(hung.handled, 1) : 1, "system clock: \(system)")
+            if system {
+                XCTAssertLessThanOrEqual(hung.handled, 1, "system clock: never twice")
+            } else {
+                XCTAssertEqual(hung.handled, 1, "manual clock")
+            }
             XCTAssertTrue(hung.hookCancelled, "the validator's task was not cancelled (system clock: \(system))")
             XCTAssertFalse(hung.audit.contains(Self.secret), "the unvalidated output was recorded")
         }
@@ -318,7 +322,11 @@ final class HookDeadlineTests: XCTestCase {
             XCTAssertEqual(hung.outcome, "TIMEOUT", "system clock: \(system)")
             XCTAssertEqual(hung.finished, ["TIMEOUT"], "system clock: \(system)")
             // On the system clock the deadline may pass before the handler starts.
-            XCTAssertEqual(hung.handled, system ? min(hung.handled, 1) : 1, "system clock: \(system)")
+            if system {
+                XCTAssertLessThanOrEqual(hung.handled, 1, "system clock: never twice")
+            } else {
+                XCTAssertEqual(hung.handled, 1, "manual clock")
+            }
             XCTAssertTrue(hung.hookCancelled, "the redactor's task was not cancelled (system clock: \(system))")
             XCTAssertFalse(hung.audit.contains(Self.secret), "the unredacted output was recorded")
         }

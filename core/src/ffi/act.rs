@@ -165,10 +165,17 @@ pub fn manifest_check(manifest: &str, manifest_name: &str) -> Result<Value, Capa
         .map_err(component_error)
 }
 
-/// `std:forward` for a chain of hops (each a metadata map in the JSON
-/// view): `hops[0]` as the first component sees it, `hops[1]` under its
-/// `std:forward`, and so on.
-pub fn forward_wrap(hops: &[Value]) -> Result<Value, CapabilityError> {
+/// `std:forward` for a chain of hops (a JSON array of metadata maps in the
+/// JSON view): `hops[0]` as the first component sees it, `hops[1]` under
+/// its `std:forward`, and so on. Anything but an array is INVALID_INPUT
+/// (`NOT_A_LIST`), never an empty chain.
+pub fn forward_wrap(hops: &Value) -> Result<Value, CapabilityError> {
+    let Some(hops) = hops.as_array() else {
+        return Err(invalid(
+            "NOT_A_LIST",
+            "std:forward: the hops must be a list of metadata maps".into(),
+        ));
+    };
     let maps = hops.iter().map(map_of).collect::<Result<Vec<_>, _>>()?;
     Ok(view_of(&forward::wrap_chain(&maps)))
 }
@@ -203,7 +210,9 @@ mod tests {
             json!({"std:request-id": "a"}),
             json!({"std:request-id": "b"}),
         ];
-        let chain = forward_wrap(&hops).unwrap();
+        let chain = forward_wrap(&json!(hops)).unwrap();
+        let e = forward_wrap(&json!({"std:request-id": "a"})).unwrap_err();
+        assert_eq!(e.details, Some(json!({"reason": "NOT_A_LIST"})));
         assert_eq!(chain["std:forward"], hops[1]);
         let one = forward_unwrap(&chain).unwrap();
         assert_eq!(one, json!({"here": hops[0], "next": hops[1]}));
