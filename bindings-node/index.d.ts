@@ -33,6 +33,9 @@ export declare function agentToolGateDenies(code: string): boolean
 /** `{unknownApproval, outputNotJson}`: the adapters' fixed texts. */
 export declare function agentToolMessages(): string
 
+/** Who is recorded as the approver of a framework's approval turn. */
+export declare function agentToolRecordedApprover(configured?: string | undefined | null, actorId?: string | undefined | null): string | null
+
 /** Every error code of the core, in its stable order (drift tests). */
 export declare function allErrorCodes(): Array<string>
 
@@ -86,10 +89,12 @@ export declare function answerInputInvalid(reg: number, h: number, message: stri
 export declare function answerInputIssues(reg: number, h: number, issuesJson: string, now: number): number
 
 /**
- * `ExportInput`: the host value has no JSON form (NaN, a function, a
- * cycle…): the call fails with INVALID_INPUT.
+ * `ExportInput`: converting the validated input threw (src/json.ts
+ * refused a value, or application code raised): the call fails with
+ * INVALID_INPUT. `message` is a `CapabilityError`'s (the library's
+ * converter or the app's own); anything else is the core's generic reason.
  */
-export declare function answerInputNotExportable(reg: number, h: number, message: string, now: number): number
+export declare function answerInputNotExportable(reg: number, h: number, message: string | undefined | null, now: number): number
 
 /** `ValidateInput`: valid; the host keeps the validated value. */
 export declare function answerInputValid(reg: number, h: number, now: number): number

@@ -28,6 +28,15 @@ pub fn agent_tool_gate_denies(code: String) -> bool {
     agent_tools::gate_denies(&code)
 }
 
+/// Who is recorded as the approver of a framework's approval turn.
+#[napi(catch_unwind)]
+pub fn agent_tool_recorded_approver(
+    configured: Option<String>,
+    actor_id: Option<String>,
+) -> Option<String> {
+    agent_tools::recorded_approver(configured.as_deref(), actor_id.as_deref()).map(str::to_owned)
+}
+
 /// `{unknownApproval, outputNotJson}`: the adapters' fixed texts.
 #[napi(catch_unwind)]
 pub fn agent_tool_messages() -> String {

@@ -526,16 +526,18 @@ pub fn answer_input_exported(reg: u32, h: u32, input_json: String, now: f64) -> 
     }
 }
 
-/// `ExportInput`: the host value has no JSON form (NaN, a function, a
-/// cycle…): the call fails with INVALID_INPUT.
+/// `ExportInput`: converting the validated input threw (src/json.ts
+/// refused a value, or application code raised): the call fails with
+/// INVALID_INPUT. `message` is a `CapabilityError`'s (the library's
+/// converter or the app's own); anything else is the core's generic reason.
 #[napi(catch_unwind)]
 pub fn answer_input_not_exportable(
     reg: u32,
     h: u32,
-    message: String,
+    message: Option<String>,
     now: f64,
 ) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::InputNotExportable(message))
+    answer(reg, h, now, Answer::input_not_exportable(message))
 }
 
 /// `RunHandler`: the handler returned; the host keeps the output.

@@ -206,8 +206,7 @@ export async function drive(
             // The core quotes the reason to the caller: only the library's
             // own (or the app's CapabilityError) says why; an exception of
             // application code (a throwing `toJSON` or getter) may quote data.
-            const text = e instanceof CapabilityError ? e.message : "a value in it has no JSON form.";
-            r = N.answerInputNotExportable(reg, h, text, Date.now());
+            r = N.answerInputNotExportable(reg, h, e instanceof CapabilityError ? e.message : null, Date.now());
           }
           break;
         case Kind.RunHandler: {

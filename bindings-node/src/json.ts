@@ -8,8 +8,7 @@
  * names why (the core's hash sub-codes, docs/decisions.md).
  */
 import { CapabilityError } from "./errors.js";
-
-const MAX_DEPTH = 256;
+import { MAX_HASH_DEPTH as MAX_DEPTH } from "./generated/protocol.js";
 
 function fail(reason: string, path: string, what: string): never {
   throw new CapabilityError("INVALID_INPUT", `The input at ${path || "/"} ${what}.`, { details: { reason } });

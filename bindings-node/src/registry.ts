@@ -17,6 +17,7 @@ import {
 import { call, CapabilityError, fromNative } from "./errors.js";
 import { parseCoreJson, toJsonText } from "./json.js";
 import { Deadlines } from "./deadlines.js";
+import { APPROVAL_VIEW_FAILED_MESSAGE } from "./generated/protocol.js";
 import { HOT, N, SHORT_INPUT_TEXT, SURFACE_INDEX } from "./native.js";
 import {
   buildOnPostgres,
@@ -470,7 +471,7 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     try {
       return await redact(request.input, redactionInfo(view.info, frozenContext(context)));
     } catch {
-      throw new CapabilityError("EXECUTION_FAILED", "The approval input could not be prepared for display.");
+      throw new CapabilityError("EXECUTION_FAILED", APPROVAL_VIEW_FAILED_MESSAGE);
     }
   }
 

@@ -34,11 +34,11 @@ fn parse_surface(s: &str) -> PyResult<Surface> {
 #[pymethods]
 impl Frame {
     #[new]
-    #[pyo3(signature = (surface = "direct", *, actor = None, traceparent = None, tracestate = None, request_id = None, agent_id = None, session_id = None, context = None))]
+    #[pyo3(signature = (surface, *, actor = None, traceparent = None, tracestate = None, request_id = None, agent_id = None, session_id = None, context = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        surface: &str,
+        surface: Option<&str>,
         actor: Option<&Bound<'_, PyAny>>,
         traceparent: Option<String>,
         tracestate: Option<String>,
@@ -65,7 +65,12 @@ impl Frame {
         });
         Ok(Frame {
             core: Arc::new(CoreFrame {
-                surface: parse_surface(surface)?,
+                surface: parse_surface(surface.ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "a frame names its surface: one of {}",
+                        Surface::expected()
+                    ))
+                })?)?,
                 actor,
                 trace,
                 request_id,

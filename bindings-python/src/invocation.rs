@@ -419,10 +419,18 @@ impl Invocation {
 
     /// The validated input could not even be dumped (its serializer
     /// raised): ends the call as [`Self::input_exported`] does for a value
-    /// with no JSON form. The message names the exception type only: a
-    /// serializer's text may quote the input.
-    fn input_not_exportable(&mut self, py: Python<'_>, message: String) -> PyResult<u8> {
-        self.answer(py, Answer::InputNotExportable(message))
+    /// with no JSON form. `message` is the application's own
+    /// `CapabilityError` message, if it raised one; otherwise the core's
+    /// generic reason (a serializer's text may quote the input).
+    #[pyo3(signature = (message = None))]
+    fn input_not_exportable(&mut self, py: Python<'_>, message: Option<String>) -> PyResult<u8> {
+        self.answer(py, Answer::input_not_exportable(message))
+    }
+
+    /// The validated input's JSON form does not rebuild it
+    /// (`Answer::input_not_rebuilt`): nothing is bound to it.
+    fn input_not_rebuilt(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.answer(py, Answer::input_not_rebuilt())
     }
 
     /// The redacted output for the audit record (only with audit

@@ -113,6 +113,24 @@ fn agent_tool_approval_key(
     orpc_agent_core::agent_tools::approval_key(actor_id, session_id, tool_call_id)
 }
 
+/// Who is recorded as the approver of a framework's approval turn
+/// (`orpc_agent_core::agent_tools::recorded_approver`).
+#[pyfunction]
+#[pyo3(signature = (configured, actor_id))]
+fn agent_tool_recorded_approver(
+    configured: Option<&str>,
+    actor_id: Option<&str>,
+) -> Option<String> {
+    orpc_agent_core::agent_tools::recorded_approver(configured, actor_id).map(str::to_owned)
+}
+
+/// Whether a kept request (by its status) still holds its tool call
+/// (`orpc_agent_core::agent_tools::kept_request_holds_the_call`).
+#[pyfunction]
+fn agent_tool_kept_request_holds_the_call(status: &str) -> bool {
+    orpc_agent_core::agent_tools::kept_request_holds_the_call(status)
+}
+
 /// What the model reads of a call that needs approval and had no approval
 /// turn (`orpc_agent_core::agent_tools::approval_required_text`).
 #[pyfunction]
@@ -242,6 +260,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(std_forward_wrap, m)?)?;
     m.add_function(wrap_pyfunction!(std_forward_unwrap, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_approval_required_text, m)?)?;
+    m.add_function(wrap_pyfunction!(agent_tool_recorded_approver, m)?)?;
+    m.add_function(wrap_pyfunction!(agent_tool_kept_request_holds_the_call, m)?)?;
     {
         use orpc_agent_core::agent_tools as at;
         m.add("AGENT_TOOL_UNKNOWN_APPROVAL", at::UNKNOWN_APPROVAL_MESSAGE)?;
@@ -249,6 +269,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     postgres::register(m)?;
     m.add("MAX_HASH_DEPTH", MAX_HASH_DEPTH)?;
+    m.add(
+        "APPROVAL_VIEW_FAILED_MESSAGE",
+        orpc_agent_core::pipeline::redaction::APPROVAL_VIEW_FAILED_MESSAGE,
+    )?;
     m.add("DONE_OK", invocation::DONE_OK)?;
     m.add("SUSPENDED", registry::SUSPENDED)?;
     m.add("VALIDATOR_RAISED", registry::VALIDATOR_RAISED)?;

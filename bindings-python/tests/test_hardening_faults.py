@@ -308,6 +308,9 @@ async def test_an_input_or_output_a_serializer_cannot_dump_ends_typed_and_audite
     with pytest.raises(CapabilityError) as info:
         await registry.invoke("gated", {"x": {"o": object()}}, FRAME)
     assert info.value.code == "INVALID_INPUT"
+    # The core's reason, as Node's throwing toJSON and Swift's throwing
+    # encode(to:) get it; the serializer's own text is not shown.
+    assert info.value.message == "The input cannot be bound to an approval: a value in it has no JSON form."
     assert runs == 0
     assert registry.approvals.list() == []
     finished = [r for r in audit if r["event"] == "finished"]

@@ -211,6 +211,23 @@ async def test_results_the_app_builds_itself_are_recorded_as_the_core_s_decision
     assert request is not None and (request.status, request.decided_by) == ("consumed", "lead")
 
 
+@pytest.mark.parametrize("configured", [None, ""])
+async def test_without_a_configured_approver_the_actor_is_recorded(configured: str | None) -> None:
+    # The core's rule (agent_tools::recorded_approver), as in Node: an empty
+    # approver names nobody, so the frame's actor is recorded.
+    registry = build()
+    toolset = governed_toolset(registry, ANA, approver=configured)
+    script = Script([ToolCallPart("orders_refund", REFUND, tool_call_id="call_r")], [TextPart("Refunded.")])
+    agent = agent_for(script, toolset)
+    first = await agent.run("Refund.")
+    assert isinstance(first.output, DeferredToolRequests)
+    await agent.run(
+        message_history=first.all_messages(), deferred_tool_results=DeferredToolResults(approvals={"call_r": True})
+    )
+    request = await toolset.request(first.output, "call_r")
+    assert request is not None and (request.status, request.decided_by) == ("consumed", ANA.actor_id)
+
+
 async def test_a_gated_call_needs_a_caller_the_approval_can_be_kept_for() -> None:
     registry = build()
     toolset = governed_toolset(registry, Frame("aiSdk"))  # no actor id, no session

@@ -423,3 +423,25 @@ async def test_the_input_view_of_a_request_for_a_capability_not_served_here_is_t
         await elsewhere.redact_approval_input(out.request)
     # SI-8's one message, as Node and Swift answer it.
     assert info.value.message == "No such capability is available here. Use one of the tools you were given."
+
+
+def test_a_frame_names_its_surface() -> None:
+    # As in Node and Swift: a frame that is written names one of the core's
+    # five surfaces; nothing defaults to `direct` but `invoke`'s own
+    # `frame=None` (the application's in-process call).
+    with pytest.raises(TypeError):
+        Frame()  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="names its surface"):
+        Frame(None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown surface"):
+        Frame("constructor")
+
+    @capability(id="t.read", description="Read.", expose={"direct": True}, side_effect="read", risk="low")
+    async def read(x: dict[str, Any]) -> int:
+        return 1
+
+    reg = create_capability_registry([read])
+    with pytest.raises(ValueError, match="names its surface"):
+        reg.invoke_sync("t.read", {}, {"actor": {"id": "ana"}})
+    assert reg.invoke_sync("t.read", {}, {"surface": "direct"}).output == 1  # type: ignore[union-attr]
+    assert reg.invoke_sync("t.read", {}).output == 1  # type: ignore[union-attr]

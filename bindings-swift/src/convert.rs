@@ -59,9 +59,6 @@ pub enum FfiHostInput {
     Opaque,
 }
 
-/// Why an input has no JSON form, for the caller (names no value).
-pub(crate) const NO_JSON_FORM: &str = "a value in it has no JSON form.";
-
 /// The JSON value of a host input, or the core's error for why it has none
 /// the approval hash can bind (`HashError`: `NON_FINITE_NUMBER`,
 /// `TOO_DEEP`; INVALID_INPUT with `details.reason`).
@@ -91,7 +88,7 @@ pub(crate) fn json_value(input: FfiHostInput) -> Result<Value, CapabilityError> 
 /// audited) with why it has no JSON form.
 pub(crate) fn export_answer(input: FfiHostInput) -> Answer {
     match input {
-        FfiHostInput::Opaque => Answer::InputNotExportable(NO_JSON_FORM.into()),
+        FfiHostInput::Opaque => Answer::input_not_exportable(None),
         other => match json_value(other) {
             Ok(v) => Answer::InputExported(v),
             Err(e) => Answer::InputNotExportable(e.message),

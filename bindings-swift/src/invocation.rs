@@ -21,7 +21,7 @@ use orpc_agent_core::{
     Answer, CapabilityError, ErrorCode, Invocation, Outcome, Payload, Step, StepKind,
 };
 
-use crate::convert::{FfiHostInput, NO_JSON_FORM, export_answer, parse_json};
+use crate::convert::{FfiHostInput, export_answer, parse_json};
 use crate::registry::request_json;
 use crate::{FfiError, internal};
 
@@ -479,8 +479,7 @@ impl FfiInvocation {
     /// threw one; otherwise a generic reason (the error's text may quote
     /// the input).
     pub fn answer_input_not_exportable(&self, reason: Option<String>, now_ms: u64) -> u8 {
-        let reason = reason.unwrap_or_else(|| NO_JSON_FORM.to_owned());
-        self.answer(Answer::InputNotExportable(reason), now_ms)
+        self.answer(Answer::input_not_exportable(reason), now_ms)
     }
 
     /// The current step is one Swift's mirror of `StepKind` does not know

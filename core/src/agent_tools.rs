@@ -86,6 +86,31 @@ pub fn gate_denies(code: &str) -> bool {
     code == crate::ErrorCode::PolicyDenied.as_str()
 }
 
+/// Who an adapter records as the approver when the framework's approval
+/// turn approves or rejects a call: the approver the application
+/// configured, else the frame's actor (the user who answered the turn),
+/// else nobody. An empty name names nobody, in every binding (JavaScript's
+/// `??` and Python's `or` disagree on `""`).
+pub fn recorded_approver<'a>(
+    configured: Option<&'a str>,
+    actor_id: Option<&'a str>,
+) -> Option<&'a str> {
+    configured
+        .filter(|s| !s.is_empty())
+        .or(actor_id.filter(|s| !s.is_empty()))
+}
+
+/// Whether a request an adapter kept for a tool call still holds that call
+/// when the framework asks again whether the call needs approval (the
+/// OpenAI Agents SDK does, for a resumed run whose call is undecided):
+/// pending or approved-not-yet-run. The adapter then answers "needs
+/// approval" with the same request instead of opening a second one; after
+/// any other status (rejected, expired, consumed, unknown) the call is
+/// asked of the core afresh.
+pub fn kept_request_holds_the_call(status: &str) -> bool {
+    matches!(status, "pending" | "approved")
+}
+
 /// The constants an adapter shows, for a binding's module:
 /// `{unknownApproval, outputNotJson}`.
 pub fn messages() -> serde_json::Value {
@@ -98,6 +123,24 @@ pub fn messages() -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_pending_or_approved_request_holds_its_call() {
+        assert!(kept_request_holds_the_call("pending"));
+        assert!(kept_request_holds_the_call("approved"));
+        for other in ["rejected", "expired", "consumed", "Pending", ""] {
+            assert!(!kept_request_holds_the_call(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn the_recorded_approver_is_the_configured_one_else_the_actor() {
+        assert_eq!(recorded_approver(Some("ops"), Some("ana")), Some("ops"));
+        assert_eq!(recorded_approver(Some(""), Some("ana")), Some("ana"));
+        assert_eq!(recorded_approver(None, Some("ana")), Some("ana"));
+        assert_eq!(recorded_approver(None, Some("")), None);
+        assert_eq!(recorded_approver(None, None), None);
+    }
 
     #[test]
     fn a_key_names_the_caller_and_the_call() {

@@ -331,7 +331,7 @@ async function recordDecision(
   approved: boolean,
   reason?: string,
 ): Promise<void> {
-  const approver = state.options.approver ?? state.frame.actor?.id;
+  const approver = N.agentToolRecordedApprover(state.options.approver, state.frame.actor?.id) ?? undefined;
   const decision = { ...(approver === undefined ? {} : { approver }), ...(reason === undefined ? {} : { reason }) };
   if (approved) {
     // Already decided elsewhere: the resume that follows reports the core's view.

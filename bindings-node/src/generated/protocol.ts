@@ -44,3 +44,9 @@ export type CapabilityErrorCode =
   | "SESSION_NOT_FOUND"
   | "CREDENTIAL_REQUIRED"
   | "INTERNAL";
+
+/** How deep a value may nest for the approval hash (`act::MAX_HASH_DEPTH`): deeper is INVALID_INPUT `TOO_DEEP`. */
+export const MAX_HASH_DEPTH = 256;
+
+/** EXECUTION_FAILED's message when an approval-input redactor fails (`pipeline::redaction`). */
+export const APPROVAL_VIEW_FAILED_MESSAGE = "The approval input could not be prepared for display.";

@@ -195,7 +195,9 @@ describe("toAiSdkTools", () => {
     const model = scriptedModel(textTurn("Refunded."));
     const second = await generateText({
       model,
-      tools: toAiSdkTools(registry, { actor }),
+      // An empty approver names nobody: the actor is recorded, as in Python
+      // (the core's agent_tools::recorded_approver).
+      tools: toAiSdkTools(registry, { actor, approver: "" }),
       messages: [
         ...prompt,
         ...first.response.messages,

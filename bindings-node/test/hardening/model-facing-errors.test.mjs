@@ -194,6 +194,12 @@ describe("model-facing errors: registry.invoke", () => {
     assert.equal(seen.outputValidatorThrows.code, "OUTPUT_INVALID");
     assert.equal(seen.gatedInputGetter.code, "INVALID_INPUT");
     assert.equal(seen.gatedInputToJson.code, "INVALID_INPUT");
+    // The core's reason, as Python's raising serializer and Swift's
+    // throwing encode(to:) get it.
+    assert.equal(
+      seen.gatedInputToJson.message,
+      "The input cannot be bound to an approval: a value in it has no JSON form.",
+    );
     // A policy whose request cannot be built fails (deny); a redactor whose
     // info cannot be built fails (EXECUTION_FAILED): neither says why.
     assert.equal(seen.contextUnderPolicy.code, "POLICY_DENIED");

@@ -209,11 +209,18 @@ async def rejection_text(registry: CapabilityRegistry, request_id: str, frame: F
 
 
 async def record_approval(
-    registry: CapabilityRegistry, request_id: str, approver: str | None, reason: str | None = None
+    registry: CapabilityRegistry,
+    request_id: str,
+    configured: str | None,
+    frame: Frame,
+    reason: str | None = None,
 ) -> None:
-    """The framework's approval as the core's decision. Already decided (by
-    an approval UI, or the adapter's own helper): the resume that follows
-    reports the core's view."""
+    """The framework's approval as the core's decision, recorded for the
+    configured approver, else the frame's actor
+    (``agent_tools::recorded_approver``). Already decided (by an approval
+    UI, or the adapter's own helper): the resume that follows reports the
+    core's view."""
+    approver = _native.agent_tool_recorded_approver(configured, frame.actor_id)
     try:
         await registry.approvals.approve_async(request_id, approver=approver, reason=reason)
     except CapabilityError:

@@ -326,17 +326,12 @@ def _export_input(inv: Any, schema: Any, value: Any) -> int:
         dumped = _dump(schema, value)
     except Exception as e:
         # A serializer that raises: the core ends the call (INVALID_INPUT,
-        # audited). Its message may quote the input; the type may not.
-        return int(inv.input_not_exportable(f"its validated value could not be serialized ({type(e).__name__})"))
+        # audited) with its own reason; the app's CapabilityError says its own.
+        return int(inv.input_not_exportable(e.message if isinstance(e, CapabilityError) else None))
     if not rebuilds(schema, value, dumped) and _is_json(dumped):
         # (Text without a JSON form — NaN, a value no JSON holds — is
         # handed over as is: the core names why it cannot be bound.)
-        return int(
-            inv.input_not_exportable(
-                "its JSON form does not give the validated value back when rebuilt (a lossy serializer, "
-                "an excluded field, or a value its field's type does not carry back)"
-            )
-        )
+        return int(inv.input_not_rebuilt())
     return int(inv.input_exported(dumped))
 
 

@@ -50,6 +50,7 @@ from agents import FunctionTool, RunContextWrapper, RunState, ToolApprovalItem
 from agents.strict_schema import ensure_strict_json_schema
 from agents.tool_context import ToolContext
 
+from . import _native
 from ._agent_tools import (
     FAILED,
     OUTPUT_NOT_JSON,
@@ -71,10 +72,6 @@ from .registry import CapabilityRegistry
 from .types import ApprovalRequest, ApprovalRequired, Frame
 
 __all__ = ["governed_tools", "GovernedTools", "PrincipalRequiredError"]
-
-#: Statuses of a kept request under which the same tool call is not asked
-#: again (no second pending request for one call).
-_OPEN = ("pending", "approved")
 
 
 def _params_schema(descriptor: dict[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -168,7 +165,7 @@ class GovernedTools(list[FunctionTool]):
             # Asked again about a call already presented (a resumed run with
             # the call still undecided): the same request, not a second one.
             request = await self.registry.approvals.get_async(kept)
-            if request is not None and request.status in _OPEN:
+            if request is not None and _native.agent_tool_kept_request_holds_the_call(request.status):
                 return True
         frame = model_frame(self.frame, call_id)
         try:
@@ -204,7 +201,7 @@ class GovernedTools(list[FunctionTool]):
             if request_id is not None:
                 # The approved call: the core's request, resumed once.
                 if self._decide:
-                    await record_approval(self.registry, request_id, self._approver or frame.actor_id)
+                    await record_approval(self.registry, request_id, self._approver, frame)
                 outcome = await self.registry.resume(request_id, frame, through_tool=capability_id)
             else:
                 # Called without the gate first (the SDK gated arguments it

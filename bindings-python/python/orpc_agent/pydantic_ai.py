@@ -146,7 +146,7 @@ class GovernedToolset(AbstractToolset[Any]):
                 if request_id is not None:
                     # The approved call: the core's request, resumed once.
                     if self._decide:
-                        await record_approval(self.registry, request_id, self._approver or frame.actor_id)
+                        await record_approval(self.registry, request_id, self._approver, frame)
                     outcome = await self.registry.resume(request_id, frame, through_tool=capability_id)
                 else:
                     outcome = await self.registry.invoke(capability_id, args, frame)

@@ -50,7 +50,7 @@ def _as_frame(frame: Frame | Mapping[str, Any] | None) -> Frame:
         "session_id": f.pop("session_id", None) or f.pop("sessionId", None),
         "context": f.pop("context", None),
     }
-    surface = f.pop("surface", "direct")
+    surface = f.pop("surface", None)  # required: the core names the five
     if f:
         raise ValueError(f"unknown frame field(s): {', '.join(sorted(f))}")
     return Frame(surface, **kwargs)
@@ -296,9 +296,9 @@ class CapabilityRegistry:
             raise InternalError("The agent runtime failed internally.")
         spec = self._specs[index]
         redactor = spec.redact_approval_input
+        if redactor is None:  # unreachable: the core refuses the build (a declared hook with no implementation)
+            raise InternalError("no approval-input redactor")
         try:
-            if redactor is None:
-                raise LookupError("no approval-input redactor")
             # The stored input as the capability's type (a pydantic model
             # for a model schema), restored without validating it again:
             # the value the hash binds, unchanged.
@@ -310,7 +310,7 @@ class CapabilityRegistry:
             if inspect.isawaitable(view):
                 view = await view
         except Exception as exc:
-            raise ExecutionFailedError("The approval input could not be prepared for display.") from exc
+            raise ExecutionFailedError(_native.APPROVAL_VIEW_FAILED_MESSAGE) from exc
         return view
 
     def inspect(self) -> dict[str, Any]:

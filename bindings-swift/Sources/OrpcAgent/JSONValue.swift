@@ -262,6 +262,9 @@ private struct JSONParser {
         if integral {
             if let v = Int64(text) { return .int(v) }
             if let v = UInt64(text) { return .uint(v) }
+            // The core's rule (UNREPRESENTABLE_NUMBER): an integer is held
+            // exactly (−2^63 … 2^64−1) or refused, never rounded to a double.
+            throw fail("integer beyond 64 bits")
         }
         guard let d = Double(text) else { throw fail("bad number") }
         return .double(d)

@@ -237,7 +237,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
             } catch {
                 options.logger.log(
                     OperatorFailure(capabilityId: info.capabilityId, hook: .approvalInputRedactor, error: error))
-                throw CapabilityError(.executionFailed, "The approval input could not be prepared for display.")
+                throw CapabilityError(.executionFailed, approvalViewFailedMessage)
             }
         default:
             throw CapabilityError(.internal, "unknown approval view")

@@ -37,6 +37,19 @@ final class HostileValuesTests: XCTestCase {
         records.with { $0.filter { $0.event == "finished" }.map { $0.outcome ?? "?" } }
     }
 
+    /// JSON text with an integer beyond 64 bits is refused, as the core
+    /// refuses it (UNREPRESENTABLE_NUMBER), never read as a rounded double.
+    func testIntegersBeyond64BitsAreRefusedNotRounded() throws {
+        XCTAssertEqual(try JSONValue(parsing: "18446744073709551615"), .uint(UInt64.max))
+        XCTAssertEqual(try JSONValue(parsing: "-9223372036854775808"), .int(Int64.min))
+        for text in ["18446744073709551616", "-9223372036854775809", "[1, 100000000000000000000000]"] {
+            XCTAssertThrowsError(try JSONValue(parsing: text), text) { e in
+                XCTAssertEqual((e as? JSONParseError)?.reason, "integer beyond 64 bits")
+            }
+        }
+        XCTAssertEqual(try JSONValue(parsing: "1e20"), .double(1e20))
+    }
+
     /// A wrapper an app would use for a model's tool call.
     struct ToolCall: Codable, Sendable {
         let name: String
@@ -274,6 +287,11 @@ final class HostileValuesTests: XCTestCase {
                 XCTFail("\(name): expected INVALID_INPUT")
             } catch let e as CapabilityError {
                 XCTAssertEqual(e.code, .invalidInput, "\(name): \(e)")
+                if name.hasPrefix("opaque.") {
+                    // The core's reason, as Node and Python word it.
+                    XCTAssertEqual(
+                        e.message, "The input cannot be bound to an approval: a value in it has no JSON form.")
+                }
             }
         }
         XCTAssertEqual(counts.with { $0.handled }, 0)

@@ -507,7 +507,7 @@ impl Driver {
                     .map_err(|_| {
                         CapabilityError::new(
                             ErrorCode::ExecutionFailed,
-                            "The approval input could not be prepared for display.",
+                            super::redaction::APPROVAL_VIEW_FAILED_MESSAGE,
                         )
                     })
             }

@@ -12,6 +12,12 @@ use crate::frame::Actor;
 use crate::meta::Surface;
 use crate::registry::CapabilityRegistry;
 
+/// EXECUTION_FAILED's message when a capability's `redact.approvalInput`
+/// hook fails: the approval UI shows nothing of the input, and the hook's
+/// own text is for the operator's log only.
+pub const APPROVAL_VIEW_FAILED_MESSAGE: &str =
+    "The approval input could not be prepared for display.";
+
 /// A read-only view handed to `redact.output` and `redact.approvalInput`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -238,7 +238,9 @@ pub enum Answer {
     InputExported(Value),
     /// To `ExportInput`: the host value has no JSON form (NaN, a function,
     /// a cycle…). The call fails with INVALID_INPUT, as an input the
-    /// approval hash cannot bind does.
+    /// approval hash cannot bind does. The reason is the library's own
+    /// (a converter's, naming a path and a hash sub-code), or one of
+    /// [`Answer::input_not_exportable`] and [`Answer::input_not_rebuilt`].
     InputNotExportable(String),
     /// To `PersistApproval`.
     Persisted,
@@ -305,7 +307,32 @@ pub enum Answer {
     Audited,
 }
 
+/// Why a validated input has no JSON form when application code raised
+/// while converting it (a `toJSON`, a getter, an `encode(to:)`, a
+/// serializer): its text may quote the input, so it is not shown.
+pub const NO_JSON_FORM: &str = "a value in it has no JSON form.";
+
+/// Why a validated input is not bound when its JSON form does not give the
+/// value back (Python: a lossy serializer, an excluded field that was set,
+/// a value its field's type does not carry back): the handler could not
+/// get the value the hash would bind.
+pub const NOT_REBUILT: &str = "its JSON form does not give the validated value back when rebuilt \
+     (a lossy serializer, an excluded field, or a value its field's type does not carry back)";
+
 impl Answer {
+    /// `ExportInput` when converting the validated input raised: the
+    /// application's own `CapabilityError` message if it threw one (written
+    /// for the caller), otherwise [`NO_JSON_FORM`] — in every binding.
+    pub fn input_not_exportable(app_message: Option<String>) -> Answer {
+        Answer::InputNotExportable(app_message.unwrap_or_else(|| NO_JSON_FORM.to_owned()))
+    }
+
+    /// `ExportInput` when the input's JSON form does not rebuild it
+    /// ([`NOT_REBUILT`]).
+    pub fn input_not_rebuilt() -> Answer {
+        Answer::InputNotExportable(NOT_REBUILT.to_owned())
+    }
+
     /// A short name for error messages (never the payload).
     pub const fn name(&self) -> &'static str {
         match self {

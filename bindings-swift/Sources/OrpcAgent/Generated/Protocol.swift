@@ -29,3 +29,6 @@ extension Surface {
         }
     }
 }
+
+/// EXECUTION_FAILED's message when an approval-input redactor fails (`pipeline::redaction`).
+let approvalViewFailedMessage = "The approval input could not be prepared for display."
