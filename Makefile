@@ -11,7 +11,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 CLI    := target/debug/orpc-agent
 
-.PHONY: help build test test-rust test-cross lint fmt mirrors mirrors-check demo demo-cli bench bench-core venv
+.PHONY: help build test test-rust test-cross lint fmt mirrors mirrors-check demo demo-cli bench bench-core venv release test-release
 
 # Each binding or subsystem adds its targets in mk/<name>.mk and appends
 # them to these lists, so `make test`, `make demo`, `make bench`, `make build`,
@@ -77,6 +77,12 @@ mirrors-check: ## fail when a façade's generated protocol constants are not the
 
 fmt: $(FMT_TARGETS) ## format the Rust (rustfmt) and each binding (Biome, ruff format, swift format)
 	$(CARGO) fmt --all
+
+release: python-deps node-deps ## every artifact this machine can build, into dist/ (npm per platform, wheels, sdist; ~25 min)
+	bash scripts/release.sh
+
+test-release: ## install dist/'s artifacts in clean projects and smoke-test them (x64, arm64 under qemu; not in make test)
+	bash scripts/test-release.sh
 
 demo: demo-cli $(DEMO_TARGETS) ## run every example end to end
 
