@@ -95,7 +95,7 @@ async def test_rules_and_codes_are_the_cores() -> None:
 def test_synchronous_approval_calls_block_without_a_loop() -> None:
     reg = registry()
     who = actor()
-    a = reg.invoke_sync("orders.refund", {"id": "s", "amount": 1}, {"actor": {"id": who}})
+    a = reg.invoke_sync("orders.refund", {"id": "s", "amount": 1}, {"surface": "direct", "actor": {"id": who}})
     assert isinstance(a, ApprovalRequired)
     assert [r.id for r in reg.approvals.list(actor_id=who)] == [a.request.id]
     assert reg.approvals.page(actor_id=who, limit=1).next_cursor is not None
