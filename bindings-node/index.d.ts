@@ -206,6 +206,12 @@ export declare function approvalPageSize(limit: number): number
 export declare function auditRecordFields(): string
 
 /**
+ * A capability-class use decided against declarations and grants (each
+ * JSON-view text): `{allowed, reason?, message?}` as JSON text.
+ */
+export declare function capabilityGrantDecide(declared: string, grants: string, request: string): string
+
+/**
  * `{code: {kind, retryable}}` for every code: what a `CapabilityError`
  * built in JavaScript reports as its `kind` and default `retryable`.
  */
@@ -460,6 +466,9 @@ export declare function stdMetaDecode(bytes: Buffer): string
 
 /** The deterministic CBOR of a metadata map given as JSON-view text. */
 export declare function stdMetaEncode(meta: string): Buffer
+
+/** The tool-definition metadata (JSON-view text) an AgentMeta states. */
+export declare function stdToolDefinitionMeta(capabilityId: string, meta: string): string
 
 /**
  * The core's step kinds by number: `stepKinds()[i]` names kind `i + 1`

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { actComponentEmbed, actComponentInspect, actManifestCheck, agentToolApprovalKey, agentToolApprovalRequiredText, agentToolGateDenies, agentToolMessages, agentToolRecordedApprover, allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerOrpcError, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, mcpApprovalResult, mcpErrorResult, mcpMetaKeys, mcpOkParts, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stdForwardUnwrap, stdForwardWrap, stdMetaCheck, stdMetaDecode, stdMetaEncode, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
+const { actComponentEmbed, actComponentInspect, actManifestCheck, agentToolApprovalKey, agentToolApprovalRequiredText, agentToolGateDenies, agentToolMessages, agentToolRecordedApprover, allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerOrpcError, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, capabilityGrantDecide, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, mcpApprovalResult, mcpErrorResult, mcpMetaKeys, mcpOkParts, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stdForwardUnwrap, stdForwardWrap, stdMetaCheck, stdMetaDecode, stdMetaEncode, stdToolDefinitionMeta, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
 export { actComponentEmbed }
 export { actComponentInspect }
 export { actManifestCheck }
@@ -816,6 +816,7 @@ export { approvalPage }
 export { approvalPageAsync }
 export { approvalPageSize }
 export { auditRecordFields }
+export { capabilityGrantDecide }
 export { errorCodeTable }
 export { hotPath }
 export { inputHash }
@@ -862,6 +863,7 @@ export { stdForwardWrap }
 export { stdMetaCheck }
 export { stdMetaDecode }
 export { stdMetaEncode }
+export { stdToolDefinitionMeta }
 export { stepKinds }
 export { storeStep }
 export { surfaces }

@@ -80,3 +80,28 @@ pub fn std_forward_unwrap(meta: String) -> napi::Result<String> {
         .map(|v| js_text(&v))
         .map_err(|e| throw(&e))
 }
+
+/// A capability-class use decided against declarations and grants (each
+/// JSON-view text): `{allowed, reason?, message?}` as JSON text.
+#[napi(catch_unwind)]
+pub fn capability_grant_decide(
+    declared: String,
+    grants: String,
+    request: String,
+) -> napi::Result<String> {
+    let declared = parse_json(&declared, "the declarations").map_err(|e| throw(&e))?;
+    let grants = parse_json(&grants, "the grants").map_err(|e| throw(&e))?;
+    let request = parse_json(&request, "the request").map_err(|e| throw(&e))?;
+    act::grant_decide(&declared, &grants, &request)
+        .map(|v| v.to_string())
+        .map_err(|e| throw(&e))
+}
+
+/// The tool-definition metadata (JSON-view text) an AgentMeta states.
+#[napi(catch_unwind)]
+pub fn std_tool_definition_meta(capability_id: String, meta: String) -> napi::Result<String> {
+    let meta = parse_json(&meta, "the agent metadata").map_err(|e| throw(&e))?;
+    act::tool_definition_meta(&capability_id, &meta)
+        .map(|v| js_text(&v))
+        .map_err(|e| throw(&e))
+}

@@ -102,3 +102,42 @@ export function unwrapStdForward(meta: StdMeta): { here: StdMeta; next: StdMeta 
   const text = toJsonText(meta);
   return parseCoreJson(call(() => N.stdForwardUnwrap(text)));
 }
+
+/** Why `decideCapabilityGrant` denied a use. */
+export type CapabilityDenial = "UNDECLARED" | "NOT_GRANTED" | "OUTSIDE_DECLARATION" | "OUTSIDE_GRANT";
+
+/** What `decideCapabilityGrant` answers. */
+export type CapabilityGrantDecision = { allowed: true } | { allowed: false; reason: CapabilityDenial; message: string };
+
+/**
+ * One use of a capability class (spec/004 `std.capabilities`) decided by
+ * the core against what a component declares (`declared`: the
+ * `std.capabilities` map, `{"wasi:http": {allow: [{host: "*.example.com"}]}}`)
+ * and what the host granted (`grants`: `{"wasi:http": {}}` as declared, or
+ * `{allow: [...]}` narrower; no grant widens a declaration). `request`:
+ * `{id, params}`. A malformed declaration, grant or request is
+ * INVALID_INPUT (`details.reason`: `WILDCARD_CLASS`, `BAD_CAPABILITY_ID`,
+ * `BAD_PARAMETER`, `BAD_REQUEST`, …), never an allow.
+ */
+export function decideCapabilityGrant(
+  declared: StdMeta,
+  grants: StdMeta,
+  request: { id: string; params?: StdMeta },
+): CapabilityGrantDecision {
+  const [d, g, r] = [toJsonText(declared), toJsonText(grants), toJsonText(request)];
+  return JSON.parse(call(() => N.capabilityGrantDecide(d, g, r)));
+}
+
+/**
+ * The tool-definition metadata map (spec/004) a capability's agent
+ * metadata states, in the JSON view: `std:read-only` and `std:destructive`
+ * from `sideEffect`, `std:idempotent`, `std:timeout-ms`, `std:tags`, the
+ * description as `std:usage-hints`. `meta` is the data of `.meta({agent})`
+ * (or a declaration file's entry); metadata the registry would refuse is
+ * INVALID_INPUT with `details.reason` `INVALID_AGENT_META` and
+ * `details.problems`.
+ */
+export function toolDefinitionMeta(capabilityId: string, meta: Record<string, unknown>): StdMeta {
+  const text = toJsonText(meta);
+  return parseCoreJson(call(() => N.stdToolDefinitionMeta(String(capabilityId), text)));
+}

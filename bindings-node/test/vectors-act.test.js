@@ -11,10 +11,12 @@ import {
   CapabilityError,
   checkManifest,
   checkStdMeta,
+  decideCapabilityGrant,
   decodeStdMeta,
   embedComponent,
   encodeStdMeta,
   inspectComponent,
+  toolDefinitionMeta,
   unwrapStdForward,
   wrapStdForward,
 } from "@orpc-agent/core";
@@ -26,10 +28,14 @@ const key = (p) => `${p.key}|${p.code}|${p.severity}`;
 
 const decode = load("decode.json");
 const metadata = load("metadata.json");
+const grants = load("grants.json");
+const toolMeta = load("tool_meta.json");
 
 test("the act vectors have their cases", () => {
   assert.ok(decode.length >= 10);
   assert.ok(metadata.length >= 25);
+  assert.ok(grants.length >= 20);
+  assert.ok(toolMeta.length >= 6);
 });
 
 for (const c of decode) {
@@ -104,3 +110,39 @@ test("std:forward wraps a chain of hops and unwraps one layer", () => {
     (e) => e.code === "INVALID_INPUT" && e.details.reason === "NOT_A_MAP",
   );
 });
+
+const invalidWith = (reason) => (e) => {
+  assert.ok(e instanceof CapabilityError, String(e));
+  assert.equal(e.code, "INVALID_INPUT");
+  assert.equal(e.details.reason, reason);
+  return true;
+};
+
+for (const c of grants) {
+  test(`grants.json: ${c.name}`, () => {
+    const decide = () => decideCapabilityGrant(c.declared, c.grants, c.request);
+    if (c.error) return assert.throws(decide, invalidWith(c.error));
+    const got = decide();
+    assert.equal(got.allowed, c.allowed);
+    assert.equal(got.reason, c.reason);
+    assert.equal(typeof got.message, c.allowed ? "undefined" : "string");
+  });
+}
+
+for (const c of toolMeta) {
+  test(`tool_meta.json: ${c.name}`, () => {
+    const derive = () => toolDefinitionMeta(c.id, c.meta);
+    if (!c.problems) {
+      const view = derive();
+      assert.deepEqual(view, c.view);
+      assert.deepEqual(checkStdMeta(encodeStdMeta(view), "tool-definition", { strict: true }), []);
+      return;
+    }
+    assert.throws(derive, (e) => {
+      invalidWith("INVALID_AGENT_META")(e);
+      const pairs = (list) => new Set(list.map((p) => `${p.path}|${p.code}`));
+      assert.deepEqual(pairs(e.details.problems), pairs(c.problems));
+      return true;
+    });
+  });
+}

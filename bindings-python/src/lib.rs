@@ -230,6 +230,36 @@ fn std_forward_unwrap<'py>(
     convert::json_to_py(py, &v)
 }
 
+/// A capability-class use decided against a component's declarations and
+/// the host's grants: `{"allowed": ..., "reason"?, "message"?}`.
+#[pyfunction]
+fn capability_grant_decide<'py>(
+    py: Python<'py>,
+    declared: &Bound<'py, PyAny>,
+    grants: &Bound<'py, PyAny>,
+    request: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let fail = |e: CapabilityError| errors::capability_error(py, &e);
+    let declared = convert::py_to_json(declared).map_err(fail)?;
+    let grants = convert::py_to_json(grants).map_err(fail)?;
+    let request = convert::py_to_json(request).map_err(fail)?;
+    let v = orpc_agent_core::ffi::act::grant_decide(&declared, &grants, &request).map_err(fail)?;
+    convert::json_to_py(py, &v)
+}
+
+/// The tool-definition metadata (JSON view) a capability's agent metadata states.
+#[pyfunction]
+fn std_tool_definition_meta<'py>(
+    py: Python<'py>,
+    capability_id: &str,
+    meta: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let fail = |e: CapabilityError| errors::capability_error(py, &e);
+    let meta = convert::py_to_json(meta).map_err(fail)?;
+    let v = orpc_agent_core::ffi::act::tool_definition_meta(capability_id, &meta).map_err(fail)?;
+    convert::json_to_py(py, &v)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<frame::Frame>()?;
@@ -259,6 +289,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(act_manifest_check, m)?)?;
     m.add_function(wrap_pyfunction!(std_forward_wrap, m)?)?;
     m.add_function(wrap_pyfunction!(std_forward_unwrap, m)?)?;
+    m.add_function(wrap_pyfunction!(capability_grant_decide, m)?)?;
+    m.add_function(wrap_pyfunction!(std_tool_definition_meta, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_approval_required_text, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_recorded_approver, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_kept_request_holds_the_call, m)?)?;

@@ -16,10 +16,12 @@ from orpc_agent import (
     InvalidInputError,
     check_manifest,
     check_std_meta,
+    decide_capability_grant,
     decode_std_meta,
     embed_component,
     encode_std_meta,
     inspect_component,
+    tool_definition_meta,
     unwrap_std_forward,
     wrap_std_forward,
 )
@@ -95,3 +97,30 @@ def test_std_forward_wraps_a_chain_and_unwraps_one_layer() -> None:
     with pytest.raises(InvalidInputError) as info:
         unwrap_std_forward({"std:forward": 3})
     assert info.value.details == {"reason": "NOT_A_MAP"}
+
+
+@pytest.mark.parametrize("case", cases("grants.json"), ids=lambda c: c["name"])
+def test_grant_decisions(case: dict[str, Any]) -> None:
+    if "error" in case:
+        with pytest.raises(InvalidInputError) as e:
+            decide_capability_grant(case["declared"], case["grants"], case["request"])
+        assert e.value.details["reason"] == case["error"]
+        return
+    got = decide_capability_grant(case["declared"], case["grants"], case["request"])
+    assert got["allowed"] is case["allowed"]
+    assert got.get("reason") == case.get("reason")
+    assert isinstance(got.get("message"), str) is (not case["allowed"])
+
+
+@pytest.mark.parametrize("case", cases("tool_meta.json"), ids=lambda c: c["name"])
+def test_tool_definition_metadata(case: dict[str, Any]) -> None:
+    if "problems" in case:
+        with pytest.raises(InvalidInputError) as e:
+            tool_definition_meta(case["id"], case["meta"])
+        assert e.value.details["reason"] == "INVALID_AGENT_META"
+        got = {(p["path"], p["code"]) for p in e.value.details["problems"]}
+        assert got == {(p["path"], p["code"]) for p in case["problems"]}
+        return
+    view = tool_definition_meta(case["id"], case["meta"])
+    assert view == case["view"]
+    assert check_std_meta(encode_std_meta(view), "tool-definition", strict=True) == []

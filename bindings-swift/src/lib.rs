@@ -237,3 +237,27 @@ pub fn std_forward_unwrap(meta_json: String) -> Result<String, FfiError> {
     let meta = convert::parse_json(&meta_json)?;
     Ok(orpc_agent_core::ffi::act::forward_unwrap(&meta)?.to_string())
 }
+
+/// A capability-class use decided against a component's declarations and
+/// the host's grants (each JSON-view text): `{allowed, reason?, message?}`.
+#[uniffi::export]
+pub fn capability_grant_decide(
+    declared_json: String,
+    grants_json: String,
+    request_json: String,
+) -> Result<String, FfiError> {
+    let declared = convert::parse_json(&declared_json)?;
+    let grants = convert::parse_json(&grants_json)?;
+    let request = convert::parse_json(&request_json)?;
+    Ok(orpc_agent_core::ffi::act::grant_decide(&declared, &grants, &request)?.to_string())
+}
+
+/// The tool-definition metadata (JSON-view text) an agent metadata states.
+#[uniffi::export]
+pub fn std_tool_definition_meta(
+    capability_id: String,
+    meta_json: String,
+) -> Result<String, FfiError> {
+    let meta = convert::parse_json(&meta_json)?;
+    Ok(orpc_agent_core::ffi::act::tool_definition_meta(&capability_id, &meta)?.to_string())
+}

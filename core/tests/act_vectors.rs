@@ -192,3 +192,85 @@ fn localized_vectors() {
         assert_eq!(r.language, case["language"].as_str(), "{name}");
     }
 }
+
+#[test]
+fn grant_decisions() {
+    use orpc_agent_core::ffi::act::grant_decide;
+    let doc = load("grants.json");
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 20);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let got = grant_decide(&case["declared"], &case["grants"], &case["request"]);
+        match case.get("error") {
+            Some(code) => {
+                let e = got.expect_err(name);
+                assert_eq!(e.code.as_str(), "INVALID_INPUT", "{name}");
+                assert_eq!(e.details.unwrap()["reason"], *code, "{name}");
+            }
+            None => {
+                let got = got.unwrap_or_else(|e| panic!("{name}: {e:?}"));
+                assert_eq!(got["allowed"], case["allowed"], "{name}");
+                assert_eq!(got.get("reason"), case.get("reason"), "{name}");
+                assert_eq!(
+                    got["allowed"] == false,
+                    got["message"].is_string(),
+                    "{name}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn tool_definition_metadata_from_agent_meta() {
+    use orpc_agent_core::act::MetaMap;
+    use orpc_agent_core::ffi::act::{meta_encode, tool_definition_meta};
+    let doc = load("tool_meta.json");
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 6);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let got = tool_definition_meta(case["id"].as_str().unwrap(), &case["meta"]);
+        match case.get("problems") {
+            Some(want) => {
+                let e = got.expect_err(name);
+                assert_eq!(e.code.as_str(), "INVALID_INPUT", "{name}");
+                let details = e.details.unwrap();
+                assert_eq!(details["reason"], "INVALID_AGENT_META", "{name}");
+                let got: BTreeSet<(String, String)> = details["problems"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| {
+                        (
+                            p["path"].as_str().unwrap().to_owned(),
+                            p["code"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect();
+                let want: BTreeSet<(String, String)> = want
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| {
+                        (
+                            p["path"].as_str().unwrap().to_owned(),
+                            p["code"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect();
+                assert_eq!(got, want, "{name}");
+            }
+            None => {
+                let view = got.unwrap_or_else(|e| panic!("{name}: {e:?}"));
+                assert_eq!(view, case["view"], "{name}");
+                // A valid tool-definition map, as the core writes it.
+                let map = MetaMap::decode(&meta_encode(&view).unwrap()).unwrap();
+                let problems =
+                    map.validate(Position::ToolDefinition, ValidateOptions { strict: true });
+                assert!(problems.is_empty(), "{name}: {problems:?}");
+            }
+        }
+    }
+}

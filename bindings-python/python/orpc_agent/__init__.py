@@ -52,13 +52,16 @@ from .progress import ProgressEvent, on_progress
 from .registry import Approvals, CapabilityRegistry, create_capability_registry
 from .schema import InputIssues, JsonSchema, PydanticSchema, Schema
 from .std_meta import (
+    CapabilityGrantDecision,
     StdMetaProblem,
     check_manifest,
     check_std_meta,
+    decide_capability_grant,
     decode_std_meta,
     embed_component,
     encode_std_meta,
     inspect_component,
+    tool_definition_meta,
     unwrap_std_forward,
     wrap_std_forward,
 )
@@ -93,6 +96,7 @@ __all__ = [
     "Approvals",
     "CancelledCapabilityError",
     "CapabilityError",
+    "CapabilityGrantDecision",
     "CapabilityRegistry",
     "PostgresAuditSink",
     "CapabilitySpec",
@@ -129,6 +133,7 @@ __all__ = [
     "check_manifest",
     "check_std_meta",
     "create_capability_registry",
+    "decide_capability_grant",
     "decode_std_meta",
     "define_capability",
     "embed_component",
@@ -138,6 +143,7 @@ __all__ = [
     "input_hash",
     "inspect_component",
     "on_progress",
+    "tool_definition_meta",
     "unwrap_std_forward",
     "wrap_std_forward",
 ]

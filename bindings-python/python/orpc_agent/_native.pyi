@@ -65,6 +65,8 @@ __all__ = [
     "act_manifest_check",
     "std_forward_wrap",
     "std_forward_unwrap",
+    "capability_grant_decide",
+    "std_tool_definition_meta",
 ]
 
 MAX_HASH_DEPTH: int
@@ -275,3 +277,7 @@ def act_component_embed(manifest: str, wasm: bytes, manifest_name: str = "act.to
 def act_manifest_check(manifest: str, manifest_name: str = "act.toml") -> dict[str, Any]: ...
 def std_forward_wrap(hops: Sequence[Mapping[str, Any]]) -> dict[str, Any]: ...
 def std_forward_unwrap(meta: Mapping[str, Any]) -> dict[str, Any]: ...
+def capability_grant_decide(
+    declared: Mapping[str, Any], grants: Mapping[str, Any], request: Mapping[str, Any]
+) -> dict[str, Any]: ...
+def std_tool_definition_meta(capability_id: str, meta: Mapping[str, Any]) -> dict[str, Any]: ...

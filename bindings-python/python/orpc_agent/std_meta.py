@@ -1,6 +1,8 @@
 """``std:`` metadata maps (spec/004): decode CBOR to a JSON view, encode the
 view to deterministic CBOR, check a map against a metadata position; the
-``act:component`` section of a WebAssembly component and ``std:forward`` —
+``act:component`` section of a WebAssembly component and ``std:forward``;
+capability-class grant decisions and the tool-definition metadata an agent
+metadata states —
 the core's functions (``orpc_agent_core::ffi::act``), the same in every binding
 and in ``orpc-agent meta``. Conversion only.
 
@@ -83,14 +85,54 @@ def unwrap_std_forward(meta: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
     return out["here"], out["next"]
 
 
+class CapabilityGrantDecision(TypedDict, total=False):
+    """What ``decide_capability_grant`` answers: ``allowed``, and for a
+    denial ``reason`` (``UNDECLARED``, ``NOT_GRANTED``,
+    ``OUTSIDE_DECLARATION``, ``OUTSIDE_GRANT``) and ``message``."""
+
+    allowed: bool
+    reason: str
+    message: str
+
+
+def decide_capability_grant(
+    declared: Mapping[str, Any], grants: Mapping[str, Any], request: Mapping[str, Any]
+) -> CapabilityGrantDecision:
+    """One use of a capability class (spec/004 ``std.capabilities``) decided
+    by the core against what a component declares (``declared``: the
+    ``std.capabilities`` map, ``{"wasi:http": {"allow": [{"host":
+    "*.example.com"}]}}``) and what the host granted (``grants``:
+    ``{"wasi:http": {}}`` as declared, or ``{"allow": [...]}`` narrower; no
+    grant widens a declaration). ``request``: ``{"id", "params"}``. A
+    malformed declaration, grant or request is ``InvalidInputError``
+    (``details["reason"]``: ``WILDCARD_CLASS``, ``BAD_CAPABILITY_ID``,
+    ``BAD_PARAMETER``, ``BAD_REQUEST``, ...), never an allow."""
+    return cast("CapabilityGrantDecision", _native.capability_grant_decide(declared, grants, request))
+
+
+def tool_definition_meta(capability_id: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The tool-definition metadata map (spec/004) a capability's agent
+    metadata states, in the JSON view: ``std:read-only`` and
+    ``std:destructive`` from ``sideEffect``, ``std:idempotent``,
+    ``std:timeout-ms``, ``std:tags``, the description as ``std:usage-hints``.
+    ``meta`` is the metadata's JSON form (camelCase keys, as a declaration
+    file writes it); metadata the registry would refuse is
+    ``InvalidInputError`` with ``details["reason"]`` ``INVALID_AGENT_META``
+    and ``details["problems"]``."""
+    return _native.std_tool_definition_meta(capability_id, meta)
+
+
 __all__ = [
+    "CapabilityGrantDecision",
     "StdMetaProblem",
     "check_manifest",
     "check_std_meta",
+    "decide_capability_grant",
     "decode_std_meta",
     "embed_component",
     "encode_std_meta",
     "inspect_component",
+    "tool_definition_meta",
     "unwrap_std_forward",
     "wrap_std_forward",
 ]

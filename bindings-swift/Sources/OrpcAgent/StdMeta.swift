@@ -50,6 +50,56 @@ extension StdMeta {
     }
 }
 
+extension StdMeta {
+    /// The tool-definition metadata map (spec/004) a capability's agent
+    /// metadata states, in the JSON view: `std:read-only` and
+    /// `std:destructive` from `sideEffect`, `std:idempotent`,
+    /// `std:timeout-ms`, `std:tags`, the description as `std:usage-hints`.
+    /// `meta` is the metadata's JSON form (as a declaration file writes
+    /// it); metadata the registry would refuse is `.invalidInput` with
+    /// `details["reason"]` `INVALID_AGENT_META` and `details["problems"]`.
+    public static func toolDefinition(capabilityId: String, meta: JSONValue) throws -> JSONValue {
+        let text = try ffi { try stdToolDefinitionMeta(capabilityId: capabilityId, metaJson: meta.jsonText) }
+        return try CoreJSON.parse("metadata map", text)
+    }
+}
+
+/// Capability classes (spec/004 `std.capabilities`): what a component
+/// declares, what the host grants, decided by the core.
+public enum CapabilityGrants {
+    /// One use of a capability class decided against what a component
+    /// declares (`declared`: the `std.capabilities` map, `{"wasi:http":
+    /// {"allow": [{"host": "*.example.com"}]}}`) and what the host granted
+    /// (`grants`: `{"wasi:http": {}}` as declared, or `{"allow": [...]}`
+    /// narrower; no grant widens a declaration). `request`: `{"id",
+    /// "params"}`. A malformed declaration, grant or request throws
+    /// `.invalidInput` (`details["reason"]`: `WILDCARD_CLASS`,
+    /// `BAD_CAPABILITY_ID`, `BAD_PARAMETER`, `BAD_REQUEST`, …), never an
+    /// allow.
+    public static func decide(declared: JSONValue, grants: JSONValue, request: JSONValue) throws
+        -> CapabilityGrantDecision
+    {
+        let text = try ffi {
+            try capabilityGrantDecide(
+                declaredJson: declared.jsonText, grantsJson: grants.jsonText, requestJson: request.jsonText)
+        }
+        let o = try CoreObject("capability grant decision", text: text)
+        guard case .bool(let allowed)? = o.optional("allowed") else {
+            throw CoreJSON.malformed("capability grant decision", field: "allowed", expected: "a boolean")
+        }
+        if allowed { return .allowed }
+        return .denied(reason: try o.string("reason"), message: try o.string("message"))
+    }
+}
+
+/// What `CapabilityGrants.decide` answers.
+public enum CapabilityGrantDecision: Sendable, Equatable {
+    case allowed
+    /// `reason`: `UNDECLARED`, `NOT_GRANTED`, `OUTSIDE_DECLARATION` or
+    /// `OUTSIDE_GRANT`.
+    case denied(reason: String, message: String)
+}
+
 /// The `act:component` section of a WebAssembly component (spec/004), read
 /// and written by the core.
 public enum ActComponent {

@@ -3372,6 +3372,20 @@ public func allErrorCodes() -> [String]  {
 })
 }
 /**
+ * A capability-class use decided against a component's declarations and
+ * the host's grants (each JSON-view text): `{allowed, reason?, message?}`.
+ */
+public func capabilityGrantDecide(declaredJson: String, grantsJson: String, requestJson: String)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_capability_grant_decide(
+        FfiConverterString.lower(declaredJson),
+        FfiConverterString.lower(grantsJson),
+        FfiConverterString.lower(requestJson),uniffiCallStatus
+    )
+})
+}
+/**
  * Whether an error with this code is retryable when its thrower says
  * nothing (`ErrorCode::default_retryable`: TIMEOUT); false for an unknown
  * code.
@@ -3522,6 +3536,18 @@ public func stdMetaEncode(metaJson: String)throws  -> Data  {
 })
 }
 /**
+ * The tool-definition metadata (JSON-view text) an agent metadata states.
+ */
+public func stdToolDefinitionMeta(capabilityId: String, metaJson: String)throws  -> String  {
+    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_std_tool_definition_meta(
+        FfiConverterString.lower(capabilityId),
+        FfiConverterString.lower(metaJson),uniffiCallStatus
+    )
+})
+}
+/**
  * The core's step kinds by name, in numeric order (`StepKind::ALL`:
  * position `i` is kind `i + 1`): the Swift mirror's drift test compares
  * its cases with this list.
@@ -3591,6 +3617,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_func_all_error_codes() != 384) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_orpc_agent_swift_checksum_func_capability_grant_decide() != 64637) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_orpc_agent_swift_checksum_func_default_retryable() != 19444) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -3625,6 +3654,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_std_meta_encode() != 62539) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_std_tool_definition_meta() != 58997) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_step_kind_names() != 36947) {

@@ -46,6 +46,60 @@ final class ActVectorTests: XCTestCase {
         }
     }
 
+    func testGrantDecisions() throws {
+        let cases = try cases("grants.json")
+        XCTAssertGreaterThanOrEqual(cases.count, 20)
+        for c in cases {
+            let name = c["name"]?.stringValue ?? "?"
+            let decide = {
+                try CapabilityGrants.decide(
+                    declared: c["declared"] ?? .null, grants: c["grants"] ?? .null, request: c["request"] ?? .null)
+            }
+            if let code = c["error"]?.stringValue {
+                XCTAssertThrowsError(try decide(), name) { error in
+                    let e = error as? CapabilityError
+                    XCTAssertEqual(e?.code, .invalidInput, name)
+                    XCTAssertEqual(e?.details?["reason"]?.stringValue, code, name)
+                }
+                continue
+            }
+            switch try decide() {
+            case .allowed:
+                XCTAssertEqual(c["allowed"]?.boolValue, true, name)
+            case .denied(let reason, let message):
+                XCTAssertEqual(c["allowed"]?.boolValue, false, name)
+                XCTAssertEqual(reason, c["reason"]?.stringValue, name)
+                XCTAssertFalse(message.isEmpty, name)
+            }
+        }
+    }
+
+    func testToolDefinitionMetadataFromAgentMeta() throws {
+        let cases = try cases("tool_meta.json")
+        XCTAssertGreaterThanOrEqual(cases.count, 6)
+        for c in cases {
+            let name = c["name"]?.stringValue ?? "?"
+            let derive = {
+                try StdMeta.toolDefinition(capabilityId: c["id"]?.stringValue ?? "", meta: c["meta"] ?? .null)
+            }
+            if let problems = c["problems"]?.arrayValue {
+                XCTAssertThrowsError(try derive(), name) { error in
+                    let e = error as? CapabilityError
+                    XCTAssertEqual(e?.details?["reason"]?.stringValue, "INVALID_AGENT_META", name)
+                    let pairs = { (list: [JSONValue]) in
+                        Set(list.map { "\($0["path"]?.stringValue ?? "")|\($0["code"]?.stringValue ?? "")" })
+                    }
+                    XCTAssertEqual(pairs(e?.details?["problems"]?.arrayValue ?? []), pairs(problems), name)
+                }
+                continue
+            }
+            let view = try derive()
+            XCTAssertTrue(jsonEqual(view, c["view"] ?? .null), "\(name): \(view)")
+            XCTAssertEqual(
+                try StdMeta.check(try StdMeta.encode(view), position: "tool-definition", strict: true), [], name)
+        }
+    }
+
     func testAnUnknownPositionNamesTheKnownOnes() throws {
         XCTAssertThrowsError(try StdMeta.check(try StdMeta.encode(.object(JSONObject())), position: "nowhere")) {
             let e = $0 as? CapabilityError

@@ -206,6 +206,44 @@ pub struct Grant {
     pub allow: Option<Vec<Constraint>>,
 }
 
+impl Grant {
+    /// Reads the host's grants as a map keyed by class id, in the same
+    /// shape a declaration has: `{}` grants the class as declared, `{allow:
+    /// [...]}` narrows it (an empty list admits nothing). Ids follow the
+    /// declaration's rules (no wildcard: a grant names what it grants).
+    pub fn list_from_cbor(v: &Cbor) -> Result<Vec<Grant>, DeclarationError> {
+        let entries = v.as_map().ok_or(DeclarationError::NotAMap(value_kind(v)))?;
+        let mut grants: Vec<Grant> = Vec::with_capacity(entries.len());
+        for (k, body) in entries {
+            let id = k
+                .as_text()
+                .ok_or(DeclarationError::BadId(format!("{k:?}")))?;
+            check_id(id)?;
+            if grants.iter().any(|g| g.id == id) {
+                return Err(DeclarationError::Duplicate(id.to_owned()));
+            }
+            let params = body
+                .as_map()
+                .ok_or_else(|| bad(id, "a grant must be a table (possibly empty)"))?;
+            let mut allow = None;
+            for (pk, pv) in params {
+                match pk.as_text() {
+                    Some("allow") => allow = Some(read_allow(id, pv)?),
+                    Some(other) => {
+                        return Err(bad(id, format!("unknown grant parameter {other:?}")));
+                    }
+                    None => return Err(bad(id, "parameter names are text")),
+                }
+            }
+            grants.push(Grant {
+                id: id.to_owned(),
+                allow,
+            });
+        }
+        Ok(grants)
+    }
+}
+
 /// One use of a capability: the class and the parameters of the action
 /// (e.g. `key = "test_users"` for `db:drop`).
 #[derive(Clone, Debug, PartialEq)]

@@ -9,6 +9,11 @@
 //! embed it from an `act.toml` manifest, check a manifest) and
 //! `std:forward` (wrap a chain of hops' metadata, unwrap one layer).
 //!
+//! And two decisions a host of components makes: a use of a capability
+//! class against the component's declarations and the operator's grants
+//! ([`grant_decide`]), and the tool-definition metadata a capability's
+//! `AgentMeta` states ([`tool_definition_meta`]).
+//!
 //! A map that is not acceptable CBOR, or a JSON view that is not a
 //! metadata map, is INVALID_INPUT with `details: {"reason": <code>}` (the
 //! decoder's code, e.g. `NOT_A_MAP`, `TRUNCATED`; `NOT_METADATA` for a
@@ -18,7 +23,9 @@
 
 use serde_json::{Value, json};
 
+use crate::act::capabilities::{self, Decision, Declarations, Grant};
 use crate::act::component::{ComponentError, ComponentMeta};
+use crate::act::tool_meta::ToolHints;
 use crate::act::{MetaMap, Position, Problem, Severity, ValidateOptions, forward, json_view};
 use crate::error::{CapabilityError, ErrorCode};
 
@@ -186,6 +193,95 @@ pub fn forward_unwrap(meta: &Value) -> Result<Value, CapabilityError> {
     let (here, next) = forward::unwrap(&map_of(meta)?)
         .map_err(|e| invalid(e.code(), format!("std:forward: {e}")))?;
     Ok(json!({"here": view_of(&here), "next": next.as_ref().map(view_of)}))
+}
+
+fn cbor_of(view: &Value, what: &str) -> Result<ciborium::Value, CapabilityError> {
+    json_view::from_json(view).map_err(|e| invalid("NOT_METADATA", format!("{what}: {e}")))
+}
+
+fn declaration_error(what: &str, e: capabilities::DeclarationError) -> CapabilityError {
+    invalid(e.code(), format!("{what}: {e}"))
+}
+
+/// One use of a capability class (spec/004 `std.capabilities`) decided
+/// against what the component declares and what the host granted, in the
+/// JSON view:
+/// - `declared`: `{"<namespace:name>": {allow?, description?, mount-root?, mounts?}}`
+///   (the `std.capabilities` table of an `act.toml`);
+/// - `grants`: `{"<namespace:name>": {allow?}}` (`{}` grants the class as
+///   declared; a list narrows it, an empty one admits nothing);
+/// - `request`: `{"id": "<namespace:name>", "params": {…}}`.
+///
+/// The answer is `{"allowed": true}` or `{"allowed": false, "reason":
+/// UNDECLARED | NOT_GRANTED | OUTSIDE_DECLARATION | OUTSIDE_GRANT,
+/// "message"}`. A declaration, grant or request that is not one is
+/// INVALID_INPUT with the declaration code (`BAD_CAPABILITY_ID`,
+/// `WILDCARD_CLASS`, `BAD_PARAMETER`, …; `BAD_REQUEST` for the request):
+/// nothing malformed is ever allowed.
+pub fn grant_decide(
+    declared: &Value,
+    grants: &Value,
+    request: &Value,
+) -> Result<Value, CapabilityError> {
+    let declared = Declarations::from_cbor(&cbor_of(declared, "std.capabilities")?)
+        .map_err(|e| declaration_error("std.capabilities", e))?;
+    let grants = Grant::list_from_cbor(&cbor_of(grants, "grants")?)
+        .map_err(|e| declaration_error("grants", e))?;
+    let bad_request = |why: &str| invalid("BAD_REQUEST", format!("capability request: {why}"));
+    let Some(request) = request.as_object() else {
+        return Err(bad_request("expected {\"id\", \"params\"}"));
+    };
+    if let Some(extra) = request.keys().find(|k| *k != "id" && *k != "params") {
+        return Err(bad_request(&format!("unknown field {extra:?}")));
+    }
+    let Some(id) = request.get("id").and_then(Value::as_str) else {
+        return Err(bad_request("`id` must be the class id, a string"));
+    };
+    let params = match request.get("params") {
+        None => Vec::new(),
+        Some(p) => match cbor_of(p, "capability request params")? {
+            ciborium::Value::Map(entries) => entries
+                .into_iter()
+                .map(|(k, v)| match k {
+                    ciborium::Value::Text(k) => Ok((k, v)),
+                    _ => Err(bad_request("parameter names are text")),
+                })
+                .collect::<Result<_, _>>()?,
+            _ => return Err(bad_request("`params` must be a map")),
+        },
+    };
+    let request = capabilities::Request {
+        id: id.to_owned(),
+        params,
+    };
+    Ok(match capabilities::decide(&declared, &grants, &request) {
+        Decision::Allowed => json!({"allowed": true}),
+        Decision::Denied { reason, message } => {
+            json!({"allowed": false, "reason": reason.code(), "message": message})
+        }
+    })
+}
+
+/// The tool-definition metadata map (spec/004, DESIGN §8) that a
+/// capability's `AgentMeta` (its JSON form, as a declaration file or
+/// `.meta({agent})` writes it) states, in the JSON view: `std:read-only`
+/// and `std:destructive` from `sideEffect`, `std:idempotent`,
+/// `std:timeout-ms`, `std:tags` when declared, and the description as
+/// `std:usage-hints`. Metadata the core would refuse at build is
+/// INVALID_INPUT `{reason: "INVALID_AGENT_META", problems: [{capability,
+/// path, code, message}]}`.
+pub fn tool_definition_meta(capability_id: &str, meta: &Value) -> Result<Value, CapabilityError> {
+    let meta = crate::meta::parse::parse_agent_meta(capability_id, meta).map_err(|problems| {
+        CapabilityError::new(
+            ErrorCode::InvalidInput,
+            format!("{capability_id}: the agent metadata has problems"),
+        )
+        .with_details(json!({
+            "reason": "INVALID_AGENT_META",
+            "problems": problems.iter().map(crate::meta::Problem::to_json).collect::<Vec<_>>(),
+        }))
+    })?;
+    Ok(view_of(&ToolHints::from_agent_meta(&meta).to_meta_map()))
 }
 
 #[cfg(test)]

@@ -589,6 +589,11 @@ RustBuffer uniffi_orpc_agent_swift_fn_func_all_error_codes(RustCallStatus *_Nonn
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_CAPABILITY_GRANT_DECIDE
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_CAPABILITY_GRANT_DECIDE
+RustBuffer uniffi_orpc_agent_swift_fn_func_capability_grant_decide(RustBuffer declared_json, RustBuffer grants_json, RustBuffer request_json, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_DEFAULT_RETRYABLE
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_DEFAULT_RETRYABLE
 int8_t uniffi_orpc_agent_swift_fn_func_default_retryable(RustBuffer code, RustCallStatus *_Nonnull out_status
@@ -649,6 +654,11 @@ RustBuffer uniffi_orpc_agent_swift_fn_func_std_meta_decode(RustBuffer cbor, Rust
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_META_ENCODE
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_META_ENCODE
 RustBuffer uniffi_orpc_agent_swift_fn_func_std_meta_encode(RustBuffer meta_json, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_TOOL_DEFINITION_META
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STD_TOOL_DEFINITION_META
+RustBuffer uniffi_orpc_agent_swift_fn_func_std_tool_definition_meta(RustBuffer capability_id, RustBuffer meta_json, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_STEP_KIND_NAMES
@@ -952,6 +962,12 @@ uint16_t uniffi_orpc_agent_swift_checksum_func_all_error_codes(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_CAPABILITY_GRANT_DECIDE
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_CAPABILITY_GRANT_DECIDE
+uint16_t uniffi_orpc_agent_swift_checksum_func_capability_grant_decide(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_DEFAULT_RETRYABLE
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_DEFAULT_RETRYABLE
 uint16_t uniffi_orpc_agent_swift_checksum_func_default_retryable(void
@@ -1021,6 +1037,12 @@ uint16_t uniffi_orpc_agent_swift_checksum_func_std_meta_decode(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_META_ENCODE
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_META_ENCODE
 uint16_t uniffi_orpc_agent_swift_checksum_func_std_meta_encode(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_TOOL_DEFINITION_META
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_STD_TOOL_DEFINITION_META
+uint16_t uniffi_orpc_agent_swift_checksum_func_std_tool_definition_meta(void
     
 );
 #endif
