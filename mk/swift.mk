@@ -11,7 +11,7 @@ SWIFT_SH      := scripts/swift.sh
 SWIFT_PKG     := bindings-swift
 SWIFT_LIBDIR   = $(CURDIR)/target/swift-lib/$(1)
 
-.PHONY: swift-lib swift-lib-release test-swift build-swift lint-swift fmt-swift demo-swift bench-swift swift-bindings
+.PHONY: swift-lib swift-lib-release test-swift test-swift-readme build-swift lint-swift fmt-swift demo-swift bench-swift swift-bindings
 
 # swift-format (`swift format`, part of the Swift 6 toolchain; 600.0.0 in the
 # chroot) with bindings-swift/.swift-format over OrpcAgent's hand-written
@@ -30,7 +30,7 @@ define swift_stage_lib
 	@cmp -s target/$(1)/liborpc_agent_swift.a $(call SWIFT_LIBDIR,$(1))/liborpc_agent_swift.a || { \
 	  cp target/$(1)/liborpc_agent_swift.a $(call SWIFT_LIBDIR,$(1))/ && \
 	  rm -rf $(SWIFT_PKG)/.build/*/$(1)/*.xctest $(SWIFT_PKG)/.build/*/$(1)/OrpcAgentBench \
-	         examples/swift-cli/.build/*/$(1)/SwiftCLI; }
+	         examples/swift-cli/.build/*/$(1)/SwiftCLI examples/swift-cli/.build/*/$(1)/ReadmeQuickStart; }
 endef
 
 swift-lib: ## the Rust static library the Swift package links (debug)
@@ -50,6 +50,13 @@ test-swift: swift-lib ## Swift: bindings drift check, then swift test (vectors, 
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build --build-tests -q && \
 		LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) timeout --kill-after=30s 15m swift test --skip-build --disable-swift-testing"
 
+test-swift-readme: swift-lib ## Swift: the README's quick start is examples/swift-cli's ReadmeQuickStart, and it prints what it says
+	python3 tests/readme/swift_snippets.py source
+	mkdir -p target
+	$(SWIFT_SH) run "cd examples/swift-cli && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build -q --product ReadmeQuickStart && \
+		timeout 120 .build/debug/ReadmeQuickStart > $(CURDIR)/target/swift-readme.out"
+	python3 tests/readme/swift_snippets.py output target/swift-readme.out
+
 build-swift: swift-lib ## Swift: build the package and the example CLI
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build && cd ../examples/swift-cli && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build"
 
@@ -67,7 +74,7 @@ demo-swift: swift-lib ## Swift: the example CLI (two capabilities, an approval r
 bench-swift: swift-lib-release ## Swift: governed invoke vs a direct await of the closure (release)
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,release) swift run -q -c release OrpcAgentBench"
 
-TEST_TARGETS  += test-swift
+TEST_TARGETS  += test-swift test-swift-readme
 DEMO_TARGETS  += demo-swift
 BENCH_TARGETS += bench-swift
 BUILD_TARGETS += build-swift

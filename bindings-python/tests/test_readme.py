@@ -1,6 +1,8 @@
 """The README's runnable snippets (a ```python block right after a
-``<!-- snippet: run -->`` line) run as they are, each in a fresh process,
-and print what their ``print(...)  # expected`` comments say."""
+``<!-- snippet: run -->`` line) run as they are, as a script, each in a
+fresh process and its own temporary working directory (a snippet may
+create ``approvals.db``), and print what their ``print(...)  # expected``
+comments say."""
 
 from __future__ import annotations
 
@@ -16,12 +18,14 @@ SNIPPETS = re.findall(r"<!-- snippet: run -->\n```python\n(.*?)```", README.read
 
 
 def test_the_readme_has_runnable_snippets() -> None:
-    assert len(SNIPPETS) >= 2
+    assert len(SNIPPETS) >= 3
 
 
 @pytest.mark.parametrize("code", SNIPPETS, ids=[f"snippet-{i}" for i in range(len(SNIPPETS))])
-def test_snippet_runs(code: str) -> None:
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=100)
+def test_snippet_runs(code: str, tmp_path: Path) -> None:
+    script = tmp_path / "snippet.py"
+    script.write_text(code)
+    run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=100)
     assert run.returncode == 0, run.stderr
     expected = re.findall(r"^\s*print\(.*\)  # (.+)$", code, re.M)
     assert run.stdout.splitlines() == expected

@@ -442,3 +442,45 @@ fn component_embed_then_inspect_round_trip() {
     let not_wasm = d.file("x.wasm", b"hello");
     expect_code(&run(&["component", "inspect", &not_wasm]), 2, "not wasm");
 }
+
+/// The root README's quick start, as written: its declaration file (the
+/// ```json block after `<!-- snippet: run -->`) passes `check`, and
+/// `inspect --json` lists what it declares.
+#[test]
+fn the_root_readme_quick_start_checks_and_inspects() {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let marker = "<!-- snippet: run -->\n```json\n";
+    let start = readme
+        .find(marker)
+        .expect("a runnable declaration in README.md")
+        + marker.len();
+    let end = start + readme[start..].find("```").unwrap();
+    let text = &readme[start..end];
+    let declared: Value = serde_json::from_str(text).unwrap();
+    let dir = Dir::new("readme");
+    let orders = dir.file("orders.json", text.as_bytes());
+    let o = run(&["check", &orders]);
+    expect_code(&o, 0, "orpc-agent check orders.json");
+    let o = run(&["inspect", &orders, "--json"]);
+    expect_code(&o, 0, "orpc-agent inspect orders.json --json");
+    let report: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(report["valid"], true);
+    let ids: Vec<&str> = report["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    let declared: Vec<&str> = declared["capabilities"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(ids, declared);
+    expect_code(
+        &run(&["inspect", &orders]),
+        0,
+        "orpc-agent inspect orders.json",
+    );
+}
