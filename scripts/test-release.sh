@@ -11,9 +11,12 @@
 #     qemu-user (Debian's qemu-user-static, arm64 glibc from multiarch).
 #   - Python, manylinux2014 x86_64: a fresh virtual environment with the
 #     wheel (and `mcp` for tools/list).
+#   - Python, manylinux2014 aarch64: Debian's arm64 CPython (same version as
+#     the host's) unpacked from the Debian archive, under qemu-user.
 #
-# The musl artifacts are built and checked (auditwheel, `file`) but not run:
-# this machine has no musl userland. ARM64=0 skips the qemu run.
+#   - musl (x64, arm64): each artifact loaded by musl's own dynamic loader,
+#     every libc symbol resolved (below); run on Alpine by the release
+#     workflow. ARM64=0 skips the arm64 runs.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,9 +68,61 @@ python3 -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install -q "$WHEEL" "mcp>=2,<3"
 (cd "$WORK" && "$WORK/venv/bin/python" "$ROOT/tests/release/smoke.py")
 
-step "musl artifacts (built, not run here)"
-for f in "$DIST"/npm/orpc-agent-core-linux-*-musl-*.tgz "$DIST"/python/*musllinux*.whl; do
-  [ -e "$f" ] && echo "$(basename "$f")"
+if [ "${ARM64:-1}" = 1 ]; then
+  # Debian's own arm64 CPython (the host's version, from the Debian archive:
+  # the packages and their arm64 dependencies unpacked into a sysroot, not
+  # installed), run by qemu-user with that sysroot; the wheel and `mcp` are
+  # installed for it by the host's pip (aarch64 wheels, --target).
+  PYV=$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+  step "python manylinux2014 aarch64 wheel on Debian's arm64 CPython $PYV under qemu-user"
+  mkdir -p "$WORK/py-arm64/debs" "$WORK/py-arm64/root"
+  (cd "$WORK/py-arm64/debs" &&
+    apt-get download -q $(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+      --no-replaces --no-enhances "python$PYV-minimal:arm64" "libpython$PYV-stdlib:arm64" 2>/dev/null |
+      grep -E '^[a-z0-9].*:arm64$' | sort -u) >/dev/null 2>&1 &&
+    for d in *.deb; do dpkg-deb -x "$d" ../root; done)
+  ARM_WHEEL=$(ls "$DIST"/python/orpc_agent-*-manylinux*aarch64*.whl | head -1)
+  python3 -m venv "$WORK/py-arm64/pip"
+  "$WORK/py-arm64/pip/bin/pip" install -q --target "$WORK/py-arm64/site" --only-binary=:all: \
+    --platform manylinux2014_aarch64 --platform manylinux_2_17_aarch64 --platform manylinux_2_28_aarch64 \
+    --python-version "$PYV" --implementation cp "$ARM_WHEEL" "mcp>=2,<3"
+  (cd "$WORK/py-arm64" &&
+    QEMU_LD_PREFIX="$WORK/py-arm64/root" PYTHONPATH="$WORK/py-arm64/site" \
+      qemu-aarch64-static root/usr/bin/python"$PYV" -c 'import platform, sys; print("arm64 python", sys.version.split()[0], platform.machine())' &&
+    QEMU_LD_PREFIX="$WORK/py-arm64/root" PYTHONPATH="$WORK/py-arm64/site" \
+      qemu-aarch64-static root/usr/bin/python"$PYV" "$ROOT/tests/release/smoke.py")
+fi
+
+# musl: no musl Node or CPython can be fetched here, so each musl artifact
+# is loaded by musl's own dynamic loader (Debian's `musl`, `musl:arm64`
+# under qemu) in its list mode. It must resolve the artifact's `libc.so`
+# (zig's spelling: musl's loader takes any libc name as itself) and every
+# symbol but the host's (napi_* from Node, Py* from CPython). The run on
+# Alpine itself is the release workflow's `alpine` job.
+musl_loads() { # loader (with any qemu prefix), shared library, host symbol pattern
+  local out missing
+  out=$($1 --list "$2" 2>&1 || true)
+  grep -q '^[[:space:]]*libc\.so => .*ld-musl' <<<"$out" || { echo "$out" >&2; echo "musl: libc.so unresolved in $2" >&2; return 1; }
+  missing=$(grep 'symbol not found' <<<"$out" | awk -F': ' '{print $2}' | grep -v -E "$3" || true)
+  [ -z "$missing" ] || { echo "musl: $2 needs symbols neither musl nor the host provides: $missing" >&2; return 1; }
+  echo "  $(basename "$2"): libc.so is musl's; $(grep -c 'symbol not found' <<<"$out") symbols left to the host, all $3"
+}
+step "musl artifacts, loaded by musl's dynamic loader"
+if [ ! -e /lib/ld-musl-x86_64.so.1 ] || { [ "${ARM64:-1}" = 1 ] && [ ! -e /lib/ld-musl-aarch64.so.1 ]; }; then
+  dpkg --add-architecture arm64
+  apt-get update -qq
+  apt-get install -y -qq musl $([ "${ARM64:-1}" = 1 ] && echo musl:arm64 qemu-user-static) >/dev/null
+fi
+for arch in x64 arm64; do
+  case $arch in
+    x64) loader=/lib/ld-musl-x86_64.so.1 wheel_arch=x86_64 ;;
+    arm64) [ "${ARM64:-1}" = 1 ] || continue; loader="qemu-aarch64-static /lib/ld-musl-aarch64.so.1" wheel_arch=aarch64 ;;
+  esac
+  mkdir -p "$WORK/musl-$arch/whl"
+  tar -xzf "$DIST/npm/orpc-agent-core-linux-$arch-musl-$VERSION.tgz" -C "$WORK/musl-$arch"
+  python3 -m zipfile -e "$(ls "$DIST"/python/*musllinux*_"$wheel_arch".whl | head -1)" "$WORK/musl-$arch/whl"
+  musl_loads "$loader" "$WORK/musl-$arch/package/orpc-agent.linux-$arch-musl.node" '^napi_'
+  musl_loads "$loader" "$WORK/musl-$arch/whl/orpc_agent/_native.abi3.so" '^_?Py'
 done
 rm -rf "$WORK"
 echo "test-release: ok"
