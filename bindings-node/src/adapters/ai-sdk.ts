@@ -16,9 +16,11 @@
  *
  * On the approved re-run `ai` re-asks `needsApproval` (it checks the call still
  * needs approval) and then calls `execute`. A call the history shows was
- * already presented for approval is answered from memory only: `true` iff
- * this server holds a request for it under the same actor and session, so a
- * forged or foreign approval response runs nothing. `execute` finds the stored
+ * already presented for approval is answered `true` without running
+ * anything (`false` would have `ai` 6 tell the model the tool "does not
+ * require approval"); `execute` runs it only if this server holds a request
+ * for it under the same actor and session, so a forged or foreign approval
+ * response runs nothing and reads APPROVAL_NOT_FOUND. `execute` finds the stored
  * request id, records the approval in the core's store (the `ai` approval
  * response is the human's decision; `decideApprovals: false` leaves deciding
  * to another approval UI) and resumes the request with `ai`'s abort signal.
@@ -180,6 +182,12 @@ async function modelSafe(result: Promise<unknown>): Promise<unknown> {
   return text === undefined ? undefined : JSON.parse(text);
 }
 
+/** The approval request this server stored for this caller's tool call, if any. */
+function heldRequestId(state: ToolSetState, toolCallId: string): string | undefined {
+  const key = approvalKey(state, toolCallId);
+  return key === undefined ? undefined : state.approvalIds.get(key);
+}
+
 /** `true` iff the core's gate asks for approval of this call. */
 async function gateNeedsApproval(
   state: ToolSetState,
@@ -188,11 +196,12 @@ async function gateNeedsApproval(
   toolCallId: string,
   messages: readonly ModelMessage[],
 ): Promise<boolean> {
-  // The approved re-run: only a request this server made for this caller counts.
-  if (presentedForApproval(messages, toolCallId)) {
-    const key = approvalKey(state, toolCallId);
-    return key !== undefined && state.approvalIds.get(key) !== undefined;
-  }
+  // The approved re-run. A call the history shows was presented for
+  // approval still needs it: answering `false` would make `ai` 6 deny it
+  // with "does not require approval", which tells the model to call again
+  // without one. `execute` then runs only a request this server made for
+  // this caller, and answers any other with APPROVAL_NOT_FOUND.
+  if (presentedForApproval(messages, toolCallId)) return true;
   const abortSignal = state.abortSignals.get(toolCallId);
   state.abortSignals.delete(toolCallId);
   const pending = settle(state.registry.invoke(name, input, frameFor(state, toolCallId, abortSignal)));
@@ -230,7 +239,7 @@ async function executeGoverned(
     return unwrap(await precomputed);
   }
   const key = approvalKey(state, toolCallId);
-  const requestId = key === undefined ? undefined : state.approvalIds.get(key);
+  const requestId = heldRequestId(state, toolCallId);
   if (key !== undefined && requestId !== undefined) {
     state.approvalIds.delete(key);
     if (state.options.decideApprovals !== false) {
@@ -279,11 +288,14 @@ export function aiSdkToolApproval(tools: ToolSet) {
     messages?: ModelMessage[];
   }) => {
     if (!state.toolNames.has(toolCall.toolName)) return undefined;
+    if (presentedForApproval(messages, toolCall.toolCallId)) {
+      // Only a request this server made for this caller counts.
+      return heldRequestId(state, toolCall.toolCallId) !== undefined
+        ? ("user-approval" as const)
+        : { type: "denied" as const, reason: MESSAGES.unknownApproval };
+    }
     const needs = await gateNeedsApproval(state, toolCall.toolName, toolCall.input, toolCall.toolCallId, messages);
     if (needs) return "user-approval" as const;
-    if (presentedForApproval(messages, toolCall.toolCallId)) {
-      return { type: "denied" as const, reason: MESSAGES.unknownApproval };
-    }
     const settledOutcome = await state.settled.get(toolCall.toolCallId);
     if (settledOutcome && !settledOutcome.ok && settledOutcome.error instanceof CapabilityError) {
       // The core says which outcomes are a denial (`agent_tools::gate_denies`).
