@@ -152,7 +152,7 @@ export function handlerFor(id, spec, calls) {
       case "echo":
         return input;
       case "fail-with-code":
-        throw new CapabilityError(spec.code, `failed with ${spec.code}`, { retryable: spec.retryable });
+        throw new CapabilityError(spec.code, "the handler's own error", { retryable: spec.retryable });
       case "fail-retryable-n-times":
         if (calls[id] <= spec.n) throw new CapabilityError("EXECUTION_FAILED", "transient", { retryable: true });
         return input;

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::approval::ApprovalRequest;
 use crate::error::{CapabilityError, ErrorCode};
+use crate::pipeline::gate::NOT_FOUND_MESSAGE;
 
 /// The request `_meta` key under which a client names an approved request,
 /// calling the same tool again to run it.
@@ -74,10 +75,18 @@ pub fn publishes_output_schema(output_schema: Option<&Value>) -> bool {
     output_schema.is_some_and(|s| s.get("type").and_then(Value::as_str) == Some("object"))
 }
 
-/// What a model can do next, by error code.
-pub fn error_hint(code: ErrorCode) -> Option<&'static str> {
-    Some(match code {
-        ErrorCode::NotFound => "No such tool is available here; do not call it again.",
+/// What a model can do next about `error`, by its code. NOT_FOUND says
+/// "no such tool" only for the core's capability-level NOT_FOUND (SI-8's
+/// one message); a handler's own NOT_FOUND is about what the call asked
+/// for, and the tool stays worth calling with other arguments.
+pub fn error_hint(error: &CapabilityError) -> Option<&'static str> {
+    Some(match error.code {
+        ErrorCode::NotFound if error.message == NOT_FOUND_MESSAGE => {
+            "No such tool is available here; do not call it again."
+        }
+        ErrorCode::NotFound => {
+            "The tool ran and did not find what the arguments name; check them before calling it again."
+        }
         ErrorCode::InvalidInput => "Fix the arguments as described and call the tool again.",
         ErrorCode::PolicyDenied => "This call is not allowed; do not retry it unchanged.",
         ErrorCode::ApprovalPending => {
@@ -106,7 +115,7 @@ pub fn error_hint(code: ErrorCode) -> Option<&'static str> {
 /// core's, or a handler's own `CapabilityError`): an adapter turns anything
 /// else into INTERNAL before it gets here.
 pub fn error_result(error: &CapabilityError) -> Value {
-    let hint = error_hint(error.code);
+    let hint = error_hint(error);
     let advice = [hint, error.retryable.then_some("It is safe to retry.")]
         .into_iter()
         .flatten()
@@ -203,6 +212,22 @@ mod tests {
     use super::*;
     use crate::frame::Actor;
     use crate::meta::Surface;
+
+    fn text_of(result: &Value) -> &str {
+        result["content"][0]["text"].as_str().unwrap_or_default()
+    }
+
+    #[test]
+    fn only_the_cores_not_found_says_there_is_no_such_tool() {
+        let missing = error_result(&crate::pipeline::gate::not_found("orders_x"));
+        assert!(text_of(&missing).contains("No such tool"), "{missing}");
+        let domain = error_result(&CapabilityError::new(ErrorCode::NotFound, "No order o-9."));
+        assert!(!text_of(&domain).contains("No such tool"), "{domain}");
+        assert!(
+            text_of(&domain).starts_with("NOT_FOUND: No order o-9. The tool ran"),
+            "{domain}"
+        );
+    }
 
     #[test]
     fn an_error_names_its_code_message_and_what_to_do_next() {

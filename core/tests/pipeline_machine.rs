@@ -462,10 +462,7 @@ async fn handler_errors_keep_their_code_and_plain_failures_leak_nothing() {
     let e = error_of(&d.invoke("h.own", json!({}), c()).await).clone();
     assert_eq!(
         (e.code, e.message.as_str()),
-        (
-            ErrorCode::LimitExceeded,
-            "fixture failed with LIMIT_EXCEEDED"
-        )
+        (ErrorCode::LimitExceeded, "the handler's own error")
     );
     let e = error_of(&d.invoke("h.throw", json!({}), c()).await).clone();
     assert_eq!(e.code, ErrorCode::ExecutionFailed);

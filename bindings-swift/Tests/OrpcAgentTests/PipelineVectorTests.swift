@@ -105,7 +105,7 @@ struct PipelineCase {
                 case "echo": return input
                 case "fail-with-code":
                     throw CapabilityError(
-                        ErrorCode(rawValue: h["code"]?.stringValue ?? "") ?? .internal, "handler failed",
+                        ErrorCode(rawValue: h["code"]?.stringValue ?? "") ?? .internal, "the handler's own error",
                         retryable: h["retryable"]?.boolValue ?? false)
                 case "fail-retryable-n-times":
                     if n <= Int(h["n"]?.uint64Value ?? 0) {

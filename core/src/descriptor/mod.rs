@@ -64,10 +64,14 @@ impl Descriptor {
             description: m.description.clone(),
             // Every tool needs an input schema: a capability that declares
             // none takes any object (one default for every adapter and
-            // binding, not one per adapter).
+            // binding, not one per adapter). So does one whose schema is
+            // the empty schema, which constrains nothing (Python's `Any`
+            // gives it): tool arguments are always an object, and MCP
+            // clients refuse a tool whose input schema has no `type`.
             input_schema: Some(
                 c.input_schema
                     .clone()
+                    .filter(|s| s.as_object().is_none_or(|o| !o.is_empty()))
                     .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}})),
             ),
             output_schema: c.output_schema.clone(),

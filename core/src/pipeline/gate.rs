@@ -84,11 +84,14 @@ pub fn approval_request_for(
 /// (SI-8). The name is not echoed: the caller knows it, and a constant
 /// message cannot become an oracle or reflect attacker text.
 pub fn not_found(_name: &str) -> CapabilityError {
-    CapabilityError::new(
-        ErrorCode::NotFound,
-        "No such capability is available here. Use one of the tools you were given.",
-    )
+    CapabilityError::new(ErrorCode::NotFound, NOT_FOUND_MESSAGE)
 }
+
+/// The one message of the capability-level NOT_FOUND ([`not_found`]). A
+/// handler may throw NOT_FOUND with its own message for a thing it did not
+/// find (a domain error): that one names no missing tool.
+pub const NOT_FOUND_MESSAGE: &str =
+    "No such capability is available here. Use one of the tools you were given.";
 
 fn invalid(message: &str) -> CapabilityError {
     CapabilityError::new(ErrorCode::ApprovalInvalid, message)

@@ -138,7 +138,7 @@ impl Handler for Fixture {
                 Behaviour::Return(v) => Ok(v.clone()),
                 Behaviour::FailWithCode { code, retryable } => Err(HandlerError {
                     code: Some(*code),
-                    message: format!("fixture failed with {code}"),
+                    message: "the handler's own error".into(),
                     retryable: *retryable,
                 }),
                 Behaviour::FailRetryableNTimes(k) => {
