@@ -82,6 +82,11 @@ async def test_mcp_vector(case: dict[str, Any]) -> None:
         else:
             assert tools == case["list"]
         for call in case["calls"]:
+            if "approve" in call:
+                # A human's decision, through the registry (an approval UI's path).
+                real = next(i for i, label in ids.items() if label == call["approve"])
+                registry.approvals.approve(real, approver=call["approver"])
+                continue
             result = await client.call_tool(call["tool"], call["arguments"])
             if call.get("unknownTool"):
                 assert result.is_error, call["name"]  # the SDK's own answer, worded by each SDK

@@ -81,6 +81,13 @@ for (const c of doc.cases) {
       if (dump) write({ list: tools });
       else assert.deepEqual(tools, c.list, "tools/list");
       for (const call of c.calls) {
+        if (call.approve) {
+          // A human's decision, through the registry (an approval UI's path).
+          const id = [...ids].find(([, label]) => label === call.approve)?.[0];
+          assert.ok(id, `${call.name}: no request ${call.approve} yet`);
+          await registry.approvals.approve(id, { approver: call.approver });
+          continue;
+        }
         const result = await client.callTool({ name: call.tool, arguments: call.arguments });
         if (call.unknownTool) {
           assert.equal(result.isError, true, call.name); // the SDK's own "unknown tool" answer, worded by each SDK
