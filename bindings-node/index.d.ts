@@ -312,6 +312,24 @@ export declare function invokeStartName(reg: number, name: string, surface: numb
  */
 export declare function mcpApprovalResult(request: string): string
 
+/** Whether a confirmation's answer approves (`mcp::elicitation_approves`). */
+export declare function mcpElicitationApproves(action: string): boolean
+
+/** The rejection reason recorded when the person at the client declines. */
+export declare function mcpElicitationDeclined(): string
+
+/**
+ * The `elicitation/create` parameters (JSON text) of a confirmation;
+ * `view` is the approval-input view as JSON text.
+ */
+export declare function mcpElicitationParams(toolName: string, requestId: string, reason: string | undefined | null, view: string): string
+
+/**
+ * In-band confirmation: whether a request of `approval_type` is put to
+ * the person at the client (`mcp::elicits`).
+ */
+export declare function mcpElicits(approvalType: string | undefined | null, elicitTypes: Array<string>, clientElicits: boolean): boolean
+
 /** The result of a failed call; `details` is the error's details as JSON. */
 export declare function mcpErrorResult(code: string, message: string, retryable: boolean, details?: string | undefined | null): string
 
@@ -421,9 +439,9 @@ export declare function registryClose(reg: number): void
 export declare function registryDescriptors(reg: number, surface: string): string
 
 /**
- * The descriptors exposed on `surface` as one CBOR array; each item is
- * `tool_meta::descriptor_to_cbor` (the JSON fields plus a `metadata` map
- * of `std:` keys).
+ * The descriptors exposed on `surface` as one CBOR array
+ * (`ffi::act::descriptors_cbor`: each item the JSON fields plus a
+ * `metadata` map of `std:` keys).
  */
 export declare function registryDescriptorsCbor(reg: number, surface: string): Buffer
 

@@ -1,51 +1,23 @@
 //! Exports for the agent gateway and for progress (issue 9): descriptors as
 //! CBOR with `std:` keys, the W3C trace context read from HTTP headers, and
 //! the core's progress check. Conversions only; the rules are the core's
-//! (`act::tool_meta`, `act::trace`, `pipeline::progress`).
+//! (`ffi::act::descriptors_cbor`, `act::trace`, `pipeline::progress`).
 
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
-use orpc_agent_core::Surface;
-use orpc_agent_core::act::{tool_meta, trace};
+use orpc_agent_core::act::trace;
 use orpc_agent_core::pipeline::progress::{self, ProgressEvent};
 
 use crate::errors::{internal, invalid, throw};
 use crate::registry::registry_call;
 
-/// The CBOR head of an array of `n` items (RFC 8949 §3.1, shortest form).
-fn array_head(n: usize, out: &mut Vec<u8>) {
-    let n = n as u64;
-    match n {
-        0..=23 => out.push(0x80 | n as u8),
-        24..=0xff => out.extend_from_slice(&[0x98, n as u8]),
-        0x100..=0xffff => {
-            out.push(0x99);
-            out.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        _ => {
-            out.push(0x9a);
-            out.extend_from_slice(&(n as u32).to_be_bytes());
-        }
-    }
-}
-
-/// The descriptors exposed on `surface` as one CBOR array; each item is
-/// `tool_meta::descriptor_to_cbor` (the JSON fields plus a `metadata` map
-/// of `std:` keys).
+/// The descriptors exposed on `surface` as one CBOR array
+/// (`ffi::act::descriptors_cbor`: each item the JSON fields plus a
+/// `metadata` map of `std:` keys).
 #[napi(catch_unwind)]
 pub fn registry_descriptors_cbor(reg: u32, surface: String) -> napi::Result<Buffer> {
     registry_call(reg, |r| {
-        let s = Surface::parse(&surface)
-            .ok_or_else(|| invalid(format!("unknown surface `{surface}`")))?;
-        let list = r.host.registry().descriptors(s);
-        let mut out = Vec::new();
-        array_head(list.len(), &mut out);
-        for d in list.iter() {
-            let bytes = tool_meta::descriptor_to_cbor(d)
-                .map_err(|e| internal(&format!("descriptor CBOR: {e}")))?;
-            out.extend_from_slice(&bytes);
-        }
-        Ok(out.into())
+        orpc_agent_core::ffi::act::descriptors_cbor(r.host.registry(), &surface).map(Buffer::from)
     })
 }
 

@@ -48,3 +48,39 @@ pub fn mcp_ok_parts(is_string: bool, is_object: bool, publishes_output_schema: b
     let parts = mcp::ok_parts(is_string, is_object, publishes_output_schema);
     u32::from(parts.text_as_is) | (u32::from(parts.structured) << 1)
 }
+
+/// In-band confirmation: whether a request of `approval_type` is put to
+/// the person at the client (`mcp::elicits`).
+#[napi(catch_unwind)]
+pub fn mcp_elicits(
+    approval_type: Option<String>,
+    elicit_types: Vec<String>,
+    client_elicits: bool,
+) -> bool {
+    mcp::elicits(approval_type.as_deref(), &elicit_types, client_elicits)
+}
+
+/// The `elicitation/create` parameters (JSON text) of a confirmation;
+/// `view` is the approval-input view as JSON text.
+#[napi(catch_unwind)]
+pub fn mcp_elicitation_params(
+    tool_name: String,
+    request_id: String,
+    reason: Option<String>,
+    view: String,
+) -> napi::Result<String> {
+    let view = parse_json(&view, "the approval view").map_err(|e| throw(&e))?;
+    Ok(mcp::elicitation_params(&tool_name, &request_id, reason.as_deref(), &view).to_string())
+}
+
+/// Whether a confirmation's answer approves (`mcp::elicitation_approves`).
+#[napi(catch_unwind)]
+pub fn mcp_elicitation_approves(action: String) -> bool {
+    mcp::elicitation_approves(&action)
+}
+
+/// The rejection reason recorded when the person at the client declines.
+#[napi(catch_unwind)]
+pub fn mcp_elicitation_declined() -> String {
+    mcp::ELICITATION_DECLINED.to_owned()
+}

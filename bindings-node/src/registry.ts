@@ -487,6 +487,17 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     return JSON.parse(call(() => N.registryDescriptors(this.handle, surface as string)));
   }
 
+  /**
+   * The same descriptors as one CBOR array, each item the JSON fields plus
+   * a `metadata` map of their `std:` tool-definition keys (the core's
+   * encoding, as the gateway's CBOR listing sends it).
+   */
+  descriptorsCbor(options: { surface: ExposureSurface }): Uint8Array {
+    const { surface } = optionsObject("registry.descriptorsCbor", "the options", options, ["surface"]);
+    requireString("registry.descriptorsCbor", "options.surface", surface);
+    return new Uint8Array(call(() => N.registryDescriptorsCbor(this.handle, surface as string)));
+  }
+
   /** Invocations still running (diagnostics; 0 when idle). */
   inFlight(): number {
     return call(() => N.registryInFlight(this.handle));

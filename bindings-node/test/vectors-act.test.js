@@ -7,10 +7,13 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
+import { vectorRouter } from "./helpers.js";
+
 import {
   CapabilityError,
   checkManifest,
   checkStdMeta,
+  createCapabilityRegistry,
   decideCapabilityGrant,
   decodeStdMeta,
   embedComponent,
@@ -30,6 +33,7 @@ const decode = load("decode.json");
 const metadata = load("metadata.json");
 const grants = load("grants.json");
 const toolMeta = load("tool_meta.json");
+const descriptors = load("descriptors.json");
 
 test("the act vectors have their cases", () => {
   assert.ok(decode.length >= 10);
@@ -144,5 +148,21 @@ for (const c of toolMeta) {
       assert.deepEqual(pairs(e.details.problems), pairs(c.problems));
       return true;
     });
+  });
+}
+
+for (const c of descriptors) {
+  test(`descriptors.json: ${c.name}`, async () => {
+    const router = vectorRouter(
+      Object.fromEntries(Object.entries(c.capabilities).map(([id, meta]) => [id, { meta }])),
+      {},
+      {},
+    );
+    const registry = await createCapabilityRegistry(router);
+    try {
+      assert.equal(Buffer.from(registry.descriptorsCbor({ surface: c.surface })).toString("hex"), c.cbor);
+    } finally {
+      registry.close();
+    }
   });
 }

@@ -99,6 +99,47 @@ fn mcp_approval_result<'py>(
     convert::json_to_py(py, &orpc_agent_core::mcp::approval_result(&request))
 }
 
+/// In-band confirmation: whether a request of `approval_type` is put to
+/// the person at the client (`mcp::elicits`).
+#[pyfunction]
+#[pyo3(signature = (approval_type, elicit_types, client_elicits))]
+fn mcp_elicits(
+    approval_type: Option<&str>,
+    elicit_types: Vec<String>,
+    client_elicits: bool,
+) -> bool {
+    orpc_agent_core::mcp::elicits(approval_type, &elicit_types, client_elicits)
+}
+
+/// The `elicitation/create` parameters (a dict) of a confirmation.
+#[pyfunction]
+#[pyo3(signature = (tool_name, request_id, reason, view))]
+fn mcp_elicitation_params<'py>(
+    py: Python<'py>,
+    tool_name: &str,
+    request_id: &str,
+    reason: Option<&str>,
+    view: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let view = convert::py_to_json(view).map_err(|e| errors::capability_error(py, &e))?;
+    convert::json_to_py(
+        py,
+        &orpc_agent_core::mcp::elicitation_params(tool_name, request_id, reason, &view),
+    )
+}
+
+/// Whether a confirmation's answer approves (`mcp::elicitation_approves`).
+#[pyfunction]
+fn mcp_elicitation_approves(action: &str) -> bool {
+    orpc_agent_core::mcp::elicitation_approves(action)
+}
+
+/// The rejection reason recorded when the person at the client declines.
+#[pyfunction]
+fn mcp_elicitation_declined() -> &'static str {
+    orpc_agent_core::mcp::ELICITATION_DECLINED
+}
+
 /// The key under which the agent-framework adapters keep a request id
 /// between the approval turn and the approved re-run
 /// (`orpc_agent_core::agent_tools::approval_key`); `None` when the frame
@@ -274,6 +315,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mcp_error_result, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_approval_result, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_ok_result, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp_elicits, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp_elicitation_params, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp_elicitation_approves, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp_elicitation_declined, m)?)?;
     m.add(
         "MCP_APPROVAL_ID_META",
         orpc_agent_core::mcp::APPROVAL_ID_META,

@@ -13,7 +13,7 @@ use orpc_agent_core::{CapabilityError, Invocation as CoreInvocation, Surface};
 use pyo3::exceptions::PyValueError;
 use pyo3::gc::{PyTraverseError, PyVisit};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use serde_json::Value;
 
 use crate::convert::{json_to_py, py_to_json};
@@ -385,6 +385,17 @@ impl NativeRegistry {
     /// The inspect() report as a dict.
     fn inspect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         json_to_py(py, &self.shared.host.registry().inspect().to_json())
+    }
+
+    /// The same descriptors as one CBOR array (`ffi::act::descriptors_cbor`).
+    fn descriptors_cbor<'py>(
+        &self,
+        py: Python<'py>,
+        surface: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        orpc_agent_core::ffi::act::descriptors_cbor(self.shared.host.registry(), surface)
+            .map(|b| PyBytes::new(py, &b))
+            .map_err(|e| crate::errors::capability_error(py, &e))
     }
 
     /// Portable descriptors of the capabilities exposed on `surface`.

@@ -16,8 +16,10 @@ from orpc_agent import (
     InvalidInputError,
     check_manifest,
     check_std_meta,
+    create_capability_registry,
     decide_capability_grant,
     decode_std_meta,
+    define_capability,
     embed_component,
     encode_std_meta,
     inspect_component,
@@ -124,3 +126,13 @@ def test_tool_definition_metadata(case: dict[str, Any]) -> None:
     view = tool_definition_meta(case["id"], case["meta"])
     assert view == case["view"]
     assert check_std_meta(encode_std_meta(view), "tool-definition", strict=True) == []
+
+
+@pytest.mark.parametrize("case", cases("descriptors.json"), ids=lambda c: c["name"])
+def test_descriptors_as_cbor(case: dict[str, Any]) -> None:
+    async def echo(x: Any) -> Any:
+        return x
+
+    specs = [define_capability(echo, id=cap_id, meta=meta) for cap_id, meta in case["capabilities"].items()]
+    registry = create_capability_registry(specs)
+    assert registry.descriptors_cbor(case["surface"]).hex() == case["cbor"]

@@ -298,6 +298,14 @@ impl FfiRegistry {
         Ok(serde_json::Value::Array(list.iter().map(|d| d.to_json()).collect()).to_string())
     }
 
+    /// The same descriptors as one CBOR array (`ffi::act::descriptors_cbor`).
+    pub fn descriptors_cbor(&self, surface: String) -> Result<Vec<u8>, FfiError> {
+        Ok(orpc_agent_core::ffi::act::descriptors_cbor(
+            self.host.registry(),
+            &surface,
+        )?)
+    }
+
     /// The unix time in ms as the core's stores see it: Swift's driver
     /// uses its own clock, this is for callers that have none.
     pub fn unix_now_ms(&self) -> u64 {

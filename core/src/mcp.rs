@@ -207,6 +207,52 @@ pub fn approval_result(request: &ApprovalRequest) -> Value {
     })
 }
 
+/// In-band confirmation (MCP elicitation, issue 18): whether a call whose
+/// approval request has type `approval_type` is put to the person at the
+/// client through `elicitation/create`. Only a type the application maps
+/// to the end user (`elicit_types`, e.g. `human-confirmation`), only when
+/// the client declared the elicitation capability; an untyped request
+/// never is (the application did not say the end user may decide it).
+pub fn elicits(approval_type: Option<&str>, elicit_types: &[String], client_elicits: bool) -> bool {
+    client_elicits && approval_type.is_some_and(|t| elicit_types.iter().any(|e| e == t))
+}
+
+/// The `elicitation/create` parameters of a confirmation: a message naming
+/// the tool, the request and the input as the approver may see it (`view`:
+/// the capability's approval-input redaction of the stored input), and an
+/// empty form (the answer is the action: accept, decline or cancel).
+pub fn elicitation_params(
+    tool_name: &str,
+    request_id: &str,
+    reason: Option<&str>,
+    view: &Value,
+) -> Value {
+    let reason = reason
+        .filter(|r| !r.trim().is_empty())
+        .unwrap_or(DEFAULT_REASON);
+    let mut view = view.to_string();
+    if let Some((cut, _)) = view.char_indices().nth(ELICITATION_VIEW_CHARS) {
+        view.truncate(cut);
+        view.push('…');
+    }
+    let message = format!(
+        "Allow \"{tool_name}\" to run with {view}? {reason} (approval request {request_id};          accept runs it once, decline refuses it)"
+    );
+    json!({"message": message, "requestedSchema": {"type": "object", "properties": {}}})
+}
+
+/// What a confirmation's answer decides: only `accept` approves; `decline`,
+/// `cancel` and anything else a client sends reject (fail closed).
+pub fn elicitation_approves(action: &str) -> bool {
+    action == "accept"
+}
+
+/// How much of the input view a confirmation message quotes (characters).
+pub const ELICITATION_VIEW_CHARS: usize = 1000;
+
+/// The rejection reason recorded when the person at the client declines.
+pub const ELICITATION_DECLINED: &str = "Declined in the MCP client (elicitation).";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,6 +261,33 @@ mod tests {
 
     fn text_of(result: &Value) -> &str {
         result["content"][0]["text"].as_str().unwrap_or_default()
+    }
+
+    #[test]
+    fn confirmations_only_for_mapped_types_and_only_accept_approves() {
+        let types = vec!["human-confirmation".to_owned()];
+        assert!(elicits(Some("human-confirmation"), &types, true));
+        assert!(!elicits(Some("human-confirmation"), &types, false));
+        assert!(!elicits(Some("manager"), &types, true));
+        assert!(!elicits(None, &types, true));
+        assert!(elicitation_approves("accept"));
+        for other in ["decline", "cancel", "ACCEPT", ""] {
+            assert!(!elicitation_approves(other), "{other}");
+        }
+        let p = elicitation_params("orders_refund", "apr_1", None, &json!({"amount": 5}));
+        assert_eq!(
+            p["requestedSchema"],
+            json!({"type": "object", "properties": {}})
+        );
+        let m = p["message"].as_str().unwrap();
+        assert!(
+            m.starts_with("Allow \"orders_refund\" to run with {\"amount\":5}?"),
+            "{m}"
+        );
+        assert!(m.contains("apr_1"), "{m}");
+        let long = elicitation_params("t", "apr_2", None, &json!("x".repeat(5000)));
+        let m = long["message"].as_str().unwrap();
+        assert!(m.len() < 1200 && m.contains('…'), "{m}");
     }
 
     #[test]

@@ -274,3 +274,30 @@ fn tool_definition_metadata_from_agent_meta() {
         }
     }
 }
+
+#[test]
+fn descriptors_as_cbor() {
+    use orpc_agent_core::ffi::act::descriptors_cbor;
+    use orpc_agent_core::registry::{CapabilityDecl, CapabilityRegistry};
+    let doc = load("descriptors.json");
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 3);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let decls = case["capabilities"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(id, meta)| CapabilityDecl::new(id.clone(), meta.clone()))
+            .collect();
+        let registry =
+            CapabilityRegistry::build_with_json_options(decls, &serde_json::json!({})).unwrap();
+        let got =
+            hex::encode(descriptors_cbor(&registry, case["surface"].as_str().unwrap()).unwrap());
+        if std::env::var_os("DESCRIPTOR_VECTORS_PRINT").is_some() {
+            println!("{name}: {got}");
+            continue;
+        }
+        assert_eq!(got, case["cbor"].as_str().unwrap(), "{name}");
+    }
+}

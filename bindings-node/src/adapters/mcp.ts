@@ -28,6 +28,8 @@ import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type * as Zod from "zod";
 
+import { toJsonText } from "../json.js";
+import { N } from "../native.js";
 import type { Frame } from "../types.js";
 import { optionalPeer } from "./optional-peer.js";
 import {
@@ -71,6 +73,17 @@ export interface RegisterMcpToolsOptions {
   frame?: (extra: McpRequestExtra) => AdapterFrame | Promise<AdapterFrame>;
   /** List contextual capabilities too (default: left out, as in the AI SDK adapter). */
   includeContextual?: boolean;
+  /**
+   * In-band confirmation: an approval request of one of these types (the
+   * ones your application lets the end user decide, e.g.
+   * `"human-confirmation"`) is put to the person at the client through MCP
+   * elicitation when the client declared that capability. Accept records
+   * the approval (approver: the frame's actor, under `approverMustDiffer`)
+   * and runs the call once; decline or cancel rejects it. A client without
+   * elicitation, a decision the core refuses, or no answer before the
+   * request expires leaves the ordinary approval-required result.
+   */
+  confirmInClient?: { approvalTypes: readonly string[] };
 }
 
 /** Registers the capabilities exposed on surface `mcp`; returns the SDK's handles by tool name. */
@@ -87,7 +100,12 @@ export function registerMcpTools(
     registered.set(
       name,
       server.registerTool(name, toolConfig(z, descriptor), (args: Record<string, unknown>, extra: McpRequestExtra) =>
-        callGoverned(registry, descriptor.id, publishesOutputSchema(descriptor), args, extra, options),
+        callGoverned(
+          { registry, server, capabilityId: descriptor.id, toolName: name, options },
+          publishesOutputSchema(descriptor),
+          args,
+          extra,
+        ),
       ),
     );
   }
@@ -132,24 +150,31 @@ function publishedSchema(z: typeof Zod, jsonSchema: Record<string, unknown>) {
  * One tools/call. Written with `then` rather than `async`/`await`: this is the
  * hot path of every MCP call, and each `await` is another microtask turn.
  */
+/** What one registered tool's calls share. */
+interface ToolTarget {
+  registry: AdapterRegistry;
+  server: McpServer;
+  capabilityId: string;
+  toolName: string;
+  options: RegisterMcpToolsOptions;
+}
+
 function callGoverned(
-  registry: AdapterRegistry,
-  capabilityId: string,
+  tool: ToolTarget,
   structured: boolean,
   args: Record<string, unknown>,
   extra: McpRequestExtra,
-  options: RegisterMcpToolsOptions,
 ): Promise<CallToolResult> {
   let fromApp: AdapterFrame | Promise<AdapterFrame> | undefined;
   try {
-    fromApp = options.frame?.(extra);
+    fromApp = tool.options.frame?.(extra);
   } catch (error) {
     return Promise.resolve(errorResult(error));
   }
   if (fromApp instanceof Promise) {
-    return fromApp.then((app) => run(registry, capabilityId, structured, args, extra, app), errorResult);
+    return fromApp.then((app) => run(tool, structured, args, extra, app), errorResult);
   }
-  return run(registry, capabilityId, structured, args, extra, fromApp);
+  return run(tool, structured, args, extra, fromApp);
 }
 
 /**
@@ -159,45 +184,86 @@ function callGoverned(
  * rejection's message to the model as it is.
  */
 function run(
-  registry: AdapterRegistry,
-  capabilityId: string,
+  tool: ToolTarget,
   structured: boolean,
   args: Record<string, unknown>,
   extra: McpRequestExtra,
   app: AdapterFrame | undefined,
 ): Promise<CallToolResult> {
   let outcome: Promise<InvokeResult>;
+  let frame: Frame;
   try {
-    outcome = governed(registry, capabilityId, args, extra, app);
+    frame = frameFor(extra, app ?? {});
+    const approvalId = extra._meta?.[MCP_APPROVAL_ID_META];
+    outcome =
+      typeof approvalId === "string"
+        ? resumeAsCaller(tool, approvalId, frame)
+        : tool.registry.invoke(tool.capabilityId, args, frame);
   } catch (error) {
     return Promise.resolve(errorResult(error));
   }
-  return outcome.then((o) => toResult(o, structured), errorResult);
+  return outcome.then(
+    (o) =>
+      o.status === "approval_required" && tool.options.confirmInClient !== undefined
+        ? confirmInClient(tool, o.request, frame, extra, structured).catch(errorResult)
+        : toResult(o, structured),
+    errorResult,
+  );
 }
 
-function governed(
-  registry: AdapterRegistry,
-  capabilityId: string,
-  args: Record<string, unknown>,
+/** The client names the request id: the core resumes it only if it is this tool's, made on MCP by this caller's actor. */
+function resumeAsCaller(tool: ToolTarget, approvalId: string, frame: Frame): Promise<InvokeResult> {
+  return tool.registry.resume(approvalId, {
+    context: frame.context,
+    signal: frame.signal,
+    trace: frame.trace,
+    requestId: frame.requestId,
+    agentId: frame.agentId,
+    sessionId: frame.sessionId,
+    asRequester: { surface: "mcp", actor: frame.actor ?? {} },
+    throughTool: tool.capabilityId,
+  });
+}
+
+/**
+ * In-band confirmation (`confirmInClient`): the core says whether this
+ * request is put to the person at the client, writes the question, and
+ * says what the answer decides; the decision and the single resume are the
+ * core's too. Anything short of a decision the core recorded leaves the
+ * request pending and the ordinary approval-required result.
+ */
+async function confirmInClient(
+  tool: ToolTarget,
+  request: ApprovalRequest,
+  frame: Frame,
   extra: McpRequestExtra,
-  app: AdapterFrame | undefined,
-): Promise<InvokeResult> {
-  const frame = frameFor(extra, app ?? {});
-  const approvalId = extra._meta?.[MCP_APPROVAL_ID_META];
-  return typeof approvalId === "string"
-    ? registry.resume(approvalId, {
-        context: frame.context,
-        signal: frame.signal,
-        trace: frame.trace,
-        requestId: frame.requestId,
-        agentId: frame.agentId,
-        sessionId: frame.sessionId,
-        // The client names the request id: the core resumes it only if it
-        // is this tool's, made on MCP by this caller's actor.
-        asRequester: { surface: "mcp", actor: frame.actor ?? {} },
-        throughTool: capabilityId,
-      })
-    : registry.invoke(capabilityId, args, frame);
+  structured: boolean,
+): Promise<CallToolResult> {
+  const low = tool.server.server;
+  const types = tool.options.confirmInClient?.approvalTypes ?? [];
+  const clientElicits = low.getClientCapabilities()?.elicitation !== undefined;
+  if (!N.mcpElicits(request.type ?? null, [...types], clientElicits)) return approvalResult(request);
+  const view = await tool.registry.redactApprovalInput(request, { context: frame.context });
+  const params = JSON.parse(
+    N.mcpElicitationParams(tool.toolName, request.id, request.reason ?? null, toJsonText(view ?? null)),
+  );
+  let action: string;
+  try {
+    // Bounded by the request's own expiry and the call's signal.
+    const timeout = Math.max(1, request.expiresAt - Date.now());
+    action = (await low.elicitInput(params, { signal: extra.signal, timeout })).action;
+  } catch {
+    return approvalResult(request); // no answer: the request waits for another approver
+  }
+  const approver = frame.actor?.id;
+  try {
+    if (N.mcpElicitationApproves(action)) await tool.registry.approvals.approve(request.id, { approver });
+    else await tool.registry.approvals.reject(request.id, { approver, reason: N.mcpElicitationDeclined() });
+  } catch {
+    return approvalResult(request); // the core refused the decision (e.g. approverMustDiffer)
+  }
+  // Approved: runs once; rejected: the core's APPROVAL_REJECTED.
+  return toResult(await resumeAsCaller(tool, request.id, frame), structured);
 }
 
 function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {

@@ -36,13 +36,25 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import func_metadata
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import (
+    CallToolResult,
+    ClientCapabilities,
+    ElicitationCapability,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    FormElicitationCapability,
+    InputRequiredResult,
+    ToolAnnotations,
+)
+from mcp_types.version import is_version_at_least
 from pydantic import PrivateAttr
 
 from . import _native
@@ -51,7 +63,7 @@ from .errors import CapabilityError, InternalError
 from .progress import ProgressEvent, on_progress
 from .registry import CapabilityRegistry
 from .schema import to_jsonable
-from .types import ApprovalRequired, Frame
+from .types import ApprovalRequest, ApprovalRequired, Frame
 
 __all__ = ["governed_tools", "create_mcp_server", "GovernedTool", "FrameFactory", "APPROVAL_ID_META"]
 
@@ -175,6 +187,7 @@ class GovernedTool(Tool):
     _capability_id: str = PrivateAttr()
     _output_schema: dict[str, Any] | None = PrivateAttr(default=None)
     _frame: FrameFactory | None = PrivateAttr(default=None)
+    _confirm_types: tuple[str, ...] = PrivateAttr(default=())
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
@@ -182,7 +195,11 @@ class GovernedTool(Tool):
 
     @classmethod
     def from_descriptor(
-        cls, registry: CapabilityRegistry, descriptor: dict[str, Any], frame: FrameFactory | None
+        cls,
+        registry: CapabilityRegistry,
+        descriptor: dict[str, Any],
+        frame: FrameFactory | None,
+        confirm_in_client: Sequence[str] = (),
     ) -> GovernedTool:
         output_schema = descriptor.get("outputSchema")
         if not (isinstance(output_schema, dict) and output_schema.get("type") == "object"):
@@ -206,11 +223,12 @@ class GovernedTool(Tool):
         tool._capability_id = descriptor["id"]
         tool._output_schema = output_schema
         tool._frame = frame
+        tool._confirm_types = tuple(confirm_in_client)
         return tool
 
     async def run(
         self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         # Nothing but a result leaves: the SDK would send an exception's
         # text to the client as it is.
         try:
@@ -219,7 +237,9 @@ class GovernedTool(Tool):
             _operator_log(self._capability_id, "the tool call", e)
             return _error_result(InternalError(FAILED))
 
-    async def _call(self, arguments: dict[str, Any], context: Context[Any, Any]) -> CallToolResult:
+    async def _call(
+        self, arguments: dict[str, Any], context: Context[Any, Any]
+    ) -> CallToolResult | InputRequiredResult:
         frame = _mcp_frame(self._frame(context) if self._frame else None, context)
         approval_id = _request_meta(context).get(APPROVAL_ID_META)
         try:
@@ -238,8 +258,80 @@ class GovernedTool(Tool):
         except CapabilityError as e:
             return _error_result(e)
         if isinstance(outcome, ApprovalRequired):
+            if self._confirm_types:
+                try:
+                    confirmed = await self._confirm_in_client(outcome.request, frame, context)
+                except CapabilityError as e:
+                    return _error_result(e)
+                if confirmed is not None:
+                    return confirmed
             # The core's answer, as in Node: how to run it once approved.
             return CallToolResult.model_validate(_native.mcp_approval_result(outcome.request.raw))
+        return self._ok_result(outcome)
+
+    async def _confirm_in_client(
+        self, request: ApprovalRequest, frame: Frame, context: Context[Any, Any]
+    ) -> CallToolResult | InputRequiredResult | None:
+        """In-band confirmation (``confirm_in_client``), as in Node: the core
+        says whether this request is put to the person at the client, writes
+        the question and says what the answer decides; the decision and the
+        single resume are the core's. ``None``: anything short of a decision
+        the core recorded; the request stays pending.
+
+        How the question travels is the protocol's: up to 2025-11-25 it is
+        an ``elicitation/create`` request sent mid-call; from 2026-07-28 the
+        call answers ``InputRequiredResult`` and the client repeats it with
+        the person's answer, keyed by the request id. The repeated call
+        finds the same pending request (same caller, same input), so the
+        answer decides only the request it was asked for; a key that names
+        another request (an expired one) is asked again."""
+        session = context.session
+        client_elicits = session.check_client_capability(
+            ClientCapabilities(elicitation=ElicitationCapability(form=FormElicitationCapability()))
+        )
+        if not _native.mcp_elicits(request.type, list(self._confirm_types), client_elicits):
+            return None
+        if _elicits_in_result(context):
+            given = (context.input_responses or {}).get(request.id)
+            if not isinstance(given, ElicitResult):
+                message, schema = await self._elicitation(request, frame)
+                question = ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
+                return InputRequiredResult(input_requests={request.id: question}, request_state=request.id)
+            answer: ElicitResult = given
+        else:
+            message, schema = await self._elicitation(request, frame)
+            try:
+                # Bounded by the request's own expiry.
+                timeout = max(0.001, (request.expires_at - time.time() * 1000) / 1000)
+                answer = await asyncio.wait_for(session.elicit_form(message, schema, context.request_id), timeout)
+            except Exception as e:  # no answer (timeout, a client error): another approver decides
+                _log.info(
+                    "orpc_agent: confirmation of %s got no answer in the client (%s)", request.id, type(e).__name__
+                )
+                return None
+        approver = frame.actor_id
+        try:
+            if _native.mcp_elicitation_approves(answer.action):
+                self._registry.approvals.approve(request.id, approver=approver)
+            else:
+                self._registry.approvals.reject(
+                    request.id, approver=approver, reason=_native.mcp_elicitation_declined()
+                )
+        except CapabilityError:  # the core refused the decision (e.g. approver_must_differ)
+            return None
+        # Approved: runs once; rejected: the core's APPROVAL_REJECTED.
+        resumed = await self._registry.resume(request.id, frame, through_tool=self._capability_id)
+        if isinstance(resumed, ApprovalRequired):
+            return None
+        return self._ok_result(resumed)
+
+    async def _elicitation(self, request: ApprovalRequest, frame: Frame) -> tuple[str, dict[str, Any]]:
+        """The core's question: the redacted approval view, cut to a length."""
+        view = await self._registry.redact_approval_input(request, context=frame.context)
+        params = _native.mcp_elicitation_params(self.name, request.id, request.reason, to_jsonable(view))
+        return params["message"], params["requestedSchema"]
+
+    def _ok_result(self, outcome: Any) -> CallToolResult:
         try:
             output = to_jsonable(outcome.output)
             # The core's result (`mcp::ok_result`, as in Node): a string as
@@ -252,16 +344,38 @@ class GovernedTool(Tool):
         return CallToolResult.model_validate(result)
 
 
+# The first MCP revision whose tools/call carries elicitation inside an
+# InputRequiredResult instead of a request sent to the client mid-call.
+_ELICITATION_IN_RESULT_VERSION = "2026-07-28"
+
+
+def _elicits_in_result(context: Context[Any, Any]) -> bool:
+    version = context.protocol_version
+    return version is not None and is_version_at_least(version, _ELICITATION_IN_RESULT_VERSION)
+
+
 def governed_tools(
-    registry: CapabilityRegistry, *, frame: FrameFactory | None = None, include_contextual: bool = False
+    registry: CapabilityRegistry,
+    *,
+    frame: FrameFactory | None = None,
+    include_contextual: bool = False,
+    confirm_in_client: Sequence[str] = (),
 ) -> list[Tool]:
     """One governed tool per capability exposed on the ``mcp`` surface.
     Contextual capabilities are presented only bound to a context, so an
     unbound tool list leaves them out (as Node's adapters and the agent
     framework adapters do); ``include_contextual=True`` lists them too.
-    Exposure itself is the core's answer either way."""
+    Exposure itself is the core's answer either way.
+
+    ``confirm_in_client``: approval types (e.g. ``"human-confirmation"``)
+    whose requests are put to the person at the client through MCP
+    elicitation when the client declared that capability: accept records
+    the approval (approver: the frame's actor, under
+    ``approver_must_differ``) and runs the call once; decline or cancel
+    rejects it; no elicitation, a refused decision or no answer before the
+    request expires leaves the ordinary approval-required result."""
     return [
-        GovernedTool.from_descriptor(registry, d, frame)
+        GovernedTool.from_descriptor(registry, d, frame, confirm_in_client)
         for d in registry.descriptors("mcp")
         if include_contextual or d.get("discovery") != "contextual"
     ]
@@ -273,10 +387,14 @@ def create_mcp_server(
     *,
     frame: FrameFactory | None = None,
     include_contextual: bool = False,
+    confirm_in_client: Sequence[str] = (),
     **server_options: Any,
 ) -> MCPServer[Any]:
     """An ``MCPServer`` serving the registry's MCP-exposed capabilities
-    (contextual ones only with ``include_contextual=True``)."""
-    return MCPServer(
-        name, tools=governed_tools(registry, frame=frame, include_contextual=include_contextual), **server_options
+    (contextual ones only with ``include_contextual=True``; approvals of the
+    ``confirm_in_client`` types answered in the client: see
+    ``governed_tools``)."""
+    tools = governed_tools(
+        registry, frame=frame, include_contextual=include_contextual, confirm_in_client=confirm_in_client
     )
+    return MCPServer(name, tools=tools, **server_options)

@@ -321,6 +321,12 @@ class CapabilityRegistry:
         """Portable descriptors of the capabilities exposed on ``surface``."""
         return self._native.descriptors(surface)
 
+    def descriptors_cbor(self, surface: str = "direct") -> bytes:
+        """The same descriptors as one CBOR array, each item the JSON fields
+        plus a ``metadata`` map of their ``std:`` tool-definition keys (the
+        core's encoding, as Node's gateway sends it)."""
+        return self._native.descriptors_cbor(surface)
+
     def spec(self, capability_id: str) -> CapabilitySpec:
         return self._specs[self._index[capability_id]]
 

@@ -264,4 +264,11 @@ public final class CapabilityRegistry: @unchecked Sendable {
         let text = try ffi { try core.descriptors(surface: surface.rawValue) }
         return try CoreJSON.array("descriptor list", text)
     }
+
+    /// The same descriptors as one CBOR array, each item the JSON fields
+    /// plus a `metadata` map of their `std:` tool-definition keys (the
+    /// core's encoding, as Node's gateway sends it).
+    public func descriptorsCBOR(surface: Surface) throws -> Data {
+        try ffi { try core.descriptorsCbor(surface: surface.rawValue) }
+    }
 }

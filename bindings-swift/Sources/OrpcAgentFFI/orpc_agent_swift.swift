@@ -1643,6 +1643,11 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func descriptors(surface: String) throws  -> String
     
     /**
+     * The same descriptors as one CBOR array (`ffi::act::descriptors_cbor`).
+     */
+    func descriptorsCbor(surface: String) throws  -> Data
+    
+    /**
      * The inspect() report as JSON.
      */
     func inspect() throws  -> String
@@ -1955,6 +1960,19 @@ open func descriptors(surface: String)throws  -> String  {
     return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_descriptors(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(surface),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The same descriptors as one CBOR array (`ffi::act::descriptors_cbor`).
+     */
+open func descriptorsCbor(surface: String)throws  -> Data  {
+    return try  FfiConverterData.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiregistry_descriptors_cbor(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(surface),uniffiCallStatus
     )
@@ -3828,6 +3846,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_descriptors() != 60815) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_descriptors_cbor() != 30504) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_inspect() != 64447) {

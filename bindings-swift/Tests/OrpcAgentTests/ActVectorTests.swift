@@ -100,6 +100,23 @@ final class ActVectorTests: XCTestCase {
         }
     }
 
+    func testDescriptorsAsCBOR() throws {
+        let cases = try cases("descriptors.json")
+        XCTAssertGreaterThanOrEqual(cases.count, 3)
+        for c in cases {
+            let name = c["name"]?.stringValue ?? "?"
+            let capabilities = (c["capabilities"]?.objectValue ?? JSONObject()).map { id, meta in
+                Capability(id, meta: AgentMeta(json: meta), input: JSONValue.self, output: JSONValue.self) {
+                    (input: JSONValue, _: HandlerContext) in input
+                }
+            }
+            let registry = try CapabilityRegistry(capabilities: capabilities)
+            let surface = try XCTUnwrap(Surface(rawValue: c["surface"]?.stringValue ?? ""), name)
+            let hex = try registry.descriptorsCBOR(surface: surface).map { String(format: "%02x", $0) }.joined()
+            XCTAssertEqual(hex, c["cbor"]?.stringValue, name)
+        }
+    }
+
     func testAnUnknownPositionNamesTheKnownOnes() throws {
         XCTAssertThrowsError(try StdMeta.check(try StdMeta.encode(.object(JSONObject())), position: "nowhere")) {
             let e = $0 as? CapabilityError

@@ -284,6 +284,57 @@ pub fn tool_definition_meta(capability_id: &str, meta: &Value) -> Result<Value, 
     Ok(view_of(&ToolHints::from_agent_meta(&meta).to_meta_map()))
 }
 
+/// The CBOR head of an array of `n` items (RFC 8949 §3.1, shortest form).
+fn array_head(n: usize, out: &mut Vec<u8>) {
+    let n = n as u64;
+    match n {
+        0..=23 => out.push(0x80 | n as u8),
+        24..=0xff => out.extend_from_slice(&[0x98, n as u8]),
+        0x100..=0xffff => {
+            out.push(0x99);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        0x1_0000..=0xffff_ffff => {
+            out.push(0x9a);
+            out.extend_from_slice(&(n as u32).to_be_bytes());
+        }
+        _ => {
+            out.push(0x9b);
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+    }
+}
+
+/// The descriptors of the capabilities exposed on `surface` as one CBOR
+/// array, each item [`crate::act::tool_meta::descriptor_to_cbor`]'s (the
+/// descriptor's JSON fields plus a `metadata` map of its `std:`
+/// tool-definition keys): how a host describes its tools to a component
+/// host or over the gateway's CBOR listing. An unknown surface is
+/// INVALID_INPUT.
+pub fn descriptors_cbor(
+    registry: &crate::registry::CapabilityRegistry,
+    surface: &str,
+) -> Result<Vec<u8>, CapabilityError> {
+    let s = crate::meta::Surface::parse(surface).ok_or_else(|| {
+        invalid(
+            "UNKNOWN_SURFACE",
+            format!(
+                "unknown surface `{surface}`; expected one of direct, aiSdk, mcp, workflow, test"
+            ),
+        )
+    })?;
+    let list = registry.descriptors(s);
+    let mut out = Vec::new();
+    array_head(list.len(), &mut out);
+    for d in &list {
+        let bytes = crate::act::tool_meta::descriptor_to_cbor(d).map_err(|e| {
+            CapabilityError::new(ErrorCode::Internal, format!("descriptor CBOR: {e}"))
+        })?;
+        out.extend_from_slice(&bytes);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,6 +374,29 @@ mod tests {
         assert_eq!(e.code, ErrorCode::InvalidInput);
         let e = manifest_check("not toml [", "act.toml").unwrap_err();
         assert_eq!(e.details.as_ref().unwrap()["reason"], "MANIFEST_TOML");
+    }
+
+    #[test]
+    fn descriptors_as_one_cbor_array_that_decodes_back() {
+        use crate::registry::{CapabilityDecl, CapabilityRegistry};
+        let meta = |d: &str| json!({"description": d, "expose": {"mcp": true}, "sideEffect": "read", "risk": "low"});
+        let registry = CapabilityRegistry::build_with_json_options(
+            vec![
+                CapabilityDecl::new("a.one", meta("one")),
+                CapabilityDecl::new("a.two", meta("two")),
+            ],
+            &json!({}),
+        )
+        .unwrap();
+        let bytes = descriptors_cbor(&registry, "mcp").unwrap();
+        let items: Vec<ciborium::Value> = ciborium::from_reader(bytes.as_slice()).unwrap();
+        assert_eq!(items.len(), 2);
+        assert_eq!(descriptors_cbor(&registry, "direct").unwrap(), vec![0x80]);
+        let e = descriptors_cbor(&registry, "constructor").unwrap_err();
+        assert_eq!(e.details, Some(json!({"reason": "UNKNOWN_SURFACE"})));
+        let mut head = Vec::new();
+        array_head(300, &mut head);
+        assert_eq!(head, vec![0x99, 0x01, 0x2c]);
     }
 
     #[test]

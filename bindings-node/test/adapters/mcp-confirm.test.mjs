@@ -1,0 +1,124 @@
+// In-band confirmation (issue 18): registerMcpTools' confirmInClient puts an
+// approval of a mapped type to the person at the client through MCP
+// elicitation — the SDK's real Client answering elicitation/create.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+import { registerMcpTools } from "@orpc-agent/core";
+
+import { ordersFixture } from "./orders-fixture.mjs";
+
+const REFUND = { name: "orders_refund", arguments: { id: "o-7", amount: 20 } };
+
+/** A client that answers every elicitation with `answer` (or none: no elicitation capability). */
+async function connected({ answer, registryOptions, approvalTypes = ["human-confirmation"] } = {}) {
+  const fixture = await ordersFixture(registryOptions);
+  const server = new McpServer({ name: "orders", version: "1.0.0" });
+  registerMcpTools(server, fixture.registry, {
+    frame: () => ({ actor: { id: "ana" } }),
+    confirmInClient: { approvalTypes },
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const asked = [];
+  const client = new Client(
+    { name: "desktop", version: "1.0.0" },
+    { capabilities: answer === undefined ? {} : { elicitation: {} } },
+  );
+  if (answer !== undefined) {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params);
+      if (answer === "hang") return new Promise(() => {});
+      return { action: answer, ...(answer === "accept" ? { content: {} } : {}) };
+    });
+  }
+  await client.connect(clientSide);
+  return { ...fixture, client, asked };
+}
+
+describe("confirmInClient: approvals answered in the client through elicitation", () => {
+  it("accept records the caller as approver and runs the call once", async () => {
+    const { client, registry, calls, asked } = await connected({ answer: "accept" });
+    try {
+      const result = await client.callTool(REFUND);
+      assert.equal(result.isError, false, JSON.stringify(result));
+      assert.deepEqual(result.structuredContent, { refunded: 20, id: "o-7" });
+      assert.equal(calls.filter((c) => c.tool === "refund").length, 1);
+      assert.equal(asked.length, 1);
+      assert.match(asked[0].message, /^Allow "orders_refund" to run with \{"id":"o-7","amount":20\}\?/);
+      assert.deepEqual(asked[0].requestedSchema, { type: "object", properties: {} });
+      const [request] = await registry.approvals.list({});
+      assert.equal(request.status, "consumed");
+      assert.equal(request.decidedBy, "ana");
+      // The same call again is a new request, put to the client again: nothing runs twice unasked.
+      const again = await client.callTool(REFUND);
+      assert.equal(again.isError, false);
+      assert.equal(asked.length, 2);
+      assert.equal(calls.filter((c) => c.tool === "refund").length, 2);
+    } finally {
+      await client.close();
+    }
+  });
+
+  for (const action of ["decline", "cancel"]) {
+    it(`${action} rejects the request; nothing runs`, async () => {
+      const { client, registry, calls } = await connected({ answer: action });
+      try {
+        const result = await client.callTool(REFUND);
+        assert.equal(result.isError, true);
+        assert.equal(result._meta["orpc-agent/error"].code, "APPROVAL_REJECTED");
+        assert.equal(calls.filter((c) => c.tool === "refund").length, 0);
+        const [request] = await registry.approvals.list({});
+        assert.equal(request.status, "rejected");
+        assert.equal(request.decisionReason, "Declined in the MCP client (elicitation).");
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
+  it("a client without elicitation gets the ordinary approval-required result", async () => {
+    const { client, registry, calls } = await connected({});
+    try {
+      const result = await client.callTool(REFUND);
+      assert.equal(result._meta["orpc-agent/approval"].status, "approval_required");
+      assert.equal(calls.length, 0);
+      assert.equal((await registry.approvals.list({}))[0].status, "pending");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a type the app did not map to the end user is not asked", async () => {
+    const { client, asked, calls } = await connected({ answer: "accept", approvalTypes: ["manager"] });
+    try {
+      const result = await client.callTool(REFUND);
+      assert.equal(result._meta["orpc-agent/approval"].status, "approval_required");
+      assert.equal(asked.length, 0);
+      assert.equal(calls.length, 0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("under approverMustDiffer the requester's own accept decides nothing", async () => {
+    const { client, registry, calls, asked } = await connected({
+      answer: "accept",
+      registryOptions: { approverMustDiffer: true },
+    });
+    try {
+      const result = await client.callTool(REFUND);
+      assert.equal(asked.length, 1);
+      assert.equal(result._meta["orpc-agent/approval"].status, "approval_required");
+      assert.equal(calls.length, 0);
+      assert.equal((await registry.approvals.list({}))[0].status, "pending");
+    } finally {
+      await client.close();
+    }
+  });
+});
