@@ -344,6 +344,18 @@ export declare function mcpMetaKeys(): string
 export declare function mcpOkParts(isString: boolean, isObject: boolean, publishesOutputSchema: boolean): number
 
 /**
+ * MCP tasks: the status a finished call's result (JSON text) ends its
+ * task in (`mcp::task_status`).
+ */
+export declare function mcpTaskStatus(result: string): string
+
+/**
+ * MCP tasks: the `statusMessage` of a task waiting for approval
+ * (`mcp::task_waiting_message`); `request` is the request's JSON text.
+ */
+export declare function mcpTaskWaitingMessage(request: string): string
+
+/**
  * `{code, status}`: the oRPC error an HTTP client of the same procedure
  * gets for a `CapabilityError` its handler threw
  * (`orpc_agent_core::orpc_error::orpc_code_of`). An unknown code is

@@ -84,3 +84,22 @@ pub fn mcp_elicitation_approves(action: String) -> bool {
 pub fn mcp_elicitation_declined() -> String {
     mcp::ELICITATION_DECLINED.to_owned()
 }
+
+/// MCP tasks: the status a finished call's result (JSON text) ends its
+/// task in (`mcp::task_status`).
+#[napi(catch_unwind)]
+pub fn mcp_task_status(result: String) -> napi::Result<String> {
+    let result = parse_json(&result, "the tool result").map_err(|e| throw(&e))?;
+    Ok(mcp::task_status(&result).to_owned())
+}
+
+/// MCP tasks: the `statusMessage` of a task waiting for approval
+/// (`mcp::task_waiting_message`); `request` is the request's JSON text.
+#[napi(catch_unwind)]
+pub fn mcp_task_waiting_message(request: String) -> napi::Result<String> {
+    let request = ApprovalRequest::from_view_json(
+        parse_json(&request, "the request").map_err(|e| throw(&e))?,
+    )
+    .map_err(|e| throw(&invalid(format!("not an approval request: {e}"))))?;
+    Ok(mcp::task_waiting_message(&request))
+}

@@ -236,7 +236,8 @@ pub fn elicitation_params(
         view.push('…');
     }
     let message = format!(
-        "Allow \"{tool_name}\" to run with {view}? {reason} (approval request {request_id};          accept runs it once, decline refuses it)"
+        "Allow \"{tool_name}\" to run with {view}? {reason} (approval request {request_id}; \
+         accept runs it once, decline refuses it)"
     );
     json!({"message": message, "requestedSchema": {"type": "object", "properties": {}}})
 }
@@ -252,6 +253,42 @@ pub const ELICITATION_VIEW_CHARS: usize = 1000;
 
 /// The rejection reason recorded when the person at the client declines.
 pub const ELICITATION_DECLINED: &str = "Declined in the MCP client (elicitation).";
+
+/// MCP tasks (protocol 2025-11-25, task-augmented `tools/call`): the task
+/// status a finished call's result ends its task in. A result the client
+/// must not take as the tool's answer (`isError`: a capability error, a
+/// rejected or expired approval) fails the task; anything else completes
+/// it. Either way `tasks/result` gives the result itself.
+pub fn task_status(result: &Value) -> &'static str {
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        "failed"
+    } else {
+        "completed"
+    }
+}
+
+/// The `statusMessage` of a task whose call waits for approval (status
+/// `input_required`): what it waits for and what happens next. Unlike
+/// `approval_result`, it does not ask the client to call again: the task
+/// itself runs the call once the request is approved.
+pub fn task_waiting_message(request: &ApprovalRequest) -> String {
+    let reason = request
+        .reason
+        .as_deref()
+        .filter(|r| !r.trim().is_empty())
+        .unwrap_or(DEFAULT_REASON);
+    let kind = request
+        .approval_type
+        .as_deref()
+        .map(|t| format!(" (type \"{t}\")"))
+        .unwrap_or_default();
+    format!(
+        "APPROVAL_REQUIRED: {reason} Approval request {id}{kind} is waiting for a human \
+         decision. This task runs the call once when it is approved and fails if it is \
+         rejected or expires.",
+        id = request.id,
+    )
+}
 
 #[cfg(test)]
 mod tests {
@@ -281,13 +318,27 @@ mod tests {
         );
         let m = p["message"].as_str().unwrap();
         assert!(
-            m.starts_with("Allow \"orders_refund\" to run with {\"amount\":5}?"),
+            m.starts_with("Allow \"orders_refund\" to run with {\"amount\":5}?")
+                && !m.contains("  "),
             "{m}"
         );
         assert!(m.contains("apr_1"), "{m}");
         let long = elicitation_params("t", "apr_2", None, &json!("x".repeat(5000)));
         let m = long["message"].as_str().unwrap();
         assert!(m.len() < 1200 && m.contains('…'), "{m}");
+    }
+
+    #[test]
+    fn a_task_fails_on_an_error_result_and_completes_otherwise() {
+        assert_eq!(
+            task_status(&json!({"isError": true, "content": []})),
+            "failed"
+        );
+        assert_eq!(
+            task_status(&json!({"isError": false, "content": []})),
+            "completed"
+        );
+        assert_eq!(task_status(&json!({"content": []})), "completed");
     }
 
     #[test]

@@ -31,6 +31,7 @@ import type * as Zod from "zod";
 import { toJsonText } from "../json.js";
 import { N } from "../native.js";
 import type { Frame } from "../types.js";
+import { registerTaskTool, type McpTaskOptions } from "./mcp-tasks.js";
 import { optionalPeer } from "./optional-peer.js";
 import {
   mcpApprovalResult,
@@ -84,6 +85,16 @@ export interface RegisterMcpToolsOptions {
    * request expires leaves the ordinary approval-required result.
    */
   confirmInClient?: { approvalTypes: readonly string[] };
+  /**
+   * MCP tasks (protocol 2025-11-25; the server needs a `taskStore` and the
+   * `tasks.requests.tools.call` capability): capabilities that declare an
+   * approval are listed with `execution.taskSupport: "optional"`. Asked for
+   * a task, such a call returns one at once that reports `input_required`
+   * while its approval request is pending, then runs once when it is
+   * approved (completed) or fails when it is rejected or expires. Asked
+   * without one (or with no `task.ttl`), it answers as a plain tool.
+   */
+  tasks?: McpTaskOptions;
 }
 
 /** Registers the capabilities exposed on surface `mcp`; returns the SDK's handles by tool name. */
@@ -97,15 +108,20 @@ export function registerMcpTools(
   for (const descriptor of registry.descriptors({ surface: "mcp" })) {
     if (descriptor.discovery === "contextual" && options.includeContextual !== true) continue;
     const name = descriptor.toolNames.mcp;
+    const tool: ToolTarget = { registry, server, capabilityId: descriptor.id, toolName: name, options };
+    const structured = publishesOutputSchema(descriptor);
+    if (options.tasks !== undefined && descriptor.approval.required) {
+      const waitAtMostMs = descriptor.approval.expiresInMs + descriptor.timeoutMs;
+      registered.set(
+        name,
+        registerTaskTool(server, tool, toolConfig(z, descriptor), structured, waitAtMostMs, options.tasks),
+      );
+      continue;
+    }
     registered.set(
       name,
       server.registerTool(name, toolConfig(z, descriptor), (args: Record<string, unknown>, extra: McpRequestExtra) =>
-        callGoverned(
-          { registry, server, capabilityId: descriptor.id, toolName: name, options },
-          publishesOutputSchema(descriptor),
-          args,
-          extra,
-        ),
+        callGoverned(tool, structured, args, extra),
       ),
     );
   }
@@ -151,7 +167,7 @@ function publishedSchema(z: typeof Zod, jsonSchema: Record<string, unknown>) {
  * hot path of every MCP call, and each `await` is another microtask turn.
  */
 /** What one registered tool's calls share. */
-interface ToolTarget {
+export interface ToolTarget {
   registry: AdapterRegistry;
   server: McpServer;
   capabilityId: string;
@@ -159,7 +175,7 @@ interface ToolTarget {
   options: RegisterMcpToolsOptions;
 }
 
-function callGoverned(
+export function callGoverned(
   tool: ToolTarget,
   structured: boolean,
   args: Record<string, unknown>,
@@ -194,11 +210,7 @@ function run(
   let frame: Frame;
   try {
     frame = frameFor(extra, app ?? {});
-    const approvalId = extra._meta?.[MCP_APPROVAL_ID_META];
-    outcome =
-      typeof approvalId === "string"
-        ? resumeAsCaller(tool, approvalId, frame)
-        : tool.registry.invoke(tool.capabilityId, args, frame);
+    outcome = governedOutcome(tool, args, extra, frame);
   } catch (error) {
     return Promise.resolve(errorResult(error));
   }
@@ -211,8 +223,21 @@ function run(
   );
 }
 
+/** The call, or the resume of the request `_meta` names. */
+export function governedOutcome(
+  tool: ToolTarget,
+  args: Record<string, unknown>,
+  extra: McpRequestExtra,
+  frame: Frame,
+): Promise<InvokeResult> {
+  const approvalId = extra._meta?.[MCP_APPROVAL_ID_META];
+  return typeof approvalId === "string"
+    ? resumeAsCaller(tool, approvalId, frame)
+    : tool.registry.invoke(tool.capabilityId, args, frame);
+}
+
 /** The client names the request id: the core resumes it only if it is this tool's, made on MCP by this caller's actor. */
-function resumeAsCaller(tool: ToolTarget, approvalId: string, frame: Frame): Promise<InvokeResult> {
+export function resumeAsCaller(tool: ToolTarget, approvalId: string, frame: Frame): Promise<InvokeResult> {
   return tool.registry.resume(approvalId, {
     context: frame.context,
     signal: frame.signal,
@@ -266,7 +291,7 @@ async function confirmInClient(
   return toResult(await resumeAsCaller(tool, request.id, frame), structured);
 }
 
-function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
+export function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
   // One literal of fixed shape (not a spread of the app's object): this runs
   // on every tools/call, and a shape that varies with the app's frame costs
   // more than copying the known fields.
@@ -315,7 +340,7 @@ function progressNotifier(extra: McpRequestExtra, progressToken: string | number
 }
 
 /** The core's result for the outcome (`orpc_agent_core::mcp`, as in Python). */
-function toResult(outcome: InvokeResult, structured: boolean): CallToolResult {
+export function toResult(outcome: InvokeResult, structured: boolean): CallToolResult {
   if (outcome.status === "approval_required") return approvalResult(outcome.request);
   return mcpOkResult(outcome.output, structured);
 }
@@ -324,4 +349,4 @@ function toResult(outcome: InvokeResult, structured: boolean): CallToolResult {
 const approvalResult = (request: ApprovalRequest): CallToolResult => mcpApprovalResult(request);
 
 /** The core's answer; only a CapabilityError's message is model-safe, anything else is INTERNAL. */
-const errorResult = (error: unknown): CallToolResult => mcpErrorResult(error);
+export const errorResult = (error: unknown): CallToolResult => mcpErrorResult(error);
