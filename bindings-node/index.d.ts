@@ -30,6 +30,13 @@ export declare function agentToolApprovalRequiredText(requestId: string, reason?
 /** Whether `ai` 7's `toolApproval` shows a call that ended in `code` as denied. */
 export declare function agentToolGateDenies(code: string): boolean
 
+/**
+ * Whether a request kept for a tool call still holds that call when the
+ * framework asks again if it needs approval
+ * (`agent_tools::kept_request_holds_the_call`).
+ */
+export declare function agentToolKeptRequestHoldsTheCall(status: string): boolean
+
 /** `{unknownApproval, outputNotJson}`: the adapters' fixed texts. */
 export declare function agentToolMessages(): string
 

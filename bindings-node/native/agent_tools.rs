@@ -42,3 +42,11 @@ pub fn agent_tool_recorded_approver(
 pub fn agent_tool_messages() -> String {
     agent_tools::messages().to_string()
 }
+
+/// Whether a request kept for a tool call still holds that call when the
+/// framework asks again if it needs approval
+/// (`agent_tools::kept_request_holds_the_call`).
+#[napi(catch_unwind)]
+pub fn agent_tool_kept_request_holds_the_call(status: String) -> bool {
+    agent_tools::kept_request_holds_the_call(&status)
+}

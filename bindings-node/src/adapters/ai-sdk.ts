@@ -45,6 +45,7 @@ import { INTERNAL_MESSAGE } from "../errors.js";
 import { N } from "../native.js";
 import {
   CapabilityError,
+  resumeAsRequester,
   type AdapterFrame,
   type AdapterRegistry,
   type CapabilityDescriptor,
@@ -76,8 +77,9 @@ export interface AiSdkToolsOptions {
   /** Who approves (an id) when the adapter records the decision; default the frame's actor id. */
   approver?: string;
   /**
-   * Request ids by tool call id. Default: one in-process map per registry,
-   * shared by every tool set built from it (apps build tools per request).
+   * Request ids by tool call id. Default: one in-process store per registry
+   * (the most recent 10 000 keys), shared by every tool set built from it
+   * (apps build tools per request).
    * Apps that serve one conversation from several processes supply a shared
    * store.
    */
@@ -245,19 +247,8 @@ async function executeGoverned(
     if (state.options.decideApprovals !== false) {
       await recordDecision(state, requestId, true);
     }
-    const frame = frameFor(state, toolCallId, abortSignal);
-    const { context, signal, trace, requestId: callId, agentId, sessionId } = frame;
-    const resumed = await state.registry.resume(requestId, {
-      context,
-      signal,
-      trace,
-      requestId: callId,
-      agentId,
-      sessionId,
-      // As over MCP: only this tool's request, made by this caller on this surface.
-      asRequester: { surface: frame.surface, actor: frame.actor ?? {} },
-      throughTool: name,
-    });
+    // As over MCP: only this tool's request, made by this caller on this surface.
+    const resumed = await resumeAsRequester(state.registry, requestId, frameFor(state, toolCallId, abortSignal), name);
     return unwrapOutcome(resumed);
   }
   if (presentedForApproval(messages, toolCallId)) {
@@ -394,7 +385,7 @@ function approvalKey(state: ToolSetState, toolCallId: string): string | undefine
 }
 
 /** Whether `error` is the core's refusal of a gated call whose frame names no caller. */
-function callerRequired(error: unknown): boolean {
+export function callerRequired(error: unknown): boolean {
   return (
     error instanceof CapabilityError &&
     error.code === "CREDENTIAL_REQUIRED" &&
@@ -454,10 +445,35 @@ export class AiSdkApprovalRequiredError extends Error {
   }
 }
 
-function sharedApprovalIds(registry: AdapterRegistry): ApprovalIdStore {
+/**
+ * The default in-process store of request ids: the most recent 10 000 keys
+ * (as Python's). A key evicted makes a replayed call a new call, which the
+ * core gates again; nothing grows without bound.
+ */
+class BoundedApprovalIds implements ApprovalIdStore {
+  readonly #items = new Map<string, string>();
+  constructor(readonly limit = 10_000) {}
+  get(key: string): string | undefined {
+    return this.#items.get(key);
+  }
+  set(key: string, requestId: string): void {
+    this.#items.delete(key);
+    this.#items.set(key, requestId);
+    for (const oldest of this.#items.keys()) {
+      if (this.#items.size <= this.limit) break;
+      this.#items.delete(oldest);
+    }
+  }
+  delete(key: string): void {
+    this.#items.delete(key);
+  }
+}
+
+/** One in-process store per registry, shared by every tool set built from it (and by the OpenAI Agents adapter). */
+export function sharedApprovalIds(registry: AdapterRegistry): ApprovalIdStore {
   let store = approvalIdsByRegistry.get(registry);
   if (store === undefined) {
-    store = new Map<string, string>();
+    store = new BoundedApprovalIds();
     approvalIdsByRegistry.set(registry, store);
   }
   return store;

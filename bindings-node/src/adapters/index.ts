@@ -1,4 +1,4 @@
-/** Adapters from a capability registry to agent protocols (AI SDK, MCP). */
+/** Adapters from a capability registry to agent protocols (AI SDK, MCP, OpenAI Agents SDK). */
 export {
   toAiSdkTools,
   aiSdkToolApproval,
@@ -17,3 +17,9 @@ export {
   type RegisterMcpToolsOptions,
 } from "./mcp.js";
 export type { AdapterFrame, AdapterRegistry } from "./registry-port.js";
+export {
+  governedAgentTools,
+  GovernedAgentTools,
+  OpenAiAgentsPrincipalRequiredError,
+  type OpenAiAgentsToolsOptions,
+} from "./openai-agents.js";

@@ -25,7 +25,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import { toJsonText } from "../json.js";
 import { N } from "../native.js";
-import type { ApprovalRequest } from "./registry-port.js";
+import type { Frame } from "../types.js";
+import type { ApprovalRequest, InvokeResult } from "./registry-port.js";
 import {
   callGoverned,
   errorResult,
@@ -48,7 +49,7 @@ export interface McpTaskOptions {
  * does not fill up with tasks nobody asked for.
  */
 const PLAIN_CALL_TASK_TTL_MS = 60_000;
-/** A task is kept at least this long after its approval can expire, so its result can be read. */
+/** A task is kept this long after its approved call can have finished, so its result can be read. */
 const RESULT_RETENTION_MS = 60_000;
 
 /** Registers one approval-gated tool as a task tool (`taskSupport: "optional"`). */
@@ -57,7 +58,7 @@ export function registerTaskTool(
   tool: ToolTarget,
   config: Record<string, unknown>,
   structured: boolean,
-  waitAtMostMs: number,
+  timeoutMs: number,
   options: McpTaskOptions,
 ): RegisteredTool {
   return server.experimental.tasks.registerToolTask(
@@ -65,7 +66,7 @@ export function registerTaskTool(
     { ...config, execution: { taskSupport: "optional" } } as never,
     {
       createTask: ((args: Record<string, unknown>, extra: CreateTaskRequestHandlerExtra) =>
-        createTask(tool, structured, args, extra, waitAtMostMs, options)) as never,
+        createTask(tool, structured, args, extra, timeoutMs, options)) as never,
       getTask: ((_args: unknown, extra: TaskRequestHandlerExtra) => extra.taskStore.getTask(extra.taskId)) as never,
       getTaskResult: ((_args: unknown, extra: TaskRequestHandlerExtra) =>
         extra.taskStore.getTaskResult(extra.taskId)) as never,
@@ -78,7 +79,7 @@ async function createTask(
   structured: boolean,
   args: Record<string, unknown>,
   extra: CreateTaskRequestHandlerExtra,
-  waitAtMostMs: number,
+  timeoutMs: number,
   options: McpTaskOptions,
 ) {
   const store = extra.taskStore;
@@ -88,66 +89,122 @@ async function createTask(
     const result = await callGoverned(tool, structured, args, extra);
     const task = await store.createTask({ ttl: PLAIN_CALL_TASK_TTL_MS });
     await store.storeTaskResult(task.taskId, taskStatus(result), result);
-    return { task: (await store.getTask(task.taskId)) ?? task };
+    return { task: await store.getTask(task.taskId) };
   }
-  const ttl = Math.max(extra.taskRequestedTtl ?? 0, waitAtMostMs + RESULT_RETENTION_MS);
-  const task = await store.createTask({ ttl });
   // The tools/call request ends when the task is returned: the task's work
-  // runs without the request's abort signal.
-  const detached = { ...extra, signal: new AbortController().signal };
-  void runInTask(tool, structured, args, detached, task.taskId, options).catch(() => undefined);
-  return { task };
-}
-
-async function runInTask(
-  tool: ToolTarget,
-  structured: boolean,
-  args: Record<string, unknown>,
-  extra: CreateTaskRequestHandlerExtra,
-  taskId: string,
-  options: McpTaskOptions,
-): Promise<void> {
-  const store = extra.taskStore;
-  let result: CallToolResult;
+  // runs under its own signal, aborted if the task is cancelled.
+  const controller = new AbortController();
+  const detached = { ...extra, signal: controller.signal };
+  // Up to the gate first: a capability that declares an approval stops
+  // there before its handler runs, so the task is made knowing how long
+  // the request can wait (a policy may set a longer expiry than the
+  // declaration's). Named by `_meta`, an approved request runs here.
+  let frame: Frame | undefined;
+  let outcome: InvokeResult | undefined;
+  let result: CallToolResult | undefined;
   try {
-    const app = await tool.options.frame?.(extra);
-    const frame = frameFor(extra, app ?? {});
-    const outcome = await governedOutcome(tool, args, extra, frame);
-    if (outcome.status === "approval_required") {
-      const request = outcome.request;
-      await store.updateTaskStatus(taskId, "input_required", N.mcpTaskWaitingMessage(toJsonText(request)));
-      if (!(await waitForDecision(tool, request, store, taskId, options.approvalPollMs ?? 1000))) return;
-      result = toResult(await resumeAsCaller(tool, request.id, frame), structured);
-    } else {
-      result = toResult(outcome, structured);
-    }
+    frame = frameFor(detached, (await tool.options.frame?.(detached)) ?? {});
+    outcome = await governedOutcome(tool, args, detached, frame);
+    if (outcome.status !== "approval_required") result = toResult(outcome, structured);
   } catch (error) {
     result = errorResult(error);
   }
+  const waitMs = outcome?.status === "approval_required" ? Math.max(0, outcome.request.expiresAt - Date.now()) : 0;
+  // Kept until the approved call can have finished and its result been read.
+  const ttl = Math.max(extra.taskRequestedTtl ?? 0, waitMs + timeoutMs + RESULT_RETENTION_MS);
+  const task = await store.createTask({ ttl });
+  if (result !== undefined || outcome?.status !== "approval_required" || frame === undefined) {
+    const settled = result ?? errorResult(undefined);
+    await store.storeTaskResult(task.taskId, taskStatus(settled), settled);
+    return { task: await store.getTask(task.taskId) };
+  }
+  const request = outcome.request;
+  await store.updateTaskStatus(task.taskId, "input_required", N.mcpTaskWaitingMessage(toJsonText(request)));
+  const pollMs = options.approvalPollMs ?? 1000;
+  void resumeWhenDecided(tool, structured, request, frame, store, task.taskId, controller, pollMs).catch(
+    () => undefined,
+  );
+  return { task: await store.getTask(task.taskId) };
+}
+
+type TaskStore = CreateTaskRequestHandlerExtra["taskStore"];
+
+/** Waits for the decision, then the core's resume gives the task's result. */
+async function resumeWhenDecided(
+  tool: ToolTarget,
+  structured: boolean,
+  request: ApprovalRequest,
+  frame: Frame,
+  store: TaskStore,
+  taskId: string,
+  controller: AbortController,
+  pollMs: number,
+): Promise<void> {
+  if (!(await waitForDecision(tool, request, store, taskId, pollMs))) return;
+  const stopWatching = abortWhenCancelled(store, taskId, controller, pollMs);
+  let result: CallToolResult;
+  try {
+    result = toResult(await resumeAsCaller(tool, request.id, frame), structured);
+  } catch (error) {
+    result = errorResult(error);
+  } finally {
+    stopWatching();
+  }
   await store.storeTaskResult(taskId, taskStatus(result), result);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+
+/** Whether the task is gone or cancelled (a store that cannot find it throws). */
+async function taskEnded(store: TaskStore, taskId: string): Promise<boolean> {
+  try {
+    const task = await store.getTask(taskId);
+    return task === null || task.status === "cancelled";
+  } catch {
+    return true;
+  }
 }
 
 /**
  * Waits until the core no longer reads the request as pending (decided,
  * or expired as of the read); false when the task went away or was
- * cancelled meanwhile (the request then stays as it is).
+ * cancelled meanwhile (the request then stays as it is). A failed read is
+ * tried again at the next poll: the request's expiry bounds the wait.
  */
 async function waitForDecision(
   tool: ToolTarget,
   request: ApprovalRequest,
-  store: CreateTaskRequestHandlerExtra["taskStore"],
+  store: TaskStore,
   taskId: string,
   pollMs: number,
 ): Promise<boolean> {
   for (;;) {
     // Not before the next poll, nor much after the request can expire.
-    const wake = Math.max(1, Math.min(pollMs, request.expiresAt - Date.now() + 1));
-    await new Promise((resolve) => setTimeout(resolve, wake).unref());
-    const task = await store.getTask(taskId);
-    if (task === null || task.status === "cancelled") return false;
-    const current = await tool.registry.approvals.get(request.id);
-    if (current?.status !== "pending") return true;
+    await sleep(Math.max(1, Math.min(pollMs, request.expiresAt - Date.now() + 1)));
+    let decided: boolean;
+    try {
+      decided = (await tool.registry.approvals.get(request.id))?.status !== "pending";
+    } catch {
+      decided = false;
+    }
+    // Checked after the read, so a cancel that came first always wins.
+    if (await taskEnded(store, taskId)) return false;
+    if (decided) return true;
   }
+}
+
+/** While the approved call runs, a cancelled task aborts it (its signal); the returned function stops watching. */
+function abortWhenCancelled(store: TaskStore, taskId: string, controller: AbortController, pollMs: number) {
+  let watching = true;
+  void (async () => {
+    while (watching) {
+      await sleep(pollMs);
+      if (watching && (await taskEnded(store, taskId))) controller.abort();
+    }
+  })();
+  return () => {
+    watching = false;
+  };
 }
 
 /** The core's task status for a finished call's result. */

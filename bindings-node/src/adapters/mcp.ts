@@ -37,6 +37,7 @@ import {
   mcpApprovalResult,
   mcpErrorResult,
   mcpOkResult,
+  resumeAsRequester,
   type AdapterFrame,
   type AdapterRegistry,
   type ApprovalRequest,
@@ -91,8 +92,11 @@ export interface RegisterMcpToolsOptions {
    * approval are listed with `execution.taskSupport: "optional"`. Asked for
    * a task, such a call returns one at once that reports `input_required`
    * while its approval request is pending, then runs once when it is
-   * approved (completed) or fails when it is rejected or expires. Asked
-   * without one (or with no `task.ttl`), it answers as a plain tool.
+   * approved (completed) or fails when it is rejected or expires; a task
+   * cancelled meanwhile aborts the call's signal. Asked without one (or
+   * with no `task.ttl`), it answers as a plain tool. In a task, the
+   * approval waits for a decision made elsewhere: `confirmInClient` asks
+   * only in plain calls.
    */
   tasks?: McpTaskOptions;
 }
@@ -111,10 +115,9 @@ export function registerMcpTools(
     const tool: ToolTarget = { registry, server, capabilityId: descriptor.id, toolName: name, options };
     const structured = publishesOutputSchema(descriptor);
     if (options.tasks !== undefined && descriptor.approval.required) {
-      const waitAtMostMs = descriptor.approval.expiresInMs + descriptor.timeoutMs;
       registered.set(
         name,
-        registerTaskTool(server, tool, toolConfig(z, descriptor), structured, waitAtMostMs, options.tasks),
+        registerTaskTool(server, tool, toolConfig(z, descriptor), structured, descriptor.timeoutMs, options.tasks),
       );
       continue;
     }
@@ -238,16 +241,7 @@ export function governedOutcome(
 
 /** The client names the request id: the core resumes it only if it is this tool's, made on MCP by this caller's actor. */
 export function resumeAsCaller(tool: ToolTarget, approvalId: string, frame: Frame): Promise<InvokeResult> {
-  return tool.registry.resume(approvalId, {
-    context: frame.context,
-    signal: frame.signal,
-    trace: frame.trace,
-    requestId: frame.requestId,
-    agentId: frame.agentId,
-    sessionId: frame.sessionId,
-    asRequester: { surface: "mcp", actor: frame.actor ?? {} },
-    throughTool: tool.capabilityId,
-  });
+  return resumeAsRequester(tool.registry, approvalId, frame, tool.capabilityId);
 }
 
 /**

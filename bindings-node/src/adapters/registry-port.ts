@@ -5,7 +5,7 @@
  */
 
 import type { CapabilityRegistry } from "../registry.js";
-import type { ExposureSurface, Frame } from "../types.js";
+import type { ExposureSurface, Frame, InvokeResult } from "../types.js";
 
 export { CapabilityError } from "../errors.js";
 export { MCP_META_KEYS, mcpApprovalResult, mcpErrorResult, mcpOkResult } from "../mcp-answer.js";
@@ -20,3 +20,26 @@ export type AdapterRegistry = CapabilityRegistry<any>;
  * so an app's `surface` is ignored.
  */
 export type AdapterFrame<TContext = unknown> = Omit<Frame<TContext>, "surface"> & { surface?: ExposureSurface };
+
+/**
+ * Resumes a request the way every adapter does: only as the requester of
+ * `frame` (its surface and actor) and only for `throughTool` (a capability
+ * id or tool name) — the core refuses anything else as APPROVAL_NOT_FOUND.
+ */
+export function resumeAsRequester(
+  registry: AdapterRegistry,
+  requestId: string,
+  frame: Frame,
+  throughTool: string,
+): Promise<InvokeResult> {
+  return registry.resume(requestId, {
+    context: frame.context,
+    signal: frame.signal,
+    trace: frame.trace,
+    requestId: frame.requestId,
+    agentId: frame.agentId,
+    sessionId: frame.sessionId,
+    asRequester: { surface: frame.surface, actor: frame.actor ?? {} },
+    throughTool,
+  });
+}

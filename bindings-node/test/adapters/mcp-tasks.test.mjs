@@ -146,6 +146,24 @@ describe("MCP tasks for approval-gated calls", () => {
     }
   });
 
+  it("a task cancelled while it waits runs nothing, even once the request is approved", async () => {
+    const { client, registry, calls, close } = await connected();
+    try {
+      const { task } = await asTask(client);
+      await untilStatus(client, task.taskId, ["input_required"]);
+      await client.experimental.tasks.cancelTask(task.taskId);
+      const [request] = await registry.approvals.list({});
+      await registry.approvals.approve(request.id, { approver: "lead" });
+      // The approved request stays unconsumed: the same call repeated (a plain call) runs it, once.
+      const again = await client.callTool({ name: "orders_refund", arguments: ARGS });
+      assert.equal(again.isError, false, JSON.stringify(again));
+      assert.deepEqual(calls, [ARGS]);
+      assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, "cancelled");
+    } finally {
+      await close();
+    }
+  });
+
   it("a call that asks for no task gets the plain approval-required result at once", async () => {
     const { client, registry, calls, close } = await connected();
     try {

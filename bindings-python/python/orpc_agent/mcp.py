@@ -292,7 +292,9 @@ class GovernedTool(Tool):
         if not _native.mcp_elicits(request.type, list(self._confirm_types), client_elicits):
             return None
         if _elicits_in_result(context):
-            given = (context.input_responses or {}).get(request.id)
+            # An answer counts only on the round that echoes this request's
+            # state (the SDK seals it to this call when configured to).
+            given = (context.input_responses or {}).get(request.id) if context.request_state == request.id else None
             if not isinstance(given, ElicitResult):
                 message, schema = await self._elicitation(request, frame)
                 question = ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
@@ -312,9 +314,9 @@ class GovernedTool(Tool):
         approver = frame.actor_id
         try:
             if _native.mcp_elicitation_approves(answer.action):
-                self._registry.approvals.approve(request.id, approver=approver)
+                await self._registry.approvals.approve_async(request.id, approver=approver)
             else:
-                self._registry.approvals.reject(
+                await self._registry.approvals.reject_async(
                     request.id, approver=approver, reason=_native.mcp_elicitation_declined()
                 )
         except CapabilityError:  # the core refused the decision (e.g. approver_must_differ)

@@ -1,0 +1,294 @@
+// The OpenAI Agents SDK adapter, driven by the SDK's own offline model
+// (`@openai/agents-core/testing` ScriptedModel, an implementation of its
+// Model interface): a real Runner tool loop, no network. The same cases as
+// Python's tests/test_openai_agents.py.
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+
+import { Agent, Runner, RunState, ToolCallError } from "@openai/agents-core";
+import { ScriptedModel, assistantMessage, functionCall } from "@openai/agents-core/testing";
+import { os } from "@orpc/server";
+import * as z from "zod";
+
+import {
+  CapabilityError,
+  OpenAiAgentsPrincipalRequiredError,
+  agentProcedure,
+  createCapabilityRegistry,
+  governedAgentTools,
+} from "@orpc-agent/core";
+
+const EMAIL = "ana@example.com";
+const CARD = "4111111111111111";
+/** The caller, as the app's authenticated transport gives it; the adapter fixes the surface (aiSdk). */
+const ANA = { actor: { id: "ana" }, sessionId: "conv-1" };
+const runner = new Runner({ tracingDisabled: true });
+
+/** A read whose output is redacted, a destructive call a policy refuses, a write behind approval. */
+async function build(calls, { audit = [], approvalStore = "memory", ...options } = {}) {
+  const base = agentProcedure(os.$context());
+  const count = (id) => calls.set(id, (calls.get(id) ?? 0) + 1);
+  const router = {
+    orders: {
+      get: base
+        .meta({
+          agent: {
+            description: "Find the customer's order by email.",
+            expose: { aiSdk: true },
+            sideEffect: "read",
+            risk: "low",
+            redact: { output: (o) => ({ ...o, email: "a***@example.com", card: `****${o.card.slice(-4)}` }) },
+          },
+        })
+        .input(z.object({ email: z.string() }))
+        .output(z.object({ id: z.string(), email: z.string(), card: z.string() }))
+        .handler(async ({ input }) => {
+          count("orders.get");
+          return { id: "o-1", email: input.email, card: CARD };
+        }),
+      purge: base
+        .meta({
+          agent: {
+            description: "Delete every order.",
+            expose: { aiSdk: true },
+            sideEffect: "destructive",
+            risk: "critical",
+            policies: [{ name: "no-purge", decision: "deny", reason: "Purging is disabled; archive instead." }],
+          },
+        })
+        .input(z.object({ email: z.string() }))
+        .handler(async () => {
+          count("orders.purge");
+          return null;
+        }),
+      refund: base
+        .meta({
+          agent: {
+            description: "Refund an order.",
+            expose: { aiSdk: true, direct: true },
+            sideEffect: "write",
+            risk: "high",
+            approval: { required: true, type: "refund" },
+          },
+        })
+        .input(z.object({ order: z.string(), cents: z.number().int() }))
+        .handler(async ({ input }) => {
+          count("orders.refund");
+          return { refunded: input.order, cents: input.cents };
+        }),
+      internal: base
+        .meta({ agent: { description: "Not for models.", expose: { direct: true }, sideEffect: "read", risk: "low" } })
+        .handler(async () => "direct only"),
+    },
+  };
+  return createCapabilityRegistry(router, {
+    approvalStore,
+    audit: { subscriber: (record) => audit.push(record), payloads: true },
+    ...options,
+  });
+}
+
+/** What the model was sent of each tool call, by call id, at that turn. */
+function outputs(model, turn) {
+  const sent = {};
+  for (const item of model.calls[turn].request.input) {
+    if (item.type === "function_call_result") sent[item.callId] = item.output.text ?? item.output;
+  }
+  return sent;
+}
+
+const finished = (audit) =>
+  audit.filter((r) => r.event === "finished").map((r) => [r.capabilityId, r.outcome, r.resumed]);
+
+const firstTurn = () => [
+  functionCall("orders_get", { email: EMAIL }, { callId: "call_get" }),
+  functionCall("orders_purge", { email: EMAIL }, { callId: "call_purge" }),
+  functionCall("orders_refund", { order: "o-1", cents: 500 }, { callId: "call_refund" }),
+];
+
+describe("OpenAI Agents SDK adapter", () => {
+  it("lists the aiSdk capabilities as function tools with the descriptor's schema", async () => {
+    const governed = governedAgentTools(await build(new Map()), ANA);
+    const byName = Object.fromEntries(governed.tools.map((t) => [t.name, t]));
+    assert.deepEqual(Object.keys(byName).sort(), ["orders_get", "orders_purge", "orders_refund"]);
+    assert.equal(byName.orders_get.description, "Find the customer's order by email.");
+    assert.deepEqual(byName.orders_get.parameters.required, ["email"]);
+    assert.equal(byName.orders_get.strict, false);
+  });
+
+  it("a read, a refusal, a gated call approved and resumed once across processes, and a replay refused", async () => {
+    const calls = new Map();
+    const audit = [];
+    const approvalStore = { sqlite: join(mkdtempSync(join(tmpdir(), "oa-")), "approvals.db") };
+    const ids = new Map(); // where request ids wait: shared by both "processes"
+    const model = new ScriptedModel([firstTurn(), [assistantMessage("Refunded.")], [assistantMessage("Again?")]]);
+
+    const registry = await build(calls, { audit, approvalStore });
+    const agent = new Agent({
+      name: "support",
+      model,
+      tools: governedAgentTools(registry, ANA, { approvalIds: ids }).tools,
+    });
+    const result = await runner.run(agent, "Refund Ana's order.");
+    assert.deepEqual(
+      result.interruptions.map((i) => i.name),
+      ["orders_refund"],
+    );
+    assert.deepEqual(Object.fromEntries(calls), { "orders.get": 1 });
+    const snapshot = result.state.toString();
+
+    // Another process: a new registry on the same store, new tools, the state read back.
+    const registry2 = await build(calls, { audit, approvalStore });
+    const governed2 = governedAgentTools(registry2, ANA, { approvalIds: ids });
+    const agent2 = new Agent({ name: "support", model, tools: governed2.tools });
+    const state = await RunState.fromString(agent2, snapshot);
+    const [item] = state.getInterruptions();
+    const request = await governed2.request(item);
+    assert.equal(request.status, "pending");
+    assert.equal(request.type, "refund");
+    assert.equal(request.capabilityId, "orders.refund");
+    const decided = await governed2.approve(state, item, { approver: "lead" });
+    assert.equal(decided.status, "approved");
+    assert.equal(decided.decidedBy, "lead");
+    const done = await runner.run(agent2, state);
+    assert.equal(done.finalOutput, "Refunded.");
+    assert.equal(calls.get("orders.refund"), 1);
+
+    const sent = outputs(model, 1);
+    // Redaction: the model reads the redacted output only.
+    assert.deepEqual(JSON.parse(sent.call_get), { id: "o-1", email: "a***@example.com", card: "****1111" });
+    assert.match(sent.call_purge, /^POLICY_DENIED: /);
+    assert.match(sent.call_purge, /Purging is disabled; archive instead\./);
+    assert.deepEqual(JSON.parse(sent.call_refund), { refunded: "o-1", cents: 500 });
+    assert.equal((await registry2.approvals.get(request.id)).status, "consumed");
+
+    // A replay: the snapshot of the interruption, approved again.
+    const replay = await RunState.fromString(agent2, snapshot);
+    const [again] = replay.getInterruptions();
+    await assert.rejects(governed2.approve(replay, again, { approver: "lead" }), (e) => e instanceof CapabilityError);
+    replay.approve(again); // the SDK's own approval: the core refuses the second run
+    const replayed = await runner.run(agent2, replay);
+    assert.equal(replayed.finalOutput, "Again?");
+    assert.match(outputs(model, 2).call_refund, /^APPROVAL_CONSUMED: /);
+    assert.deepEqual(Object.fromEntries(calls), { "orders.get": 1, "orders.refund": 1 }); // nothing ran twice
+
+    // Audit: on aiSdk, as ana, the tool call id as request id; no raw value anywhere.
+    const records = finished(audit);
+    assert.deepEqual(
+      records.slice(0, 3).sort(),
+      [
+        ["orders.get", "ok", false],
+        ["orders.purge", "POLICY_DENIED", false],
+        ["orders.refund", "approval_required", false],
+      ].sort(),
+    );
+    assert.deepEqual(records.slice(3), [
+      ["orders.refund", "ok", true],
+      ["orders.refund", "APPROVAL_CONSUMED", true],
+    ]);
+    const done_ = audit.filter((r) => r.event === "finished");
+    assert.deepEqual([...new Set(done_.map((r) => `${r.surface}/${r.actorId}/${r.sessionId}`))], ["aiSdk/ana/conv-1"]);
+    assert.deepEqual([...new Set(done_.map((r) => r.requestId))].sort(), ["call_get", "call_purge", "call_refund"]);
+    const text = JSON.stringify(audit);
+    assert.ok(!text.includes(EMAIL) && !text.includes(CARD));
+  });
+
+  it("a rejection is the core's, and the model reads the core's answer", async () => {
+    const calls = new Map();
+    const audit = [];
+    const governed = governedAgentTools(await build(calls, { audit }), ANA);
+    const model = new ScriptedModel([
+      [functionCall("orders_refund", { order: "o-1", cents: 500 }, { callId: "call_r" })],
+      [assistantMessage("It was not approved.")],
+    ]);
+    const agent = new Agent({ name: "support", model, tools: governed.tools });
+    const { state } = await runner.run(agent, "Refund.");
+    const [item] = state.getInterruptions();
+    const decided = await governed.reject(state, item, { approver: "lead", reason: "Not this one." });
+    assert.equal(decided.status, "rejected");
+    const done = await runner.run(agent, state);
+    assert.equal(done.finalOutput, "It was not approved.");
+    assert.equal(calls.get("orders.refund"), undefined);
+    assert.match(outputs(model, 1).call_r, /^APPROVAL_REJECTED: /);
+    assert.deepEqual(finished(audit), [
+      ["orders.refund", "approval_required", false],
+      ["orders.refund", "APPROVAL_REJECTED", true],
+    ]);
+  });
+
+  it("the SDK's approval is recorded as the core's decision, which the core may refuse", async () => {
+    const calls = new Map();
+    const registry = await build(calls, { approverMustDiffer: true });
+    const governed = governedAgentTools(registry, ANA);
+    const model = new ScriptedModel([
+      [functionCall("orders_refund", { order: "o-1", cents: 500 }, { callId: "call_r" })],
+      [assistantMessage("Waiting.")],
+    ]);
+    const agent = new Agent({ name: "support", model, tools: governed.tools });
+    const { state } = await runner.run(agent, "Refund.");
+    const [item] = state.getInterruptions();
+    await assert.rejects(governed.approve(state, item, { approver: "ana" }), (e) => e instanceof CapabilityError);
+    state.approve(item); // recorded with the frame's actor (ana): refused by the core
+    await runner.run(agent, state);
+    assert.equal(calls.get("orders.refund"), undefined);
+    assert.match(outputs(model, 1).call_r, /^APPROVAL_PENDING: /);
+    assert.equal((await registry.approvals.get(governed.requestId(item))).status, "pending");
+  });
+
+  it("a gated call needs a caller the approval can be kept for", async () => {
+    const calls = new Map();
+    const registry = await build(calls);
+    const governed = governedAgentTools(registry, {}); // no actor id, no session
+    const model = new ScriptedModel([
+      [functionCall("orders_refund", { order: "o-1", cents: 5 }, { callId: "call_r" })],
+    ]);
+    await assert.rejects(
+      runner.run(new Agent({ name: "support", model, tools: governed.tools }), "Refund."),
+      // The SDK wraps what a tool's needsApproval throws (ToolCallError.error).
+      (e) => e instanceof ToolCallError && e.error instanceof OpenAiAgentsPrincipalRequiredError,
+    );
+    assert.equal(calls.get("orders.refund"), undefined);
+    assert.deepEqual(await registry.approvals.list({}), []); // refused before storing a request
+  });
+
+  it("invalid arguments get the core's validation text", async () => {
+    const governed = governedAgentTools(await build(new Map()), ANA);
+    const model = new ScriptedModel([
+      [functionCall("orders_get", { email: 3 }, { callId: "call_bad" })],
+      [assistantMessage("Sorry.")],
+    ]);
+    await runner.run(new Agent({ name: "support", model, tools: governed.tools }), "Find.");
+    const text = outputs(model, 1).call_bad;
+    assert.match(text, /^INVALID_INPUT: /);
+    assert.match(text, /email/);
+  });
+
+  it("an undecided call asked again keeps its one request", async () => {
+    const calls = new Map();
+    const registry = await build(calls);
+    const governed = governedAgentTools(registry, ANA);
+    const call = () => functionCall("orders_refund", { order: "o-1", cents: 500 }, { callId: "call_r" });
+    const model = new ScriptedModel([[call()], [call()]]);
+    const agent = new Agent({ name: "support", model, tools: governed.tools });
+    const { state } = await runner.run(agent, "Refund.");
+    const again = await runner.run(agent, state); // run again without a decision
+    assert.deepEqual(
+      again.interruptions.map((i) => i.name),
+      ["orders_refund"],
+    );
+    const fresh = await runner.run(agent, "Refund."); // a new run presenting the same call
+    assert.deepEqual(
+      fresh.interruptions.map((i) => i.name),
+      ["orders_refund"],
+    );
+    const pending = await registry.approvals.list({ status: "pending" });
+    assert.deepEqual(
+      pending.map((r) => r.capabilityId),
+      ["orders.refund"],
+    );
+    assert.equal(calls.get("orders.refund"), undefined);
+  });
+});
