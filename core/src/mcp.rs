@@ -163,12 +163,9 @@ pub fn meta_keys() -> Value {
     json!({"approvalId": APPROVAL_ID_META, "approval": APPROVAL_META, "error": ERROR_META})
 }
 
-/// The `CallToolResult` of a call that needs approval: an error result (the
-/// call did not run), saying how the client runs it once approved — the
-/// same tool again with the same arguments (a repeated call finds its
-/// request: `Surface::repeated_calls_find_their_request`), or with
-/// `_meta {APPROVAL_ID_META: id}`.
-pub fn approval_result(request: &ApprovalRequest) -> Value {
+/// A request's reason (the default when it gave none) and its type as the
+/// texts quote it (` (type "refund")`, or nothing when untyped).
+fn reason_and_kind(request: &ApprovalRequest) -> (&str, String) {
     let reason = request
         .reason
         .as_deref()
@@ -179,6 +176,16 @@ pub fn approval_result(request: &ApprovalRequest) -> Value {
         .as_deref()
         .map(|t| format!(" (type \"{t}\")"))
         .unwrap_or_default();
+    (reason, kind)
+}
+
+/// The `CallToolResult` of a call that needs approval: an error result (the
+/// call did not run), saying how the client runs it once approved — the
+/// same tool again with the same arguments (a repeated call finds its
+/// request: `Surface::repeated_calls_find_their_request`), or with
+/// `_meta {APPROVAL_ID_META: id}`.
+pub fn approval_result(request: &ApprovalRequest) -> Value {
+    let (reason, kind) = reason_and_kind(request);
     let text = format!(
         "APPROVAL_REQUIRED: {reason} The call did not run. Approval request {id}{kind} is \
          waiting for a human decision. Tell the user it needs approval; once approved, call \
@@ -272,16 +279,7 @@ pub fn task_status(result: &Value) -> &'static str {
 /// `approval_result`, it does not ask the client to call again: the task
 /// itself runs the call once the request is approved.
 pub fn task_waiting_message(request: &ApprovalRequest) -> String {
-    let reason = request
-        .reason
-        .as_deref()
-        .filter(|r| !r.trim().is_empty())
-        .unwrap_or(DEFAULT_REASON);
-    let kind = request
-        .approval_type
-        .as_deref()
-        .map(|t| format!(" (type \"{t}\")"))
-        .unwrap_or_default();
+    let (reason, kind) = reason_and_kind(request);
     format!(
         "APPROVAL_REQUIRED: {reason} Approval request {id}{kind} is waiting for a human \
          decision. This task runs the call once when it is approved and fails if it is \

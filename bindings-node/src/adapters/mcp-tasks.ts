@@ -26,7 +26,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toJsonText } from "../json.js";
 import { N } from "../native.js";
 import type { Frame } from "../types.js";
-import type { ApprovalRequest, InvokeResult } from "./registry-port.js";
+import type { ApprovalRequest } from "./registry-port.js";
 import {
   callGoverned,
   errorResult,
@@ -99,26 +99,27 @@ async function createTask(
   // there before its handler runs, so the task is made knowing how long
   // the request can wait (a policy may set a longer expiry than the
   // declaration's). Named by `_meta`, an approved request runs here.
-  let frame: Frame | undefined;
-  let outcome: InvokeResult | undefined;
-  let result: CallToolResult | undefined;
+  // Either the call settled (its result) or it waits for approval (its frame and request).
+  let settled: CallToolResult | undefined;
+  let waiting: { frame: Frame; request: ApprovalRequest } | undefined;
   try {
-    frame = frameFor(detached, (await tool.options.frame?.(detached)) ?? {});
-    outcome = await governedOutcome(tool, args, detached, frame);
-    if (outcome.status !== "approval_required") result = toResult(outcome, structured);
+    const frame = frameFor(detached, (await tool.options.frame?.(detached)) ?? {});
+    const outcome = await governedOutcome(tool, args, detached, frame);
+    if (outcome.status === "approval_required") waiting = { frame, request: outcome.request };
+    else settled = toResult(outcome, structured);
   } catch (error) {
-    result = errorResult(error);
+    settled = errorResult(error);
   }
-  const waitMs = outcome?.status === "approval_required" ? Math.max(0, outcome.request.expiresAt - Date.now()) : 0;
+  const waitMs = waiting === undefined ? 0 : Math.max(0, waiting.request.expiresAt - Date.now());
   // Kept until the approved call can have finished and its result been read.
   const ttl = Math.max(extra.taskRequestedTtl ?? 0, waitMs + timeoutMs + RESULT_RETENTION_MS);
   const task = await store.createTask({ ttl });
-  if (result !== undefined || outcome?.status !== "approval_required" || frame === undefined) {
-    const settled = result ?? errorResult(undefined);
-    await store.storeTaskResult(task.taskId, taskStatus(settled), settled);
+  if (waiting === undefined) {
+    const result = settled ?? errorResult(undefined);
+    await store.storeTaskResult(task.taskId, taskStatus(result), result);
     return { task: await store.getTask(task.taskId) };
   }
-  const request = outcome.request;
+  const { frame, request } = waiting;
   await store.updateTaskStatus(task.taskId, "input_required", N.mcpTaskWaitingMessage(toJsonText(request)));
   const pollMs = options.approvalPollMs ?? 1000;
   void resumeWhenDecided(tool, structured, request, frame, store, task.taskId, controller, pollMs).catch(
