@@ -242,8 +242,13 @@ export declare function hotPath(): { start(reg: number, capability: number, surf
  */
 export declare function inputHash(capabilityId: string, inputJson: string): string
 
-/** Frees an invocation the host gave up on (its driver threw). */
-export declare function invokeAbandon(reg: number, h: number): void
+/**
+ * Ends and frees an invocation the host gave up on (its driver threw):
+ * the core's `Invocation::abandon` (INTERNAL, unless its outcome was
+ * settled), and the finished audit record it still owes as a row
+ * ([`invoke_audit_row`]'s form) for the façade to deliver, or null.
+ */
+export declare function invokeAbandon(reg: number, h: number, now: number): string | null
 
 /** `RunHandler`: the attempt number (1-based). */
 export declare function invokeAttempt(reg: number, h: number): number

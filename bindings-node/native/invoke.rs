@@ -428,10 +428,23 @@ pub fn invoke_outcome(reg: u32, h: u32) -> napi::Result<String> {
     })
 }
 
-/// Frees an invocation the host gave up on (its driver threw).
+/// Ends and frees an invocation the host gave up on (its driver threw):
+/// the core's `Invocation::abandon` (INTERNAL, unless its outcome was
+/// settled), and the finished audit record it still owes as a row
+/// ([`invoke_audit_row`]'s form) for the façade to deliver, or null.
 #[napi(catch_unwind)]
-pub fn invoke_abandon(reg: u32, h: u32) {
-    let _ = crate::registry::with_registry(reg, |r| Ok(r.invocations.remove(h)));
+pub fn invoke_abandon(reg: u32, h: u32, now: f64) -> Option<String> {
+    crate::registry::with_registry(reg, |r| {
+        let Some(mut inv) = r.invocations.remove(h) else {
+            return Ok(None);
+        };
+        inv.abandon(ms(now));
+        Ok(match inv.step() {
+            Step::Audit(record) => serde_json::to_string(&record.row()).ok(),
+            _ => None,
+        })
+    })
+    .unwrap_or(None)
 }
 
 // ----- answers -------------------------------------------------------------

@@ -57,33 +57,79 @@ function field(v: unknown, type: "string" | "number"): unknown {
   return v === undefined || v === null ? null : typeof v === type ? v : BAD;
 }
 
-/** What a hook's promise came to, or that the call's deadline came first. */
-type Bounded<T> = { late: false; value: T } | { late: true };
+/**
+ * What a hook's promise came to, or what came first: the call's deadline
+ * (`late`) or the caller's cancellation (`cancelled`).
+ */
+type Bounded<T> =
+  | { late: false; cancelled: false; value: T }
+  | { late: true; cancelled: false }
+  | { late: false; cancelled: true };
+
+const CANCELLED = Symbol("cancelled by the caller");
+
+/**
+ * A promise that settles with `CANCELLED` when the caller's signal aborts
+ * (never, without a signal), and its listener's removal.
+ */
+function whenAborted(signal: AbortSignal | undefined): { aborted: Promise<typeof CANCELLED>; dispose(): void } {
+  if (signal === undefined) return { aborted: new Promise(() => {}), dispose() {} };
+  if (signal.aborted) return { aborted: Promise.resolve(CANCELLED), dispose() {} };
+  let onAbort: () => void = () => {};
+  const aborted = new Promise<typeof CANCELLED>((resolve) => {
+    onAbort = () => resolve(CANCELLED);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return { aborted, dispose: () => signal.removeEventListener("abort", onAbort) };
+}
 
 /**
  * Awaits a hook's promise until the call's deadline (the core's
- * `callDeadline`): a validator or redactor that never settles must not hold
- * the call. The core decides what a late hook means (`answerDeadlinePassed`).
+ * `callDeadline`) or the caller's cancellation: a validator or redactor
+ * that never settles must not hold the call. The core decides what a late
+ * or cancelled hook means (`answerDeadlinePassed`, `answerCancelled`); a
+ * hook already settled wins a tie.
  */
-async function bounded<T>(p: Promise<T>, reg: number, h: number): Promise<Bounded<T>> {
+async function bounded<T>(p: Promise<T>, reg: number, h: number, signal: AbortSignal | undefined): Promise<Bounded<T>> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<Bounded<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ late: true }), Math.max(0, N.invokeCallDeadline(reg, h) - Date.now()));
+    timer = setTimeout(
+      () => resolve({ late: true, cancelled: false }),
+      Math.max(0, N.invokeCallDeadline(reg, h) - Date.now()),
+    );
   });
+  const cancel = whenAborted(signal);
   try {
-    return await Promise.race([p.then((value) => ({ late: false as const, value })), late]);
+    return await Promise.race([
+      p.then((value) => ({ late: false as const, cancelled: false as const, value })),
+      late,
+      cancel.aborted.then(() => ({ late: false as const, cancelled: true as const })),
+    ]);
   } finally {
     clearTimeout(timer);
+    cancel.dispose();
   }
 }
 
 /**
  * A hook's answer as `bounded` reports it: at once for a value (no extra
  * turn of the event loop on the hot path), bounded by the call's deadline
- * for a promise.
+ * and the caller's cancellation for a promise.
  */
-function hookAnswer<T>(got: T | PromiseLike<T>, reg: number, h: number): Bounded<T> | Promise<Bounded<T>> {
-  return isThenable(got) ? bounded(Promise.resolve(got), reg, h) : { late: false, value: got as T };
+function hookAnswer<T>(
+  got: T | PromiseLike<T>,
+  reg: number,
+  h: number,
+  signal: AbortSignal | undefined,
+): Bounded<T> | Promise<Bounded<T>> {
+  return isThenable(got)
+    ? bounded(Promise.resolve(got), reg, h, signal)
+    : { late: false, cancelled: false, value: got as T };
+}
+
+/** The answer for a hook that did not settle in time or was cancelled. */
+function unsettled(b: { late: boolean }, reg: number, h: number): number {
+  return b.late ? N.answerDeadlinePassed(reg, h, Date.now()) : N.answerCancelled(reg, h, Date.now());
 }
 
 /** A frozen shallow copy of the application context for hooks (SI-3). */
@@ -167,23 +213,24 @@ export async function drive(
       switch (kind) {
         case Kind.ValidateInput: {
           let res: StandardResult | undefined;
-          let late = false;
+          let missed: Bounded<unknown> | undefined;
           try {
             hooks ??= hooksOf(host, h);
             let b = hookAnswer(
               hooks.inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>,
               reg,
               h,
+              signal,
             );
             if (isThenable(b)) b = await b;
-            if (b.late) late = true;
+            if (b.late || b.cancelled) missed = b;
             else res = b.value;
           } catch (e) {
             res = undefined; // the validator threw: its text may quote the input
             logFailure(host, h, "the input validator", e);
           }
-          if (late) {
-            r = N.answerDeadlinePassed(reg, h, Date.now());
+          if (missed) {
+            r = unsettled(missed, reg, h);
           } else if (res === undefined) {
             r = N.answerInputValidatorFailed(reg, h, Date.now());
           } else if (res.issues) {
@@ -196,7 +243,7 @@ export async function drive(
         }
         case Kind.EvaluatePolicy:
           hooks ??= hooksOf(host, h);
-          r = await evaluatePolicy(host, hooks, h, aux, value, frame);
+          r = await evaluatePolicy(host, hooks, h, aux, value, frame, signal);
           break;
         case Kind.ExportInput:
           try {
@@ -244,24 +291,25 @@ export async function drive(
         }
         case Kind.ValidateOutput: {
           let res: StandardResult = { issues: [{ message: "late" }] };
-          let late = false;
+          let missed: Bounded<unknown> | undefined;
           try {
             hooks ??= hooksOf(host, h);
             let b = hookAnswer(
               hooks.outputSchema!["~standard"].validate(output) as StandardResult | Promise<StandardResult>,
               reg,
               h,
+              signal,
             );
             if (isThenable(b)) b = await b;
-            if (b.late) late = true;
+            if (b.late || b.cancelled) missed = b;
             else res = b.value;
           } catch (e) {
             res = { issues: [{ message: "the output validator threw" }] };
             logFailure(host, h, "the output validator", e);
           }
-          if (late) {
-            output = undefined;
-            r = N.answerDeadlinePassed(reg, h, Date.now());
+          if (missed) {
+            output = undefined; // the unvalidated value goes nowhere
+            r = unsettled(missed, reg, h);
           } else if (res.issues) {
             output = undefined;
             r = N.answerOutputInvalid(reg, h, Date.now());
@@ -278,15 +326,13 @@ export async function drive(
             // that throws fails the redactor, like a redactor that throws.
             const info = redactionInfo(raw, frozenContext(context));
             hooks ??= hooksOf(host, h);
-            let b = hookAnswer(hooks.meta.redact!.output!(output, info), reg, h);
+            let b = hookAnswer(hooks.meta.redact!.output!(output, info), reg, h, signal);
             if (isThenable(b)) b = await b;
-            const late = b.late;
-            const red = b.late ? undefined : b.value;
-            if (late) {
+            if (b.late || b.cancelled) {
               output = undefined; // the unredacted value goes nowhere (SI-10)
-              r = N.answerDeadlinePassed(reg, h, Date.now());
+              r = unsettled(b, reg, h);
             } else {
-              output = red;
+              output = b.value;
               r = N.answerRedacted(reg, h, Date.now());
             }
           } catch (e) {
@@ -333,7 +379,16 @@ export async function drive(
       aux = (r - kind) / 16;
     }
   } catch (e) {
-    N.invokeAbandon(reg, h);
+    // The core ends the call (INTERNAL) and hands over the finished record
+    // it still owes, so every call that started is audited as finished.
+    const row = N.invokeAbandon(reg, h, Date.now());
+    if (row !== null) {
+      try {
+        host.audit?.(auditRecordFromRow(JSON.parse(row)));
+      } catch {
+        // A subscriber's failure does not change the call's outcome.
+      }
+    }
     throw fromNative(e);
   }
 }
@@ -370,6 +425,7 @@ async function evaluatePolicy(
   aux: number,
   input: unknown,
   frame: Frame,
+  signal: AbortSignal | undefined,
 ): Promise<number> {
   const reg = host.handle;
   const scope = aux % 2;
@@ -378,6 +434,7 @@ async function evaluatePolicy(
   if (fn === undefined) return N.answerPolicyFailed(reg, h, Date.now());
   const timeoutMs = N.invokePolicyTimeout(reg, h);
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const cancel = whenAborted(signal);
   try {
     // The frozen copies read the app's frame and context: a getter that
     // throws fails the policy (deny), as a policy that throws does.
@@ -393,7 +450,10 @@ async function evaluatePolicy(
       const timedOut = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error("policy timed out")), timeoutMs);
       });
-      d = await Promise.race([d, timedOut]);
+      const got = await Promise.race([d, timedOut, cancel.aborted]);
+      // The caller cancelled first: the core ends the call (CANCELLED).
+      if (got === CANCELLED) return N.answerCancelled(reg, h, Date.now());
+      d = got;
     }
     const x = d as any;
     const code =
@@ -410,5 +470,6 @@ async function evaluatePolicy(
     return N.answerPolicyFailed(reg, h, Date.now());
   } finally {
     if (timer !== undefined) clearTimeout(timer);
+    cancel.dispose();
   }
 }

@@ -536,3 +536,74 @@ test("the pending quota is per principal: anonymous callers in other sessions ar
   assert.equal(other.request.sessionId, "s-2");
   assert.equal((await call(0, undefined)).status, "approval_required");
 });
+
+test("a caller's cancellation at an awaited hook (validator, policy, redactor) ends the call at once: CANCELLED, one finished record", async () => {
+  const records = [];
+  const never = () => new Promise(() => {});
+  let runs = 0;
+  const neverValidates = { "~standard": { version: 1, vendor: "test", validate: () => never() } };
+  const registry = await createCapabilityRegistry(
+    {
+      validated: base
+        .meta({ agent: agent() })
+        .input(neverValidates)
+        .handler(async () => ++runs),
+      checked: base
+        .meta({ agent: agent({ policies: [{ name: "slow", evaluate: () => never() }] }) })
+        .handler(async () => ++runs),
+      redacted: base
+        .meta({ agent: agent({ redact: { output: () => never() } }) })
+        .handler(async () => ({ secret: ++runs })),
+    },
+    { audit: (r) => records.push(r) },
+  );
+  // Each hook never settles and the deadline is the default 30 s away: only
+  // the caller's abort can end these calls.
+  for (const [id, started] of [
+    ["validated", false],
+    ["checked", false],
+    ["redacted", true],
+  ]) {
+    const controller = new AbortController();
+    const call = registry.invoke(id, {}, { surface: "direct", signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    const e = await call.catch((x) => x);
+    assert.equal(e.code, "CANCELLED", `${id}: ${e.code} ${e.message}`);
+    const events = records.filter((r) => r.capabilityId === id).map((r) => [r.event, r.outcome ?? null]);
+    assert.deepEqual(
+      events,
+      started
+        ? [
+            ["started", null],
+            ["finished", "CANCELLED"],
+          ]
+        : [["finished", "CANCELLED"]],
+      id,
+    );
+  }
+  assert.equal(runs, 1, "only the redacted capability's handler ran (before its redactor)");
+});
+
+test("a call whose driver fails is still audited as finished (INTERNAL), the failure's text nowhere", async () => {
+  const records = [];
+  let runs = 0;
+  const registry = await createCapabilityRegistry(
+    { plain: base.meta({ agent: agent() }).handler(async () => ++runs) },
+    { audit: (r) => records.push(r) },
+  );
+  const frame = {
+    surface: "direct",
+    get context() {
+      throw new Error("card 4111 1111 1111 1111");
+    },
+  };
+  const e = await registry.invoke("plain", {}, frame).catch((x) => x);
+  assert.equal(e.code, "INTERNAL", `${e.code}: ${e.message}`);
+  assert.doesNotMatch(JSON.stringify(e.toJSON?.() ?? e.message), /4111/);
+  assert.equal(runs, 0);
+  assert.deepEqual(
+    records.map((r) => [r.event, r.outcome]),
+    [["finished", "INTERNAL"]],
+  );
+  assert.doesNotMatch(JSON.stringify(records), /4111/);
+});

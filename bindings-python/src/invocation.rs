@@ -489,9 +489,20 @@ impl Invocation {
         self.answer(py, Answer::HandlerTimedOut { now_ms })
     }
 
+    /// The caller cancelled while the host performed the current step: the
+    /// core ends the call (CANCELLED) at any step the host awaits.
     fn cancelled(&mut self, py: Python<'_>) -> PyResult<u8> {
         let now_ms = self.now(py);
         self.answer(py, Answer::Cancelled { now_ms })
+    }
+
+    /// The driver failed on the current step (an exception of its own): the
+    /// core ends the call (INTERNAL, unless its outcome was settled) and its
+    /// finished audit record is delivered here.
+    fn abandon(&mut self, py: Python<'_>) -> PyResult<u8> {
+        let now_ms = self.now(py);
+        self.inv.abandon(now_ms);
+        self.next(py)
     }
 
     /// `AskRetryOn`: the host's `retry_on` answer, as it returned it. Only

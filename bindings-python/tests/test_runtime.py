@@ -445,3 +445,79 @@ def test_a_frame_names_its_surface() -> None:
         reg.invoke_sync("t.read", {}, {"actor": {"id": "ana"}})
     assert reg.invoke_sync("t.read", {}, {"surface": "direct"}).output == 1  # type: ignore[union-attr]
     assert reg.invoke_sync("t.read", {}).output == 1  # type: ignore[union-attr]
+
+
+async def test_a_caller_cancellation_at_an_awaited_policy_or_redactor_ends_the_call_cancelled_and_audited() -> None:
+    audit: list[dict[str, Any]] = []
+    runs: list[str] = []
+
+    async def never_decides(request: Any) -> orpc_agent.Allow:
+        await asyncio.Event().wait()
+        return orpc_agent.Allow()
+
+    async def never_redacts(value: Any, info: Any) -> Any:
+        await asyncio.Event().wait()
+
+    @capability(
+        id="c.policy",
+        description="P.",
+        expose={"direct": True},
+        side_effect="read",
+        risk="low",
+        policies=[never_decides],
+    )
+    async def checked(m: Msg) -> None:
+        runs.append("policy")
+
+    @capability(
+        id="c.redact",
+        description="R.",
+        expose={"direct": True},
+        side_effect="read",
+        risk="low",
+        redact_output=never_redacts,
+    )
+    async def redacted(m: Msg) -> dict[str, str]:
+        runs.append("redact")
+        return {"card": "4111111111111111"}
+
+    reg = create_capability_registry([checked, redacted], audit=audit.append)
+    # The hooks never finish and the deadline is the default 30 s away: only
+    # the caller's cancellation ends these calls (bounded by wait_for).
+    for cap_id, events in (("c.policy", ["finished"]), ("c.redact", ["started", "finished"])):
+        task = asyncio.ensure_future(reg.invoke(cap_id, {"n": 1}))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+        mine = [r for r in audit if r["capabilityId"] == cap_id]
+        assert [r["event"] for r in mine] == events, mine
+        assert mine[-1]["outcome"] == "CANCELLED"
+    assert runs == ["redact"]
+    assert "4111" not in repr(audit)
+
+
+async def test_a_call_whose_driver_fails_is_still_audited_as_finished(monkeypatch: pytest.MonkeyPatch) -> None:
+    from orpc_agent import _driver
+
+    audit: list[dict[str, Any]] = []
+
+    async def allows(request: Any) -> orpc_agent.Allow:
+        await asyncio.sleep(0)  # off the fast path: the asyncio driver runs the call
+        return orpc_agent.Allow()
+
+    @capability(
+        id="d.fail", description="F.", expose={"direct": True}, side_effect="read", risk="low", policies=[allows]
+    )
+    async def never_started(m: Msg) -> None:
+        raise AssertionError("the handler must not start")
+
+    def broken_start(*args: Any) -> Any:
+        raise RuntimeError("a bug in the driver")
+
+    monkeypatch.setattr(_driver, "start_handler", broken_start)
+    reg = create_capability_registry([never_started], audit=audit.append)
+    with pytest.raises(RuntimeError, match="a bug in the driver"):
+        await reg.invoke("d.fail", {"n": 1})
+    assert [(r["event"], r.get("outcome")) for r in audit] == [("started", None), ("finished", "INTERNAL")]

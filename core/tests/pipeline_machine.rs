@@ -106,7 +106,8 @@ fn busy_registry() -> Arc<CapabilityRegistry> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
     /// Any sequence of answers: never a panic; an answer that does not fit
-    /// ends the machine in Done(INTERNAL) and every later answer is refused
+    /// ends the call INTERNAL (after its finished record, when it audits) and
+    /// every answer after Done is refused
     /// without changing the outcome.
     #[test]
     fn arbitrary_answer_sequences_never_panic(
@@ -137,9 +138,11 @@ proptest! {
                 }
             } else if let Err(e) = r {
                 prop_assert_eq!(e.code, ErrorCode::Internal);
-                prop_assert!(inv.is_done());
+                // Ended: done, or first the finished record it still owes
+                // (issue 14: every call that started is audited as finished).
                 match inv.step() {
                     Step::Done(Outcome::Error(e)) => prop_assert_eq!(e.code, ErrorCode::Internal),
+                    Step::Audit(r) => prop_assert_eq!(r.event, AuditEvent::Finished),
                     other => prop_assert!(false, "{:?}", other.kind()),
                 }
             }
@@ -162,6 +165,106 @@ fn an_out_of_turn_answer_is_an_internal_error_not_a_panic() {
         e.message
     );
     assert_eq!(inv.take_outcome(), Some(Outcome::Error(e)));
+}
+
+/// Delivers audit steps (recording each record) until the host has other work.
+fn deliver_audits(inv: &mut Invocation, records: &mut Vec<orpc_agent_core::pipeline::AuditRecord>) {
+    while let Step::Audit(r) = inv.step() {
+        records.push((*r).clone());
+        inv.answer(Answer::Audited).unwrap();
+    }
+}
+
+#[test]
+fn an_out_of_turn_answer_still_owes_the_finished_record() {
+    let reg = registry(json!([{"id": "a.b", "meta": meta(&["mcp"])}]), Value::Null);
+    let mut inv = start(&reg, "a.b", Payload::Host, audited(0));
+    let mut records = Vec::new();
+    deliver_audits(&mut inv, &mut records);
+    assert_eq!(inv.step_kind(), StepKind::RunHandler);
+    let e = inv.answer(Answer::Persisted).unwrap_err();
+    deliver_audits(&mut inv, &mut records);
+    let events: Vec<_> = records.iter().map(|r| (r.event, r.outcome)).collect();
+    assert_eq!(
+        events,
+        [
+            (AuditEvent::Started, None),
+            (AuditEvent::Finished, Some("INTERNAL"))
+        ]
+    );
+    assert_eq!(inv.take_outcome(), Some(Outcome::Error(e)));
+}
+
+#[test]
+fn an_abandoned_call_ends_internal_with_its_finished_record() {
+    let reg = registry(json!([{"id": "a.b", "meta": meta(&["mcp"])}]), Value::Null);
+    // Abandoned at the handler step: the finished record says INTERNAL.
+    let mut inv = start(&reg, "a.b", Payload::Host, audited(0));
+    let mut records = Vec::new();
+    deliver_audits(&mut inv, &mut records);
+    inv.abandon(7);
+    deliver_audits(&mut inv, &mut records);
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[1].event, AuditEvent::Finished);
+    assert_eq!(records[1].outcome, Some("INTERNAL"));
+    assert_eq!(records[1].duration_ms, 7);
+    let Some(Outcome::Error(e)) = inv.take_outcome() else {
+        panic!("not an error")
+    };
+    assert_eq!(e.code, ErrorCode::Internal);
+    assert_eq!(
+        e.message,
+        orpc_agent_core::pipeline::machine::ABANDONED_MESSAGE
+    );
+
+    // Abandoned while its finished record is pending: outcome and record kept.
+    let mut inv = start(&reg, "a.b", Payload::Host, audited(0));
+    deliver_audits(&mut inv, &mut Vec::new());
+    inv.answer(Answer::HandlerOk {
+        output: Payload::Host,
+        now_ms: 1,
+    })
+    .unwrap();
+    assert_eq!(inv.step_kind(), StepKind::Audit);
+    inv.abandon(2);
+    let mut records = Vec::new();
+    deliver_audits(&mut inv, &mut records);
+    assert_eq!(records[0].outcome, Some("ok"));
+    assert_eq!(inv.take_outcome(), Some(Outcome::Ok(Payload::Host)));
+
+    // Abandoned after its outcome was taken: nothing changes.
+    inv.abandon(3);
+    assert!(inv.is_done());
+    assert_eq!(inv.take_outcome(), None);
+}
+
+#[test]
+fn a_cancellation_at_any_awaited_step_ends_the_call_cancelled() {
+    // A host policy, then the handler: cancelled at the policy.
+    let m = with(
+        meta(&["mcp"]),
+        json!({"policies": [{"name": "p", "host": true}]}),
+    );
+    let reg = registry(json!([{"id": "c.p", "meta": m}]), Value::Null);
+    let mut inv = start(&reg, "c.p", Payload::Host, audited(0));
+    while inv.step_kind() != StepKind::EvaluatePolicy {
+        let a = permissive(&inv.step());
+        inv.answer(a).unwrap();
+    }
+    inv.answer(Answer::Cancelled { now_ms: 40 }).unwrap();
+    let mut records = Vec::new();
+    deliver_audits(&mut inv, &mut records);
+    assert_eq!(
+        records.len(),
+        1,
+        "no started record: the handler never came near"
+    );
+    assert_eq!(records[0].outcome, Some("CANCELLED"));
+    assert_eq!(records[0].attempts, 0);
+    let Some(Outcome::Error(e)) = inv.take_outcome() else {
+        panic!("not an error")
+    };
+    assert_eq!(e.code, ErrorCode::Cancelled);
 }
 
 // ----- retries --------------------------------------------------------------

@@ -379,6 +379,33 @@ async def drive(
     ``k``/``output``/``pending`` continue an invocation whose first steps
     the caller already performed (``CapabilityRegistry.invoke``'s fast path).
     """
+    try:
+        return await _drive_steps(registry, inv, spec, value, frame, k, output, pending)
+    except _CancelledError:
+        # The caller cancelled at whichever step was awaited (a policy, a
+        # redactor, a store step): the core ends the call CANCELLED and its
+        # finished record is delivered; a call already finished keeps its
+        # outcome (the core refuses a late answer).
+        inv.cancelled()
+        raise
+    except BaseException:
+        # The call's own error outcome (``finish`` raised it: the core keeps
+        # it), or the driver itself failed: then the core ends the call
+        # (INTERNAL) and the finished record it still owes is delivered.
+        inv.abandon()
+        raise
+
+
+async def _drive_steps(
+    registry: CapabilityRegistry,
+    inv: Any,
+    spec: CapabilitySpec | None,
+    value: Any,
+    frame: _native.Frame,
+    k: int | None,
+    output: Any,
+    pending: asyncio.Future[Any] | None,
+) -> InvokeOk[Any] | ApprovalRequired:
     if k is None:
         k = inv.advance()
     if spec is None and k != DONE and k != DONE_OK and k != CONSUME_APPROVAL:

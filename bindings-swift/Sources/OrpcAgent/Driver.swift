@@ -223,9 +223,8 @@ final class Driver: @unchecked Sendable {
             case .value(let v): return inputValid(v)
             case .failed(let error): return inputRefused(error, validating: true)
             case .timedOut: return inv.answerDeadlinePassed(nowMs: clock.nowMs())
-            // The caller cancelled: the input was not validated (the core
-            // takes no cancellation at this step).
-            case .cancelled: return inv.answerValidatorFailed(nowMs: clock.nowMs())
+            // The caller cancelled: the core ends the call (CANCELLED).
+            case .cancelled: return inv.answerCancelled(nowMs: clock.nowMs())
             }
         }
     }
@@ -282,7 +281,7 @@ final class Driver: @unchecked Sendable {
                 return inv.answerDeadlinePassed(nowMs: clock.nowMs())
             case .cancelled:
                 call.output = nil
-                return inv.answerOutputInvalid(nowMs: clock.nowMs())
+                return inv.answerCancelled(nowMs: clock.nowMs())
             }
         }
     }
@@ -319,7 +318,7 @@ final class Driver: @unchecked Sendable {
                 return inv.answerDeadlinePassed(nowMs: clock.nowMs())
             case .cancelled:
                 call.output = nil
-                return inv.answerRedactorFailed(nowMs: clock.nowMs())
+                return inv.answerCancelled(nowMs: clock.nowMs())
             }
         }
     }
@@ -385,8 +384,11 @@ final class Driver: @unchecked Sendable {
             case .failed(let error):
                 logger.log(OperatorFailure(capabilityId: cap.id, hook: hook, error: error))
                 return inv.answerPolicyFailed(nowMs: clock.nowMs())
-            case .timedOut, .cancelled:
+            case .timedOut:
                 return inv.answerPolicyFailed(nowMs: clock.nowMs())
+            case .cancelled:
+                // The caller cancelled: the core ends the call (CANCELLED).
+                return inv.answerCancelled(nowMs: clock.nowMs())
             }
         }
     }

@@ -73,6 +73,84 @@ final class ConcurrencyTests: XCTestCase {
         XCTAssertTrue(handlerCancelled.with { $0 }, "the handler's task was not cancelled")
     }
 
+    /// Cancelling the task while a validator, a host policy or a redactor is
+    /// awaited ends the call at once with the core's CANCELLED (not a failed
+    /// validator, a denying policy or a failed redactor, as this binding
+    /// answered before), audited once as finished; the handler of the
+    /// validated and the policed call never runs.
+    func testCancellingTheTaskAtAnAwaitedHookIsCancelledAndAudited() async throws {
+        let records = Locked<[AuditRecord]>([])
+        let entered = Locked<[String]>([])
+        let ran = Locked<[String]>([])
+        /// Returns only when its task is cancelled (an hour otherwise): only
+        /// the caller's cancellation can end the call in time.
+        @Sendable func hang(_ hook: String) async {
+            entered.with { $0.append(hook) }
+            try? await Task.sleep(nanoseconds: 3_600_000_000_000)
+        }
+        let meta = AgentMeta(
+            description: "Waits.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 600_000)
+        let reg = try CapabilityRegistry(
+            capabilities: [
+                Capability(
+                    "hooks.validate", meta: meta,
+                    validateInput: { (v: JSONValue) in
+                        await hang("hooks.validate")
+                        return v
+                    }
+                ) { (v: JSONValue, _) in
+                    ran.with { $0.append("hooks.validate") }
+                    return v
+                },
+                Capability(
+                    "hooks.policy", meta: meta,
+                    policies: [
+                        .host(
+                            HostPolicy(name: "hangs") { _ in
+                                await hang("hooks.policy")
+                                return .allow
+                            })
+                    ]
+                ) { (v: JSONValue, _) in
+                    ran.with { $0.append("hooks.policy") }
+                    return v
+                },
+                Capability(
+                    "hooks.redact", meta: meta,
+                    redactOutput: { (v: JSONValue, _) in
+                        await hang("hooks.redact")
+                        return v
+                    }
+                ) { (v: JSONValue, _) in
+                    ran.with { $0.append("hooks.redact") }
+                    return v
+                },
+            ],
+            options: RegistryOptions(audit: { r in records.with { $0.append(r) } }))
+        for id in ["hooks.validate", "hooks.policy", "hooks.redact"] {
+            let task = Task { () -> Outcome<JSONValue> in
+                try await reg.invoke(id, input: JSONValue.null, frame: Frame(surface: .mcp))
+            }
+            // Events, not durations: cancel once the hook is entered.
+            for _ in 0..<10_000 where !entered.with({ $0.contains(id) }) {
+                try await Task.sleep(nanoseconds: 1_000_000)
+            }
+            XCTAssertTrue(entered.with { $0.contains(id) }, "\(id): the hook never started")
+            task.cancel()
+            do {
+                _ = try await task.value
+                XCTFail("\(id): expected CANCELLED")
+            } catch let e as CapabilityError {
+                XCTAssertEqual(e.code, .cancelled, "\(id): \(e.message)")
+            }
+            let finished = records.with {
+                $0.filter { $0.json["capabilityId"]?.stringValue == id && $0.event == "finished" }
+            }
+            XCTAssertEqual(finished.map { $0.outcome }, ["CANCELLED"], id)
+        }
+        XCTAssertEqual(ran.with { $0 }, ["hooks.redact"])
+    }
+
     /// The approval UI view applies redactApprovalInput with the recorded actor.
     func testApprovalInputViewIsRedacted() async throws {
         let reg = try CapabilityRegistry(capabilities: [

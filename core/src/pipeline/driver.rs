@@ -527,12 +527,25 @@ impl Driver {
             inv.at(self.clock.now_ms());
             let answer = match inv.step() {
                 Step::Done(_) => break,
+                // A hook the call awaits ends at the caller's cancellation
+                // (the core's rule at every awaited step); a hook that is
+                // ready wins a tie. Store steps are not raced: the machine
+                // takes a cancellation only before one starts.
+                step @ (Step::ValidateInput { .. }
+                | Step::EvaluatePolicy { .. }
+                | Step::ValidateOutput { .. }
+                | Step::RedactOutput { .. }) => tokio::select! {
+                    biased;
+                    a = self.perform(&inv, step, call) => a,
+                    _ = call.cancel.cancelled() => Some(Answer::Cancelled { now_ms: self.clock.now_ms() }),
+                },
                 step => self.perform(&inv, step, call).await,
             };
             match answer {
-                // Cannot happen with JSON payloads; ends the call cleanly.
-                None => return Outcome::Error(internal("the driver cannot perform this step")),
-                // An out-of-turn answer ends the machine in Done(INTERNAL).
+                // Cannot happen with JSON payloads: the call ends INTERNAL,
+                // its finished record still delivered.
+                None => inv.abandon(self.clock.now_ms()),
+                // An out-of-turn answer ends the call INTERNAL too.
                 Some(a) => {
                     let _ = inv.answer(a);
                 }

@@ -19,6 +19,17 @@ use super::stage::Stage;
 use super::step::{Answer, Decision, Step, StepKind};
 use super::trace::freeze_trace;
 
+/// The outcome of a call its host abandoned ([`Invocation::abandon`]).
+pub const ABANDONED_MESSAGE: &str = "The call could not be completed.";
+
+/// The caller's cancellation, at whichever step it arrived.
+fn cancelled_error() -> CapabilityError {
+    CapabilityError::new(
+        ErrorCode::Cancelled,
+        "The call was cancelled by the caller.",
+    )
+}
+
 /// EXECUTION_FAILED's message when a binding cannot give a resumed handler
 /// the approved input ([`Answer::StoredInputUnusable`]).
 pub const STORED_INPUT_UNUSABLE_MESSAGE: &str =
@@ -691,12 +702,25 @@ impl Invocation {
             // stored and, for a resume, nothing consumed — a consumed
             // approval whose action never ran is the one outcome a resume
             // must not have (issue 15).
-            (State::PersistApproval(_) | State::ConsumeApproval, Answer::Cancelled { now_ms }) => {
+            //
+            // At every other step the host awaits (a validator, a host
+            // policy, the handler, a backoff, a redactor) the call ends at
+            // once too: one rule for every binding, where Swift answered a
+            // cancelled validator INVALID_INPUT and Python left a
+            // cancelled policy with no finished record (issue 14).
+            (
+                State::PersistApproval(_)
+                | State::ConsumeApproval
+                | State::ValidateInput
+                | State::EvaluatePolicy { .. }
+                | State::RunHandler
+                | State::Sleep { .. }
+                | State::ValidateOutput(_)
+                | State::RedactOutput(_),
+                Answer::Cancelled { now_ms },
+            ) => {
                 self.clock(now_ms);
-                self.fail(CapabilityError::new(
-                    ErrorCode::Cancelled,
-                    "The call was cancelled by the caller.",
-                ));
+                self.fail(cancelled_error());
             }
             (State::ConsumeApproval, Answer::Consumed(result)) => self.grant_checked(result),
             (State::ConsumeApproval, Answer::ConsumeRefused { error, request }) => {
@@ -777,13 +801,6 @@ impl Invocation {
                 let e = self.timeout_error();
                 self.fail(e);
             }
-            (State::RunHandler | State::Sleep { .. }, Answer::Cancelled { now_ms }) => {
-                self.clock(now_ms);
-                self.fail(CapabilityError::new(
-                    ErrorCode::Cancelled,
-                    "The call was cancelled by the caller.",
-                ));
-            }
             (State::AskRetryOn(error), Answer::RetryOn(yes)) => {
                 if yes {
                     self.back_off(error);
@@ -834,11 +851,42 @@ impl Invocation {
                         state.kind()
                     ),
                 );
-                self.state = State::Done(Outcome::Error(e.clone()));
+                self.end_internal(state, e.clone());
                 return Err(e);
             }
         }
         Ok(())
+    }
+
+    /// The host cannot perform the step it was shown (its driver failed on
+    /// it: a value it could not convert, a step it does not know, an
+    /// exception of its own): the call ends INTERNAL here, and the finished
+    /// audit record is still owed — the next step is `Audit` when the call
+    /// audits, else `Done` (every call that started is audited as finished,
+    /// issue 14). A finished call, or one whose finished record is already
+    /// pending, keeps its outcome.
+    pub fn abandon(&mut self, now_ms: u64) {
+        self.clock(now_ms);
+        let state = std::mem::replace(&mut self.state, State::Vacant);
+        self.end_internal(
+            state,
+            CapabilityError::new(ErrorCode::Internal, ABANDONED_MESSAGE),
+        );
+    }
+
+    /// Ends the call in `error` from `state` (already taken), keeping an
+    /// outcome that was settled before.
+    fn end_internal(&mut self, state: State, error: CapabilityError) {
+        match state {
+            // Vacant: the outcome was taken.
+            State::Done(_)
+            | State::Vacant
+            | State::Audit {
+                then: AfterAudit::Finish(_),
+                ..
+            } => self.state = state,
+            _ => self.fail(error),
+        }
     }
 
     fn clock(&mut self, now_ms: u64) {
