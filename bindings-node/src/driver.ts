@@ -61,10 +61,10 @@ function field(v: unknown, type: "string" | "number"): unknown {
  * What a hook's promise came to, or what came first: the call's deadline
  * (`late`) or the caller's cancellation (`cancelled`).
  */
-type Bounded<T> =
-  | { late: false; cancelled: false; value: T }
-  | { late: true; cancelled: false }
-  | { late: false; cancelled: true };
+type Bounded<T> = { settled: "value"; value: T } | { settled: "late" } | { settled: "cancelled" };
+
+/** A hook that did not settle in time or was cancelled. */
+type Missed = { settled: "late" | "cancelled" };
 
 const CANCELLED = Symbol("cancelled by the caller");
 
@@ -93,17 +93,14 @@ function whenAborted(signal: AbortSignal | undefined): { aborted: Promise<typeof
 async function bounded<T>(p: Promise<T>, reg: number, h: number, signal: AbortSignal | undefined): Promise<Bounded<T>> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<Bounded<T>>((resolve) => {
-    timer = setTimeout(
-      () => resolve({ late: true, cancelled: false }),
-      Math.max(0, N.invokeCallDeadline(reg, h) - Date.now()),
-    );
+    timer = setTimeout(() => resolve({ settled: "late" }), Math.max(0, N.invokeCallDeadline(reg, h) - Date.now()));
   });
   const cancel = whenAborted(signal);
   try {
     return await Promise.race([
-      p.then((value) => ({ late: false as const, cancelled: false as const, value })),
+      p.then((value) => ({ settled: "value" as const, value })),
       late,
-      cancel.aborted.then(() => ({ late: false as const, cancelled: true as const })),
+      cancel.aborted.then(() => ({ settled: "cancelled" as const })),
     ]);
   } finally {
     clearTimeout(timer);
@@ -122,14 +119,12 @@ function hookAnswer<T>(
   h: number,
   signal: AbortSignal | undefined,
 ): Bounded<T> | Promise<Bounded<T>> {
-  return isThenable(got)
-    ? bounded(Promise.resolve(got), reg, h, signal)
-    : { late: false, cancelled: false, value: got as T };
+  return isThenable(got) ? bounded(Promise.resolve(got), reg, h, signal) : { settled: "value", value: got as T };
 }
 
 /** The answer for a hook that did not settle in time or was cancelled. */
-function unsettled(b: { late: boolean }, reg: number, h: number): number {
-  return b.late ? N.answerDeadlinePassed(reg, h, Date.now()) : N.answerCancelled(reg, h, Date.now());
+function unsettled(b: Missed, reg: number, h: number): number {
+  return b.settled === "late" ? N.answerDeadlinePassed(reg, h, Date.now()) : N.answerCancelled(reg, h, Date.now());
 }
 
 /** A frozen shallow copy of the application context for hooks (SI-3). */
@@ -213,7 +208,7 @@ export async function drive(
       switch (kind) {
         case Kind.ValidateInput: {
           let res: StandardResult | undefined;
-          let missed: Bounded<unknown> | undefined;
+          let missed: Missed | undefined;
           try {
             hooks ??= hooksOf(host, h);
             let b = hookAnswer(
@@ -223,8 +218,8 @@ export async function drive(
               signal,
             );
             if (isThenable(b)) b = await b;
-            if (b.late || b.cancelled) missed = b;
-            else res = b.value;
+            if (b.settled === "value") res = b.value;
+            else missed = b;
           } catch (e) {
             res = undefined; // the validator threw: its text may quote the input
             logFailure(host, h, "the input validator", e);
@@ -291,7 +286,7 @@ export async function drive(
         }
         case Kind.ValidateOutput: {
           let res: StandardResult = { issues: [{ message: "late" }] };
-          let missed: Bounded<unknown> | undefined;
+          let missed: Missed | undefined;
           try {
             hooks ??= hooksOf(host, h);
             let b = hookAnswer(
@@ -301,8 +296,8 @@ export async function drive(
               signal,
             );
             if (isThenable(b)) b = await b;
-            if (b.late || b.cancelled) missed = b;
-            else res = b.value;
+            if (b.settled === "value") res = b.value;
+            else missed = b;
           } catch (e) {
             res = { issues: [{ message: "the output validator threw" }] };
             logFailure(host, h, "the output validator", e);
@@ -328,12 +323,12 @@ export async function drive(
             hooks ??= hooksOf(host, h);
             let b = hookAnswer(hooks.meta.redact!.output!(output, info), reg, h, signal);
             if (isThenable(b)) b = await b;
-            if (b.late || b.cancelled) {
-              output = undefined; // the unredacted value goes nowhere (SI-10)
-              r = unsettled(b, reg, h);
-            } else {
+            if (b.settled === "value") {
               output = b.value;
               r = N.answerRedacted(reg, h, Date.now());
+            } else {
+              output = undefined; // the unredacted value goes nowhere (SI-10)
+              r = unsettled(b, reg, h);
             }
           } catch (e) {
             output = undefined; // the unredacted value goes nowhere (SI-10)

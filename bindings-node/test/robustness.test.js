@@ -539,9 +539,23 @@ test("the pending quota is per principal: anonymous callers in other sessions ar
 
 test("a caller's cancellation at an awaited hook (validator, policy, redactor) ends the call at once: CANCELLED, one finished record", async () => {
   const records = [];
-  const never = () => new Promise(() => {});
+  // Each hook marks that it was entered, then never settles.
+  const entered = new Map();
+  const enteredHook = (id) => {
+    let mark;
+    entered.set(id, new Promise((r) => (mark = r)));
+    return () => {
+      mark();
+      return new Promise(() => {});
+    };
+  };
+  const never = {
+    validated: enteredHook("validated"),
+    checked: enteredHook("checked"),
+    redacted: enteredHook("redacted"),
+  };
   let runs = 0;
-  const neverValidates = { "~standard": { version: 1, vendor: "test", validate: () => never() } };
+  const neverValidates = { "~standard": { version: 1, vendor: "test", validate: () => never.validated() } };
   const registry = await createCapabilityRegistry(
     {
       validated: base
@@ -549,16 +563,16 @@ test("a caller's cancellation at an awaited hook (validator, policy, redactor) e
         .input(neverValidates)
         .handler(async () => ++runs),
       checked: base
-        .meta({ agent: agent({ policies: [{ name: "slow", evaluate: () => never() }] }) })
+        .meta({ agent: agent({ policies: [{ name: "slow", evaluate: () => never.checked() }] }) })
         .handler(async () => ++runs),
       redacted: base
-        .meta({ agent: agent({ redact: { output: () => never() } }) })
+        .meta({ agent: agent({ redact: { output: () => never.redacted() } }) })
         .handler(async () => ({ secret: ++runs })),
     },
     { audit: (r) => records.push(r) },
   );
   // Each hook never settles and the deadline is the default 30 s away: only
-  // the caller's abort can end these calls.
+  // the caller's abort, sent once the hook was entered, can end these calls.
   for (const [id, started] of [
     ["validated", false],
     ["checked", false],
@@ -566,7 +580,8 @@ test("a caller's cancellation at an awaited hook (validator, policy, redactor) e
   ]) {
     const controller = new AbortController();
     const call = registry.invoke(id, {}, { surface: "direct", signal: controller.signal });
-    setTimeout(() => controller.abort(), 20);
+    await entered.get(id);
+    controller.abort();
     const e = await call.catch((x) => x);
     assert.equal(e.code, "CANCELLED", `${id}: ${e.code} ${e.message}`);
     const events = records.filter((r) => r.capabilityId === id).map((r) => [r.event, r.outcome ?? null]);

@@ -450,12 +450,15 @@ def test_a_frame_names_its_surface() -> None:
 async def test_a_caller_cancellation_at_an_awaited_policy_or_redactor_ends_the_call_cancelled_and_audited() -> None:
     audit: list[dict[str, Any]] = []
     runs: list[str] = []
+    entered = {"c.policy": asyncio.Event(), "c.redact": asyncio.Event()}
 
     async def never_decides(request: Any) -> orpc_agent.Allow:
+        entered["c.policy"].set()
         await asyncio.Event().wait()
         return orpc_agent.Allow()
 
     async def never_redacts(value: Any, info: Any) -> Any:
+        entered["c.redact"].set()
         await asyncio.Event().wait()
 
     @capability(
@@ -483,11 +486,11 @@ async def test_a_caller_cancellation_at_an_awaited_policy_or_redactor_ends_the_c
 
     reg = create_capability_registry([checked, redacted], audit=audit.append)
     # The hooks never finish and the deadline is the default 30 s away: only
-    # the caller's cancellation ends these calls (bounded by wait_for).
+    # the caller's cancellation, sent once the hook was entered, ends these
+    # calls (bounded by wait_for).
     for cap_id, events in (("c.policy", ["finished"]), ("c.redact", ["started", "finished"])):
         task = asyncio.ensure_future(reg.invoke(cap_id, {"n": 1}))
-        for _ in range(5):
-            await asyncio.sleep(0)
+        await asyncio.wait_for(entered[cap_id].wait(), 10)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(task, 10)

@@ -193,10 +193,9 @@ async def _race_deadline(inv: Any, fut: asyncio.Future[Any]) -> tuple[int, Any]:
     try:
         done, _ = await asyncio.wait((fut,), timeout=inv.remaining_s())
     except _CancelledError:
-        # The caller cancelled: tell the core (audit records CANCELLED),
-        # drop the handler, and let the cancellation propagate.
+        # The caller cancelled: drop the handler and let the cancellation
+        # propagate; ``drive`` tells the core (audit records CANCELLED).
         _abandon(fut)
-        inv.cancelled()
         raise
     if not done:
         _abandon(fut)
@@ -505,11 +504,7 @@ async def _drive_steps(
             # "no" and 1 do not retry, as in Node).
             k = inv.retry_on(verdict)
         elif k == _native.SLEEP:
-            try:
-                await asyncio.sleep(inv.sleep_s())
-            except _CancelledError:
-                inv.cancelled()
-                raise
+            await asyncio.sleep(inv.sleep_s())  # a cancellation: ``drive`` tells the core
             k = inv.slept()
         elif k == PERSIST_APPROVAL or k == CONSUME_APPROVAL:
             # Only a store that waits (PostgreSQL) hands its steps back: run
