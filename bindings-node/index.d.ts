@@ -245,8 +245,9 @@ export declare function inputHash(capabilityId: string, inputJson: string): stri
 /**
  * Ends and frees an invocation the host gave up on (its driver threw):
  * the core's `Invocation::abandon` (INTERNAL, unless its outcome was
- * settled), and the finished audit record it still owes as a row
- * ([`invoke_audit_row`]'s form) for the façade to deliver, or null.
+ * settled), and the finished audit record it still owes, for the façade
+ * to deliver: `{row, telemetry}` JSON, the record as a row
+ * ([`invoke_audit_row`]'s form) and its telemetry view, or null.
  */
 export declare function invokeAbandon(reg: number, h: number, now: number): string | null
 
@@ -317,6 +318,12 @@ export declare function invokeStart(reg: number, capability: number, surface: nu
  * answers NOT_FOUND exactly as for an unexposed capability, SI-8).
  */
 export declare function invokeStartName(reg: number, name: string, surface: number, frameJson: string | undefined | null, inputText: string | undefined | null, now: number): number
+
+/**
+ * At an `Audit` step whose record is the finished one: the call's span
+ * name, attributes, error and metric attributes as JSON; else null.
+ */
+export declare function invokeTelemetry(reg: number, h: number): string | null
 
 /**
  * The result of a call that needs approval; `request` as get, list and
@@ -533,6 +540,15 @@ export declare function storeStep(reg: number, h: number, now: number): Promise<
  * surface as this index).
  */
 export declare function surfaces(): Array<string>
+
+/** The names the façade needs: `{scopeName, callsMetric, durationMetric}`. */
+export declare function telemetryNames(): string
+
+/**
+ * The span parent a frame's trace context names (`{traceId, spanId,
+ * traceFlags, tracestate}` JSON), or null when the core would not keep it.
+ */
+export declare function telemetrySpanParent(traceparent: string, tracestate?: string | undefined | null): string | null
 
 /**
  * The trace context of an HTTP request's headers (`[name, value, name,

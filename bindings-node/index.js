@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { actComponentEmbed, actComponentInspect, actManifestCheck, agentToolApprovalKey, agentToolApprovalRequiredText, agentToolGateDenies, agentToolKeptRequestHoldsTheCall, agentToolMessages, agentToolRecordedApprover, allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerOrpcError, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, capabilityGrantDecide, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, mcpApprovalResult, mcpElicitationApproves, mcpElicitationDeclined, mcpElicitationParams, mcpElicits, mcpErrorResult, mcpMetaKeys, mcpOkParts, mcpTaskStatus, mcpTaskWaitingMessage, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stdForwardUnwrap, stdForwardWrap, stdMetaCheck, stdMetaDecode, stdMetaEncode, stdToolDefinitionMeta, stepKinds, storeStep, surfaces, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
+const { actComponentEmbed, actComponentInspect, actManifestCheck, agentToolApprovalKey, agentToolApprovalRequiredText, agentToolGateDenies, agentToolKeptRequestHoldsTheCall, agentToolMessages, agentToolRecordedApprover, allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerOrpcError, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, capabilityGrantDecide, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, invokeTelemetry, mcpApprovalResult, mcpElicitationApproves, mcpElicitationDeclined, mcpElicitationParams, mcpElicits, mcpErrorResult, mcpMetaKeys, mcpOkParts, mcpTaskStatus, mcpTaskWaitingMessage, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stdForwardUnwrap, stdForwardWrap, stdMetaCheck, stdMetaDecode, stdMetaEncode, stdToolDefinitionMeta, stepKinds, storeStep, surfaces, telemetryNames, telemetrySpanParent, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
 export { actComponentEmbed }
 export { actComponentInspect }
 export { actManifestCheck }
@@ -834,6 +834,7 @@ export { invokeRedactionInfo }
 export { invokeRetryError }
 export { invokeStart }
 export { invokeStartName }
+export { invokeTelemetry }
 export { mcpApprovalResult }
 export { mcpElicitationApproves }
 export { mcpElicitationDeclined }
@@ -874,6 +875,8 @@ export { stdToolDefinitionMeta }
 export { stepKinds }
 export { storeStep }
 export { surfaces }
+export { telemetryNames }
+export { telemetrySpanParent }
 export { traceFromHttpHeaders }
 export { traceToHttpHeaders }
 export const __napiBindingTarget = __napiLoadedBindingTarget

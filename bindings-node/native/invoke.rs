@@ -430,8 +430,9 @@ pub fn invoke_outcome(reg: u32, h: u32) -> napi::Result<String> {
 
 /// Ends and frees an invocation the host gave up on (its driver threw):
 /// the core's `Invocation::abandon` (INTERNAL, unless its outcome was
-/// settled), and the finished audit record it still owes as a row
-/// ([`invoke_audit_row`]'s form) for the façade to deliver, or null.
+/// settled), and the finished audit record it still owes, for the façade
+/// to deliver: `{row, telemetry}` JSON, the record as a row
+/// ([`invoke_audit_row`]'s form) and its telemetry view, or null.
 #[napi(catch_unwind)]
 pub fn invoke_abandon(reg: u32, h: u32, now: f64) -> Option<String> {
     crate::registry::with_registry(reg, |r| {
@@ -440,7 +441,11 @@ pub fn invoke_abandon(reg: u32, h: u32, now: f64) -> Option<String> {
         };
         inv.abandon(ms(now));
         Ok(match inv.step() {
-            Step::Audit(record) => serde_json::to_string(&record.row()).ok(),
+            Step::Audit(record) => serde_json::to_string(&json!({
+                "row": record.row(),
+                "telemetry": orpc_agent_core::telemetry::call_telemetry(record),
+            }))
+            .ok(),
             _ => None,
         })
     })

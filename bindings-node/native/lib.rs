@@ -40,6 +40,7 @@ mod postgres;
 mod raw;
 mod registry;
 mod slab;
+mod telemetry;
 
 use napi_derive::napi;
 
@@ -53,6 +54,7 @@ pub use mcp::*;
 pub use postgres::*;
 pub use raw::*;
 pub use registry::*;
+pub use telemetry::*;
 
 /// Panics on purpose: lets the test suite check that a Rust panic becomes a
 /// thrown JavaScript error instead of aborting the process.

@@ -19,6 +19,7 @@ import type { ReportProgress } from "./progress.js";
 import { parseCoreJson, toJsonText } from "./json.js";
 import { storeStep } from "./stores.js";
 import { logFailure } from "./log.js";
+import type { CallSpan } from "./telemetry.js";
 import { issuesJson, type StandardResult } from "./schema.js";
 import type { CapabilityHooks } from "./declare.js";
 import type {
@@ -183,6 +184,7 @@ export async function drive(
   capIndex: number | undefined,
   input: unknown,
   frame: Frame,
+  span?: CallSpan,
 ): Promise<InvokeResult> {
   const reg = host.handle;
   let kind = start % 16;
@@ -348,11 +350,17 @@ export async function drive(
           break;
         }
         case Kind.Audit: {
-          const record = auditRecordFromRow(JSON.parse(HOT.auditRow(reg, h)));
-          try {
-            host.audit?.(record);
-          } catch {
-            // A subscriber's failure does not change the call's outcome.
+          if (host.audit !== undefined) {
+            const record = auditRecordFromRow(JSON.parse(HOT.auditRow(reg, h)));
+            try {
+              host.audit(record);
+            } catch {
+              // A subscriber's failure does not change the call's outcome.
+            }
+          }
+          if (span !== undefined) {
+            const view = N.invokeTelemetry(reg, h);
+            if (view !== null) span.finish(view);
           }
           r = HOT.audited(reg, h, Date.now());
           break;
@@ -376,15 +384,19 @@ export async function drive(
   } catch (e) {
     // The core ends the call (INTERNAL) and hands over the finished record
     // it still owes, so every call that started is audited as finished.
-    const row = N.invokeAbandon(reg, h, Date.now());
-    if (row !== null) {
+    const owed = N.invokeAbandon(reg, h, Date.now());
+    if (owed !== null) {
+      const { row, telemetry } = JSON.parse(owed);
       try {
-        host.audit?.(auditRecordFromRow(JSON.parse(row)));
+        host.audit?.(auditRecordFromRow(row));
       } catch {
         // A subscriber's failure does not change the call's outcome.
       }
+      if (telemetry !== null) span?.finish(JSON.stringify(telemetry));
     }
-    throw fromNative(e);
+    const error = fromNative(e);
+    span?.endWithError(error instanceof CapabilityError ? error.code : "INTERNAL");
+    throw error;
   }
 }
 

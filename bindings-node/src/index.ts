@@ -17,6 +17,7 @@ export {
   type DecideOptions,
   type InspectReport,
 } from "./registry.js";
+export type { TelemetryOptions } from "./telemetry.js";
 export {
   CapabilityError,
   RegistryValidationError,

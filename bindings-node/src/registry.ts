@@ -19,6 +19,7 @@ import { parseCoreJson, toJsonText } from "./json.js";
 import { Deadlines } from "./deadlines.js";
 import { APPROVAL_VIEW_FAILED_MESSAGE } from "./generated/protocol.js";
 import { HOT, N, SHORT_INPUT_TEXT, SURFACE_INDEX } from "./native.js";
+import { type CallSpan, Telemetry, type TelemetryOptions } from "./telemetry.js";
 import {
   buildOnPostgres,
   PostgresAuditSink,
@@ -71,6 +72,15 @@ export interface RegistryOptions<TContext = any> {
    * generic error. Default `console`; `false` logs nothing.
    */
   logger?: Logger | false;
+  /**
+   * OpenTelemetry: one span per governed call (`execute_tool <name>`, the
+   * GenAI conventions for tool execution plus the governance outcome as
+   * `orpc_agent.*` attributes, never a payload), a call counter and a
+   * duration histogram. `true` uses the globally registered providers.
+   * Needs `@opentelemetry/api`. The audit record's `traceparent` names the
+   * call's span.
+   */
+  telemetry?: true | TelemetryOptions;
 }
 
 /** The part of `console` the registry logs failures to. */
@@ -143,11 +153,11 @@ export interface InspectReport {
   problems: unknown[];
 }
 
-function frameJson(frame: Frame): string {
+function frameJson(frame: Frame, trace: TraceContext | undefined = frame.trace): string {
   return JSON.stringify({
     surface: frame.surface,
     actor: frame.actor,
-    trace: frame.trace,
+    trace,
     requestId: frame.requestId,
     agentId: frame.agentId,
     sessionId: frame.sessionId,
@@ -292,6 +302,8 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
   readonly approvals: Approvals;
   /** The PostgreSQL audit sink of `audit: {postgres}`: counters and `flush()`. */
   readonly auditSink: PostgresAuditSink | undefined;
+  /** @internal OpenTelemetry, when `options.telemetry` asked for it */
+  readonly telemetry: Telemetry | undefined;
 
   /** @internal use `createCapabilityRegistry` */
   constructor(
@@ -301,8 +313,10 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     audit: ((record: AuditRecord) => void) | undefined,
     waits = false,
     auditSink?: PostgresAuditSink,
+    telemetry?: Telemetry,
   ) {
     this.auditSink = auditSink;
+    this.telemetry = telemetry;
     this.handle = handle;
     this.caps = caps;
     this.runtimePolicies = runtimePolicies;
@@ -363,6 +377,7 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     }
     let index: number | undefined;
     let start: number;
+    let span: CallSpan | undefined;
     try {
       // Inside the try: a getter of the app's frame that throws rejects
       // (INTERNAL, its text not shown) instead of throwing here.
@@ -380,7 +395,12 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
       // limits before any step (no validator, policy or handler sees an
       // over-limit input).
       const text = rawInputText(input);
-      if (index === undefined || this.audit !== undefined) {
+      if (this.telemetry !== undefined) {
+        // The call's span is the trace the core records.
+        span = this.telemetry.begin(frame.trace);
+        const fj = frameJson(frame, span.trace);
+        start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now());
+      } else if (index === undefined || this.audit !== undefined) {
         // With an audit subscriber the core records the name asked for, so
         // it resolves the name itself; otherwise the cached index saves it.
         const fj = actorId === null ? null : frameJson(frame);
@@ -393,9 +413,11 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
         start = N.invokeStart(this.handle, index, surface ?? 0, frameJson(frame), text, Date.now());
       }
     } catch (e) {
-      return Promise.reject(fromNative(e));
+      return Promise.reject(notStarted(fromNative(e), span));
     }
-    return drive(this, start, index, input, frame) as Promise<InvokeResult<TOutput>>;
+    if (span === undefined) return drive(this, start, index, input, frame) as Promise<InvokeResult<TOutput>>;
+    const s = span;
+    return s.run(() => drive(this, start, index, input, frame, s)) as Promise<InvokeResult<TOutput>>;
   }
 
   /**
@@ -409,14 +431,16 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
   ): Promise<InvokeResult<TOutput>> {
     let frame: Frame<TContext>;
     let start: number;
+    let span: CallSpan | undefined;
     try {
       const o = resumeOptions<TContext>(requestId, options);
       frame = { surface: "direct", ...o };
       const by = o.asRequester;
+      span = this.telemetry?.begin(o.trace);
       const fj = JSON.stringify({
         surface: by?.surface ?? "direct",
         actor: by?.actor,
-        trace: o.trace,
+        trace: span === undefined ? o.trace : span.trace,
         requestId: o.requestId,
         agentId: o.agentId,
         sessionId: o.sessionId,
@@ -439,9 +463,11 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
         o.signal?.aborted === true,
       );
     } catch (e) {
-      return Promise.reject(fromNative(e));
+      return Promise.reject(notStarted(fromNative(e), span));
     }
-    return drive(this, start, undefined, undefined, frame) as Promise<InvokeResult<TOutput>>;
+    if (span === undefined) return drive(this, start, undefined, undefined, frame) as Promise<InvokeResult<TOutput>>;
+    const s = span;
+    return s.run(() => drive(this, start, undefined, undefined, frame, s)) as Promise<InvokeResult<TOutput>>;
   }
 
   /**
@@ -546,7 +572,8 @@ export async function createCapabilityRegistry<TContext = any>(
   const runtimePolicies = new Map<number, PolicyFunction>();
   // Everything but the binding's own options goes to the core, which
   // reports unknown keys (UNKNOWN_FIELD) instead of ignoring a typo.
-  const { approvalStore, audit, logger, ...core } = options as RegistryOptions<TContext> & Record<string, unknown>;
+  const { approvalStore, audit, logger, telemetry, ...core } = options as RegistryOptions<TContext> &
+    Record<string, unknown>;
   if (logger !== undefined && logger !== false && (logger === null || typeof (logger as Logger).warn !== "function")) {
     throw argumentError(
       "createCapabilityRegistry",
@@ -577,19 +604,15 @@ export async function createCapabilityRegistry<TContext = any>(
   // Not a subscriber: the core names the problem (UNKNOWN_FIELD, as the registry vectors expect).
   if (audit !== undefined && typeof subscriber !== "function") opts.audit = audit;
   const payloads = typeof audit === "object" && audit !== null && audit.payloads === true;
+  const tel = await openTelemetry(telemetry);
+  // The core audits when a subscriber or telemetry reads its records.
+  const audits = typeof subscriber === "function" || tel !== undefined;
   const storePg = postgresOf(approvalStore);
   const build = [JSON.stringify(decls), JSON.stringify(opts)] as const;
   const handle =
     storePg === undefined
-      ? call(() =>
-          N.registryBuild(
-            ...build,
-            JSON.stringify(approvalStore ?? "memory"),
-            typeof subscriber === "function",
-            payloads,
-          ),
-        )
-      : await buildOnPostgres(storePg, ...build, typeof subscriber === "function", payloads);
+      ? call(() => N.registryBuild(...build, JSON.stringify(approvalStore ?? "memory"), audits, payloads))
+      : await buildOnPostgres(storePg, ...build, audits, payloads);
   const registry = new CapabilityRegistry<TContext>(
     handle,
     caps,
@@ -597,9 +620,39 @@ export async function createCapabilityRegistry<TContext = any>(
     typeof subscriber === "function" ? subscriber : undefined,
     storePg !== undefined,
     sink,
+    tel,
   );
   registry.logger = logger === false ? undefined : ((logger as Logger | undefined) ?? console);
   return registry;
+}
+
+/** `options.telemetry` read: off, the global providers (`true`), or the given ones. */
+async function openTelemetry(option: unknown): Promise<Telemetry | undefined> {
+  if (option === undefined || option === false) return undefined;
+  if (option === true) return Telemetry.open({});
+  const o = optionsObject(
+    "createCapabilityRegistry",
+    "options.telemetry",
+    option,
+    ["tracerProvider", "meterProvider"],
+    true,
+  );
+  for (const [key, method] of [
+    ["tracerProvider", "getTracer"],
+    ["meterProvider", "getMeter"],
+  ] as const) {
+    const v = (o as Record<string, unknown>)[key];
+    if (v !== undefined && typeof (v as Record<string, unknown> | null)?.[method] !== "function") {
+      throw argumentError("createCapabilityRegistry", `options.telemetry.${key}`, `an object with ${method}()`, v);
+    }
+  }
+  return Telemetry.open(o as TelemetryOptions);
+}
+
+/** A call the core never started: its span (if any) ends with the error. */
+function notStarted(error: unknown, span: CallSpan | undefined): unknown {
+  span?.endWithError(error instanceof CapabilityError ? error.code : "INTERNAL");
+  return error;
 }
 
 /** The approval input hash (DESIGN §5) the core computes for `capabilityId` and `input`. */

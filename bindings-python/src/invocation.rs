@@ -116,6 +116,18 @@ impl Invocation {
             // Queued for the sink's writer; never waits (src/postgres.rs).
             orpc_agent_core::pipeline::driver::AuditSink::record(&**sink, record);
         }
+        if let (Some(telemetry), Step::Audit(record)) = (&self.shared.telemetry, self.inv.step()) {
+            // The call's span ends with the core's view of it (a finished
+            // record only); a failure here changes nothing, as for audit.
+            if let Some(view) = orpc_agent_core::telemetry::call_telemetry(record) {
+                let told = pythonize::pythonize(py, &view)
+                    .map_err(PyErr::from)
+                    .and_then(|v| telemetry.bind(py).call1((v,)).map(drop));
+                if let Err(e) = told {
+                    e.write_unraisable(py, Some(telemetry.bind(py)));
+                }
+            }
+        }
         let (Some(subscriber), Step::Audit(record)) = (&self.shared.audit, self.inv.step()) else {
             return;
         };

@@ -14,6 +14,7 @@ mod limits;
 mod outcome;
 mod postgres;
 mod registry;
+mod telemetry;
 
 use orpc_agent_core::act::deterministic::MAX_HASH_DEPTH;
 use orpc_agent_core::act::hash_cbor_input;
@@ -345,6 +346,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("AGENT_TOOL_OUTPUT_NOT_JSON", at::OUTPUT_NOT_JSON_MESSAGE)?;
     }
     postgres::register(m)?;
+    telemetry::register(m)?;
     m.add("MAX_HASH_DEPTH", MAX_HASH_DEPTH)?;
     m.add(
         "APPROVAL_VIEW_FAILED_MESSAGE",

@@ -41,6 +41,9 @@ pub(crate) struct Shared {
     /// The PostgreSQL audit sink (`audit={"postgres": url}`): records go
     /// to it straight from the core, without a Python dict.
     pub(crate) pg_audit: Option<Arc<orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink>>,
+    /// Receives the core's telemetry view of each finished call (a dict;
+    /// `orpc_agent.telemetry`), synchronously, in the call's context.
+    pub(crate) telemetry: Option<Py<PyAny>>,
 }
 
 impl Shared {
@@ -58,7 +61,7 @@ impl Shared {
     fn options(&self, py: Python<'_>) -> InvokeOptions {
         InvokeOptions {
             now_ms: self.now_ms(py),
-            audit: self.audit.is_some() || self.pg_audit.is_some(),
+            audit: self.audit.is_some() || self.pg_audit.is_some() || self.telemetry.is_some(),
             audit_payloads: self.audit_payloads,
         }
     }
@@ -91,7 +94,7 @@ impl NativeRegistry {
     /// (`"memory"` or `{"sqlite": path}`). Raises `RegistryValidationError`
     /// with every problem.
     #[new]
-    #[pyo3(signature = (declarations, options, store, *, audit = None, audit_payloads = false, clock = None, postgres_options = None, audit_postgres = None))]
+    #[pyo3(signature = (declarations, options, store, *, audit = None, audit_payloads = false, clock = None, postgres_options = None, audit_postgres = None, telemetry = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -103,6 +106,7 @@ impl NativeRegistry {
         clock: Option<Py<PyAny>>,
         postgres_options: Option<&str>,
         audit_postgres: Option<(String, String)>,
+        telemetry: Option<Py<PyAny>>,
     ) -> PyResult<NativeRegistry> {
         let decls = parse_json(declarations, "declarations")?;
         let options = parse_json(options, "options")?;
@@ -132,6 +136,7 @@ impl NativeRegistry {
                 audit,
                 audit_payloads,
                 pg_audit,
+                telemetry,
             }),
             fast_paths: OnceLock::new(),
         })
@@ -238,6 +243,7 @@ impl NativeRegistry {
         }
         visit.call(&self.shared.audit)?;
         visit.call(&self.shared.clock)?;
+        visit.call(&self.shared.telemetry)?;
         Ok(())
     }
 

@@ -23,6 +23,7 @@ pub mod orpc_error;
 pub mod pipeline;
 pub mod policy;
 pub mod registry;
+pub mod telemetry;
 
 pub use declaration::{DeclarationError, Declarations, Format};
 pub use descriptor::Descriptor;

@@ -65,6 +65,7 @@ from .std_meta import (
     unwrap_std_forward,
     wrap_std_forward,
 )
+from .telemetry import Telemetry
 from .types import (
     Abstain,
     Allow,
@@ -127,6 +128,7 @@ __all__ = [
     "Schema",
     "SessionNotFoundError",
     "StdMetaProblem",
+    "Telemetry",
     "TimeoutCapabilityError",
     "all_error_codes",
     "capability",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,6 +28,7 @@ from .capability import CapabilitySpec, HostPolicy, camel_keys, host_policy, spe
 from .errors import ExecutionFailedError, InternalError, RegistryValidationError
 from .postgres import ApprovalPage, PostgresAuditSink, connection, wait
 from .schema import restore
+from .telemetry import Telemetry
 from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk, RedactionInfo
 
 __all__ = ["create_capability_registry", "CapabilityRegistry", "Approvals"]
@@ -169,6 +171,10 @@ class Approvals:
         return ApprovalRequest.from_dict(_native.decide_blocking(self._native, request_id, False, approver, reason))
 
 
+#: ``_invoke_slow``'s marker: the fast path has not been tried yet.
+_NOT_STARTED: Any = object()
+
+
 class CapabilityRegistry:
     """Governed capabilities, built once. Thread-safe for reads; each
     ``invoke`` runs on the calling event loop."""
@@ -178,8 +184,10 @@ class CapabilityRegistry:
         native: _native.NativeRegistry,
         specs: list[CapabilitySpec],
         runtime_policies: dict[int, Callable[..., Any]],
+        telemetry: Telemetry | None = None,
     ) -> None:
         self._native = native
+        self._telemetry = telemetry
         self._specs = specs
         self._runtime_policies = runtime_policies
         # Capability ids resolved to registry indices once (DESIGN §4), and
@@ -204,6 +212,10 @@ class CapabilityRegistry:
         subclass. ``frame`` comes from the authenticated transport (SI-2);
         the default is the ``direct`` surface with an anonymous actor."""
         f = frame if type(frame) is Frame else _as_frame(frame)
+        if self._telemetry is not None:
+            return await self._telemetry._around(  # type: ignore[no-any-return]
+                f, functools.partial(self._invoke_slow, id_or_tool_name, input)
+            )
         # Fast path (DESIGN §4): one crossing resolves the id, starts the
         # call, validates the input and steps an `async def` handler once;
         # a handler that finishes without suspending ends the call right
@@ -212,6 +224,16 @@ class CapabilityRegistry:
         r = self._invoke_fast(id_or_tool_name, f, input)
         if type(r) is InvokeOk:
             return r
+        return await self._invoke_slow(id_or_tool_name, input, f, r)
+
+    async def _invoke_slow(
+        self, id_or_tool_name: str, input: Any, f: Frame, r: Any = _NOT_STARTED
+    ) -> InvokeOk[Any] | ApprovalRequired:
+        """``invoke`` past its fast path (or all of it, under telemetry)."""
+        if r is _NOT_STARTED:
+            r = self._invoke_fast(id_or_tool_name, f, input)
+            if type(r) is InvokeOk:
+                return r
         if r is None:  # a tool name, or no such capability: the core resolves it
             return await drive(self, self._native.start_name(id_or_tool_name, f, input), None, input, f)
         spec = self._specs[self._index[id_or_tool_name]]
@@ -267,6 +289,15 @@ class CapabilityRegistry:
         without one. The core decides; anything else (an unknown tool
         included) is ``APPROVAL_NOT_FOUND`` and consumes nothing."""
         f = _as_frame(frame)
+        if self._telemetry is not None:
+            return await self._telemetry._around(  # type: ignore[no-any-return]
+                f, functools.partial(self._resume, request_id, as_requester, through_tool)
+            )
+        return await self._resume(request_id, as_requester, through_tool, f)
+
+    async def _resume(
+        self, request_id: str, as_requester: bool, through_tool: str | None, f: Frame
+    ) -> InvokeOk[Any] | ApprovalRequired:
         inv = self._native.resume(request_id, f, as_requester, through_tool)
         return await drive(self, inv, None, None, f)
 
@@ -375,6 +406,7 @@ def create_capability_registry(
     host_policies: Mapping[str, Callable[..., Any]] | None = None,
     clock: Callable[[], int] | None = None,
     options: Mapping[str, Any] | None = None,
+    telemetry: Telemetry | None = None,
 ) -> CapabilityRegistry:
     """Builds the registry, validating every declaration at once.
 
@@ -386,6 +418,8 @@ def create_capability_registry(
     audit record (a dict); ``{"postgres": url, "subscriber": fn?}`` also
     writes every record to PostgreSQL (``registry.audit_sink``);
     ``audit_payloads`` adds the redacted output to finished records.
+    ``telemetry`` (``orpc_agent.telemetry.Telemetry``) reports one
+    OpenTelemetry span per call, a call counter and a duration histogram.
     ``clock`` (unix ms) replaces the system clock (tests). ``options`` is
     raw registry options JSON (camelCase, as in declaration files), taken
     verbatim; the keyword arguments are merged over it.
@@ -438,6 +472,7 @@ def create_capability_registry(
             clock=clock,
             postgres_options=postgres_options,
             audit_postgres=audit_postgres,
+            telemetry=None if telemetry is None else telemetry._finished,
         )
     except RegistryValidationError as e:
         if not signature_problems:
@@ -450,4 +485,4 @@ def create_capability_registry(
         raise RegistryValidationError(
             f"{len(signature_problems)} problem(s) with the declared hooks", signature_problems
         )
-    return CapabilityRegistry(native, specs, runtime_impl)
+    return CapabilityRegistry(native, specs, runtime_impl, telemetry)

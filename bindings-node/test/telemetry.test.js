@@ -1,0 +1,190 @@
+// OpenTelemetry (issue 20): one span per governed call after the GenAI
+// conventions for tool execution, with the governance outcome, tested with
+// the real OpenTelemetry SDK and its in-memory exporters.
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+import { context, SpanStatusCode, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from "@opentelemetry/sdk-metrics";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { os } from "@orpc/server";
+import * as z from "zod";
+import { agentProcedure, createCapabilityRegistry } from "@orpc-agent/core";
+
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+const spans = new InMemorySpanExporter();
+const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+// Read on demand (collect()), never on a timer.
+const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 });
+const meterProvider = new MeterProvider({ readers: [reader] });
+after(async () => {
+  await meterProvider.shutdown();
+  await tracerProvider.shutdown();
+});
+
+const base = agentProcedure(os.$context());
+const inner = tracerProvider.getTracer("the-app");
+const records = [];
+const registry = await createCapabilityRegistry(
+  {
+    orders: {
+      lookup: base
+        .meta({
+          agent: {
+            description: "Look up an order.",
+            expose: { mcp: true, aiSdk: true },
+            sideEffect: "read",
+            risk: "low",
+          },
+        })
+        .input(z.object({ id: z.string() }))
+        .handler(async ({ input }) =>
+          // The handler's own span is a child of the governed call's.
+          inner.startActiveSpan("db.query", (s) => {
+            s.end();
+            return { id: input.id, card: "4111 1111 1111 1111" };
+          }),
+        ),
+      cancel: base
+        .meta({
+          agent: {
+            description: "Cancel an order.",
+            expose: { mcp: true },
+            sideEffect: "write",
+            risk: "medium",
+            policies: [{ name: "no-guests", when: { actorRole: ["guest"] }, decision: "deny" }],
+            approval: { required: true },
+          },
+        })
+        .input(z.object({ id: z.string() }))
+        .handler(async ({ input }) => ({ cancelled: input.id })),
+    },
+  },
+  { audit: (r) => records.push(r), telemetry: { tracerProvider, meterProvider } },
+);
+
+const PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+const finished = () => records.filter((r) => r.event === "finished");
+const byName = (name) => spans.getFinishedSpans().filter((s) => s.name === name);
+
+test("an ok call: one execute_tool span, child of the frame's traceparent, whose ids the audit record carries", async () => {
+  spans.reset();
+  records.length = 0;
+  const out = await registry.invoke(
+    "orders_lookup",
+    { id: "o-1" },
+    { surface: "aiSdk", actor: { id: "ann" }, requestId: "call_7", trace: { traceparent: PARENT } },
+  );
+  assert.equal(out.status, "ok");
+  const [span] = byName("execute_tool orders_lookup");
+  assert.ok(
+    span,
+    spans
+      .getFinishedSpans()
+      .map((s) => s.name)
+      .join(),
+  );
+  const sc = span.spanContext();
+  assert.equal(sc.traceId, "4bf92f3577b34da6a3ce929d0e0e4736");
+  assert.equal(span.parentSpanContext?.spanId, "00f067aa0ba902b7");
+  assert.equal(finished()[0].traceparent, `00-${sc.traceId}-${sc.spanId}-01`);
+  assert.deepEqual(span.attributes, {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": "orders_lookup",
+    "gen_ai.tool.type": "function",
+    "gen_ai.tool.call.id": "call_7",
+    "orpc_agent.capability.id": "orders.lookup",
+    "orpc_agent.surface": "aiSdk",
+    "orpc_agent.outcome": "ok",
+    "orpc_agent.stage": "finished",
+    "orpc_agent.attempts": 1,
+    "orpc_agent.resumed": false,
+    "orpc_agent.request.id": "call_7",
+  });
+  assert.equal(span.status.code, SpanStatusCode.UNSET);
+  // No payload reaches the span.
+  assert.doesNotMatch(JSON.stringify(span.attributes), /4111|o-1/);
+  const [db] = byName("db.query");
+  assert.equal(db.parentSpanContext?.spanId, sc.spanId, "the handler's span is the call span's child");
+});
+
+test("without a frame trace the span's parent is the active span", async () => {
+  spans.reset();
+  const app = inner.startSpan("http.request");
+  await context.with(trace.setSpan(context.active(), app), () =>
+    registry.invoke("orders.lookup", { id: "o-2" }, { surface: "mcp" }),
+  );
+  app.end();
+  const [span] = byName("execute_tool orders.lookup");
+  assert.equal(span.parentSpanContext?.spanId, app.spanContext().spanId);
+  assert.equal(span.spanContext().traceId, app.spanContext().traceId);
+});
+
+test("a denied call: status ERROR, error.type and the deciding policy; an approval: its id and state", async () => {
+  spans.reset();
+  const denied = await registry
+    .invoke("orders.cancel", { id: "o-3" }, { surface: "mcp", actor: { id: "g", roles: ["guest"] } })
+    .catch((e) => e);
+  assert.equal(denied.code, "POLICY_DENIED");
+  const [d] = byName("execute_tool orders.cancel");
+  assert.equal(d.status.code, SpanStatusCode.ERROR);
+  assert.equal(d.status.message, "POLICY_DENIED");
+  assert.equal(d.attributes["error.type"], "POLICY_DENIED");
+  assert.equal(d.attributes["orpc_agent.policy.decision"], "deny");
+  assert.equal(d.attributes["orpc_agent.policy.name"], "no-guests");
+
+  spans.reset();
+  const made = await registry.invoke("orders.cancel", { id: "o-4" }, { surface: "mcp", actor: { id: "ann" } });
+  assert.equal(made.status, "approval_required");
+  const [pending] = byName("execute_tool orders.cancel");
+  assert.equal(pending.status.code, SpanStatusCode.UNSET);
+  assert.equal(pending.attributes["orpc_agent.approval.state"], "pending");
+  assert.equal(pending.attributes["orpc_agent.approval.id"], made.request.id);
+
+  await registry.approvals.approve(made.request.id, { approver: "bob" });
+  spans.reset();
+  const ran = await registry.resume(made.request.id);
+  assert.equal(ran.status, "ok");
+  const [resumed] = spans.getFinishedSpans();
+  assert.equal(resumed.name, "execute_tool orders.cancel");
+  assert.equal(resumed.attributes["orpc_agent.resumed"], true);
+  assert.equal(resumed.attributes["orpc_agent.approval.state"], "consumed");
+});
+
+test("a call counter and a duration histogram per capability and outcome", async () => {
+  const { resourceMetrics } = await reader.collect();
+  const metrics = resourceMetrics.scopeMetrics.find((s) => s.scope.name === "orpc-agent").metrics;
+  const calls = metrics.find((m) => m.descriptor.name === "orpc_agent.calls");
+  const points = calls.dataPoints.map((p) => [
+    p.attributes["orpc_agent.capability.id"],
+    p.attributes["orpc_agent.outcome"],
+    p.value,
+  ]);
+  assert.deepEqual(points.filter(([id]) => id === "orders.cancel").sort(), [
+    ["orders.cancel", "POLICY_DENIED", 1],
+    ["orders.cancel", "approval_required", 1],
+    ["orders.cancel", "ok", 1],
+  ]);
+  const duration = metrics.find((m) => m.descriptor.name === "orpc_agent.call.duration");
+  assert.equal(duration.descriptor.unit, "s");
+  const lookups = duration.dataPoints.find(
+    (p) =>
+      p.attributes["orpc_agent.capability.id"] === "orders.lookup" && p.attributes["orpc_agent.surface"] === "aiSdk",
+  );
+  assert.equal(lookups.value.count, 1);
+  assert.ok(!JSON.stringify(metrics.map((m) => m.dataPoints.map((p) => p.attributes))).includes("orders_lookup"));
+});
+
+test("options.telemetry is checked", async () => {
+  await assert.rejects(
+    createCapabilityRegistry({}, { telemetry: { tracerProvider: {} } }),
+    /options\.telemetry\.tracerProvider/,
+  );
+  await assert.rejects(createCapabilityRegistry({}, { telemetry: { tracer: {} } }), /no option `tracer`/);
+});

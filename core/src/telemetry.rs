@@ -1,0 +1,321 @@
+//! What one governed call tells OpenTelemetry (issue 20): the span's name
+//! and attributes, after the GenAI semantic conventions for tool execution
+//! (`execute_tool <name>`, `gen_ai.operation.name`, `gen_ai.tool.name`,
+//! `gen_ai.tool.type`, `gen_ai.tool.call.id`, `error.type`) plus the
+//! governance outcome under `orpc_agent.*`, and the attributes of the
+//! call counter and duration histogram.
+//!
+//! Computed once, here, from the call's finished audit record, so every
+//! binding reports the same names and values; a binding only hands them to
+//! its language's OpenTelemetry API. Never a payload: the record's output
+//! (when audit payloads are on) is not an attribute, and inputs are never
+//! in a record.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::meta::Surface;
+use crate::pipeline::stage::Stage;
+use crate::pipeline::{AuditEvent, AuditRecord};
+
+/// The instrumentation scope's name (tracer and meter).
+pub const SCOPE_NAME: &str = "orpc-agent";
+/// The GenAI operation every governed call is.
+pub const OPERATION: &str = "execute_tool";
+/// Counter: governed calls, by capability, surface and outcome.
+pub const CALLS_METRIC: &str = "orpc_agent.calls";
+/// Histogram: a governed call's duration in seconds, by the same attributes.
+pub const DURATION_METRIC: &str = "orpc_agent.call.duration";
+
+/// One call's telemetry, as the bindings hand it to OpenTelemetry.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallTelemetry {
+    /// `execute_tool <name>`.
+    pub span_name: String,
+    /// The span's attributes (strings, integers and booleans).
+    pub attributes: Map<String, Value>,
+    /// The error code when the call ended in an error: the span's status is
+    /// ERROR with it as the description (`error.type` carries it too).
+    pub error: Option<&'static str>,
+    /// The counter's and histogram's attributes: bounded values only (the
+    /// capability id, never a stranger's requested name).
+    pub metric_attributes: Map<String, Value>,
+    /// The duration the histogram records, in seconds.
+    pub duration_s: f64,
+}
+
+/// The telemetry of the call `record` finished; `None` for a `started`
+/// record (a span reports the call once, when it ends).
+pub fn call_telemetry(record: &AuditRecord) -> Option<CallTelemetry> {
+    if record.event != AuditEvent::Finished {
+        return None;
+    }
+    let outcome = record.outcome.unwrap_or("INTERNAL");
+    let error = is_error(outcome).then_some(outcome);
+    let tool = record
+        .requested
+        .as_deref()
+        .or(record.capability_id.as_deref())
+        .unwrap_or("unknown");
+
+    let mut a = Map::new();
+    let mut put = |k: &str, v: Value| {
+        a.insert(k.to_owned(), v);
+    };
+    put("gen_ai.operation.name", OPERATION.into());
+    put("gen_ai.tool.name", tool.into());
+    put("gen_ai.tool.type", "function".into());
+    if let Some(id) = tool_call_id(record) {
+        put("gen_ai.tool.call.id", id.into());
+    }
+    if let Some(e) = error {
+        put("error.type", e.into());
+    }
+    if let Some(id) = &record.capability_id {
+        put("orpc_agent.capability.id", id.as_str().into());
+    }
+    put("orpc_agent.surface", record.surface.as_str().into());
+    put("orpc_agent.outcome", outcome.into());
+    put("orpc_agent.stage", record.stage.name().into());
+    put("orpc_agent.attempts", record.attempts.into());
+    put("orpc_agent.resumed", record.resumed.into());
+    if let Some(id) = &record.approval_id {
+        put("orpc_agent.approval.id", id.as_str().into());
+    }
+    if let Some(state) = approval_state(record, outcome) {
+        put("orpc_agent.approval.state", state.into());
+    }
+    if let Some(p) = deciding_policy(record) {
+        put("orpc_agent.policy.decision", p.decision.into());
+        if let Some(name) = &p.name {
+            put("orpc_agent.policy.name", name.as_str().into());
+        }
+        if p.failed {
+            put("orpc_agent.policy.failed", true.into());
+        }
+    }
+    if let Some(id) = &record.request_id {
+        put("orpc_agent.request.id", id.as_str().into());
+    }
+
+    let mut m = Map::new();
+    m.insert("gen_ai.operation.name".into(), OPERATION.into());
+    if let Some(id) = &record.capability_id {
+        m.insert("orpc_agent.capability.id".into(), id.as_str().into());
+    }
+    m.insert("orpc_agent.surface".into(), record.surface.as_str().into());
+    m.insert("orpc_agent.outcome".into(), outcome.into());
+    if let Some(e) = error {
+        m.insert("error.type".into(), e.into());
+    }
+
+    Some(CallTelemetry {
+        span_name: format!("{OPERATION} {tool}"),
+        attributes: a,
+        error,
+        metric_attributes: m,
+        duration_s: record.duration_ms as f64 / 1000.0,
+    })
+}
+
+/// The parent a call's span continues: the frame's W3C trace context as
+/// the core keeps it (stage 3's rules: an invalid `traceparent` is no
+/// parent at all, an invalid `tracestate` is dropped), in its fields.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpanParent {
+    pub trace_id: String,
+    pub span_id: String,
+    /// The trace flags (bit 0: sampled).
+    pub trace_flags: u8,
+    pub tracestate: Option<String>,
+}
+
+/// The span parent the frame's `traceparent` / `tracestate` name, if valid.
+pub fn span_parent(traceparent: &str, tracestate: Option<&str>) -> Option<SpanParent> {
+    let kept = crate::pipeline::trace::freeze_trace(Some(crate::frame::TraceContext {
+        traceparent: traceparent.to_owned(),
+        tracestate: tracestate.map(str::to_owned),
+    }))?;
+    let mut parts = kept.traceparent.split('-');
+    let (_version, trace_id, span_id, flags) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    Some(SpanParent {
+        trace_id: trace_id.to_owned(),
+        span_id: span_id.to_owned(),
+        trace_flags: u8::from_str_radix(flags, 16).ok()?,
+        tracestate: kept.tracestate,
+    })
+}
+
+/// `ok` and `approval_required` are outcomes; anything else is an error code.
+fn is_error(outcome: &str) -> bool {
+    !matches!(outcome, "ok" | "approval_required")
+}
+
+/// The model's tool call id, where a call carries one: on the AI SDK
+/// surface the adapters (AI SDK, OpenAI Agents, PydanticAI) put it in the
+/// frame's request id when the application gives none.
+fn tool_call_id(record: &AuditRecord) -> Option<&str> {
+    match record.surface {
+        Surface::AiSdk => record.request_id.as_deref(),
+        _ => None,
+    }
+}
+
+/// Where the call's approval stands: `pending` (a request was made or
+/// found), `consumed` (a resume got past the grant check: the request is
+/// used up), `refused` (a resume the grant check refused).
+fn approval_state(record: &AuditRecord, outcome: &str) -> Option<&'static str> {
+    if outcome == "approval_required" {
+        return Some("pending");
+    }
+    if !record.resumed {
+        return None;
+    }
+    Some(if record.stage > Stage::GrantCheck {
+        "consumed"
+    } else {
+        "refused"
+    })
+}
+
+/// The policy whose decision stood: the first enforced deny, else the
+/// first enforced requireApproval, else the first enforced allow (shadow
+/// policies decide nothing).
+fn deciding_policy(record: &AuditRecord) -> Option<&crate::pipeline::audit::PolicyRecord> {
+    let enforced = || {
+        record
+            .policies
+            .iter()
+            .filter(|p| p.mode != crate::policy::PolicyMode::Shadow)
+    };
+    ["deny", "requireApproval", "allow"]
+        .into_iter()
+        .find_map(|d| enforced().find(|p| p.decision == d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::audit::PolicyRecord;
+    use crate::pipeline::policies::PolicyScope;
+    use crate::policy::PolicyMode;
+
+    fn record(outcome: &'static str) -> AuditRecord {
+        AuditRecord {
+            event: AuditEvent::Finished,
+            capability_id: Some("orders.refund".into()),
+            requested: Some("orders_refund".into()),
+            surface: Surface::AiSdk,
+            actor_id: Some("ann".into()),
+            resumed: false,
+            policies: vec![],
+            approval_id: None,
+            attempts: 1,
+            started_at: 1_000,
+            duration_ms: 1_500,
+            outcome: Some(outcome),
+            stage: Stage::Finished,
+            traceparent: None,
+            tracestate: None,
+            request_id: Some("call_1".into()),
+            agent_id: None,
+            session_id: None,
+            failure: None,
+            output: Some(serde_json::json!({"secret": 1})),
+        }
+    }
+
+    fn policy(decision: &'static str, mode: PolicyMode, name: &str) -> PolicyRecord {
+        PolicyRecord {
+            scope: PolicyScope::Capability,
+            index: 0,
+            name: Some(name.into()),
+            mode,
+            host: false,
+            decision,
+            reason: None,
+            approval_type: None,
+            failed: false,
+        }
+    }
+
+    #[test]
+    fn an_ok_call_is_an_execute_tool_span_with_no_payload() {
+        let t = call_telemetry(&record("ok")).unwrap();
+        assert_eq!(t.span_name, "execute_tool orders_refund");
+        assert_eq!(t.error, None);
+        assert_eq!(t.attributes["gen_ai.tool.call.id"], "call_1");
+        assert_eq!(t.attributes["orpc_agent.outcome"], "ok");
+        assert!(!t.attributes.contains_key("error.type"));
+        assert!(!serde_json::to_string(&t).unwrap().contains("secret"));
+        assert_eq!(t.duration_s, 1.5);
+        assert!(!t.metric_attributes.contains_key("gen_ai.tool.name"));
+    }
+
+    #[test]
+    fn the_deciding_policy_is_the_first_enforced_deny() {
+        let mut r = record("POLICY_DENIED");
+        r.policies = vec![
+            policy("allow", PolicyMode::Enforce, "open"),
+            policy("deny", PolicyMode::Shadow, "would-deny"),
+            policy("deny", PolicyMode::Enforce, "tenant"),
+        ];
+        let t = call_telemetry(&r).unwrap();
+        assert_eq!(t.error, Some("POLICY_DENIED"));
+        assert_eq!(t.attributes["error.type"], "POLICY_DENIED");
+        assert_eq!(t.attributes["orpc_agent.policy.decision"], "deny");
+        assert_eq!(t.attributes["orpc_agent.policy.name"], "tenant");
+    }
+
+    #[test]
+    fn approval_states() {
+        let mut r = record("approval_required");
+        r.approval_id = Some("apr_1".into());
+        let t = call_telemetry(&r).unwrap();
+        assert_eq!(t.attributes["orpc_agent.approval.state"], "pending");
+        assert_eq!(t.error, None);
+        r.resumed = true;
+        r.outcome = Some("ok");
+        assert_eq!(
+            call_telemetry(&r).unwrap().attributes["orpc_agent.approval.state"],
+            "consumed"
+        );
+        r.outcome = Some("APPROVAL_EXPIRED");
+        r.stage = Stage::GrantCheck;
+        assert_eq!(
+            call_telemetry(&r).unwrap().attributes["orpc_agent.approval.state"],
+            "refused"
+        );
+    }
+
+    #[test]
+    fn the_span_parent_follows_the_core_s_trace_rules() {
+        let p = span_parent(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            Some("a=1"),
+        )
+        .unwrap();
+        assert_eq!(p.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(p.span_id, "00f067aa0ba902b7");
+        assert_eq!(p.trace_flags, 1);
+        assert_eq!(p.tracestate.as_deref(), Some("a=1"));
+        assert_eq!(span_parent("00-zz-00f067aa0ba902b7-01", None), None);
+        assert_eq!(
+            span_parent(
+                "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+                None
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_started_record_has_no_telemetry() {
+        let mut r = record("ok");
+        r.event = AuditEvent::Started;
+        assert_eq!(call_telemetry(&r), None);
+    }
+}
