@@ -25,6 +25,19 @@ export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && typeof v === "object" && typeof (v as any).then === "function";
 }
 
+/**
+ * What oRPC calls an event iterator (`isAsyncIteratorObject` in
+ * `@orpc/shared`): what an `async function*` handler returns.
+ */
+function isEventIterator(v: unknown): v is AsyncIterator<unknown, unknown> {
+  return (
+    v !== null &&
+    typeof v === "object" &&
+    typeof (v as any).next === "function" &&
+    typeof (v as any)[Symbol.asyncIterator] === "function"
+  );
+}
+
 /** Why a handler's signal aborted at the deadline. */
 function deadlineReason(): Error {
   const e = new Error("The capability's deadline passed.");
@@ -175,6 +188,10 @@ export class Attempt implements Timed {
   /** The frame's progress listener, and the invocation's reporter (kept across retries). */
   onProgress: ProgressListener | undefined = undefined;
   report: ReportProgress | undefined = undefined;
+  /** Values a streaming handler yielded in this attempt. */
+  #yielded = 0;
+  /** The event iterator a streaming handler returned, while it runs. */
+  #stream: AsyncIterator<unknown, unknown> | undefined = undefined;
 
   /** The handler's `progress(done, total?)`, made on first read (see progress.ts). */
   progress(): ReportProgress {
@@ -196,6 +213,19 @@ export class Attempt implements Timed {
     this.#aborted = true;
     this.#reason = reason;
     this.#controller?.abort(reason);
+    this.#stopStream();
+  }
+
+  /** Asks a streaming handler's generator to stop (its `finally` runs when it next yields or awaits). */
+  #stopStream(): void {
+    const stream = this.#stream;
+    this.#stream = undefined;
+    if (stream?.return === undefined) return;
+    try {
+      Promise.resolve(stream.return(undefined)).catch(() => {});
+    } catch {
+      // A generator that throws while stopping has nothing more to say.
+    }
   }
 
   /** Settles once; false if the timer or the caller got there first. */
@@ -247,13 +277,45 @@ export class Attempt implements Timed {
       }
       if (isThenable(p)) {
         p.then(
-          (o) => this.ok(o),
+          (o) => (isEventIterator(o) ? this.#consume(hooks.procedure, o) : this.ok(o)),
           (e) => this.thrown(hooks.procedure, e),
         );
+      } else if (isEventIterator(p)) {
+        this.#consume(hooks.procedure, p);
       } else {
         this.ok(p);
       }
     });
+  }
+
+  /**
+   * A streaming handler (an oRPC event iterator): each value it yields is
+   * a progress report (`done` = values this attempt yielded, checked by
+   * the core like any report, so after a retry the count is dropped until
+   * it passes the furthest report; no payload leaves before validation
+   * and redaction), and its output is the value it returns, else the last
+   * it yielded. The deadline and the caller's abort stop the generator.
+   */
+  async #consume(procedure: AnyProcedure, stream: AsyncIterator<unknown, unknown>): Promise<void> {
+    this.#stream = stream;
+    let last: unknown;
+    try {
+      for (;;) {
+        const step = await stream.next();
+        if (this.#settled) return; // the deadline or the caller ended the attempt first
+        if (step.done === true) {
+          this.#stream = undefined;
+          this.ok(step.value === undefined ? last : step.value);
+          return;
+        }
+        last = step.value;
+        this.#yielded += 1;
+        this.progress()(this.#yielded);
+      }
+    } catch (e) {
+      this.#stream = undefined;
+      this.thrown(procedure, e);
+    }
   }
 
   ok(output: unknown): void {

@@ -5,6 +5,7 @@
  * are markers"). The functions stay here, keyed by capability index and
  * policy position; the core validates everything else.
  */
+import { getEventIteratorSchemaDetails } from "@orpc/contract";
 import { isLazy, isProcedure, unlazy, type AnyProcedure, type Builder } from "@orpc/server";
 
 import type { AgentMeta, AgentPolicy, AgentProcedureMeta, PolicyFunction } from "./types.js";
@@ -120,12 +121,24 @@ export function metaToJson(meta: any, fns: Map<number, PolicyFunction>): unknown
   return out;
 }
 
+/**
+ * The schema of the value the core validates as the output. A streaming
+ * procedure's `.output(eventIterator(yields, returns?))` validates an
+ * iterator; its output (what the generator returns, else what it yielded
+ * last) is validated with `returns`, else `yields`.
+ */
+function finalValueSchema(schema: unknown): StandardSchema | undefined {
+  const stream = getEventIteratorSchemaDetails(schema as Parameters<typeof getEventIteratorSchemaDetails>[0]);
+  if (stream === undefined) return schema as StandardSchema | undefined;
+  return (stream.returns ?? stream.yields) as StandardSchema | undefined;
+}
+
 /** One declaration for the core plus the hooks kept here. */
 export function declare(found: FoundProcedure): { decl: unknown; hooks: CapabilityHooks } {
   const id = found.path.join(".");
   const def = found.procedure["~orpc"];
   const inputSchema = def.inputSchema as StandardSchema | undefined;
-  const outputSchema = def.outputSchema as StandardSchema | undefined;
+  const outputSchema = finalValueSchema(def.outputSchema);
   const policies = new Map<number, PolicyFunction>();
   const meta = found.agent as any;
   const decl = {

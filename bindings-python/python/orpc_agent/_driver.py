@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from . import _native
 from .errors import CapabilityError
 from .postgres import wait
+from .progress import report
 from .schema import InputIssues, rebuilds, restore, to_jsonable
 from .types import (
     Abstain,
@@ -210,6 +211,27 @@ async def _race_deadline(inv: Any, fut: asyncio.Future[Any]) -> tuple[int, Any]:
     return _handler_failed(inv, exc), None
 
 
+async def _streamed(stream: Any, inv: Any) -> Any:
+    """A streaming handler (an ``async def`` with ``yield``): each value it
+    yields is a progress report (``done`` = values this attempt yielded,
+    checked by the core like any report, so after a retry the count is
+    dropped until it passes the furthest report; no payload leaves before
+    validation and redaction), and its output is the last value it
+    yielded. The deadline and the caller's cancellation stop it: they
+    cancel this coroutine where the generator awaits, and ``aclose`` runs
+    its ``finally``."""
+    last = None
+    yielded = 0
+    try:
+        async for value in stream:
+            last = value
+            yielded += 1
+            report(inv, yielded)
+    finally:
+        await stream.aclose()
+    return last
+
+
 def start_handler(
     inv: Any, spec: CapabilitySpec, value: Any, frame: _native.Frame
 ) -> tuple[int, Any, asyncio.Future[Any] | None]:
@@ -225,8 +247,8 @@ def start_handler(
         args = (value, HandlerContext(spec.id, inv.attempt, inv.deadline_at_ms, frame, inv))
     else:
         args = (value,)
-    if spec.is_async:
-        coro = spec.handler(*args)
+    if spec.is_async or spec.is_stream:
+        coro = _streamed(spec.handler(*args), inv) if spec.is_stream else spec.handler(*args)
         try:
             first = coro.send(None)
         except StopIteration as stop:

@@ -9,6 +9,7 @@ core expects. Validation of the metadata happens once, in the core, when
 
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -91,11 +92,14 @@ class CapabilitySpec:
     host_policies: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     is_async: bool = True
     wants_context: bool = False
+    # An `async def` with `yield` (a streaming handler): each value it
+    # yields is a progress report, and the last one is its output.
+    is_stream: bool = False
 
     def __post_init__(self) -> None:
         # Looked up once, not per call.
         self.validate_input: Callable[[Any], Any] | None = self.input.validate if self.input is not None else None
-        self.eager = self.is_async and not self.wants_context
+        self.eager = self.is_async and not self.wants_context and not self.is_stream
         # Redactors take `(value)` or `(value, info)`: read from their
         # signatures once, here (`None`: neither form binds, a build problem).
         self.redact_output_takes_info = hook_takes_info(self.redact_output)
@@ -203,6 +207,9 @@ def define_capability(
     are merged over it.
     """
     first, ret, nparams = _first_param_and_return(handler)
+    is_stream = inspect.isasyncgenfunction(handler)
+    if is_stream:
+        ret = _streamed_item(ret)
     in_schema = as_schema(input if input is not None else first)
     no_output = ret is inspect.Signature.empty or ret is Any or ret is None or ret is type(None)
     out_schema = as_schema(output if output is not None else (None if no_output else ret))
@@ -217,6 +224,7 @@ def define_capability(
             output=out_schema,
             is_async=inspect.iscoroutinefunction(handler),
             wants_context=nparams >= 2,
+            is_stream=is_stream,
         )
     m: dict[str, Any] = dict(meta or {})
     given = {
@@ -273,7 +281,20 @@ def define_capability(
         host_policies=dict(host_policies or {}),
         is_async=inspect.iscoroutinefunction(handler),
         wants_context=nparams >= 2,
+        is_stream=is_stream,
     )
+
+
+def _streamed_item(ret: Any) -> Any:
+    """The output type of a streaming handler annotated ``AsyncIterator[T]``,
+    ``AsyncIterable[T]`` or ``AsyncGenerator[T, ...]``: ``T`` (its output is
+    the last value it yields); no output schema for anything else."""
+    origin = typing.get_origin(ret)
+    if origin in (collections.abc.AsyncIterator, collections.abc.AsyncIterable, collections.abc.AsyncGenerator):
+        args = typing.get_args(ret)
+        if args:
+            return args[0]
+    return inspect.Signature.empty
 
 
 def capability(*, id: str, **kwargs: Any) -> Callable[[F], F]:

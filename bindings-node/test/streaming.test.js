@@ -1,0 +1,182 @@
+// Streaming handlers (issue 20.2): a procedure whose handler is an oRPC
+// event iterator (`async function*`). Each yielded value is a progress
+// report; the output (the returned value, else the last yielded) is
+// validated, redacted and audited like any output; the deadline and the
+// caller's abort stop the generator. Driven through invoke, a real MCP
+// client (progress notifications) and the agent gateway's invokeStream.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { eventIterator, os } from "@orpc/server";
+import * as z from "zod";
+import { agentProcedure, createCapabilityRegistry, registerMcpTools } from "@orpc-agent/core";
+
+const base = agentProcedure(os.$context());
+const meta = (extra = {}) => ({
+  agent: { description: "Counts.", expose: { direct: true, mcp: true }, sideEffect: "read", risk: "low", ...extra },
+});
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Where each generator got to: yields made and whether its `finally` ran. */
+function tracker() {
+  const t = { yields: 0, stopped: false };
+  t.entered = new Promise((resolve) => (t.enter = resolve));
+  return t;
+}
+
+async function registryOf(seen, records) {
+  const count = base
+    .meta(meta({ redact: { output: (o) => ({ ...o, secret: "[redacted]" }) } }))
+    .input(z.object({ n: z.number() }))
+    .output(eventIterator(z.object({ i: z.number() }), z.object({ total: z.number(), secret: z.string() })))
+    .handler(async function* ({ input }) {
+      for (let i = 1; i <= input.n; i++) {
+        await nextTurn();
+        yield { i };
+      }
+      return { total: input.n, secret: "s3cr3t" };
+    });
+  const lastYield = base
+    .meta(meta())
+    .input(z.object({ n: z.number() }))
+    .output(eventIterator(z.object({ i: z.number() })))
+    .handler(async function* ({ input }) {
+      for (let i = 1; i <= input.n; i++) yield { i };
+    });
+  const badReturn = base
+    .meta(meta())
+    .input(z.object({}))
+    .output(eventIterator(z.object({ i: z.number() }), z.object({ total: z.number() })))
+    .handler(async function* () {
+      yield { i: 1 };
+      return { total: "many" };
+    });
+  const fails = base
+    .meta(meta())
+    .input(z.object({}))
+    .handler(async function* () {
+      yield 1;
+      throw new Error("card 4111 1111 1111 1111 declined");
+    });
+  const endless = (t) =>
+    async function* ({ signal }) {
+      try {
+        t.enter();
+        for (;;) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          if (signal.aborted) return;
+          t.yields += 1;
+          yield t.yields;
+        }
+      } finally {
+        t.stopped = true;
+      }
+    };
+  seen.slow = tracker();
+  seen.cancelled = tracker();
+  const slow = base
+    .meta(meta({ timeoutMs: 60 }))
+    .input(z.object({}))
+    .handler(endless(seen.slow));
+  const cancelled = base.meta(meta()).input(z.object({})).handler(endless(seen.cancelled));
+  return createCapabilityRegistry(
+    { s: { count, lastYield, badReturn, fails, slow, cancelled } },
+    { audit: (r) => records.push(r), logger: false },
+  );
+}
+
+const seen = {};
+const records = [];
+const registry = await registryOf(seen, records);
+const finished = (id) => records.filter((r) => r.event === "finished" && r.capabilityId === id).map((r) => r.outcome);
+
+test("each yield is a progress report; the returned value is the output, validated and redacted", async () => {
+  const events = [];
+  const out = await registry.invoke("s.count", { n: 3 }, { surface: "direct", onProgress: (e) => events.push(e) });
+  assert.deepEqual(out, { status: "ok", output: { total: 3, secret: "[redacted]" } });
+  assert.deepEqual(events, [{ done: 1 }, { done: 2 }, { done: 3 }]);
+  assert.deepEqual(finished("s.count"), ["ok"]);
+});
+
+test("a generator that returns nothing has its last yielded value as the output", async () => {
+  const out = await registry.invoke("s.lastYield", { n: 2 }, { surface: "direct" });
+  assert.deepEqual(out, { status: "ok", output: { i: 2 } });
+});
+
+test("the descriptor's output schema is the streamed output's (returns, else yields)", () => {
+  const byId = Object.fromEntries(registry.descriptors({ surface: "direct" }).map((d) => [d.id, d.outputSchema]));
+  assert.deepEqual(Object.keys(byId["s.count"].properties).sort(), ["secret", "total"]);
+  assert.deepEqual(Object.keys(byId["s.lastYield"].properties), ["i"]);
+});
+
+test("a returned value that fails the schema is OUTPUT_INVALID; a throw mid-stream is EXECUTION_FAILED, its text not shown", async () => {
+  await assert.rejects(registry.invoke("s.badReturn", {}, { surface: "direct" }), { code: "OUTPUT_INVALID" });
+  await assert.rejects(registry.invoke("s.fails", {}, { surface: "direct" }), (e) => {
+    assert.equal(e.code, "EXECUTION_FAILED");
+    assert.doesNotMatch(e.message, /4111/);
+    return true;
+  });
+  assert.deepEqual(finished("s.badReturn"), ["OUTPUT_INVALID"]);
+  assert.deepEqual(finished("s.fails"), ["EXECUTION_FAILED"]);
+});
+
+test("the deadline ends the call TIMEOUT and stops the generator", async () => {
+  await assert.rejects(registry.invoke("s.slow", {}, { surface: "direct" }), { code: "TIMEOUT" });
+  // The generator stops at its next await or yield: wait for its finally, not for a time.
+  while (!seen.slow.stopped) await new Promise((resolve) => setTimeout(resolve, 5));
+  const after = seen.slow.yields;
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.equal(seen.slow.yields, after, "no value is made after the stop");
+  assert.deepEqual(finished("s.slow"), ["TIMEOUT"]);
+});
+
+test("the caller's abort ends the call CANCELLED and stops the generator", async () => {
+  const controller = new AbortController();
+  const call = registry.invoke("s.cancelled", {}, { surface: "direct", signal: controller.signal });
+  await seen.cancelled.entered;
+  controller.abort();
+  await assert.rejects(call, { code: "CANCELLED" });
+  while (!seen.cancelled.stopped) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.deepEqual(finished("s.cancelled"), ["CANCELLED"]);
+});
+
+test("a real MCP client that sent a progressToken gets one notification per yield, then the output", async () => {
+  const server = new McpServer({ name: "streaming", version: "1.0.0" });
+  registerMcpTools(server, registry, { frame: () => ({ actor: { id: "agent" } }) });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "test", version: "1.0.0" });
+  await client.connect(clientSide);
+  const received = [];
+  const result = await client.callTool({ name: "s_count", arguments: { n: 3 } }, undefined, {
+    onprogress: (p) => received.push(p.progress),
+  });
+  assert.equal(result.isError, false);
+  assert.deepEqual(JSON.parse(result.content[0].text), { total: 3, secret: "[redacted]" });
+  assert.deepEqual(received, [1, 2, 3]);
+  await client.close();
+});
+
+test("the same procedure still streams to oRPC's own callers", async () => {
+  const { call } = await import("@orpc/server");
+  const proc = base
+    .meta(meta())
+    .input(z.object({ n: z.number() }))
+    .handler(async function* ({ input }) {
+      for (let i = 1; i <= input.n; i++) yield i;
+      return "done";
+    });
+  const got = [];
+  const it = await call(proc, { n: 2 });
+  for (;;) {
+    const step = await it.next();
+    if (step.done) {
+      got.push(step.value);
+      break;
+    }
+    got.push(step.value);
+  }
+  assert.deepEqual(got, [1, 2, "done"]);
+});
