@@ -442,6 +442,13 @@ export declare function progressCheck(lastDone: number, lastTotal: number, done:
 export declare function progressMetadataCbor(done: number, total: number): Buffer
 
 /**
+ * Sends registry `reg`'s audit records to sink `id` from Rust (each
+ * record is queued as the core holds it, never through JavaScript);
+ * `to_host`: the façade still sees them (a subscriber or telemetry).
+ */
+export declare function registryAttachAuditSink(reg: number, id: number, toHost: boolean): void
+
+/**
  * Builds a registry from `declarations` (a JSON array of
  * `{id, meta, inputSchema?, outputSchema?, validateInput?, validateOutput?}`),
  * `options` (`{defaults, policies, approverMustDiffer}`), the approval

@@ -56,12 +56,15 @@ pub(crate) fn ms(now: f64) -> u64 {
 /// when the call ended with a host-held output.
 fn next(r: &mut Registry, h: u32, now_ms: u64) -> Result<f64, CapabilityError> {
     let Registry {
-        host, invocations, ..
+        host,
+        invocations,
+        route,
+        ..
     } = r;
     let inv = invocations
         .get_mut(h)
         .ok_or_else(|| internal("no such invocation"))?;
-    let kind = host.advance(inv, now_ms);
+    let kind = route.advance(host, inv, now_ms);
     if kind == StepKind::Done && matches!(inv.step(), Step::Done(Outcome::Ok(Payload::Host))) {
         invocations.remove(h);
         return Ok(pack(DONE_OK_HOST, 0));
@@ -440,6 +443,10 @@ pub fn invoke_abandon(reg: u32, h: u32, now: f64) -> Option<String> {
             return Ok(None);
         };
         inv.abandon(ms(now));
+        r.route.record(&inv);
+        if !r.route.to_host {
+            return Ok(None);
+        }
         Ok(match inv.step() {
             Step::Audit(record) => serde_json::to_string(&json!({
                 "row": record.row(),

@@ -28,10 +28,11 @@ use orpc_agent_core::approval::{
     ApprovalStore, Decision as ApprovalDecision, PostgresApprovalStore,
 };
 use orpc_agent_core::ffi::{
-    BindingRegistry, BuildError, list_filter_from_json, open_postgres, open_postgres_audit,
-    page_json, postgres_options_from_json, registry_error_json,
+    AuditRoute, BindingRegistry, BuildError, list_filter_from_json, open_postgres,
+    open_postgres_audit, page_json, postgres_options_from_json, registry_error_json,
 };
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
+use orpc_agent_core::pipeline::driver::AuditSink;
 use serde_json::{Value, json};
 
 use crate::errors::{internal, parse_json, throw, throw_json};
@@ -39,7 +40,6 @@ use crate::invoke::answer_in;
 use crate::invoke::ms;
 use crate::js_json::js_text;
 use crate::registry::{Registry, insert_registry, registry_call, with_registry};
-use crate::slab::Slab;
 
 static NEXT: AtomicU32 = AtomicU32::new(1);
 static STORES: LazyLock<Mutex<HashMap<u32, Arc<PostgresApprovalStore>>>> =
@@ -99,12 +99,7 @@ pub fn registry_build_postgres(
         Err(BuildError::Invalid(e)) => return Err(throw_json(&registry_error_json(&e))),
         Err(BuildError::Setup(e)) => return Err(to_napi(e)),
     };
-    Ok(insert_registry(Registry {
-        host,
-        invocations: Slab::default(),
-        audit,
-        audit_payloads,
-    }))
+    Ok(insert_registry(Registry::new(host, audit, audit_payloads)))
 }
 
 /// Performs the store step invocation `h` waits on (`PersistApproval` or
@@ -276,6 +271,21 @@ pub fn postgres_audit_flush<'env>(env: &'env Env, id: u32) -> napi::Result<Promi
         if let Some(s) = s {
             s.flush().await;
         }
+        Ok(())
+    })
+}
+
+/// Sends registry `reg`'s audit records to sink `id` from Rust (each
+/// record is queued as the core holds it, never through JavaScript);
+/// `to_host`: the façade still sees them (a subscriber or telemetry).
+#[napi(catch_unwind)]
+pub fn registry_attach_audit_sink(reg: u32, id: u32, to_host: bool) -> napi::Result<()> {
+    let s = sink(id).ok_or_else(|| to_napi(internal("this audit sink was closed")))?;
+    registry_call(reg, |r| {
+        r.route = AuditRoute {
+            sink: Some(s as Arc<dyn AuditSink>),
+            to_host,
+        };
         Ok(())
     })
 }

@@ -4,7 +4,9 @@
 use std::cell::RefCell;
 
 use napi_derive::napi;
-use orpc_agent_core::ffi::{BindingRegistry, BuildError, StoreConfig, registry_error_json};
+use orpc_agent_core::ffi::{
+    AuditRoute, BindingRegistry, BuildError, StoreConfig, registry_error_json,
+};
 use orpc_agent_core::{CapabilityError, Invocation, Surface};
 use serde_json::{Value, json};
 
@@ -15,10 +17,29 @@ use crate::slab::Slab;
 pub struct Registry {
     pub host: BindingRegistry,
     pub invocations: Slab<Invocation>,
-    /// An audit subscriber is attached: the machine emits `Audit` steps.
+    /// Audit records are read (a subscriber, telemetry or the PostgreSQL
+    /// sink): the machine emits `Audit` steps.
     pub audit: bool,
     /// Audit records carry the (redacted) output.
     pub audit_payloads: bool,
+    /// Where the records go: the PostgreSQL sink straight from here
+    /// (`registryAttachAuditSink`), and whether the façade sees them.
+    pub route: AuditRoute,
+}
+
+impl Registry {
+    pub fn new(host: BindingRegistry, audit: bool, audit_payloads: bool) -> Registry {
+        Registry {
+            host,
+            invocations: Slab::default(),
+            audit,
+            audit_payloads,
+            route: AuditRoute {
+                sink: None,
+                to_host: audit,
+            },
+        }
+    }
 }
 
 thread_local! {
@@ -82,12 +103,8 @@ pub fn registry_build(
         Err(BuildError::Setup(e)) => return Err(setup(e)),
     };
     Ok(REGISTRIES.with(|cell| {
-        cell.borrow_mut().insert(Registry {
-            host,
-            invocations: Slab::default(),
-            audit,
-            audit_payloads,
-        })
+        cell.borrow_mut()
+            .insert(Registry::new(host, audit, audit_payloads))
     }))
 }
 

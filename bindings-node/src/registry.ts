@@ -589,30 +589,24 @@ export async function createCapabilityRegistry<TContext = any>(
   opts.hostPolicies = [...runtimePolicies.keys()];
   const auditPg = postgresOf(audit, ["subscriber", "payloads"]);
   const sink = auditPg === undefined ? undefined : await PostgresAuditSink.open(auditPg);
-  let subscriber =
+  const subscriber =
     typeof audit === "function" ? audit : typeof audit === "object" && audit !== null ? audit.subscriber : undefined;
-  if (sink !== undefined) {
-    const own = subscriber;
-    subscriber =
-      typeof own === "function"
-        ? (r) => {
-            sink.record(r);
-            return own(r);
-          }
-        : (r) => sink.record(r);
-  }
   // Not a subscriber: the core names the problem (UNKNOWN_FIELD, as the registry vectors expect).
-  if (audit !== undefined && typeof subscriber !== "function") opts.audit = audit;
+  if (audit !== undefined && typeof subscriber !== "function" && sink === undefined) opts.audit = audit;
   const payloads = typeof audit === "object" && audit !== null && audit.payloads === true;
   const tel = await openTelemetry(telemetry);
-  // The core audits when a subscriber or telemetry reads its records.
-  const audits = typeof subscriber === "function" || tel !== undefined;
+  // The core audits when a subscriber, telemetry or the sink reads its
+  // records; the façade sees them only for the first two (the sink is fed
+  // from Rust).
+  const toHost = typeof subscriber === "function" || tel !== undefined;
+  const audits = toHost || sink !== undefined;
   const storePg = postgresOf(approvalStore);
   const build = [JSON.stringify(decls), JSON.stringify(opts)] as const;
   const handle =
     storePg === undefined
       ? call(() => N.registryBuild(...build, JSON.stringify(approvalStore ?? "memory"), audits, payloads))
       : await buildOnPostgres(storePg, ...build, audits, payloads);
+  if (sink !== undefined) call(() => N.registryAttachAuditSink(handle, sink.handle, toHost));
   const registry = new CapabilityRegistry<TContext>(
     handle,
     caps,

@@ -122,6 +122,11 @@ export class PostgresAuditSink {
     return new PostgresAuditSink(await settle(() => N.postgresAuditOpen(url, opts)));
   }
 
+  /** @internal the native sink's handle */
+  get handle(): number {
+    return this.#id;
+  }
+
   /** Queues one record; never waits. */
   record(record: AuditRecord): void {
     N.postgresAuditRecord(this.#id, JSON.stringify(record));

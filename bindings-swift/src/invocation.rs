@@ -12,9 +12,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use orpc_agent_core::ffi::{BindingRegistry, StoreOp};
-use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
-use orpc_agent_core::pipeline::driver::AuditSink;
+use orpc_agent_core::ffi::{AuditRoute, BindingRegistry, StoreOp};
 use orpc_agent_core::pipeline::progress::ProgressChecker;
 use orpc_agent_core::pipeline::{Decision, PolicyScope};
 use orpc_agent_core::{
@@ -139,33 +137,6 @@ pub struct ProgressReport {
     pub total: Option<u64>,
 }
 
-/// Where an invocation's audit records go: the registry's PostgreSQL sink
-/// (queued from Rust, never waiting) and/or Swift's subscriber. Audit steps
-/// reach Swift only when it has a subscriber.
-pub(crate) struct AuditRoute {
-    pub(crate) sink: Option<Arc<PostgresAuditSink>>,
-    pub(crate) to_swift: bool,
-}
-
-impl AuditRoute {
-    /// `BindingRegistry::advance`, then the audit steps Swift need not see.
-    fn advance(&self, host: &BindingRegistry, inv: &mut Invocation, now_ms: u64) -> u8 {
-        loop {
-            let kind = host.advance(inv, now_ms);
-            if kind != StepKind::Audit {
-                return kind.as_u8();
-            }
-            if let (Some(sink), Step::Audit(record)) = (&self.sink, inv.step()) {
-                AuditSink::record(&**sink, record);
-            }
-            if self.to_swift {
-                return kind.as_u8();
-            }
-            let _ = inv.answer(Answer::Audited);
-        }
-    }
-}
-
 /// The INVALID_INPUT message when a validator throws a plain error (Node's
 /// words; the error's own text never reaches the caller).
 const INPUT_NOT_VALIDATED: &str = "The input could not be validated.";
@@ -188,7 +159,7 @@ impl FfiInvocation {
             panicked: AtomicBool::new(false),
             progress: Mutex::new(ProgressChecker::new()),
         };
-        this.run_core(|inv, host, audit| audit.advance(host, inv, now_ms));
+        this.run_core(|inv, host, audit| audit.advance(host, inv, now_ms).as_u8());
         Arc::new(this)
     }
 
@@ -210,7 +181,7 @@ impl FfiInvocation {
             // An out-of-turn answer ends the machine in Done(INTERNAL); the
             // returned kind (Done) and the outcome report it.
             let _ = inv.answer(answer);
-            audit.advance(host, inv, now_ms)
+            audit.advance(host, inv, now_ms).as_u8()
         })
     }
 

@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
-use orpc_agent_core::ffi::{BindingRegistry, BuildError, StoreConfig, list_filter_from_json};
+use orpc_agent_core::ffi::{
+    AuditRoute, BindingRegistry, BuildError, StoreConfig, list_filter_from_json,
+};
 use orpc_agent_core::pipeline::ApprovalInputView;
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
+use orpc_agent_core::pipeline::driver::AuditSink;
 use orpc_agent_core::{Invocation, InvokeOptions, Surface};
-
-use crate::invocation::AuditRoute;
 
 use crate::convert::{FfiHostInput, frame, parse_json, start_verdict};
 use crate::invocation::FfiInvocation;
@@ -71,8 +72,11 @@ impl FfiRegistry {
     /// Where this registry's audit records go, for a new invocation.
     fn audit_route(&self) -> AuditRoute {
         AuditRoute {
-            sink: self.pg_audit.get().cloned(),
-            to_swift: self.audit,
+            sink: self
+                .pg_audit
+                .get()
+                .map(|s| Arc::clone(s) as Arc<dyn AuditSink>),
+            to_host: self.audit,
         }
     }
 

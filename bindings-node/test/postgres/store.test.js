@@ -213,6 +213,28 @@ test("audit {postgres}: one orpc_audit row per record, with the approver's decis
   assert.doesNotMatch(rows, /\|f\|/);
 });
 
+test("audit {postgres} alone: every record is written from Rust, as the core holds it, with no subscriber", async () => {
+  const reg = await registry(PG_URL, { audit: { postgres: PG_URL } });
+  const who = actor();
+  const a = await request(reg, who, "o-sink");
+  await reg.approvals.approve(a.id, { approver: "boss" });
+  await reg.resume(a.id);
+  await assert.rejects(reg.resume(a.id), (e) => e.code === "APPROVAL_CONSUMED");
+  await reg.auditSink.flush();
+  const stats = reg.auditSink.stats();
+  assert.equal(stats.dropped, 0);
+  assert.equal(stats.failed, 0);
+  // The request (finished), the resume (started, finished), the refused resume (finished).
+  const rows = psql(
+    `SELECT event, outcome FROM orpc_audit WHERE approval_id = '${a.id}' ORDER BY started_at, event DESC`,
+  );
+  assert.deepEqual(
+    rows.split("\n").sort(),
+    ["finished|APPROVAL_CONSUMED", "finished|approval_required", "finished|ok", "started|"].sort(),
+  );
+  assert.equal(reg.inFlight(), 0);
+});
+
 test("the memory store keeps its synchronous path and gains page()", async () => {
   const reg = await createCapabilityRegistry(router());
   const a = await request(reg, "ada");

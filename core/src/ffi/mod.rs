@@ -48,6 +48,7 @@ use crate::approval::{
 };
 use crate::error::{CapabilityError, ErrorCode};
 use crate::meta::RegistryError;
+use crate::pipeline::driver::AuditSink;
 use crate::pipeline::gate::{consume_answer, persist_answer};
 use crate::pipeline::{Answer, ApprovalInputView, Invocation, Step, StepKind};
 use crate::registry::{CapabilityDecl, CapabilityRegistry, HostHooks};
@@ -206,6 +207,46 @@ pub enum BuildError {
     /// the store could not be opened.
     #[error(transparent)]
     Setup(#[from] CapabilityError),
+}
+
+/// Where a call's audit records go besides the host's own subscriber: a
+/// sink the core writes to itself (the PostgreSQL audit sink: queued from
+/// Rust, never waiting), and whether the host sees the `Audit` steps at
+/// all (it has a subscriber, or telemetry that reads the records). Written
+/// once for every binding, so a record never crosses into the host and
+/// back only to reach the sink.
+#[derive(Clone, Default)]
+pub struct AuditRoute {
+    pub sink: Option<Arc<dyn AuditSink>>,
+    pub to_host: bool,
+}
+
+impl AuditRoute {
+    /// [`BindingRegistry::advance`], handing each `Audit` step's record to
+    /// the sink and answering the steps the host does not see.
+    pub fn advance(&self, host: &BindingRegistry, inv: &mut Invocation, now_ms: u64) -> StepKind {
+        loop {
+            let kind = host.advance(inv, now_ms);
+            if kind != StepKind::Audit {
+                return kind;
+            }
+            self.record(inv);
+            if self.to_host {
+                return kind;
+            }
+            // An out-of-turn answer cannot happen (the step is Audit).
+            let _ = inv.answer(Answer::Audited);
+        }
+    }
+
+    /// Hands the record of the `Audit` step `inv` is at to the sink: for
+    /// [`AuditRoute::advance`], and for the finished record an abandoned
+    /// call still owes (`Invocation::abandon`).
+    pub fn record(&self, inv: &Invocation) {
+        if let (Some(sink), Step::Audit(record)) = (&self.sink, inv.step()) {
+            sink.record(record);
+        }
+    }
 }
 
 /// A registry and its approval store: the object a binding holds.
