@@ -34,6 +34,9 @@ pub enum ProblemCode {
     DuplicateId,
     /// A policy's argument predicate that does not parse.
     InvalidPredicate,
+    /// A Cedar policy text that does not parse (the message names the line
+    /// and column).
+    InvalidPolicy,
     /// Two fields that cannot appear together.
     ConflictingFields,
     /// A host hook the metadata declares (`redact.output: true`,
@@ -43,7 +46,7 @@ pub enum ProblemCode {
 }
 
 impl ProblemCode {
-    pub const ALL: [ProblemCode; 15] = [
+    pub const ALL: [ProblemCode; 16] = [
         ProblemCode::MissingField,
         ProblemCode::WrongType,
         ProblemCode::UnknownField,
@@ -57,6 +60,7 @@ impl ProblemCode {
         ProblemCode::InvalidId,
         ProblemCode::DuplicateId,
         ProblemCode::InvalidPredicate,
+        ProblemCode::InvalidPolicy,
         ProblemCode::ConflictingFields,
         ProblemCode::MissingHook,
     ];
@@ -76,6 +80,7 @@ impl ProblemCode {
             ProblemCode::InvalidId => "INVALID_ID",
             ProblemCode::DuplicateId => "DUPLICATE_ID",
             ProblemCode::InvalidPredicate => "INVALID_PREDICATE",
+            ProblemCode::InvalidPolicy => "INVALID_POLICY",
             ProblemCode::ConflictingFields => "CONFLICTING_FIELDS",
             ProblemCode::MissingHook => "MISSING_HOOK",
         }

@@ -38,7 +38,7 @@ use super::{InvokeOptions, Outcome, Payload};
 use crate::approval::{ApprovalRequest, ApprovalStatus};
 use crate::error::{CapabilityError, ErrorCode};
 use crate::frame::Frame;
-use crate::policy::{MatchContext, PolicyMode, PolicyRule, PolicySpec};
+use crate::policy::{CedarCall, MatchContext, PolicyMode, PolicyRule, PolicySpec};
 use crate::registry::{Capability, CapabilityRegistry};
 
 static NULL: Value = Value::Null;
@@ -968,16 +968,32 @@ impl Invocation {
             let Some(cap) = self.capability() else {
                 return self.internal("capability missing at stage 5");
             };
-            let cx = MatchContext {
-                tags: &cap.meta.tags,
-                risk: cap.meta.risk,
+            let input = self.input_value().unwrap_or(&NULL);
+            let cedar = CedarCall {
+                capability_id: &cap.id,
                 side_effect: cap.meta.side_effect,
-                surface: self.frame.surface,
-                actor_roles: &self.frame.actor.roles,
-                input: self.input_value().unwrap_or(&NULL),
+                risk: cap.meta.risk,
+                discovery: cap.meta.discovery,
+                tags: &cap.meta.tags,
+                frame: &self.frame,
+                input,
             };
-            let decision = policies::evaluate_declarative(spec, &cx).unwrap_or(Decision::Abstain);
-            if self.apply_decision(spec, scope, index, decision, false) == Flow::Stop {
+            let (decision, failed) = match policies::evaluate_cedar(spec, &cedar) {
+                Some(evaluated) => evaluated,
+                None => {
+                    let cx = MatchContext {
+                        tags: &cap.meta.tags,
+                        risk: cap.meta.risk,
+                        side_effect: cap.meta.side_effect,
+                        surface: self.frame.surface,
+                        actor_roles: &self.frame.actor.roles,
+                        input,
+                    };
+                    let d = policies::evaluate_declarative(spec, &cx).unwrap_or(Decision::Abstain);
+                    (d, false)
+                }
+            };
+            if self.apply_decision(spec, scope, index, decision, failed) == Flow::Stop {
                 return;
             }
             index += 1;

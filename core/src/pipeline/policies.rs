@@ -22,7 +22,9 @@ use serde_json::{Value, json};
 
 use super::step::Decision;
 use crate::error::{CapabilityError, ErrorCode};
-use crate::policy::{DecisionKind, MatchContext, PolicyRule, PolicySpec};
+use crate::policy::{
+    CedarCall, CedarDecisionKind, DecisionKind, MatchContext, PolicyRule, PolicySpec,
+};
 
 /// Which list a policy belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -46,7 +48,37 @@ impl PolicyScope {
 
 /// Whether evaluating `spec` natively needs the input as JSON.
 pub(crate) fn needs_input(spec: &PolicySpec) -> bool {
-    matches!(&spec.rule, PolicyRule::Match { when, .. } if !when.input.is_empty())
+    match &spec.rule {
+        PolicyRule::Match { when, .. } => !when.input.is_empty(),
+        PolicyRule::Cedar(_) => true,
+        PolicyRule::Host => false,
+    }
+}
+
+/// A Cedar policy set's decision for this call, and whether it failed
+/// (an evaluation error: deny, audited as failed). `None` for any other
+/// kind of policy.
+pub(crate) fn evaluate_cedar(spec: &PolicySpec, call: &CedarCall) -> Option<(Decision, bool)> {
+    let PolicyRule::Cedar(rule) = &spec.rule else {
+        return None;
+    };
+    Some(match rule.evaluate(call).kind {
+        CedarDecisionKind::Allow => (Decision::Allow, false),
+        CedarDecisionKind::Deny { reason } => (Decision::Deny { reason }, false),
+        CedarDecisionKind::RequireApproval {
+            approval_type,
+            reason,
+        } => (
+            Decision::RequireApproval {
+                approval_type,
+                reason,
+                expires_in_ms: None,
+            },
+            false,
+        ),
+        CedarDecisionKind::Abstain => (Decision::Abstain, false),
+        CedarDecisionKind::Failed => (Decision::Deny { reason: None }, true),
+    })
 }
 
 /// A declarative policy's decision for this call: its `decision` when

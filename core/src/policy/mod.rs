@@ -11,13 +11,16 @@
 //!  "decision": "requireApproval", "reason": "Refunds over 1000 need a manager",
 //!  "approvalType": "manager", "expiresInMs": 3600000}
 //! {"name": "tenant-check", "host": true}
+//! {"name": "roles", "cedar": "permit (principal, action, resource) when { … };"}
 //! ```
 //!
 //! Every `when` field is optional; all present fields must match (each list
 //! is any-of). A policy whose `when` does not match abstains.
 
+pub mod cedar;
 mod predicate;
 
+pub use cedar::{CedarCall, CedarDecision, CedarDecisionKind, CedarRule};
 pub use predicate::{Op, Predicate};
 
 use serde_json::Value;
@@ -58,6 +61,8 @@ pub struct PolicySpec {
 pub enum PolicyRule {
     /// A host callback; the binding holds it.
     Host,
+    /// A Cedar policy set, evaluated by the core ([`cedar`]).
+    Cedar(CedarRule),
     /// Evaluated by the core.
     Match {
         when: Matcher,
@@ -120,7 +125,8 @@ impl PolicySpec {
             return false;
         }
         match &self.rule {
-            PolicyRule::Host => true,
+            // Host code and Cedar text can decide anything.
+            PolicyRule::Host | PolicyRule::Cedar(_) => true,
             PolicyRule::Match { when, decision, .. } => {
                 *decision != DecisionKind::Allow && when.may_match_capability(tags, risk, se)
             }
@@ -174,13 +180,44 @@ fn parse_policy(v: &Value, path: &str, p: &mut Problems) -> Option<PolicySpec> {
         ),
     };
     let host = r.bool_opt("host", p).unwrap_or(false);
+    let cedar = r.str_opt("cedar", p).map(str::to_owned);
     let when_v = r.get("when");
     let decision_v = r.get("decision");
     let reason = r.str_opt("reason", p).map(str::to_owned);
     let approval_type = r.str_opt("approvalType", p).map(str::to_owned);
     let expires_in_ms = r.positive_opt("expiresInMs", limits::MAX_EXPIRES_IN_MS, p);
 
-    let rule = if host {
+    let rule = if let Some(text) = cedar {
+        for (present, key) in [
+            (host, "host"),
+            (when_v.is_some(), "when"),
+            (decision_v.is_some(), "decision"),
+            (reason.is_some(), "reason"),
+            (approval_type.is_some(), "approvalType"),
+            (expires_in_ms.is_some(), "expiresInMs"),
+        ] {
+            if present {
+                p.push(
+                    r.field_path(key),
+                    ProblemCode::ConflictingFields,
+                    format!("a Cedar policy decides in its text; `{key}` does not apply"),
+                );
+            }
+        }
+        match CedarRule::parse(&text) {
+            Ok(rule) => Some(PolicyRule::Cedar(rule)),
+            Err(problems) => {
+                for problem in problems {
+                    p.push(
+                        r.field_path("cedar"),
+                        ProblemCode::InvalidPolicy,
+                        problem.describe(),
+                    );
+                }
+                None
+            }
+        }
+    } else if host {
         for (present, key) in [
             (when_v.is_some(), "when"),
             (decision_v.is_some(), "decision"),
