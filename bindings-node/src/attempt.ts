@@ -298,11 +298,20 @@ export class Attempt implements Timed {
    */
   async #consume(procedure: AnyProcedure, stream: AsyncIterator<unknown, unknown>): Promise<void> {
     this.#stream = stream;
+    if (this.#settled) {
+      // The deadline or the caller ended the attempt before the handler
+      // handed over its iterator: it never starts.
+      this.#stopStream();
+      return;
+    }
     let last: unknown;
     try {
       for (;;) {
         const step = await stream.next();
-        if (this.#settled) return; // the deadline or the caller ended the attempt first
+        if (this.#settled) {
+          this.#stopStream(); // the deadline or the caller ended the attempt first
+          return;
+        }
         if (step.done === true) {
           this.#stream = undefined;
           this.ok(step.value === undefined ? last : step.value);

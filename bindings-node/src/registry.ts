@@ -400,7 +400,7 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
         span = this.telemetry.begin(frame.trace);
         const fj = frameJson(frame, span.trace);
         start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now());
-      } else if (index === undefined || this.audit !== undefined) {
+      } else if (index === undefined || this.audit !== undefined || this.auditSink !== undefined) {
         // With an audit subscriber the core records the name asked for, so
         // it resolves the name itself; otherwise the cached index saves it.
         const fj = actorId === null ? null : frameJson(frame);

@@ -56,14 +56,23 @@ export class CallSpan {
   finish(viewJson: string): void {
     if (this.#ended) return;
     this.#ended = true;
-    const v: CallView = JSON.parse(viewJson);
-    const api = this.#telemetry.api;
-    this.#span.updateName(v.spanName);
-    this.#span.setAttributes(v.attributes);
-    if (v.error !== null) this.#span.setStatus({ code: api.SpanStatusCode.ERROR, message: v.error });
-    this.#span.end();
-    this.#telemetry.calls.add(1, v.metricAttributes);
-    this.#telemetry.duration.record(v.durationS, v.metricAttributes);
+    // Telemetry is a report, never a gate: what the OpenTelemetry SDK (or
+    // an app's span processor) throws changes nothing about the call.
+    try {
+      const v: CallView = JSON.parse(viewJson);
+      const api = this.#telemetry.api;
+      try {
+        this.#span.updateName(v.spanName);
+        this.#span.setAttributes(v.attributes);
+        if (v.error !== null) this.#span.setStatus({ code: api.SpanStatusCode.ERROR, message: v.error });
+      } finally {
+        this.#span.end();
+      }
+      this.#telemetry.calls.add(1, v.metricAttributes);
+      this.#telemetry.duration.record(v.durationS, v.metricAttributes);
+    } catch {
+      // See above.
+    }
   }
 
   /**
@@ -74,9 +83,16 @@ export class CallSpan {
   endWithError(code: string): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#span.setAttribute("error.type", code);
-    this.#span.setStatus({ code: this.#telemetry.api.SpanStatusCode.ERROR, message: code });
-    this.#span.end();
+    try {
+      try {
+        this.#span.setAttribute("error.type", code);
+        this.#span.setStatus({ code: this.#telemetry.api.SpanStatusCode.ERROR, message: code });
+      } finally {
+        this.#span.end();
+      }
+    } catch {
+      // Telemetry is a report, never a gate.
+    }
   }
 }
 
