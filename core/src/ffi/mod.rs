@@ -48,6 +48,7 @@ use crate::approval::{
 };
 use crate::error::{CapabilityError, ErrorCode};
 use crate::meta::RegistryError;
+#[cfg(feature = "tokio-driver")]
 use crate::pipeline::driver::AuditSink;
 use crate::pipeline::gate::{consume_answer, persist_answer};
 use crate::pipeline::{Answer, ApprovalInputView, Invocation, Step, StepKind};
@@ -215,12 +216,14 @@ pub enum BuildError {
 /// all (it has a subscriber, or telemetry that reads the records). Written
 /// once for every binding, so a record never crosses into the host and
 /// back only to reach the sink.
+#[cfg(feature = "tokio-driver")]
 #[derive(Clone, Default)]
 pub struct AuditRoute {
     pub sink: Option<Arc<dyn AuditSink>>,
     pub to_host: bool,
 }
 
+#[cfg(feature = "tokio-driver")]
 impl AuditRoute {
     /// [`BindingRegistry::advance`], handing each `Audit` step's record to
     /// the sink and answering the steps the host does not see.
