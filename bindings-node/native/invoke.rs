@@ -23,7 +23,7 @@
 use std::sync::Arc;
 
 use napi_derive::napi;
-use orpc_agent_core::pipeline::{Decision, PolicyScope};
+use orpc_agent_core::pipeline::{AuditEvent, Decision, PolicyScope};
 use orpc_agent_core::{
     Actor, Answer, CapabilityError, ErrorCode, Frame, Invocation, InvokeOptions, Outcome, Payload,
     Step, StepKind, Surface,
@@ -442,7 +442,14 @@ pub fn invoke_abandon(reg: u32, h: u32, now: f64) -> Option<String> {
         let Some(mut inv) = r.invocations.remove(h) else {
             return Ok(None);
         };
+        // A call abandoned at its finished record keeps that step, and the
+        // record was handed out when the step was reached: not again.
+        let shown =
+            matches!(inv.step(), Step::Audit(record) if record.event == AuditEvent::Finished);
         inv.abandon(ms(now));
+        if shown {
+            return Ok(None);
+        }
         r.route.record(&inv);
         if !r.route.to_host {
             return Ok(None);

@@ -293,7 +293,9 @@ pub fn registry_attach_audit_sink(reg: u32, id: u32, to_host: bool) -> napi::Res
 /// Forgets a sink: its writer finishes the queue and stops.
 #[napi(catch_unwind)]
 pub fn postgres_audit_close(id: u32) {
-    if let Ok(mut t) = SINKS.lock() {
-        t.remove(&id);
+    // Closed, not only forgotten: a registry that sends it records from
+    // Rust (`registryAttachAuditSink`) holds the sink too.
+    if let Some(sink) = SINKS.lock().ok().and_then(|mut t| t.remove(&id)) {
+        sink.close();
     }
 }

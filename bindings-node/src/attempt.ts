@@ -216,7 +216,11 @@ export class Attempt implements Timed {
     this.#stopStream();
   }
 
-  /** Asks a streaming handler's generator to stop (its `finally` runs when it next yields or awaits). */
+  /**
+   * Asks a streaming handler's generator to stop: `return()` takes effect
+   * at its next `yield` (its `finally` runs then); until then it runs on,
+   * its signal aborted.
+   */
   #stopStream(): void {
     const stream = this.#stream;
     this.#stream = undefined;
@@ -277,15 +281,26 @@ export class Attempt implements Timed {
       }
       if (isThenable(p)) {
         p.then(
-          (o) => (isEventIterator(o) ? this.#consume(hooks.procedure, o) : this.ok(o)),
+          (o) => this.#delivered(hooks.procedure, o),
           (e) => this.thrown(hooks.procedure, e),
         );
-      } else if (isEventIterator(p)) {
-        this.#consume(hooks.procedure, p);
       } else {
-        this.ok(p);
+        this.#delivered(hooks.procedure, p);
       }
     });
+  }
+
+  /** What the handler returned: an output, or a stream to consume. */
+  #delivered(procedure: AnyProcedure, o: unknown): void {
+    let stream: boolean;
+    try {
+      stream = isEventIterator(o);
+    } catch (e) {
+      this.thrown(procedure, e); // a getter of the handler's value threw
+      return;
+    }
+    if (stream) void this.#consume(procedure, o as AsyncIterator<unknown, unknown>);
+    else this.ok(o);
   }
 
   /**
@@ -294,7 +309,8 @@ export class Attempt implements Timed {
    * the core like any report, so after a retry the count is dropped until
    * it passes the furthest report; no payload leaves before validation
    * and redaction), and its output is the value it returns, else the last
-   * it yielded. The deadline and the caller's abort stop the generator.
+   * it yielded. The deadline and the caller's abort stop the generator
+   * (its signal aborts at once; `return()` ends it at its next `yield`).
    */
   async #consume(procedure: AnyProcedure, stream: AsyncIterator<unknown, unknown>): Promise<void> {
     this.#stream = stream;

@@ -587,6 +587,7 @@ export async function createCapabilityRegistry<TContext = any>(
   // The runtime policy functions held here: a `{ host: true }` marker
   // without one is the core's MISSING_HOOK problem.
   opts.hostPolicies = [...runtimePolicies.keys()];
+  const tel = await openTelemetry(telemetry);
   const auditPg = postgresOf(audit, ["subscriber", "payloads"]);
   const sink = auditPg === undefined ? undefined : await PostgresAuditSink.open(auditPg);
   const subscriber =
@@ -594,7 +595,6 @@ export async function createCapabilityRegistry<TContext = any>(
   // Not a subscriber: the core names the problem (UNKNOWN_FIELD, as the registry vectors expect).
   if (audit !== undefined && typeof subscriber !== "function" && sink === undefined) opts.audit = audit;
   const payloads = typeof audit === "object" && audit !== null && audit.payloads === true;
-  const tel = await openTelemetry(telemetry);
   // The core audits when a subscriber, telemetry or the sink reads its
   // records; the façade sees them only for the first two (the sink is fed
   // from Rust).
@@ -602,11 +602,17 @@ export async function createCapabilityRegistry<TContext = any>(
   const audits = toHost || sink !== undefined;
   const storePg = postgresOf(approvalStore);
   const build = [JSON.stringify(decls), JSON.stringify(opts)] as const;
-  const handle =
-    storePg === undefined
-      ? call(() => N.registryBuild(...build, JSON.stringify(approvalStore ?? "memory"), audits, payloads))
-      : await buildOnPostgres(storePg, ...build, audits, payloads);
-  if (sink !== undefined) call(() => N.registryAttachAuditSink(handle, sink.handle, toHost));
+  let handle: number;
+  try {
+    handle =
+      storePg === undefined
+        ? call(() => N.registryBuild(...build, JSON.stringify(approvalStore ?? "memory"), audits, payloads))
+        : await buildOnPostgres(storePg, ...build, audits, payloads);
+    if (sink !== undefined) call(() => N.registryAttachAuditSink(handle, sink.handle, toHost));
+  } catch (e) {
+    sink?.close(); // no registry holds it: its pool goes too
+    throw e;
+  }
   const registry = new CapabilityRegistry<TContext>(
     handle,
     caps,

@@ -165,7 +165,9 @@ export class Telemetry {
     let recorded: TraceContext | undefined = trace;
     if (api.isSpanContextValid(sc)) {
       const flags = (sc.traceFlags & 0xff).toString(16).padStart(2, "0");
-      const tracestate = sc.traceState?.serialize() || trace?.tracestate;
+      // The span's own trace state: the parent's, when the core kept the
+      // parent; a trace state never outlives the traceparent it came with.
+      const tracestate = sc.traceState?.serialize();
       recorded = { traceparent: `00-${sc.traceId}-${sc.spanId}-${flags}`, ...(tracestate ? { tracestate } : {}) };
     }
     return new CallSpan(this, span, api.trace.setSpan(parent, span), recorded);

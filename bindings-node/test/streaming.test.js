@@ -2,8 +2,8 @@
 // event iterator (`async function*`). Each yielded value is a progress
 // report; the output (the returned value, else the last yielded) is
 // validated, redacted and audited like any output; the deadline and the
-// caller's abort stop the generator. Driven through invoke, a real MCP
-// client (progress notifications) and the agent gateway's invokeStream.
+// caller's abort stop the generator. Driven through invoke and a real MCP
+// client (progress notifications).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -179,4 +179,54 @@ test("the same procedure still streams to oRPC's own callers", async () => {
     got.push(step.value);
   }
   assert.deepEqual(got, [1, 2, "done"]);
+});
+
+test("an iterator handed over after the deadline never starts; one that ignores its signal stops at its next yield", async () => {
+  const late = { started: false };
+  const handedOver = new Promise((resolve) => (late.handedOver = resolve));
+  const stubborn = { yields: 0, stopped: false };
+  const slowMiddleware = base.use(async ({ next }) => {
+    await new Promise((resolve) => setTimeout(resolve, 80)); // past the 20 ms deadline
+    const out = await next();
+    late.handedOver();
+    return out;
+  });
+  const reg = await createCapabilityRegistry(
+    {
+      late: slowMiddleware
+        .meta(meta({ timeoutMs: 20 }))
+        .input(z.object({}))
+        .handler(async function* () {
+          late.started = true;
+          yield 1;
+        }),
+      stubborn: base
+        .meta(meta({ timeoutMs: 40 }))
+        .input(z.object({}))
+        .handler(async function* () {
+          try {
+            for (;;) {
+              await new Promise((resolve) => setTimeout(resolve, 5)); // never reads its signal
+              stubborn.yields += 1;
+              yield stubborn.yields;
+            }
+          } finally {
+            stubborn.stopped = true;
+          }
+        }),
+    },
+    { logger: false },
+  );
+  await assert.rejects(reg.invoke("late", {}, { surface: "direct" }), { code: "TIMEOUT" });
+  // Wait until the middleware handed the iterator over, then one turn for the driver to take it.
+  await handedOver;
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(late.started, false, "the generator's body never ran");
+
+  await assert.rejects(reg.invoke("stubborn", {}, { surface: "direct" }), { code: "TIMEOUT" });
+  while (!stubborn.stopped) await new Promise((resolve) => setTimeout(resolve, 5));
+  const made = stubborn.yields;
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.equal(stubborn.yields, made, "stopped by return() at its next yield");
+  reg.close();
 });

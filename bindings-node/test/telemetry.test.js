@@ -188,3 +188,35 @@ test("options.telemetry is checked", async () => {
   );
   await assert.rejects(createCapabilityRegistry({}, { telemetry: { tracer: {} } }), /no option `tracer`/);
 });
+
+test("a span processor that throws changes nothing about the call: ok, audited once, the span ended", async () => {
+  const ended = [];
+  const throwing = new BasicTracerProvider({
+    spanProcessors: [
+      {
+        onStart() {},
+        onEnd(span) {
+          ended.push(span.name);
+          throw new Error("exporter down");
+        },
+        forceFlush: async () => {},
+        shutdown: async () => {},
+      },
+    ],
+  });
+  const seen = [];
+  const reg = await createCapabilityRegistry(
+    {
+      ping: base
+        .meta({ agent: { description: "Ping.", expose: { mcp: true }, sideEffect: "read", risk: "low" } })
+        .input(z.object({}))
+        .handler(async () => "pong"),
+    },
+    { audit: (r) => seen.push(r.event), telemetry: { tracerProvider: throwing } },
+  );
+  const out = await reg.invoke("ping", {}, { surface: "mcp" });
+  assert.deepEqual(out, { status: "ok", output: "pong" });
+  assert.deepEqual(seen, ["started", "finished"]);
+  assert.deepEqual(ended, ["execute_tool ping"]);
+  reg.close();
+});

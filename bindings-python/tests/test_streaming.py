@@ -155,3 +155,27 @@ async def test_a_real_mcp_client_with_a_progress_token_gets_one_notification_per
     assert result.is_error is False
     assert result.structured_content == {"total": 3, "secret": "[redacted]"}
     assert received == [1, 2, 3]
+
+
+async def test_a_decorated_streaming_handler_is_a_stream() -> None:
+    import functools
+
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any) -> Any:
+            return fn(*args)
+
+        return wrapper
+
+    @capability(id="s.wrapped", description="W.", expose={"direct": True}, side_effect="read", risk="low")
+    @logged
+    async def wrapped(c: Count) -> AsyncIterator[int]:
+        for i in range(1, c.n + 1):
+            yield i
+
+    reg = create_capability_registry([wrapped])
+    events: list[ProgressEvent] = []
+    with on_progress(events.append):
+        out = await reg.invoke("s.wrapped", {"n": 2}, DIRECT)
+    assert out.output == 2
+    assert events == [ProgressEvent(1), ProgressEvent(2)]

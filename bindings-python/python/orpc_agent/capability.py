@@ -207,7 +207,8 @@ def define_capability(
     are merged over it.
     """
     first, ret, nparams = _first_param_and_return(handler)
-    is_stream = inspect.isasyncgenfunction(handler)
+    # Through decorators (`functools.wraps`) to the function they wrap.
+    is_stream = inspect.isasyncgenfunction(inspect.unwrap(handler))
     if is_stream:
         ret = _streamed_item(ret)
     in_schema = as_schema(input if input is not None else first)

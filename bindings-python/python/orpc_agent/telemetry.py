@@ -126,7 +126,9 @@ class Telemetry:
                 frame.surface,
                 actor=frame.actor,
                 traceparent=f"00-{sc.trace_id:032x}-{sc.span_id:016x}-{int(sc.trace_flags):02x}",
-                tracestate=header or frame.tracestate,
+                # The span's own trace state (the kept parent's): a trace
+                # state never outlives the traceparent it came with.
+                tracestate=header,
                 request_id=frame.request_id,
                 agent_id=frame.agent_id,
                 session_id=frame.session_id,

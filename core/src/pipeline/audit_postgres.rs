@@ -13,7 +13,7 @@
 //! after retries is counted in [`PostgresAuditSink::failed`].
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use deadpool_postgres::Pool;
 use serde_json::Value;
@@ -51,6 +51,9 @@ struct Counters {
 pub struct PostgresAuditSink {
     tx: mpsc::Sender<Msg>,
     counters: Arc<Counters>,
+    /// [`PostgresAuditSink::close`] was called: records are refused, even
+    /// from a registry that still holds the sink.
+    closed: AtomicBool,
 }
 
 impl PostgresAuditSink {
@@ -73,7 +76,11 @@ impl PostgresAuditSink {
         let (tx, rx) = mpsc::channel(queue.max(1));
         let counters = Arc::new(Counters::default());
         tokio::spawn(writer(pool, rx, counters.clone()));
-        PostgresAuditSink { tx, counters }
+        PostgresAuditSink {
+            tx,
+            counters,
+            closed: AtomicBool::new(false),
+        }
     }
 
     /// Records written to the database so far.
@@ -102,22 +109,30 @@ impl PostgresAuditSink {
 }
 
 impl PostgresAuditSink {
+    /// Stops accepting records (each one after this is counted as
+    /// dropped); the writer still writes what was queued before.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+    }
+
+    fn queue(&self, record: Value) {
+        if self.closed.load(Ordering::Relaxed) || self.tx.try_send(Msg::Record(record)).is_err() {
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// Queues a record already in its JSON form ([`AuditRecord::to_json`]),
     /// for bindings whose audit records arrive as JSON from the host side.
     /// Same rules as [`AuditSink::record`]: never waits; counted as dropped
     /// when the queue is full.
     pub fn record_json(&self, record: Value) {
-        if self.tx.try_send(Msg::Record(record)).is_err() {
-            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
-        }
+        self.queue(record);
     }
 }
 
 impl AuditSink for PostgresAuditSink {
     fn record(&self, record: &AuditRecord) {
-        if self.tx.try_send(Msg::Record(record.to_json())).is_err() {
-            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
-        }
+        self.queue(record.to_json());
     }
 }
 
