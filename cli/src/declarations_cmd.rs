@@ -5,7 +5,7 @@ use orpc_agent_core::registry::{InspectReport, RegistryOptions, inspect_declarat
 use orpc_agent_core::{Problem, RegistryError};
 
 /// Reads and parses a declaration file, or prints why not (exit 2).
-fn load(path: &str) -> Result<Declarations, u8> {
+pub(crate) fn load(path: &str) -> Result<Declarations, u8> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         eprintln!("orpc-agent: cannot read {path}: {e}");
         2

@@ -1,4 +1,5 @@
-//! `orpc-agent`: check and inspect capability declarations; read and write
+//! `orpc-agent`: check and inspect capability declarations; evaluate Cedar
+//! policies; read and write
 //! `std:` metadata, component sections and input hashes.
 //!
 //! Exit codes: 0 success; 1 the input was read and has problems; 2 usage
@@ -19,6 +20,7 @@ macro_rules! out {
 
 mod act_cmd;
 mod declarations_cmd;
+mod policy_cmd;
 
 use std::process::ExitCode;
 
@@ -28,6 +30,12 @@ usage: orpc-agent <command> [args]
 Capability declarations (JSON or TOML, by extension):
   check FILE                 list every problem; exit 1 if there is any
   inspect FILE [--json]      resolved values, surfaces, tool names, warnings
+                             (check and inspect type-check Cedar policies too)
+
+Cedar policies:
+  policy eval POLICY.cedar REQUEST.json [--declarations FILE] [--actor-attributes SCHEMA.json] [--json]
+                             type-check, then evaluate one request: the decision and
+                             the ids of the policies that determined it
 
 std: metadata and components (--hex: CBOR read or written as hex text instead of bytes):
   meta decode FILE [--hex] [--diag]   CBOR metadata → readable JSON (or diagnostic notation)
@@ -68,6 +76,7 @@ fn run(args: &[String]) -> u8 {
     match command.as_str() {
         "check" => declarations_cmd::check(rest),
         "inspect" => declarations_cmd::inspect(rest),
+        "policy" => policy_cmd::run(rest),
         "meta" | "component" | "manifest" | "hash" => act_cmd::run(command, rest),
         "-h" | "--help" | "help" => {
             outln!("{USAGE}");

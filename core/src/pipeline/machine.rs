@@ -977,6 +977,7 @@ impl Invocation {
                 tags: &cap.meta.tags,
                 frame: &self.frame,
                 input,
+                now_ms: self.now_ms,
             };
             let (decision, failed) = match policies::evaluate_cedar(spec, &cedar) {
                 Some(evaluated) => evaluated,

@@ -12,8 +12,9 @@
 //!   `test`), each one `in Action::"invoke"`;
 //! * resource `Capability::"<id>"` with `sideEffect`, `risk`,
 //!   `discovery` (strings) and `tags` (a set of strings);
-//! * context `{input, surface, requestId?, traceparent?, agentId?,
-//!   sessionId?}`, `input` the validated input.
+//! * context `{input, surface, now?, requestId?, traceparent?, agentId?,
+//!   sessionId?}`, `input` the validated input, `now` the call's time (a
+//!   Cedar `datetime`, UTC, from the host's clock).
 //!
 //! JSON becomes Cedar values as Cedar's own JSON form reads them (objects
 //! records, arrays sets, integers longs), except what Cedar has no value
@@ -31,12 +32,14 @@ use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 
 use cedar_policy::{
-    Authorizer, Context, Decision, Entities, Entity, EntityId, EntityTypeName, EntityUid, PolicyId,
-    PolicySet, Request, RestrictedExpression,
+    Authorizer, Context, Decision, Entities, Entity, EntityId, EntityTypeName, EntityUid, Policy,
+    PolicyId, PolicySet, Request, ResourceConstraint, RestrictedExpression, Schema, ValidationMode,
+    Validator,
 };
 use miette::Diagnostic;
 use serde_json::Value;
 
+use super::cedar_schema::{cedar_type, input_record_type, schema_json};
 use crate::frame::Frame;
 use crate::meta::{Discovery, Risk, SideEffect};
 
@@ -44,6 +47,11 @@ use crate::meta::{Discovery, Risk, SideEffect};
 #[derive(Clone, Debug, PartialEq)]
 pub struct CedarRule {
     set: PolicySet,
+    /// The text it was parsed from: validation problems point into it.
+    text: String,
+    /// The Cedar record type of the actor's attributes, from the entry's
+    /// `actorAttributes` JSON Schema (see [`super::cedar_schema`]).
+    actor_attributes: Option<Value>,
 }
 
 /// One problem in a policy text: what, and where (1-based line and column
@@ -119,7 +127,82 @@ impl CedarRule {
                 None,
             )]);
         }
-        Ok(CedarRule { set })
+        Ok(CedarRule {
+            set,
+            text: text.to_owned(),
+            actor_attributes: None,
+        })
+    }
+
+    /// Declares the actor's attributes (a JSON Schema of an object), which
+    /// the generated schema otherwise leaves empty.
+    pub fn with_actor_attributes(mut self, schema: &Value) -> Result<CedarRule, String> {
+        match cedar_type(schema) {
+            Some(t) if t["type"] == "Record" => {
+                self.actor_attributes = Some(t);
+                Ok(self)
+            }
+            _ => Err("`actorAttributes` must be the JSON Schema of an object".into()),
+        }
+    }
+
+    /// Type-checks every policy as the registry does for a capability
+    /// whose input has this JSON Schema (for tools such as the CLI's
+    /// `policy eval`; the registry checks each policy where it applies).
+    pub fn check(&self, input_schema: Option<&Value>) -> Vec<CedarProblem> {
+        let input = input_record_type(input_schema);
+        self.validate(Some(&input), |_| true)
+    }
+
+    /// Type-checks the policies against the schema generated for one
+    /// capability (`input`: the Cedar type of its input, when it has one).
+    /// Only the policies `keep` accepts are checked.
+    pub(crate) fn validate(
+        &self,
+        input: Option<&Value>,
+        keep: impl Fn(&Scope) -> bool,
+    ) -> Vec<CedarProblem> {
+        let schema = schema_json(input, self.actor_attributes.as_ref());
+        let schema = match Schema::from_json_value(schema) {
+            Ok(s) => s,
+            Err(e) => {
+                return vec![CedarProblem::at(
+                    format!("the generated schema: {e}"),
+                    "",
+                    None,
+                )];
+            }
+        };
+        let policies = self.set.policies().filter(|p| keep(&Scope::of(p))).cloned();
+        let Ok(set) = PolicySet::from_policies(policies) else {
+            return Vec::new();
+        };
+        let result = Validator::new(schema).validate(&set, ValidationMode::Strict);
+        let mut problems: Vec<CedarProblem> = result
+            .validation_errors()
+            .map(|e| {
+                let offset = e.labels().and_then(|mut l| l.next()).map(|l| l.offset());
+                let message = match e.help() {
+                    Some(help) => format!("{e} ({help})"),
+                    None => e.to_string(),
+                };
+                CedarProblem::at(message, &self.text, offset)
+            })
+            .collect();
+        // Cedar checks each action (surface) apart and in no fixed order:
+        // one problem per place in the text, in the text's order.
+        problems
+            .sort_by(|a, b| (a.line, a.column, &a.message).cmp(&(b.line, b.column, &b.message)));
+        problems.dedup_by(|a, b| a.line.is_some() && (a.line, a.column) == (b.line, b.column));
+        problems
+    }
+
+    /// Each policy's scope, with its id.
+    pub(crate) fn scopes(&self) -> Vec<(String, Scope)> {
+        self.set
+            .policies()
+            .map(|p| (p.id().to_string(), Scope::of(p)))
+            .collect()
     }
 
     /// The policy ids, in the set's order.
@@ -162,6 +245,30 @@ impl CedarRule {
         CedarDecision {
             kind,
             policies: ids,
+        }
+    }
+}
+
+/// Which capabilities a policy can apply to, by its resource scope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// `resource == Capability::"<id>"` (or `in`, which for a capability,
+    /// having no parents, is the same).
+    Only(String),
+    /// Any capability (or a resource that is not a capability: strict
+    /// validation refuses it).
+    Any,
+}
+
+impl Scope {
+    fn of(policy: &Policy) -> Scope {
+        match policy.resource_constraint() {
+            ResourceConstraint::Eq(uid) | ResourceConstraint::In(uid)
+                if uid.type_name().to_string() == "Capability" =>
+            {
+                Scope::Only(uid.id().unescaped().to_owned())
+            }
+            _ => Scope::Any,
         }
     }
 }
@@ -209,6 +316,10 @@ pub struct CedarCall<'a> {
     pub tags: &'a [String],
     pub frame: &'a Frame,
     pub input: &'a Value,
+    /// The call's time as the host's clock last gave it (unix ms): Cedar's
+    /// `context.now`, a `datetime`. 0 (a host that did not read its clock)
+    /// leaves it out, so a policy that reads it unguarded fails closed.
+    pub now_ms: u64,
 }
 
 fn uid(kind: &str, id: &str) -> Result<EntityUid, ()> {
@@ -307,6 +418,12 @@ impl CedarCall<'_> {
         ));
         context.extend(text("agentId", self.frame.agent_id.as_ref()));
         context.extend(text("sessionId", self.frame.session_id.as_ref()));
+        if self.now_ms != 0 {
+            context.push((
+                "now".to_owned(),
+                RestrictedExpression::new_datetime(crate::clock::utc_rfc3339(self.now_ms)),
+            ));
+        }
         let context = Context::from_pairs(context).map_err(drop)?;
 
         let request = Request::new(principal, action, resource, context, None).map_err(drop)?;
@@ -340,6 +457,7 @@ mod tests {
             tags,
             frame,
             input,
+            now_ms: 1_796_635_800_000, // 2026-12-07T09:30:00Z, a Monday
         }
     }
 
@@ -420,6 +538,38 @@ mod tests {
         assert_eq!(d.kind, CedarDecisionKind::Failed);
         let d = rule.evaluate(&call(&f, &json!({"amount": 12}), &[]));
         assert_eq!(d.kind, CedarDecisionKind::Allow);
+    }
+
+    #[test]
+    fn business_hours_read_the_call_time() {
+        // 09:00–17:00 in UTC-5: 14:00–22:00 UTC.
+        let rule = CedarRule::parse(
+            r#"@reason("Refunds only in business hours.")
+            forbid (principal, action, resource)
+            unless {
+                context has now &&
+                context.now.offset(duration("-5h")).toTime() >= duration("9h") &&
+                context.now.offset(duration("-5h")).toTime() < duration("17h")
+            };"#,
+        )
+        .unwrap();
+        assert!(rule.check(None).is_empty(), "{:?}", rule.check(None));
+        let f = frame(Some("ann"), &[]);
+        let input = json!({});
+        let at = |now_ms| {
+            let mut c = call(&f, &input, &[]);
+            c.now_ms = now_ms;
+            rule.evaluate(&c).kind
+        };
+        let nine_thirty_utc = 1_796_635_800_000;
+        let hour = 3_600_000;
+        assert!(matches!(
+            at(nine_thirty_utc),
+            CedarDecisionKind::Deny { .. }
+        ));
+        assert_eq!(at(nine_thirty_utc + 6 * hour), CedarDecisionKind::Abstain);
+        // No clock: `context has now` is false, so the forbid applies.
+        assert!(matches!(at(0), CedarDecisionKind::Deny { .. }));
     }
 
     #[test]

@@ -18,9 +18,11 @@
 //! is any-of). A policy whose `when` does not match abstains.
 
 pub mod cedar;
+mod cedar_schema;
 mod predicate;
 
-pub use cedar::{CedarCall, CedarDecision, CedarDecisionKind, CedarRule};
+pub use cedar::{CedarCall, CedarDecision, CedarDecisionKind, CedarProblem, CedarRule};
+pub(crate) use cedar_schema::input_record_type as cedar_input_type;
 pub use predicate::{Op, Predicate};
 
 use serde_json::Value;
@@ -181,12 +183,20 @@ fn parse_policy(v: &Value, path: &str, p: &mut Problems) -> Option<PolicySpec> {
     };
     let host = r.bool_opt("host", p).unwrap_or(false);
     let cedar = r.str_opt("cedar", p).map(str::to_owned);
+    let actor_attributes = r.get("actorAttributes");
     let when_v = r.get("when");
     let decision_v = r.get("decision");
     let reason = r.str_opt("reason", p).map(str::to_owned);
     let approval_type = r.str_opt("approvalType", p).map(str::to_owned);
     let expires_in_ms = r.positive_opt("expiresInMs", limits::MAX_EXPIRES_IN_MS, p);
 
+    if actor_attributes.is_some() && cedar.is_none() {
+        p.push(
+            r.field_path("actorAttributes"),
+            ProblemCode::ConflictingFields,
+            "`actorAttributes` describes the actor to a Cedar policy; this is not one",
+        );
+    }
     let rule = if let Some(text) = cedar {
         for (present, key) in [
             (host, "host"),
@@ -205,7 +215,20 @@ fn parse_policy(v: &Value, path: &str, p: &mut Problems) -> Option<PolicySpec> {
             }
         }
         match CedarRule::parse(&text) {
-            Ok(rule) => Some(PolicyRule::Cedar(rule)),
+            Ok(rule) => match actor_attributes {
+                None => Some(PolicyRule::Cedar(rule)),
+                Some(schema) => match rule.with_actor_attributes(schema) {
+                    Ok(rule) => Some(PolicyRule::Cedar(rule)),
+                    Err(message) => {
+                        p.push(
+                            r.field_path("actorAttributes"),
+                            ProblemCode::InvalidPolicy,
+                            message,
+                        );
+                        None
+                    }
+                },
+            },
             Err(problems) => {
                 for problem in problems {
                     p.push(

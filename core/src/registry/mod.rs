@@ -1,6 +1,7 @@
 //! `CapabilityRegistry`: every capability validated at build (SI-4), ids and
 //! tool names resolved to small integers once, defaults applied.
 
+mod cedar_check;
 mod inspect;
 pub mod names;
 
@@ -477,6 +478,10 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
         });
     }
     drop_in_background(spent);
+
+    // 5. Cedar policies type-checked against the capabilities they apply to.
+    cedar_check::check(&capabilities, &options.policies, &mut problems);
+
     Analysis {
         capabilities,
         problems,
