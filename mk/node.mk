@@ -45,6 +45,7 @@ bench-node: node-deps ## Node binding: registry.invoke vs bare oRPC call (releas
 	cd $(NODE_DIR) && npx napi build --platform --release --esm --js index.js --dts index.d.ts --no-dts-cache
 	$(MAKE) node-ts
 	cd $(NODE_DIR) && node bench/invoke.js
+	cd $(NODE_DIR) && node bench/cedar.js
 
 TEST_TARGETS  += test-node
 BUILD_TARGETS += build-node

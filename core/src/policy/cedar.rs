@@ -28,8 +28,9 @@
 //! which denies (fail closed). `@id("…")` names a policy (the ids that
 //! decided are reported); otherwise Cedar's `policy0`, `policy1`, ….
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::str::FromStr;
+use std::sync::LazyLock;
 
 use cedar_policy::{
     Authorizer, Context, Decision, Entities, Entity, EntityId, EntityTypeName, EntityUid, Policy,
@@ -52,6 +53,23 @@ pub struct CedarRule {
     /// The Cedar record type of the actor's attributes, from the entry's
     /// `actorAttributes` JSON Schema (see [`super::cedar_schema`]).
     actor_attributes: Option<Value>,
+    /// Whether a policy can see `context.now`. Building a Cedar `datetime`
+    /// costs about a tenth of an evaluation, so a set that never reads
+    /// the time is not handed it (it could not tell).
+    reads_now: bool,
+    /// The attributes of `context.input` the policies name (`None`: one
+    /// uses the input whole). Type-checking needs only these, so a set is
+    /// checked once for all capabilities whose inputs agree on them.
+    input_attributes: Option<BTreeSet<String>>,
+    /// Each policy's `@reason` and `@requireApproval`, read once (Cedar
+    /// parses the key of every annotation lookup).
+    notes: HashMap<String, Notes>,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+struct Notes {
+    reason: Option<String>,
+    require_approval: Option<String>,
 }
 
 /// One problem in a policy text: what, and where (1-based line and column
@@ -127,10 +145,35 @@ impl CedarRule {
                 None,
             )]);
         }
+        let ests: Vec<Option<Value>> = set.policies().map(|p| p.to_json().ok()).collect();
+        let reads_now = ests.iter().any(|est| est.as_ref().is_none_or(sees_now));
+        let mut input_attributes = Some(BTreeSet::new());
+        for est in &ests {
+            match (
+                est.as_ref().and_then(input_names),
+                input_attributes.as_mut(),
+            ) {
+                (Some(names), Some(all)) => all.extend(names),
+                _ => input_attributes = None,
+            }
+        }
+        let notes = set
+            .policies()
+            .map(|p| {
+                let notes = Notes {
+                    reason: p.annotation("reason").map(str::to_owned),
+                    require_approval: p.annotation("requireApproval").map(str::to_owned),
+                };
+                (p.id().to_string(), notes)
+            })
+            .collect();
         Ok(CedarRule {
             set,
             text: text.to_owned(),
             actor_attributes: None,
+            reads_now,
+            input_attributes,
+            notes,
         })
     }
 
@@ -150,34 +193,83 @@ impl CedarRule {
     /// whose input has this JSON Schema (for tools such as the CLI's
     /// `policy eval`; the registry checks each policy where it applies).
     pub fn check(&self, input_schema: Option<&Value>) -> Vec<CedarProblem> {
-        let input = input_record_type(input_schema);
-        self.validate(Some(&input), |_| true)
+        self.validate(&input_record_type(input_schema), |_| true)
     }
 
-    /// Type-checks the policies against the schema generated for one
-    /// capability (`input`: the Cedar type of its input, when it has one).
-    /// Only the policies `keep` accepts are checked.
+    /// The part of a capability's input type these policies can see: the
+    /// record cut to the attributes they name (all of it when one uses the
+    /// input whole). Capabilities whose cut types are equal share a check.
+    pub(crate) fn input_seen(&self, input: &Value) -> Value {
+        let Some(names) = &self.input_attributes else {
+            return input.clone();
+        };
+        let mut cut = input.clone();
+        if let Some(attributes) = cut.get_mut("attributes").and_then(Value::as_object_mut) {
+            attributes.retain(|name, _| names.contains(name));
+        }
+        cut
+    }
+
+    /// A key equal for policy sets that need the same schema: the input
+    /// type they see and the actor's attributes.
+    pub(crate) fn schema_key(&self, input_seen: &Value) -> String {
+        let actor = self.actor_attributes.as_ref().unwrap_or(&Value::Null);
+        format!("{input_seen}|{actor}")
+    }
+
+    /// The validator for a capability whose input has the Cedar type
+    /// `input` (cut or whole).
+    pub(crate) fn validator(&self, input: &Value) -> Result<Validator, CedarProblem> {
+        Schema::from_json_value(schema_json(Some(input), self.actor_attributes.as_ref()))
+            .map(Validator::new)
+            .map_err(|e| CedarProblem::at(format!("the generated schema: {e}"), "", None))
+    }
+
+    /// Type-checks the policies `keep` accepts against the schema generated
+    /// for a capability whose input has the Cedar type `input`.
     pub(crate) fn validate(
         &self,
-        input: Option<&Value>,
+        input: &Value,
         keep: impl Fn(&Scope) -> bool,
     ) -> Vec<CedarProblem> {
-        let schema = schema_json(input, self.actor_attributes.as_ref());
-        let schema = match Schema::from_json_value(schema) {
-            Ok(s) => s,
-            Err(e) => {
-                return vec![CedarProblem::at(
-                    format!("the generated schema: {e}"),
-                    "",
-                    None,
-                )];
+        match self.validator(&self.input_seen(input)) {
+            Ok(v) => {
+                let problems = self.validate_with(&v, &keep);
+                if problems.is_empty() {
+                    problems
+                } else {
+                    self.explain(input, keep)
+                }
             }
-        };
+            Err(problem) => vec![problem],
+        }
+    }
+
+    /// The problems again against the whole input type, on the error path
+    /// only: the cut type checks the same, but Cedar's hints ("did you
+    /// mean `cents`?") need the attributes the policy did not name.
+    pub(crate) fn explain(
+        &self,
+        input: &Value,
+        keep: impl Fn(&Scope) -> bool,
+    ) -> Vec<CedarProblem> {
+        match self.validator(input) {
+            Ok(v) => self.validate_with(&v, &keep),
+            Err(problem) => vec![problem],
+        }
+    }
+
+    /// Type-checks the policies `keep` accepts with `validator`.
+    pub(crate) fn validate_with(
+        &self,
+        validator: &Validator,
+        keep: &impl Fn(&Scope) -> bool,
+    ) -> Vec<CedarProblem> {
         let policies = self.set.policies().filter(|p| keep(&Scope::of(p))).cloned();
         let Ok(set) = PolicySet::from_policies(policies) else {
             return Vec::new();
         };
-        let result = Validator::new(schema).validate(&set, ValidationMode::Strict);
+        let result = validator.validate(&set, ValidationMode::Strict);
         let mut problems: Vec<CedarProblem> = result
             .validation_errors()
             .map(|e| {
@@ -214,30 +306,32 @@ impl CedarRule {
 
     /// The decision for one call.
     pub fn evaluate(&self, call: &CedarCall) -> CedarDecision {
-        let Ok((request, entities)) = call.request() else {
+        let Ok((request, entities)) = call.request(self.reads_now) else {
             return CedarDecision::failed();
         };
         let response = Authorizer::new().is_authorized(&request, &self.set, &entities);
         if response.diagnostics().errors().next().is_some() {
             return CedarDecision::failed();
         }
-        let mut deciding: Vec<&PolicyId> = response.diagnostics().reason().collect();
-        deciding.sort_by_key(|id| id.to_string());
-        let ids = deciding.iter().map(|id| id.to_string()).collect();
-        let annotation = |key: &str| {
-            deciding
-                .iter()
-                .find_map(|id| self.set.annotation(id, key).map(str::to_owned))
+        let mut ids: Vec<String> = response
+            .diagnostics()
+            .reason()
+            .map(PolicyId::to_string)
+            .collect();
+        ids.sort();
+        let note = |pick: fn(&Notes) -> &Option<String>| {
+            ids.iter()
+                .find_map(|id| self.notes.get(id).and_then(|n| pick(n).clone()))
         };
-        let kind = match (response.decision(), deciding.is_empty()) {
+        let kind = match (response.decision(), ids.is_empty()) {
             (_, true) => CedarDecisionKind::Abstain,
             (Decision::Deny, false) => CedarDecisionKind::Deny {
-                reason: annotation("reason").filter(|r| !r.is_empty()),
+                reason: note(|n| &n.reason).filter(|r| !r.is_empty()),
             },
-            (Decision::Allow, false) => match annotation("requireApproval") {
+            (Decision::Allow, false) => match note(|n| &n.require_approval) {
                 Some(kind) => CedarDecisionKind::RequireApproval {
                     approval_type: Some(kind).filter(|k| !k.is_empty()),
-                    reason: annotation("reason").filter(|r| !r.is_empty()),
+                    reason: note(|n| &n.reason).filter(|r| !r.is_empty()),
                 },
                 None => CedarDecisionKind::Allow,
             },
@@ -247,6 +341,93 @@ impl CedarRule {
             policies: ids,
         }
     }
+}
+
+/// Whether a policy (its JSON form, where names are unescaped) can see
+/// `context.now`: it names the attribute `now`, or uses `context` other
+/// than to read or test one of its attributes (a whole-record comparison
+/// would see it).
+fn sees_now(est: &Value) -> bool {
+    fn is_context(v: &Value) -> bool {
+        v.get("Var").and_then(Value::as_str) == Some("context")
+    }
+    fn walk(v: &Value, uses: &mut usize, reads: &mut usize) -> bool {
+        match v {
+            Value::Object(m) => {
+                if m.get("attr").and_then(Value::as_str) == Some("now") {
+                    return true;
+                }
+                if is_context(v) {
+                    *uses += 1;
+                }
+                for (key, child) in m {
+                    if (key == "." || key == "has") && child.get("left").is_some_and(is_context) {
+                        *reads += 1;
+                    }
+                    if walk(child, uses, reads) {
+                        return true;
+                    }
+                }
+                false
+            }
+            Value::Array(items) => items.iter().any(|i| walk(i, uses, reads)),
+            _ => false,
+        }
+    }
+    let (mut uses, mut reads) = (0, 0);
+    walk(est, &mut uses, &mut reads) || uses != reads
+}
+
+/// The attributes of `context.input` a policy (its JSON form) names, or
+/// `None` when it uses the input, or the whole context, as a value (a
+/// comparison of records sees every attribute). Record literals' keys
+/// count as named, so a comparison with one keeps the attributes it lists.
+fn input_names(est: &Value) -> Option<BTreeSet<String>> {
+    fn is_context(v: &Value) -> bool {
+        v.get("Var").and_then(Value::as_str) == Some("context")
+    }
+    fn is_input(v: &Value) -> bool {
+        v.get(".").is_some_and(|a| {
+            a.get("left").is_some_and(is_context)
+                && a.get("attr").and_then(Value::as_str) == Some("input")
+        })
+    }
+    /// `read`: `v` is the left side of an attribute read or test.
+    fn walk(v: &Value, read: bool, names: &mut BTreeSet<String>) -> bool {
+        match v {
+            Value::Object(m) => {
+                if !read && (is_context(v) || is_input(v)) {
+                    return false;
+                }
+                for (key, child) in m {
+                    let ok = match (key.as_str(), child) {
+                        ("." | "has", Value::Object(access)) => {
+                            let left = access.get("left").unwrap_or(&Value::Null);
+                            if is_input(left)
+                                && let Some(attr) = access.get("attr").and_then(Value::as_str)
+                            {
+                                names.insert(attr.to_owned());
+                            }
+                            walk(left, true, names)
+                        }
+                        ("Record", Value::Object(fields)) => fields.iter().all(|(k, field)| {
+                            names.insert(k.clone());
+                            walk(field, false, names)
+                        }),
+                        _ => walk(child, false, names),
+                    };
+                    if !ok {
+                        return false;
+                    }
+                }
+                true
+            }
+            Value::Array(items) => items.iter().all(|i| walk(i, false, names)),
+            _ => true,
+        }
+    }
+    let mut names = BTreeSet::new();
+    walk(est, false, &mut names).then_some(names)
 }
 
 /// Which capabilities a policy can apply to, by its resource scope.
@@ -322,9 +503,24 @@ pub struct CedarCall<'a> {
     pub now_ms: u64,
 }
 
-fn uid(kind: &str, id: &str) -> Result<EntityUid, ()> {
-    let kind = EntityTypeName::from_str(kind).map_err(drop)?;
-    Ok(EntityUid::from_type_name_and_id(kind, EntityId::new(id)))
+/// The three entity type names, parsed once: Cedar parses a name with its
+/// full grammar, which cost a quarter of an evaluation when done per call.
+struct TypeNames {
+    actor: EntityTypeName,
+    action: EntityTypeName,
+    capability: EntityTypeName,
+}
+
+static TYPE_NAMES: LazyLock<Option<TypeNames>> = LazyLock::new(|| {
+    Some(TypeNames {
+        actor: EntityTypeName::from_str("Actor").ok()?,
+        action: EntityTypeName::from_str("Action").ok()?,
+        capability: EntityTypeName::from_str("Capability").ok()?,
+    })
+});
+
+fn uid(kind: &EntityTypeName, id: &str) -> EntityUid {
+    EntityUid::from_type_name_and_id(kind.clone(), EntityId::new(id))
 }
 
 fn string_set<'s>(items: impl IntoIterator<Item = &'s String>) -> RestrictedExpression {
@@ -353,9 +549,10 @@ fn cedar_value(v: &Value) -> Option<RestrictedExpression> {
 }
 
 impl CedarCall<'_> {
-    fn request(&self) -> Result<(Request, Entities), ()> {
+    fn request(&self, with_now: bool) -> Result<(Request, Entities), ()> {
+        let names = TYPE_NAMES.as_ref().ok_or(())?;
         let actor = &self.frame.actor;
-        let principal = uid("Actor", actor.id.as_deref().unwrap_or(""))?;
+        let principal = uid(&names.actor, actor.id.as_deref().unwrap_or(""));
         let attributes = match cedar_value(&Value::Object(actor.attributes.clone())) {
             Some(a) => a,
             None => RestrictedExpression::new_record([]).map_err(drop)?,
@@ -374,12 +571,12 @@ impl CedarCall<'_> {
         )
         .map_err(drop)?;
 
-        let invoke = uid("Action", "invoke")?;
-        let action = uid("Action", self.frame.surface.as_str())?;
+        let invoke = uid(&names.action, "invoke");
+        let action = uid(&names.action, self.frame.surface.as_str());
         let action_entity = Entity::new_no_attrs(action.clone(), HashSet::from([invoke.clone()]));
         let invoke_entity = Entity::new_no_attrs(invoke, HashSet::new());
 
-        let resource = uid("Capability", self.capability_id)?;
+        let resource = uid(&names.capability, self.capability_id);
         let resource_entity = Entity::new(
             resource.clone(),
             HashMap::from([
@@ -418,7 +615,7 @@ impl CedarCall<'_> {
         ));
         context.extend(text("agentId", self.frame.agent_id.as_ref()));
         context.extend(text("sessionId", self.frame.session_id.as_ref()));
-        if self.now_ms != 0 {
+        if self.now_ms != 0 && with_now {
             context.push((
                 "now".to_owned(),
                 RestrictedExpression::new_datetime(crate::clock::utc_rfc3339(self.now_ms)),
@@ -570,6 +767,50 @@ mod tests {
         assert_eq!(at(nine_thirty_utc + 6 * hour), CedarDecisionKind::Abstain);
         // No clock: `context has now` is false, so the forbid applies.
         assert!(matches!(at(0), CedarDecisionKind::Deny { .. }));
+    }
+
+    #[test]
+    fn what_a_policy_reads_of_the_input_and_the_clock() {
+        let read = |text: &str| {
+            let rule = CedarRule::parse(text).unwrap();
+            (rule.input_attributes, rule.reads_now)
+        };
+        let names = |n: &[&str]| Some(n.iter().map(|s| (*s).to_owned()).collect::<BTreeSet<_>>());
+        assert_eq!(
+            read(
+                "permit (principal, action, resource) when { context.input.cents > 3 && context.input has note };"
+            ),
+            (names(&["cents", "note"]), false)
+        );
+        assert_eq!(
+            read(
+                "permit (principal, action, resource) when { context.input[\"c\\u{65}nts\"] > 3 };"
+            ),
+            (names(&["cents"]), false),
+            "escapes are read as Cedar reads them"
+        );
+        assert_eq!(
+            read("permit (principal, action, resource) when { context.input == {cents: 3} };"),
+            (None, false),
+            "the input as a value: every attribute matters"
+        );
+        assert_eq!(
+            read("permit (principal, action, resource) when { context == {surface: \"mcp\"} };"),
+            (None, true),
+            "the context as a value sees the input and the time"
+        );
+        assert_eq!(
+            read(
+                "permit (principal, action, resource) when { context has now && context.surface == \"mcp\" };"
+            ),
+            (names(&[]), true)
+        );
+        assert_eq!(
+            read(
+                "permit (principal, action, resource) when { [context.input.lines].contains({sku: \"x\"}) };"
+            ),
+            (names(&["lines", "sku"]), false)
+        );
     }
 
     #[test]

@@ -12,12 +12,17 @@
 //! * a runtime policy scoped to one capability: that one (a name the
 //!   registry does not hold is a problem: the policy would never apply);
 //! * any other runtime policy: every capability, since it applies to all.
-//!   Schemas are shared between capabilities whose input types are equal,
-//!   and a problem is reported once, naming the first capability it fails
-//!   for.
+//!
+//! Building a Cedar schema costs 50–200 µs, so a schema is built once per
+//! distinct input type *as the policy set sees it*: the input record cut to
+//! the attributes the set names (a runtime set that reads `limit` is
+//! checked once for all capabilities that agree on `limit`). A problem is
+//! reported once per place in the text, naming the first capability it
+//! fails for, with Cedar's message against that capability's whole input.
 
 use std::collections::{HashMap, HashSet};
 
+use cedar_policy::Validator;
 use serde_json::Value;
 
 use super::Capability;
@@ -30,9 +35,13 @@ pub(super) fn check(capabilities: &[Capability], runtime: &[PolicySpec], list: &
     if !declared(runtime) && !capabilities.iter().any(|c| declared(&c.meta.policies)) {
         return; // no Cedar anywhere: nothing generated, nothing spent
     }
-    let inputs = InputTypes::compute(capabilities);
+    let inputs: Vec<Value> = capabilities
+        .iter()
+        .map(|c| crate::policy::cedar_input_type(c.input_schema.as_ref()))
+        .collect();
+    let mut schemas = Schemas::default();
 
-    for (cap_index, cap) in capabilities.iter().enumerate() {
+    for (cap, input) in capabilities.iter().zip(&inputs) {
         let mut p = Problems {
             capability: Some(&cap.id),
             list,
@@ -53,7 +62,7 @@ pub(super) fn check(capabilities: &[Capability], runtime: &[PolicySpec], list: &
                     );
                 }
             }
-            for problem in rule.validate(inputs.of(cap_index), |_| true) {
+            for problem in schemas.check(rule, input, |_| true) {
                 p.push(&path, ProblemCode::InvalidPolicy, problem.describe());
             }
         }
@@ -68,6 +77,7 @@ pub(super) fn check(capabilities: &[Capability], runtime: &[PolicySpec], list: &
         .enumerate()
         .map(|(i, c)| (c.id.as_str(), i))
         .collect();
+    let no_input = crate::policy::cedar_input_type(None);
     for (i, rule) in runtime.iter().enumerate().filter_map(cedar_at) {
         let path = format!("policies[{i}].cedar");
         let mut reported = HashSet::new();
@@ -98,31 +108,57 @@ pub(super) fn check(capabilities: &[Capability], runtime: &[PolicySpec], list: &
                 ),
                 Some(&c) => {
                     let only_this = |s: &Scope| *s == Scope::Only(name.clone());
-                    for problem in rule.validate(inputs.of(c), only_this) {
+                    for problem in schemas.check(rule, &inputs[c], only_this) {
                         report(&mut p, problem, &name);
                     }
                 }
             }
         }
-        // The rest apply to every capability: one check per distinct input
-        // type (and one with no input when the registry is empty).
+        // The rest apply to every capability (and, in an empty registry,
+        // are still checked, against an input with nothing in it).
         if !rule.scopes().iter().any(|(_, s)| *s == Scope::Any) {
             continue;
         }
-        let mut seen_types = HashSet::new();
-        let mut targets: Vec<(Option<&Value>, &str)> = Vec::new();
-        for (c, cap) in capabilities.iter().enumerate() {
-            if seen_types.insert(inputs.key(c)) {
-                targets.push((inputs.of(c), &cap.id));
+        let mut seen = HashSet::new();
+        let targets = capabilities
+            .iter()
+            .map(|c| c.id.as_str())
+            .zip(&inputs)
+            .chain(capabilities.is_empty().then_some(("(none)", &no_input)));
+        for (on, input) in targets {
+            if seen.insert(rule.schema_key(&rule.input_seen(input))) {
+                for problem in schemas.check(rule, input, |s| *s == Scope::Any) {
+                    report(&mut p, problem, on);
+                }
             }
         }
-        if targets.is_empty() {
-            targets.push((None, "(none)"));
-        }
-        for (input, on) in targets {
-            for problem in rule.validate(input, |s| *s == Scope::Any) {
-                report(&mut p, problem, on);
-            }
+    }
+}
+
+/// Validators by schema key, built on first use.
+#[derive(Default)]
+struct Schemas {
+    built: HashMap<String, Result<Validator, CedarProblem>>,
+}
+
+impl Schemas {
+    /// The problems of `rule`'s policies that `keep` accepts, for a
+    /// capability whose input has the Cedar type `input`.
+    fn check(
+        &mut self,
+        rule: &CedarRule,
+        input: &Value,
+        keep: impl Fn(&Scope) -> bool,
+    ) -> Vec<CedarProblem> {
+        let seen = rule.input_seen(input);
+        let validator = self
+            .built
+            .entry(rule.schema_key(&seen))
+            .or_insert_with(|| rule.validator(&seen));
+        match validator {
+            Ok(v) if rule.validate_with(v, &keep).is_empty() => Vec::new(),
+            Ok(_) => rule.explain(input, keep),
+            Err(problem) => vec![problem.clone()],
         }
     }
 }
@@ -136,37 +172,4 @@ fn cedar(spec: &PolicySpec) -> Option<&CedarRule> {
 
 fn cedar_at((i, spec): (usize, &PolicySpec)) -> Option<(usize, &CedarRule)> {
     cedar(spec).map(|rule| (i, rule))
-}
-
-/// Each capability's input as a Cedar type, computed once, and a key that
-/// is equal for equal types (so schemas can be shared).
-struct InputTypes {
-    types: Vec<Option<Value>>,
-    keys: Vec<usize>,
-}
-
-impl InputTypes {
-    fn compute(capabilities: &[Capability]) -> InputTypes {
-        let mut distinct: HashMap<String, usize> = HashMap::new();
-        let mut types = Vec::with_capacity(capabilities.len());
-        let mut keys = Vec::with_capacity(capabilities.len());
-        for cap in capabilities {
-            let t = Some(crate::policy::cedar_input_type(cap.input_schema.as_ref()));
-            let next = distinct.len();
-            let key = *distinct
-                .entry(t.as_ref().map_or_else(String::new, Value::to_string))
-                .or_insert(next);
-            types.push(t);
-            keys.push(key);
-        }
-        InputTypes { types, keys }
-    }
-
-    fn of(&self, capability: usize) -> Option<&Value> {
-        self.types[capability].as_ref()
-    }
-
-    fn key(&self, capability: usize) -> usize {
-        self.keys[capability]
-    }
 }
