@@ -40,6 +40,13 @@ export declare function agentToolKeptRequestHoldsTheCall(status: string): boolea
 /** `{unknownApproval, outputNotJson}`: the adapters' fixed texts. */
 export declare function agentToolMessages(): string
 
+/**
+ * The AI SDK's preliminary tool result for accepted progress
+ * (`agent_tools::preliminary_result`), as JSON. Progress the core accepted
+ * is whole and non-negative; anything else reads as 0 / no total.
+ */
+export declare function agentToolPreliminaryResult(done: number, total?: number | undefined | null): string
+
 /** Who is recorded as the approver of a framework's approval turn. */
 export declare function agentToolRecordedApprover(configured?: string | undefined | null, actorId?: string | undefined | null): string | null
 
@@ -488,6 +495,12 @@ export declare function registryInFlight(reg: number): number
 
 /** The inspect() report as JSON. */
 export declare function registryInspect(reg: number): string
+
+/**
+ * Spans of this registry's calls carry the redacted output
+ * (`telemetry: {payloads: true}`); audit records are not changed by it.
+ */
+export declare function registrySpanPayloads(reg: number, on: boolean): void
 
 /**
  * Resumes an approved request (stage 7, then 9–14 with the recorded

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { actComponentEmbed, actComponentInspect, actManifestCheck, agentToolApprovalKey, agentToolApprovalRequiredText, agentToolGateDenies, agentToolKeptRequestHoldsTheCall, agentToolMessages, agentToolRecordedApprover, allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerOrpcError, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, capabilityGrantDecide, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, invokeTelemetry, mcpApprovalResult, mcpElicitationApproves, mcpElicitationDeclined, mcpElicitationParams, mcpElicits, mcpErrorResult, mcpMetaKeys, mcpOkParts, mcpTaskStatus, mcpTaskWaitingMessage, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryAttachAuditSink, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, resumeStart, shortInputTextChars, stdForwardUnwrap, stdForwardWrap, stdMetaCheck, stdMetaDecode, stdMetaEncode, stdToolDefinitionMeta, stepKinds, storeStep, surfaces, telemetryNames, telemetrySpanParent, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
+const { actComponentEmbed, actComponentInspect, actManifestCheck, agentToolApprovalKey, agentToolApprovalRequiredText, agentToolGateDenies, agentToolKeptRequestHoldsTheCall, agentToolMessages, agentToolPreliminaryResult, agentToolRecordedApprover, allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerOrpcError, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, capabilityGrantDecide, errorCodeTable, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, invokeTelemetry, mcpApprovalResult, mcpElicitationApproves, mcpElicitationDeclined, mcpElicitationParams, mcpElicits, mcpErrorResult, mcpMetaKeys, mcpOkParts, mcpTaskStatus, mcpTaskWaitingMessage, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryAttachAuditSink, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, registrySpanPayloads, resumeStart, shortInputTextChars, stdForwardUnwrap, stdForwardWrap, stdMetaCheck, stdMetaDecode, stdMetaEncode, stdToolDefinitionMeta, stepKinds, storeStep, surfaces, telemetryNames, telemetrySpanParent, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
 export { actComponentEmbed }
 export { actComponentInspect }
 export { actManifestCheck }
@@ -782,6 +782,7 @@ export { agentToolApprovalRequiredText }
 export { agentToolGateDenies }
 export { agentToolKeptRequestHoldsTheCall }
 export { agentToolMessages }
+export { agentToolPreliminaryResult }
 export { agentToolRecordedApprover }
 export { allErrorCodes }
 export { answerAudited }
@@ -865,6 +866,7 @@ export { registryDescriptors }
 export { registryDescriptorsCbor }
 export { registryInFlight }
 export { registryInspect }
+export { registrySpanPayloads }
 export { resumeStart }
 export { shortInputTextChars }
 export { stdForwardUnwrap }

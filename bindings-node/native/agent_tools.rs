@@ -37,6 +37,18 @@ pub fn agent_tool_recorded_approver(
     agent_tools::recorded_approver(configured.as_deref(), actor_id.as_deref()).map(str::to_owned)
 }
 
+/// The AI SDK's preliminary tool result for accepted progress
+/// (`agent_tools::preliminary_result`), as JSON. Progress the core accepted
+/// is whole and non-negative; anything else reads as 0 / no total.
+#[napi(catch_unwind)]
+pub fn agent_tool_preliminary_result(done: f64, total: Option<f64>) -> String {
+    let whole = |v: f64| {
+        (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0)
+            .then_some(v as u64)
+    };
+    agent_tools::preliminary_result(whole(done).unwrap_or(0), total.and_then(whole)).to_string()
+}
+
 /// `{unknownApproval, outputNotJson}`: the adapters' fixed texts.
 #[napi(catch_unwind)]
 pub fn agent_tool_messages() -> String {

@@ -90,6 +90,7 @@ fn options(r: &Registry, now: f64) -> InvokeOptions {
         now_ms: ms(now),
         audit: r.audit,
         audit_payloads: r.audit_payloads,
+        span_payloads: r.span_payloads,
     }
 }
 

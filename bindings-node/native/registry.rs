@@ -22,6 +22,8 @@ pub struct Registry {
     pub audit: bool,
     /// Audit records carry the (redacted) output.
     pub audit_payloads: bool,
+    /// Spans carry the (redacted) output (`telemetry: {payloads: true}`).
+    pub span_payloads: bool,
     /// Where the records go: the PostgreSQL sink straight from here
     /// (`registryAttachAuditSink`), and whether the façade sees them.
     pub route: AuditRoute,
@@ -34,6 +36,7 @@ impl Registry {
             invocations: Slab::default(),
             audit,
             audit_payloads,
+            span_payloads: false,
             route: AuditRoute {
                 sink: None,
                 to_host: audit,
@@ -61,6 +64,16 @@ pub fn with_registry<T>(
             Some(r) => f(r),
             None => Err(gone()),
         }
+    })
+}
+
+/// Spans of this registry's calls carry the redacted output
+/// (`telemetry: {payloads: true}`); audit records are not changed by it.
+#[napi(catch_unwind)]
+pub fn registry_span_payloads(reg: u32, on: bool) -> napi::Result<()> {
+    registry_call(reg, |r| {
+        r.span_payloads = on;
+        Ok(())
     })
 }
 

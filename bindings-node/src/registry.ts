@@ -609,6 +609,7 @@ export async function createCapabilityRegistry<TContext = any>(
         ? call(() => N.registryBuild(...build, JSON.stringify(approvalStore ?? "memory"), audits, payloads))
         : await buildOnPostgres(storePg, ...build, audits, payloads);
     if (sink !== undefined) call(() => N.registryAttachAuditSink(handle, sink.handle, toHost));
+    if (tel?.payloads === true) call(() => N.registrySpanPayloads(handle, true));
   } catch (e) {
     sink?.close(); // no registry holds it: its pool goes too
     throw e;
@@ -634,9 +635,13 @@ async function openTelemetry(option: unknown): Promise<Telemetry | undefined> {
     "createCapabilityRegistry",
     "options.telemetry",
     option,
-    ["tracerProvider", "meterProvider"],
+    ["tracerProvider", "meterProvider", "payloads"],
     true,
   );
+  const payloads = (o as Record<string, unknown>).payloads;
+  if (payloads !== undefined && typeof payloads !== "boolean") {
+    throw argumentError("createCapabilityRegistry", "options.telemetry.payloads", "a boolean", payloads);
+  }
   for (const [key, method] of [
     ["tracerProvider", "getTracer"],
     ["meterProvider", "getMeter"],

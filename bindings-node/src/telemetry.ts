@@ -18,6 +18,12 @@ import type { TraceContext } from "./types.js";
 export interface TelemetryOptions {
   tracerProvider?: OtelApi.TracerProvider;
   meterProvider?: OtelApi.MeterProvider;
+  /**
+   * Spans carry the call's output, redacted by the capability's
+   * `redact.output` hook, as `gen_ai.tool.call.result` (JSON text). Off by
+   * default; the input is never on a span.
+   */
+  payloads?: boolean;
 }
 
 interface CallView {
@@ -104,9 +110,12 @@ export class Telemetry {
   readonly calls: OtelApi.Counter;
   /** @internal */
   readonly duration: OtelApi.Histogram;
+  /** @internal Spans carry the redacted output. */
+  readonly payloads: boolean;
 
   private constructor(api: typeof OtelApi, options: TelemetryOptions) {
     this.api = api;
+    this.payloads = options.payloads === true;
     const tracers = options.tracerProvider ?? api.trace.getTracerProvider();
     const meters = options.meterProvider ?? api.metrics.getMeterProvider();
     this.#tracer = tracers.getTracer(NAMES.scopeName);

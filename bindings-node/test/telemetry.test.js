@@ -181,6 +181,48 @@ test("a call counter and a duration histogram per capability and outcome", async
   assert.ok(!JSON.stringify(metrics.map((m) => m.dataPoints.map((p) => p.attributes))).includes("orders_lookup"));
 });
 
+test("telemetry {payloads: true}: the span carries the redacted output, never the input; audit records stay without it", async () => {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const audited = [];
+  const opted = await createCapabilityRegistry(
+    {
+      cards: {
+        show: base
+          .meta({
+            agent: {
+              description: "Show a card.",
+              expose: { mcp: true },
+              sideEffect: "read",
+              risk: "low",
+              redact: { output: (out) => ({ ...out, number: "**** 1111" }) },
+            },
+          })
+          .input(z.object({ holder: z.string() }))
+          .handler(async ({ input }) => ({ holder: input.holder, number: "4111 1111 1111 1111" })),
+      },
+    },
+    { audit: (r) => audited.push(r), telemetry: { tracerProvider: provider, payloads: true } },
+  );
+  const out = await opted.invoke("cards.show", { holder: "Ann Example" }, { surface: "mcp" });
+  assert.equal(out.status, "ok");
+  const [span] = exporter.getFinishedSpans();
+  assert.deepEqual(JSON.parse(span.attributes["gen_ai.tool.call.result"]), {
+    holder: "Ann Example",
+    number: "**** 1111",
+  });
+  assert.ok(!("gen_ai.tool.call.arguments" in span.attributes), "never the input");
+  assert.doesNotMatch(JSON.stringify(span.attributes), /4111/);
+  const finishedRecord = audited.find((r) => r.event === "finished");
+  assert.equal(finishedRecord.output, undefined, "audit payloads were not asked for");
+  // Without the option no payload reaches a span (the first test's registry).
+  await provider.shutdown();
+  await assert.rejects(
+    createCapabilityRegistry({}, { telemetry: { payloads: "yes" } }),
+    /options\.telemetry\.payloads/,
+  );
+});
+
 test("options.telemetry is checked", async () => {
   await assert.rejects(
     createCapabilityRegistry({}, { telemetry: { tracerProvider: {} } }),

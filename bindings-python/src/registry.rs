@@ -44,6 +44,8 @@ pub(crate) struct Shared {
     /// Receives the core's telemetry view of each finished call (a dict;
     /// `orpc_agent.telemetry`), synchronously, in the call's context.
     pub(crate) telemetry: Option<Py<PyAny>>,
+    /// Spans carry the (redacted) output (`Telemetry(payloads=True)`).
+    span_payloads: bool,
 }
 
 impl Shared {
@@ -63,6 +65,7 @@ impl Shared {
             now_ms: self.now_ms(py),
             audit: self.audit.is_some() || self.pg_audit.is_some() || self.telemetry.is_some(),
             audit_payloads: self.audit_payloads,
+            span_payloads: self.span_payloads,
         }
     }
 }
@@ -94,7 +97,7 @@ impl NativeRegistry {
     /// (`"memory"` or `{"sqlite": path}`). Raises `RegistryValidationError`
     /// with every problem.
     #[new]
-    #[pyo3(signature = (declarations, options, store, *, audit = None, audit_payloads = false, clock = None, postgres_options = None, audit_postgres = None, telemetry = None))]
+    #[pyo3(signature = (declarations, options, store, *, audit = None, audit_payloads = false, clock = None, postgres_options = None, audit_postgres = None, telemetry = None, span_payloads = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -107,6 +110,7 @@ impl NativeRegistry {
         postgres_options: Option<&str>,
         audit_postgres: Option<(String, String)>,
         telemetry: Option<Py<PyAny>>,
+        span_payloads: bool,
     ) -> PyResult<NativeRegistry> {
         let decls = parse_json(declarations, "declarations")?;
         let options = parse_json(options, "options")?;
@@ -136,6 +140,7 @@ impl NativeRegistry {
                 audit,
                 audit_payloads,
                 pg_audit,
+                span_payloads: span_payloads && telemetry.is_some(),
                 telemetry,
             }),
             fast_paths: OnceLock::new(),

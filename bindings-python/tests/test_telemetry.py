@@ -4,6 +4,7 @@ real OpenTelemetry SDK and its in-memory exporters, as the Node suite is."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -167,3 +168,37 @@ async def test_denied_pending_and_resumed_calls_carry_the_governance_outcome(ote
     ]
     assert metrics["orpc_agent.call.duration"].unit == "s"
     assert sum(p.count for p in metrics["orpc_agent.call.duration"].data.data_points) == 3
+
+
+async def test_payloads_opt_in_puts_the_redacted_output_on_the_span_and_never_the_input(otel: Any) -> None:
+    spans, tracer_provider, _, _ = otel
+    records: list[dict[str, Any]] = []
+
+    def mask(out: dict[str, str]) -> dict[str, str]:
+        return {**out, "number": "**** 1111"}
+
+    @capability(
+        id="cards.show",
+        description="Show a card.",
+        expose={"mcp": True},
+        side_effect="read",
+        risk="low",
+        redact_output=mask,
+    )
+    async def show(o: Order) -> dict[str, str]:
+        return {"holder": o.id, "number": "4111 1111 1111 1111"}
+
+    reg = create_capability_registry(
+        [show], audit=records.append, telemetry=Telemetry(tracer_provider=tracer_provider, payloads=True)
+    )
+    out = await reg.invoke("cards.show", {"id": "Ann Example"}, Frame("mcp"))
+    assert out.status == "ok"
+    [span] = spans.get_finished_spans()
+    attributes = dict(span.attributes or {})
+    assert json.loads(attributes["gen_ai.tool.call.result"]) == {"holder": "Ann Example", "number": "**** 1111"}
+    assert "gen_ai.tool.call.arguments" not in attributes
+    assert "4111" not in repr(attributes)
+    [finished] = [r for r in records if r["event"] == "finished"]
+    assert "output" not in finished, "audit payloads were not asked for"
+    with pytest.raises(TypeError, match="payloads"):
+        Telemetry(payloads="yes")  # type: ignore[arg-type]

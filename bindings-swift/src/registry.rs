@@ -323,6 +323,7 @@ impl FfiRegistry {
             now_ms,
             audit: self.audit || self.pg_audit.get().is_some(),
             audit_payloads: self.audit_payloads,
+            span_payloads: false,
         }
     }
 }

@@ -111,6 +111,19 @@ pub fn kept_request_holds_the_call(status: &str) -> bool {
     matches!(status, "pending" | "approved")
 }
 
+/// What a framework's preliminary tool result shows while a call runs (the
+/// AI SDK's streamed partial results): the call's progress as the core
+/// accepted it (`done`, `total`), never a value a streaming handler
+/// yielded. Yields are neither validated nor redacted; only the final
+/// output is, and it alone reaches the model.
+pub fn preliminary_result(done: u64, total: Option<u64>) -> serde_json::Value {
+    let mut progress = serde_json::json!({ "done": done });
+    if let Some(total) = total {
+        progress["total"] = total.into();
+    }
+    serde_json::json!({ "status": "running", "progress": progress })
+}
+
 /// The constants an adapter shows, for a binding's module:
 /// `{unknownApproval, outputNotJson}`.
 pub fn messages() -> serde_json::Value {
@@ -123,6 +136,18 @@ pub fn messages() -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_preliminary_result_is_progress_only() {
+        assert_eq!(
+            preliminary_result(2, Some(5)),
+            serde_json::json!({"status": "running", "progress": {"done": 2, "total": 5}})
+        );
+        assert_eq!(
+            preliminary_result(1, None),
+            serde_json::json!({"status": "running", "progress": {"done": 1}})
+        );
+    }
 
     #[test]
     fn only_a_pending_or_approved_request_holds_its_call() {

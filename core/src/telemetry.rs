@@ -7,9 +7,12 @@
 //!
 //! Computed once, here, from the call's finished audit record, so every
 //! binding reports the same names and values; a binding only hands them to
-//! its language's OpenTelemetry API. Never a payload: the record's output
-//! (when audit payloads are on) is not an attribute, and inputs are never
-//! in a record.
+//! its language's OpenTelemetry API. No payload unless the application
+//! opts its spans in (`InvokeOptions::span_payloads`): then the redacted
+//! output, as `gen_ai.tool.call.result` (JSON text). The input never: an
+//! audit record has none (its hash could be reversed for small domains),
+//! and a span says no more than the record. The audit output (with audit
+//! payloads) is never a span attribute.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -53,11 +56,7 @@ pub fn call_telemetry(record: &AuditRecord) -> Option<CallTelemetry> {
     }
     let outcome = record.outcome.unwrap_or("INTERNAL");
     let error = is_error(outcome).then_some(outcome);
-    let tool = record
-        .requested
-        .as_deref()
-        .or(record.capability_id.as_deref())
-        .unwrap_or("unknown");
+    let tool = tool_name(record);
 
     let mut a = Map::new();
     let mut put = |k: &str, v: Value| {
@@ -98,6 +97,13 @@ pub fn call_telemetry(record: &AuditRecord) -> Option<CallTelemetry> {
     if let Some(id) = &record.request_id {
         put("orpc_agent.request.id", id.as_str().into());
     }
+    // Only when the application opted its spans in, and then only the
+    // redacted output (the record's `span_output`); never the input.
+    if let Some(output) = &record.span_output
+        && let Ok(text) = serde_json::to_string(output)
+    {
+        put("gen_ai.tool.call.result", text.into());
+    }
 
     let mut m = Map::new();
     m.insert("gen_ai.operation.name".into(), OPERATION.into());
@@ -117,6 +123,28 @@ pub fn call_telemetry(record: &AuditRecord) -> Option<CallTelemetry> {
         metric_attributes: m,
         duration_s: record.duration_ms as f64 / 1000.0,
     })
+}
+
+/// The longest tool name a span reports: MCP's limit on a tool name.
+pub const MAX_TOOL_NAME: usize = 128;
+
+/// The name the caller asked for: one of the capability's own names when
+/// it resolved (bounded by the registry); a name that resolved to nothing
+/// is a stranger's text, cut to [`MAX_TOOL_NAME`] bytes.
+fn tool_name(record: &AuditRecord) -> &str {
+    let asked = record.requested.as_deref();
+    match (asked, record.capability_id.as_deref()) {
+        (Some(asked), Some(_)) => asked,
+        (None, Some(id)) => id,
+        (Some(asked), None) => {
+            let mut end = asked.len().min(MAX_TOOL_NAME);
+            while !asked.is_char_boundary(end) {
+                end -= 1;
+            }
+            &asked[..end]
+        }
+        (None, None) => "unknown",
+    }
 }
 
 /// The parent a call's span continues: the frame's W3C trace context as
@@ -225,6 +253,7 @@ mod tests {
             session_id: None,
             failure: None,
             output: Some(serde_json::json!({"secret": 1})),
+            span_output: None,
         }
     }
 
@@ -310,6 +339,38 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn a_span_carries_the_redacted_output_only_when_opted_in() {
+        let mut r = record("ok");
+        assert!(
+            !call_telemetry(&r)
+                .unwrap()
+                .attributes
+                .contains_key("gen_ai.tool.call.result")
+        );
+        r.span_output = Some(serde_json::json!({"card": "****"}));
+        let t = call_telemetry(&r).unwrap();
+        assert_eq!(
+            t.attributes["gen_ai.tool.call.result"],
+            r#"{"card":"****"}"#
+        );
+        assert!(
+            !serde_json::to_string(&t).unwrap().contains("secret"),
+            "never the audit output"
+        );
+    }
+
+    #[test]
+    fn a_stranger_s_tool_name_is_cut() {
+        let mut r = record("NOT_FOUND");
+        r.capability_id = None;
+        r.requested = Some("é".repeat(200));
+        let t = call_telemetry(&r).unwrap();
+        let name = t.attributes["gen_ai.tool.name"].as_str().unwrap();
+        assert_eq!(name.len(), MAX_TOOL_NAME);
+        assert_eq!(t.span_name, format!("execute_tool {name}"));
     }
 
     #[test]

@@ -1318,6 +1318,7 @@ mod pg {
             session_id: None,
             failure: None,
             output: None,
+            span_output: None,
         }
     }
 

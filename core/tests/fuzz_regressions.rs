@@ -29,6 +29,7 @@ fn an_answer_after_done_keeps_the_outcome() {
         now_ms: 1_000,
         audit: true,
         audit_payloads: false,
+        span_payloads: false,
     };
     let mut inv = Invocation::start(
         registry(),

@@ -189,6 +189,7 @@ fn start_host_held(reg: &Arc<CapabilityRegistry>, case: &Value) -> Invocation {
             now_ms: 1_000,
             audit: true,
             audit_payloads: false,
+            span_payloads: false,
         },
     )
 }
@@ -278,6 +279,7 @@ fn limit_vectors_through_the_machine_with_raw_input_measured_by_the_host() {
                     now_ms: 1_000,
                     audit,
                     audit_payloads: false,
+                    span_payloads: false,
                 },
                 Some(verdict),
             );

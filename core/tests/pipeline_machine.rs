@@ -26,6 +26,7 @@ fn audited(now_ms: u64) -> InvokeOptions {
         now_ms,
         audit: true,
         audit_payloads: false,
+        span_payloads: false,
     }
 }
 
@@ -116,7 +117,7 @@ proptest! {
         audit in any::<bool>(),
     ) {
         let reg = busy_registry();
-        let opts = InvokeOptions { now_ms: 0, audit, audit_payloads: audit };
+        let opts = InvokeOptions { now_ms: 0, audit, audit_payloads: audit , span_payloads: false};
         let mut inv = if resume {
             Invocation::resume(Arc::clone(&reg), "apr_x", Frame::new(Surface::Mcp), opts)
         } else {
@@ -1062,6 +1063,7 @@ fn host_held_output_is_exported_for_audit_only_after_redaction() {
         now_ms: 0,
         audit: true,
         audit_payloads: true,
+        span_payloads: false,
     };
     let mut inv = start(&reg, "o.x", Payload::Host, opts);
     let mut records = Vec::new();
@@ -1085,6 +1087,53 @@ fn host_held_output_is_exported_for_audit_only_after_redaction() {
         ]
     );
     assert_eq!(records[1].output, Some(json!({"redacted": true})));
+}
+
+/// Spans opted into payloads get the redacted output in `span_output`,
+/// never in `output` (what an audit subscriber or sink sees), and the other
+/// way round; both together get both.
+#[test]
+fn span_payloads_and_audit_payloads_are_separate_opt_ins() {
+    let m = with(meta(&["mcp"]), json!({"redact": {"output": true}}));
+    let reg = registry(json!([{"id": "o.x", "meta": m}]), Value::Null);
+    for (audit_payloads, span_payloads) in
+        [(false, true), (true, false), (true, true), (false, false)]
+    {
+        let opts = InvokeOptions {
+            now_ms: 0,
+            audit: true,
+            audit_payloads,
+            span_payloads,
+        };
+        let mut inv = start(&reg, "o.x", Payload::Host, opts);
+        let mut finished = None;
+        let (o, _) = drive_sync(&mut inv, |s| match s {
+            Step::ExportOutput => Answer::OutputExported(json!({"redacted": true})),
+            Step::Audit(r) => {
+                if r.event == AuditEvent::Finished {
+                    finished = Some((*r).clone());
+                }
+                Answer::Audited
+            }
+            other => permissive(other),
+        });
+        assert_eq!(o, Outcome::Ok(Payload::Host));
+        let r = finished.unwrap();
+        let redacted = Some(json!({"redacted": true}));
+        assert_eq!(
+            r.output,
+            if audit_payloads {
+                redacted.clone()
+            } else {
+                None
+            }
+        );
+        assert_eq!(r.span_output, if span_payloads { redacted } else { None });
+        assert!(
+            !r.to_json().to_string().contains("redacted") || audit_payloads,
+            "the span's copy is never serialized"
+        );
+    }
 }
 
 #[test]

@@ -452,6 +452,7 @@ async fn si_08_unexposed_is_indistinguishable_from_missing() {
                     now_ms: 0,
                     audit: true,
                     audit_payloads: false,
+                    span_payloads: false,
                 },
             );
             drive_sync(&mut inv, permissive)

@@ -296,6 +296,7 @@ fuzz_target!(|case: Case| {
         now_ms: NOW,
         audit: case.audit,
         audit_payloads: case.audit_payloads,
+        span_payloads: case.audit_payloads,
     };
     let verdict = |over: bool| {
         if over {

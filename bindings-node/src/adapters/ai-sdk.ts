@@ -29,6 +29,16 @@
  * messages)` rejects the matching core requests so approval queues stay
  * accurate (unsettled ones expire).
  *
+ * Progress. A call that reports progress while `needsApproval` waits (a
+ * streaming handler, or one that calls `progress(done, total)`) has passed
+ * the gate: `needsApproval` answers `false` at its first report, and
+ * `execute` returns an async iterable, which `ai` streams as preliminary
+ * tool results: the core's view of the progress
+ * (`agent_tools::preliminary_result`, never a value the handler yielded,
+ * which is neither validated nor redacted), then the output. A call that
+ * settles without reporting, a resumed call and a direct `execute` return
+ * the output alone.
+ *
  * `ai` 7 adds a call-level `toolApproval` option that takes precedence over
  * `needsApproval` (which it still honours): pass `toolApproval:
  * aiSdkToolApproval(tools)`, or delegate to it from your own function. It
@@ -96,9 +106,24 @@ interface ToolSetState {
   approvalIds: ApprovalIdStore;
   /** Outcomes computed by `needsApproval`, waiting for `execute`. */
   settled: Map<string, Promise<Settled>>;
+  /** Progress of calls `needsApproval` started, waiting for `execute`. */
+  running: Map<string, Running>;
   /** `ai`'s abort signal per tool call, from `onInputAvailable` (`needsApproval` gets none). */
   abortSignals: Map<string, AbortSignal>;
   toolNames: Set<string>;
+}
+
+/**
+ * A call's progress as reported so far: only the latest report is kept (a
+ * preliminary result is a snapshot, so a stream that outruns `ai` costs no
+ * memory), a count to tell a new one, and who waits for the next.
+ */
+interface Running {
+  latest: { done: number; total?: number } | undefined;
+  reports: number;
+  /** The call passed the gate and streams: `execute` returns an async iterable. */
+  streaming: boolean;
+  wake: (() => void) | undefined;
 }
 
 const approvalIdsByRegistry = new WeakMap<AdapterRegistry, ApprovalIdStore>();
@@ -120,6 +145,7 @@ export function toAiSdkTools(
     options,
     approvalIds: options.approvalIds ?? sharedApprovalIds(registry),
     settled: new Map(),
+    running: new Map(),
     abortSignals: new Map(),
     toolNames: new Set(),
   };
@@ -145,9 +171,43 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
     },
     needsApproval: (input: unknown, { toolCallId, messages }: { toolCallId: string; messages: ModelMessage[] }) =>
       gateNeedsApproval(state, name, input, toolCallId, messages),
-    execute: async (input: unknown, { toolCallId, abortSignal, messages }) =>
-      modelSafe(executeGoverned(state, name, input, toolCallId, abortSignal, messages)),
+    execute: (input: unknown, { toolCallId, abortSignal, messages }) => {
+      const running = state.running.get(toolCallId);
+      state.running.delete(toolCallId);
+      const output = modelSafe(executeGoverned(state, name, input, toolCallId, abortSignal, messages));
+      return running !== undefined && (running.streaming || running.reports > 0)
+        ? preliminaryResults(running, output)
+        : output;
+    },
   });
+}
+
+/**
+ * What `ai` streams for a call that reports progress: the core's
+ * preliminary result for each new report, then the output (the last value
+ * is the tool's result; an error is thrown from here).
+ */
+async function* preliminaryResults(running: Running, output: Promise<unknown>): AsyncGenerator<unknown> {
+  let finished = false;
+  const finish = () => {
+    finished = true;
+    running.wake?.();
+  };
+  output.then(finish, finish);
+  let shown = 0;
+  for (;;) {
+    if (running.reports > shown && running.latest !== undefined) {
+      shown = running.reports;
+      yield JSON.parse(N.agentToolPreliminaryResult(running.latest.done, running.latest.total ?? null));
+      continue;
+    }
+    if (finished) break;
+    await new Promise<void>((resolve) => {
+      running.wake = resolve;
+    });
+    running.wake = undefined;
+  }
+  yield await output;
 }
 
 /** The adapters' fixed texts, the core's (`orpc_agent_core::agent_tools`). */
@@ -206,17 +266,39 @@ async function gateNeedsApproval(
   if (presentedForApproval(messages, toolCallId)) return true;
   const abortSignal = state.abortSignals.get(toolCallId);
   state.abortSignals.delete(toolCallId);
-  const pending = settle(state.registry.invoke(name, input, frameFor(state, toolCallId, abortSignal)));
+  const running: Running = { latest: undefined, reports: 0, streaming: false, wake: undefined };
+  let reported!: () => void;
+  const firstReport = new Promise<"progress">((resolve) => {
+    reported = () => resolve("progress");
+  });
+  const frame = frameFor(state, toolCallId, abortSignal);
+  const appListener = frame.onProgress;
+  frame.onProgress = (event) => {
+    running.latest = event;
+    running.reports++;
+    running.wake?.();
+    reported();
+    appListener?.(event);
+  };
+  const pending = settle(state.registry.invoke(name, input, frame));
   state.settled.set(toolCallId, pending);
+  state.running.set(toolCallId, running);
+  // Progress comes only from a running handler: the call passed the gate.
+  if ((await Promise.race([pending, firstReport])) === "progress") {
+    running.streaming = true;
+    return false;
+  }
   const result = await pending;
   if (!result.ok && callerRequired(result.error)) {
     // The core refused before storing a request: this tool set's frame names
     // no caller. The application's to fix, so it is told, not the model.
     state.settled.delete(toolCallId);
+    state.running.delete(toolCallId);
     throw new AiSdkPrincipalRequiredError(name);
   }
   if (result.ok && result.outcome.status === "approval_required") {
     state.settled.delete(toolCallId);
+    state.running.delete(toolCallId);
     const key = approvalKey(state, toolCallId);
     // The core stores requests on this surface only for a named caller, so
     // a key exists unless `ai` gave no tool call id: fail closed.
@@ -287,6 +369,8 @@ export function aiSdkToolApproval(tools: ToolSet) {
     }
     const needs = await gateNeedsApproval(state, toolCall.toolName, toolCall.input, toolCall.toolCallId, messages);
     if (needs) return "user-approval" as const;
+    // Reporting progress, it passed the core's policies and gate: it runs.
+    if (state.running.get(toolCall.toolCallId)?.streaming === true) return "approved" as const;
     const settledOutcome = await state.settled.get(toolCall.toolCallId);
     if (settledOutcome && !settledOutcome.ok && settledOutcome.error instanceof CapabilityError) {
       // The core says which outcomes are a denial (`agent_tools::gate_denies`).

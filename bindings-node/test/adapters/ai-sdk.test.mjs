@@ -5,10 +5,18 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { describe, it } from "node:test";
 
+import { eventIterator, os } from "@orpc/server";
 import { generateText, stepCountIs, streamText } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 
-import { aiSdkToolApproval, settleAiSdkApprovalResponses, toAiSdkTools } from "@orpc-agent/core";
+import {
+  agentProcedure,
+  aiSdkToolApproval,
+  createCapabilityRegistry,
+  settleAiSdkApprovalResponses,
+  toAiSdkTools,
+} from "@orpc-agent/core";
+import * as z from "zod";
 
 import { ordersFixture, waitFor } from "./orders-fixture.mjs";
 
@@ -54,6 +62,11 @@ const textTurn = (text) => ({
   finishReason: { unified: "stop", raw: "stop" },
   usage,
   warnings: [],
+});
+
+/** One streamed model turn of the given chunks. */
+const streamTurn = (...chunks) => ({
+  stream: convertArrayToReadableStream([{ type: "stream-start", warnings: [] }, ...chunks]),
 });
 
 /** A model that answers with the given turns in order, recording what it was sent. */
@@ -225,9 +238,6 @@ describe("toAiSdkTools", () => {
 
   it("runs the approval round trip under streamText too", async () => {
     const { registry, calls } = await ordersFixture();
-    const streamTurn = (...chunks) => ({
-      stream: convertArrayToReadableStream([{ type: "stream-start", warnings: [] }, ...chunks]),
-    });
     const model = new MockLanguageModelV3({
       doStream: [
         streamTurn(
@@ -267,6 +277,89 @@ describe("toAiSdkTools", () => {
       .filter((m) => m.role === "tool")
       .flatMap((m) => m.content.filter((p) => p.type === "tool-result"));
     assert.deepEqual(results[0].output, { type: "json", value: { refunded: 3, id: "o-3" } });
+  });
+
+  it("streams a reporting call's progress as preliminary tool results, then the redacted output; never a yielded value", async () => {
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    const count = agentProcedure(os.$context())
+      .meta({
+        agent: {
+          description: "Counts to n.",
+          expose: { aiSdk: true },
+          sideEffect: "read",
+          risk: "low",
+          redact: { output: (o) => ({ ...o, secret: "[redacted]" }) },
+        },
+      })
+      .input(z.object({ n: z.number() }))
+      .output(eventIterator(z.object({ i: z.number() }), z.object({ total: z.number(), secret: z.string() })))
+      .handler(async function* ({ input }) {
+        for (let i = 1; i <= input.n; i++) {
+          await nextTurn();
+          yield { i, secret: "yielded-s3cr3t" };
+        }
+        return { total: input.n, secret: "s3cr3t" };
+      });
+    const registry = await createCapabilityRegistry({ jobs: { count } });
+    const model = new MockLanguageModelV3({
+      doStream: [
+        streamTurn(
+          { type: "tool-call", toolCallId: "c-1", toolName: "jobs_count", input: JSON.stringify({ n: 4 }) },
+          { type: "finish", finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage },
+        ),
+        streamTurn(
+          { type: "text-start", id: "t" },
+          { type: "text-delta", id: "t", delta: "counted" },
+          { type: "text-end", id: "t" },
+          { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage },
+        ),
+      ],
+    });
+    const result = streamText({
+      model,
+      tools: toAiSdkTools(registry, { actor: { id: "u9" } }),
+      prompt: "count",
+      stopWhen: stepCountIs(2),
+    });
+    const parts = [];
+    for await (const part of result.fullStream) if (part.type === "tool-result") parts.push(part);
+    const preliminary = parts.filter((p) => p.preliminary === true);
+    const final = parts.filter((p) => p.preliminary !== true);
+    // How many reports `ai` sees depends on scheduling (only the latest is
+    // kept); what each says does not.
+    assert.ok(preliminary.length >= 2, JSON.stringify(parts));
+    const progress = preliminary.slice(0, -1).map((p) => p.output);
+    for (const [k, p] of progress.entries()) {
+      assert.equal(p.status, "running");
+      assert.ok(Number.isInteger(p.progress.done) && p.progress.done >= 1 && p.progress.done <= 4);
+      if (k > 0) assert.ok(p.progress.done > progress[k - 1].progress.done, "new reports only");
+    }
+    const redacted = { total: 4, secret: "[redacted]" };
+    assert.deepEqual(preliminary.at(-1).output, redacted, "ai repeats the final value as the last preliminary");
+    assert.deepEqual(
+      final.map((p) => p.output),
+      [redacted],
+    );
+    assert.doesNotMatch(JSON.stringify(parts), /s3cr3t/);
+    assert.equal(await result.text, "counted");
+    const seen = model.doStreamCalls[1].prompt
+      .filter((m) => m.role === "tool")
+      .flatMap((m) => m.content.filter((p) => p.type === "tool-result"));
+    assert.deepEqual(
+      seen.map((p) => p.output),
+      [{ type: "json", value: redacted }],
+    );
+    assert.equal(registry.inFlight(), 0);
+  });
+
+  it("gives a call that reports no progress its output alone, no preliminary result", async () => {
+    const { registry } = await ordersFixture();
+    const tools = toAiSdkTools(registry, { actor: { id: "u10" } });
+    const needs = await tools.orders_get.needsApproval({ id: "o-1" }, { toolCallId: "n-1", messages: [] });
+    assert.equal(needs, false);
+    const out = tools.orders_get.execute({ id: "o-1" }, { toolCallId: "n-1", messages: [] });
+    assert.equal(typeof out[Symbol.asyncIterator], "undefined");
+    assert.equal((await out).id, "o-1");
   });
 
   it("runs the round trip through a call-level toolApproval on ai 7, through needsApproval on ai 6", async (t) => {

@@ -473,6 +473,7 @@ def create_capability_registry(
             postgres_options=postgres_options,
             audit_postgres=audit_postgres,
             telemetry=None if telemetry is None else telemetry._finished,
+            span_payloads=telemetry is not None and telemetry.payloads,
         )
     except RegistryValidationError as e:
         if not signature_problems:

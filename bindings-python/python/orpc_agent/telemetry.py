@@ -70,14 +70,20 @@ _CURRENT: contextvars.ContextVar[_CallSpan | None] = contextvars.ContextVar("orp
 class Telemetry:
     """Where a registry's spans and metrics go: the given providers, else
     the globally registered ones (``opentelemetry.trace`` /
-    ``opentelemetry.metrics``)."""
+    ``opentelemetry.metrics``). ``payloads=True`` puts each call's output,
+    as the capability's ``redact_output`` hook left it, on its span."""
 
-    def __init__(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+    def __init__(self, *, tracer_provider: Any = None, meter_provider: Any = None, payloads: bool = False) -> None:
         try:
             from opentelemetry import context, metrics, trace
             from opentelemetry.trace import Status, StatusCode
         except ImportError as e:  # pragma: no cover - exercised without the extra
             raise ImportError("orpc_agent.Telemetry needs opentelemetry-api: pip install 'orpc-agent[otel]'") from e
+        if not isinstance(payloads, bool):
+            raise TypeError(f"Telemetry(payloads=...) must be a bool, got {type(payloads).__name__}")
+        #: Spans carry the call's output as the capability's ``redact_output``
+        #: hook left it (``gen_ai.tool.call.result``, JSON text); never the input.
+        self.payloads = payloads
         self._trace = trace
         self._context = context
         self._status = Status

@@ -135,6 +135,11 @@ pub struct AuditRecord {
     /// The redacted output, only with `audit_payloads` and only on success.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
+    /// The redacted output for the call's span, only with `span_payloads`
+    /// and only on success. Never serialized: an audit subscriber or sink
+    /// sees `output` alone, so opting spans in does not opt audit in.
+    #[serde(skip)]
+    pub span_output: Option<Value>,
 }
 
 impl AuditRecord {
@@ -214,6 +219,7 @@ impl Serialize for AuditRow<'_> {
             session_id,
             failure,
             output,
+            span_output: _, // never stored: see the field
         } = self.0;
         let mut t = s.serialize_tuple(AuditRecord::FIELDS.len())?;
         t.serialize_element(event)?;
@@ -289,6 +295,7 @@ mod tests {
             session_id: None,
             failure: None,
             output: None,
+            span_output: None,
         }
     }
 

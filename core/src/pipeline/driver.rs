@@ -422,6 +422,7 @@ impl Driver {
             now_ms: self.clock.now_ms(),
             audit: self.audit.is_some(),
             audit_payloads: self.audit_payloads,
+            span_payloads: false,
         }
     }
 

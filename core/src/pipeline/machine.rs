@@ -1241,7 +1241,7 @@ impl Invocation {
     /// `output` is redacted (or the capability has no redactor).
     fn finish_ok(&mut self, output: Payload) {
         self.stage = Stage::Finished;
-        if self.opts.audit && self.opts.audit_payloads {
+        if self.opts.audit && (self.opts.audit_payloads || self.opts.span_payloads) {
             match &output {
                 Payload::Json(v) => self.output_json = Some(v.clone()),
                 Payload::Host => {
@@ -1322,6 +1322,15 @@ impl Invocation {
             AuditEvent::Finished => std::mem::take(&mut self.policy_records),
         };
         let trace = self.frame.trace.as_ref();
+        // The redacted output, for audit and for the span, each only as
+        // opted in (a started record has none: it was never taken).
+        let taken = self.output_json.take();
+        let (output, span_output) = match (self.opts.audit_payloads, self.opts.span_payloads) {
+            (true, true) => (taken.clone(), taken),
+            (true, false) => (taken, None),
+            (false, true) => (None, taken),
+            (false, false) => (None, None),
+        };
         AuditRecord {
             event,
             capability_id: self.capability().map(|c| c.id.clone()),
@@ -1342,7 +1351,8 @@ impl Invocation {
             agent_id: self.frame.agent_id.clone(),
             session_id: self.frame.session_id.clone(),
             failure: self.failure.clone(),
-            output: self.output_json.take(),
+            output,
+            span_output,
         }
     }
 }

@@ -88,6 +88,9 @@ pub struct InvokeOptions {
     pub audit: bool,
     /// Audit records carry the (redacted) output.
     pub audit_payloads: bool,
+    /// The finished record carries the (redacted) output for the call's
+    /// span (`AuditRecord::span_output`), not for audit.
+    pub span_payloads: bool,
 }
 
 impl InvokeOptions {
@@ -97,6 +100,7 @@ impl InvokeOptions {
             now_ms,
             audit: false,
             audit_payloads: false,
+            span_payloads: false,
         }
     }
 }
