@@ -10,13 +10,20 @@ pub(crate) fn load(path: &str) -> Result<Declarations, u8> {
         eprintln!("orpc-agent: cannot read {path}: {e}");
         2
     })?;
-    Declarations::parse(&text, Format::from_path(path)).map_err(|e| {
+    let report = |e: orpc_agent_core::DeclarationError| {
         match (e.line, e.column) {
             (Some(l), Some(c)) => eprintln!("{path}:{l}:{c}: error: {}", e.message),
             _ => eprintln!("{path}: error: {}", e.message),
         }
         2
-    })
+    };
+    let mut decls = Declarations::parse(&text, Format::from_path(path)).map_err(report)?;
+    // `cedarFile`s are relative to the declaration file.
+    let base = std::path::Path::new(path)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    decls.read_policy_files(base).map_err(report)?;
+    Ok(decls)
 }
 
 /// Everything wrong with a file: option problems first, then capabilities'.

@@ -129,10 +129,76 @@ impl Declarations {
         })
     }
 
+    /// Reads each policy's `cedarFile` (a Cedar policy-set file, relative to
+    /// `base`, the declaration file's directory) into its `cedar` text, so
+    /// policies can be reviewed as `.cedar` files. Line and column of a
+    /// problem in one are the file's. A file that cannot be read, is larger
+    /// than [`MAX_POLICY_FILE_BYTES`], or sits beside a `cedar` text is an
+    /// error naming the policy.
+    pub fn read_policy_files(&mut self, base: &std::path::Path) -> Result<(), DeclarationError> {
+        let mut lists: Vec<(String, &mut Value)> = Vec::new();
+        for decl in &mut self.capabilities {
+            if let Some(list) = decl.meta.get_mut("policies") {
+                lists.push((format!("capabilities.{}.policies", decl.id), list));
+            }
+        }
+        if let Some(list) = self.options.get_mut("policies") {
+            lists.push(("policies".to_owned(), list));
+        }
+        for (at, list) in lists {
+            let Some(items) = list.as_array_mut() else {
+                continue; // the registry reports a policy list of the wrong type
+            };
+            for (i, policy) in items.iter_mut().enumerate() {
+                let Some(policy) = policy.as_object_mut() else {
+                    continue;
+                };
+                let Some(file) = policy.get("cedarFile") else {
+                    continue;
+                };
+                let place = format!("{at}[{i}].cedarFile");
+                let Some(file) = file.as_str() else {
+                    return Err(whole_file(&format!(
+                        "{place}: expected the path of a .cedar file"
+                    )));
+                };
+                if policy.contains_key("cedar") {
+                    return Err(whole_file(&format!(
+                        "{place}: a policy gives its Cedar text in `cedar` or in `cedarFile`, not both"
+                    )));
+                }
+                let path = base.join(file);
+                let text = read_bounded(&path).map_err(|e| {
+                    whole_file(&format!("{place}: cannot read {}: {e}", path.display()))
+                })?;
+                policy.remove("cedarFile");
+                policy.insert("cedar".to_owned(), Value::String(text));
+            }
+        }
+        Ok(())
+    }
+
     /// The options as typed values, with problems for the registry error.
     pub fn registry_options(&self) -> Result<RegistryOptions, crate::meta::RegistryError> {
         RegistryOptions::from_json(&self.options)
     }
+}
+
+/// The largest Cedar policy-set file a declaration may name.
+pub const MAX_POLICY_FILE_BYTES: u64 = 1 << 20;
+
+fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_POLICY_FILE_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_POLICY_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_POLICY_FILE_BYTES} bytes"
+        )));
+    }
+    Ok(text)
 }
 
 fn whole_file(message: &str) -> DeclarationError {
