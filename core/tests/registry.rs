@@ -202,3 +202,23 @@ fn a_runtime_cedar_policy_is_checked_for_every_capability() {
         .is_ok()
     );
 }
+
+/// A capability whose input is a string: testing it with `has` (which
+/// fails at run time on a string) is refused at build; comparing it is not.
+#[test]
+fn a_string_input_is_a_cedar_string() {
+    let build = |policy: &str| {
+        let mut meta = meta();
+        meta["policies"] = json!([{ "cedar": policy }]);
+        let mut decl = CapabilityDecl::new("notes.add", meta);
+        decl.input_schema = Some(json!({"type": "string", "maxLength": 100}));
+        CapabilityRegistry::build(vec![decl], RegistryOptions::default())
+    };
+    assert!(
+        build("forbid (principal, action, resource) when { context.input like \"*secret*\" };")
+            .is_ok()
+    );
+    let err =
+        build("forbid (principal, action, resource) when { context.input has x };").unwrap_err();
+    assert_eq!(err.problems[0].code, ProblemCode::InvalidPolicy, "{err}");
+}

@@ -209,12 +209,22 @@ fn percent_decode(s: &str) -> Option<String> {
 }
 
 /// The type of `context.input` for a capability with this input schema:
-/// its record type, or, with no schema or one Cedar cannot express as a
-/// record, an empty record (so only a read behind `has` type-checks).
+/// its Cedar type (a record for an object; a string input is a `String`,
+/// so testing it with `has` is refused, as it would fail at run time), or,
+/// with no schema, or one Cedar cannot express or whose value may be
+/// missing (a `number`, a nullable type), an empty record, so only a read
+/// behind `has` type-checks.
 pub(crate) fn input_record_type(schema: Option<&Value>) -> Value {
     schema
-        .and_then(cedar_type)
-        .filter(|t| t["type"] == "Record")
+        .and_then(|schema| {
+            let mut walk = Walk {
+                root: schema,
+                nodes_left: MAX_NODES,
+            };
+            walk.type_of(schema, 0)
+        })
+        .filter(|t| t.always_present)
+        .map(|t| t.json)
         .unwrap_or_else(|| json!({"type": "Record", "attributes": {}}))
 }
 
@@ -304,6 +314,25 @@ mod tests {
                 "maybe": {"type": "Boolean", "required": false}
             }})
         );
+    }
+
+    #[test]
+    fn the_input_type_is_the_schema_s_when_always_present() {
+        let object = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert_eq!(input_record_type(Some(&object))["type"], "Record");
+        assert_eq!(
+            input_record_type(Some(&json!({"type": "string"}))),
+            json!({"type": "String"})
+        );
+        let empty = json!({"type": "Record", "attributes": {}});
+        for schema in [
+            json!({"type": "number"}),
+            json!({"type": ["object", "null"]}),
+            json!({}),
+        ] {
+            assert_eq!(input_record_type(Some(&schema)), empty, "{schema}");
+        }
+        assert_eq!(input_record_type(None), empty);
     }
 
     #[test]
