@@ -1,11 +1,12 @@
 //! `orpc-agent check` and `orpc-agent inspect` over declaration files.
 
-use orpc_agent_core::declaration::{Declarations, Format};
+use orpc_agent_core::declaration::{Declarations, Format, PolicyFile};
 use orpc_agent_core::registry::{InspectReport, RegistryOptions, inspect_declarations};
 use orpc_agent_core::{Problem, RegistryError};
 
-/// Reads and parses a declaration file, or prints why not (exit 2).
-pub(crate) fn load(path: &str) -> Result<Declarations, u8> {
+/// Reads and parses a declaration file, or prints why not (exit 2), with
+/// the policy files it named.
+pub(crate) fn load(path: &str) -> Result<(Declarations, Vec<PolicyFile>), u8> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         eprintln!("orpc-agent: cannot read {path}: {e}");
         2
@@ -22,12 +23,13 @@ pub(crate) fn load(path: &str) -> Result<Declarations, u8> {
     let base = std::path::Path::new(path)
         .parent()
         .unwrap_or(std::path::Path::new(""));
-    decls.read_policy_files(base).map_err(report)?;
-    Ok(decls)
+    let files = decls.read_policy_files(base).map_err(report)?;
+    Ok((decls, files))
 }
 
 /// Everything wrong with a file: option problems first, then capabilities'.
-fn report_for(decls: Declarations) -> InspectReport {
+/// A problem in a Cedar text read from a file names that file.
+pub(crate) fn report_for((decls, files): (Declarations, Vec<PolicyFile>)) -> InspectReport {
     let (options, mut option_problems) = match decls.registry_options() {
         Ok(o) => (o, Vec::new()),
         Err(RegistryError { problems }) => (RegistryOptions::default(), problems),
@@ -35,6 +37,15 @@ fn report_for(decls: Declarations) -> InspectReport {
     let mut report = inspect_declarations(decls.capabilities, options);
     option_problems.append(&mut report.problems);
     report.problems = option_problems;
+    for problem in &mut report.problems {
+        let from = files
+            .iter()
+            .find(|f| f.capability == problem.capability && f.path == problem.path);
+        if let Some(f) = from {
+            let named = format!("{}, ", f.file.display());
+            problem.message = problem.message.replacen("Cedar, ", &named, 1);
+        }
+    }
     report
 }
 
@@ -82,7 +93,7 @@ pub fn check(args: &[String]) -> u8 {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let count = decls.capabilities.len();
+    let count = decls.0.capabilities.len();
     let report = report_for(decls);
     if report.problems.is_empty() {
         outln!(

@@ -22,7 +22,7 @@ use orpc_agent_core::policy::{CedarCall, CedarDecisionKind, CedarRule};
 use orpc_agent_core::{CapabilityRegistry, Discovery, Frame, Risk, SideEffect};
 use serde_json::{Value, json};
 
-use crate::declarations_cmd::load;
+use crate::declarations_cmd::{load, report_for};
 
 const USAGE: &str = "usage: orpc-agent policy eval POLICY.cedar REQUEST.json [--declarations FILE] [--actor-attributes SCHEMA.json] [--json]";
 
@@ -95,7 +95,9 @@ impl Eval {
         match self.evaluate() {
             Ok(code) => code,
             Err((code, message)) => {
-                eprintln!("{message}");
+                if !message.is_empty() {
+                    eprintln!("{message}");
+                }
                 code
             }
         }
@@ -118,7 +120,7 @@ impl Eval {
         }
         let request = read_json(&self.request)?;
         let bad = |m: String| (2, format!("{}: {m}", self.request));
-        let facts = self.facts(&request["capability"]).map_err(bad)?;
+        let facts = self.facts(&request["capability"])?;
         let frame: Frame =
             serde_json::from_value(request.get("frame").cloned().unwrap_or(json!({})))
                 .map_err(|e| bad(format!("`frame`: {e}")))?;
@@ -134,6 +136,8 @@ impl Eval {
         };
 
         let problems = rule.check(facts.input_schema.as_ref());
+        let input_type =
+            orpc_agent_core::policy::cedar_input_read_type(facts.input_schema.as_ref());
         if !problems.is_empty() {
             for p in &problems {
                 eprintln!(
@@ -154,6 +158,7 @@ impl Eval {
             frame: &frame,
             input: &input,
             now_ms,
+            input_type: input_type.as_ref(),
         });
         let (name, approval_type, reason) = match &decision.kind {
             CedarDecisionKind::Allow => ("allow", None, None),
@@ -197,59 +202,82 @@ impl Eval {
         Ok(0)
     }
 
-    fn facts(&self, capability: &Value) -> Result<Facts, String> {
-        if let Some(id) = capability.as_str() {
-            let Some(path) = &self.declarations else {
-                return Err(format!(
-                    "`capability` names `{id}`: give --declarations FILE, or describe it as an object"
-                ));
-            };
-            let decls = load(path).map_err(|_| format!("cannot use {path}"))?;
-            let options = decls
-                .registry_options()
-                .map_err(|e| format!("{path}: {e}"))?;
-            let registry = CapabilityRegistry::build(decls.capabilities, options)
-                .map_err(|e| format!("{path}: {e}"))?;
-            let cap = registry
-                .resolve(id)
-                .ok_or_else(|| format!("{path} declares no capability `{id}`"))?;
-            return Ok(Facts {
-                id: cap.id.clone(),
-                side_effect: cap.meta.side_effect,
-                risk: cap.meta.risk,
-                discovery: cap.meta.discovery,
-                tags: cap.meta.tags.clone(),
-                input_schema: cap.input_schema.clone(),
-            });
-        }
-        let field = |key: &str| capability.get(key).and_then(Value::as_str);
-        let parse =
-            |key: &str| field(key).ok_or_else(|| format!("`capability.{key}` must be a string"));
-        Ok(Facts {
-            id: parse("id")?.to_owned(),
-            side_effect: SideEffect::parse(parse("sideEffect")?).ok_or_else(|| {
+    /// The capability's facts; `Err` with the exit code (2: the request
+    /// or a file is unusable; 1: the declarations have problems) and why.
+    fn facts(&self, capability: &Value) -> Result<Facts, (u8, String)> {
+        let Some(id) = capability.as_str() else {
+            return described(capability).map_err(|m| (2, format!("{}: {m}", self.request)));
+        };
+        let request = &self.request;
+        let Some(path) = &self.declarations else {
+            return Err((
+                2,
                 format!(
-                    "`capability.sideEffect`: expected one of {}",
-                    SideEffect::expected()
-                )
-            })?,
-            risk: Risk::parse(parse("risk")?).ok_or_else(|| {
-                format!("`capability.risk`: expected one of {}", Risk::expected())
-            })?,
-            discovery: match field("discovery") {
-                None => Discovery::Discoverable,
-                Some(d) => Discovery::parse(d).ok_or_else(|| {
-                    format!(
-                        "`capability.discovery`: expected one of {}",
-                        Discovery::expected()
-                    )
-                })?,
-            },
-            tags: serde_json::from_value(capability.get("tags").cloned().unwrap_or(json!([])))
-                .map_err(|e| format!("`capability.tags`: {e}"))?,
-            input_schema: capability.get("inputSchema").cloned(),
+                    "{request}: `capability` names `{id}`: give --declarations FILE, or describe it as an object"
+                ),
+            ));
+        };
+        // `load` has said why it could not read the file.
+        let (decls, files) = load(path).map_err(|code| (code, String::new()))?;
+        let report = report_for((decls.clone(), files));
+        if !report.problems.is_empty() {
+            let lines: Vec<String> = report
+                .problems
+                .iter()
+                .map(|p| format!("{path}: {p}"))
+                .collect();
+            return Err((1, lines.join("\n")));
+        }
+        let options = decls
+            .registry_options()
+            .map_err(|e| (1, format!("{path}: {e}")))?;
+        let registry = CapabilityRegistry::build(decls.capabilities, options)
+            .map_err(|e| (1, format!("{path}: {e}")))?;
+        let cap = registry.resolve(id).ok_or_else(|| {
+            (
+                2,
+                format!("{request}: {path} declares no capability `{id}`"),
+            )
+        })?;
+        Ok(Facts {
+            id: cap.id.clone(),
+            side_effect: cap.meta.side_effect,
+            risk: cap.meta.risk,
+            discovery: cap.meta.discovery,
+            tags: cap.meta.tags.clone(),
+            input_schema: cap.input_schema.clone(),
         })
     }
+}
+
+/// A capability described in the request itself.
+fn described(capability: &Value) -> Result<Facts, String> {
+    let field = |key: &str| capability.get(key).and_then(Value::as_str);
+    let parse =
+        |key: &str| field(key).ok_or_else(|| format!("`capability.{key}` must be a string"));
+    Ok(Facts {
+        id: parse("id")?.to_owned(),
+        side_effect: SideEffect::parse(parse("sideEffect")?).ok_or_else(|| {
+            format!(
+                "`capability.sideEffect`: expected one of {}",
+                SideEffect::expected()
+            )
+        })?,
+        risk: Risk::parse(parse("risk")?)
+            .ok_or_else(|| format!("`capability.risk`: expected one of {}", Risk::expected()))?,
+        discovery: match field("discovery") {
+            None => Discovery::Discoverable,
+            Some(d) => Discovery::parse(d).ok_or_else(|| {
+                format!(
+                    "`capability.discovery`: expected one of {}",
+                    Discovery::expected()
+                )
+            })?,
+        },
+        tags: serde_json::from_value(capability.get("tags").cloned().unwrap_or(json!([])))
+            .map_err(|e| format!("`capability.tags`: {e}"))?,
+        input_schema: capability.get("inputSchema").cloned(),
+    })
 }
 
 fn read(path: &str) -> Result<String, (u8, String)> {

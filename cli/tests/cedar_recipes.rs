@@ -175,5 +175,65 @@ fn policy_eval_errors_are_clear() {
         err.starts_with("orpc-agent: cannot read missing.cedar"),
         "{err}"
     );
+
+    // A declaration's `cedarFile`: unreadable, beside a `cedar`, or with a
+    // problem (named by its file, line and column).
+    let check = |file: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_orpc-agent"))
+            .args(["check", file])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        (o.status.code(), String::from_utf8(o.stderr).unwrap())
+    };
+    let cap = r#""description": "d", "expose": {"mcp": true}, "sideEffect": "read", "risk": "low""#;
+    let with_policy =
+        |policy: &str| format!(r#"{{"capabilities": {{"a": {{{cap}, "policies": [{policy}]}}}}}}"#);
+    write(
+        "nofile.json",
+        &with_policy(r#"{"cedarFile": "nope.cedar"}"#),
+    );
+    let (code, err) = check("nofile.json");
+    assert_eq!(code, Some(2));
+    assert!(
+        err.starts_with("nofile.json: error: capabilities.a.policies[0].cedarFile: cannot read "),
+        "{err}"
+    );
+    write(
+        "both.json",
+        &with_policy(
+            r#"{"cedar": "permit (principal, action, resource);", "cedarFile": "ok.cedar"}"#,
+        ),
+    );
+    let (code, err) = check("both.json");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("`cedar` or in `cedarFile`, not both"), "{err}");
+    write(
+        "bad-file.json",
+        &with_policy(r#"{"cedarFile": "bad.cedar"}"#),
+    );
+    let (code, err) = check("bad-file.json");
+    assert_eq!(code, Some(1));
+    assert!(
+        err.starts_with("bad-file.json: a: policies[0].cedar: bad.cedar, line 1, column "),
+        "{err}"
+    );
+    // `policy eval` over declarations that have problems: exit 1, listed.
+    write(
+        "named-a.json",
+        r#"{"capability": "a", "frame": {"surface": "mcp"}}"#,
+    );
+    let (code, _, err) = eval(&[
+        "eval",
+        "ok.cedar",
+        "named-a.json",
+        "--declarations",
+        "bad-file.json",
+    ]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.starts_with("bad-file.json: a: policies[0].cedar: bad.cedar, line 1"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

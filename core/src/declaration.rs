@@ -135,17 +135,23 @@ impl Declarations {
     /// problem in one are the file's. A file that cannot be read, is larger
     /// than [`MAX_POLICY_FILE_BYTES`], or sits beside a `cedar` text is an
     /// error naming the policy.
-    pub fn read_policy_files(&mut self, base: &std::path::Path) -> Result<(), DeclarationError> {
-        let mut lists: Vec<(String, &mut Value)> = Vec::new();
+    /// Returns where each text came from, to name the file in a problem.
+    pub fn read_policy_files(
+        &mut self,
+        base: &std::path::Path,
+    ) -> Result<Vec<PolicyFile>, DeclarationError> {
+        let mut lists: Vec<(Option<String>, String, &mut Value)> = Vec::new();
         for decl in &mut self.capabilities {
             if let Some(list) = decl.meta.get_mut("policies") {
-                lists.push((format!("capabilities.{}.policies", decl.id), list));
+                let at = format!("capabilities.{}.policies", decl.id);
+                lists.push((Some(decl.id.clone()), at, list));
             }
         }
         if let Some(list) = self.options.get_mut("policies") {
-            lists.push(("policies".to_owned(), list));
+            lists.push((None, "policies".to_owned(), list));
         }
-        for (at, list) in lists {
+        let mut read = Vec::new();
+        for (capability, at, list) in lists {
             let Some(items) = list.as_array_mut() else {
                 continue; // the registry reports a policy list of the wrong type
             };
@@ -173,15 +179,29 @@ impl Declarations {
                 })?;
                 policy.remove("cedarFile");
                 policy.insert("cedar".to_owned(), Value::String(text));
+                read.push(PolicyFile {
+                    capability: capability.clone(),
+                    path: format!("policies[{i}].cedar"),
+                    file: path,
+                });
             }
         }
-        Ok(())
+        Ok(read)
     }
 
     /// The options as typed values, with problems for the registry error.
     pub fn registry_options(&self) -> Result<RegistryOptions, crate::meta::RegistryError> {
         RegistryOptions::from_json(&self.options)
     }
+}
+
+/// A policy whose Cedar text came from a file: the capability and problem
+/// path a registry problem in it carries, and the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyFile {
+    pub capability: Option<String>,
+    pub path: String,
+    pub file: std::path::PathBuf,
 }
 
 /// The largest Cedar policy-set file a declaration may name.

@@ -187,13 +187,23 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
  * preliminary result for each new report, then the output (the last value
  * is the tool's result; an error is thrown from here).
  */
-async function* preliminaryResults(running: Running, output: Promise<unknown>): AsyncGenerator<unknown> {
-  let finished = false;
+function preliminaryResults(running: Running, output: Promise<unknown>): AsyncGenerator<unknown> {
+  // Watched from now, not from the first `next()`: an error the iterable's
+  // consumer never asks for is not an unhandled rejection.
+  const state = { finished: false };
   const finish = () => {
-    finished = true;
+    state.finished = true;
     running.wake?.();
   };
   output.then(finish, finish);
+  return streamPreliminary(running, output, state);
+}
+
+async function* streamPreliminary(
+  running: Running,
+  output: Promise<unknown>,
+  state: { finished: boolean },
+): AsyncGenerator<unknown> {
   let shown = 0;
   for (;;) {
     if (running.reports > shown && running.latest !== undefined) {
@@ -201,7 +211,7 @@ async function* preliminaryResults(running: Running, output: Promise<unknown>): 
       yield JSON.parse(N.agentToolPreliminaryResult(running.latest.done, running.latest.total ?? null));
       continue;
     }
-    if (finished) break;
+    if (state.finished) break;
     await new Promise<void>((resolve) => {
       running.wake = resolve;
     });
@@ -375,6 +385,9 @@ export function aiSdkToolApproval(tools: ToolSet) {
     if (settledOutcome && !settledOutcome.ok && settledOutcome.error instanceof CapabilityError) {
       // The core says which outcomes are a denial (`agent_tools::gate_denies`).
       if (N.agentToolGateDenies(settledOutcome.error.code)) {
+        // `execute` never runs for a denied call: nothing waits for it.
+        state.settled.delete(toolCall.toolCallId);
+        state.running.delete(toolCall.toolCallId);
         return { type: "denied" as const, reason: settledOutcome.error.message };
       }
     }

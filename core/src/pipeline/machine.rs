@@ -978,6 +978,7 @@ impl Invocation {
                 frame: &self.frame,
                 input,
                 now_ms: self.now_ms,
+                input_type: cap.cedar_input.as_ref(),
             };
             let (decision, failed) = match policies::evaluate_cedar(spec, &cedar) {
                 Some(evaluated) => evaluated,

@@ -35,12 +35,13 @@ use std::sync::LazyLock;
 use cedar_policy::{
     Authorizer, Context, Decision, Entities, Entity, EntityId, EntityTypeName, EntityUid, Policy,
     PolicyId, PolicySet, Request, ResourceConstraint, RestrictedExpression, Schema, ValidationMode,
-    Validator,
+    ValidationWarning, Validator,
 };
 use miette::Diagnostic;
 use serde_json::Value;
 
 use super::cedar_schema::{cedar_type, input_record_type, schema_json};
+use super::cedar_value;
 use crate::frame::Frame;
 use crate::meta::{Discovery, Risk, SideEffect};
 
@@ -79,23 +80,31 @@ pub struct CedarProblem {
     pub message: String,
     pub line: Option<usize>,
     pub column: Option<usize>,
+    /// The policy type-checks but can never apply here (its condition is
+    /// always false, or its action scope names no surface): for a
+    /// runtime policy a problem only when that holds for every capability.
+    pub never_applies: bool,
 }
 
 impl CedarProblem {
     fn at(message: String, text: &str, offset: Option<usize>) -> CedarProblem {
         let (line, column) = match offset {
-            Some(o) => {
-                let before = &text[..o.min(text.len())];
-                let line = before.matches('\n').count() + 1;
-                let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-                (Some(line), Some(column))
-            }
+            Some(o) => match text.get(..o.min(text.len())) {
+                Some(before) => {
+                    let line = before.matches('\n').count() + 1;
+                    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+                    let column = before[line_start..].chars().count() + 1;
+                    (Some(line), Some(column))
+                }
+                None => (None, None),
+            },
             None => (None, None),
         };
         CedarProblem {
             message,
             line,
             column,
+            never_applies: false,
         }
     }
 
@@ -270,17 +279,29 @@ impl CedarRule {
             return Vec::new();
         };
         let result = validator.validate(&set, ValidationMode::Strict);
+        let problem = |e: &dyn Diagnostic, never_applies: bool| {
+            let offset = e.labels().and_then(|mut l| l.next()).map(|l| l.offset());
+            let message = match e.help() {
+                Some(help) => format!("{e} ({help})"),
+                None => e.to_string(),
+            };
+            CedarProblem {
+                never_applies,
+                ..CedarProblem::at(message, &self.text, offset)
+            }
+        };
         let mut problems: Vec<CedarProblem> = result
             .validation_errors()
-            .map(|e| {
-                let offset = e.labels().and_then(|mut l| l.next()).map(|l| l.offset());
-                let message = match e.help() {
-                    Some(help) => format!("{e} ({help})"),
-                    None => e.to_string(),
-                };
-                CedarProblem::at(message, &self.text, offset)
-            })
+            .map(|e| problem(e, false))
             .collect();
+        // A policy that can never apply is a mistake worth a build error
+        // (a `forbid` that reads an attribute the input does not have would
+        // silently never deny).
+        problems.extend(result.validation_warnings().filter_map(|w| match w {
+            ValidationWarning::ImpossiblePolicy(_)
+            | ValidationWarning::InvalidActionApplication(_) => Some(problem(w, true)),
+            _ => None,
+        }));
         // Cedar checks each action (surface) apart and in no fixed order:
         // one problem per place in the text, in the text's order.
         problems
@@ -306,7 +327,8 @@ impl CedarRule {
 
     /// The decision for one call.
     pub fn evaluate(&self, call: &CedarCall) -> CedarDecision {
-        let Ok((request, entities)) = call.request(self.reads_now) else {
+        let Ok((request, entities)) = call.request(self.reads_now, self.actor_attributes.as_ref())
+        else {
             return CedarDecision::failed();
         };
         let response = Authorizer::new().is_authorized(&request, &self.set, &entities);
@@ -343,18 +365,36 @@ impl CedarRule {
     }
 }
 
+/// How deep the walks below follow a policy's JSON form; deeper counts as
+/// seeing everything (the conservative answer).
+const MAX_WALK_DEPTH: usize = 256;
+
+fn is_context(v: &Value) -> bool {
+    v.get("Var").and_then(Value::as_str) == Some("context")
+}
+
+/// The attribute names an access (`.`) or test (`has`) names: one, or a
+/// path (`e has a.b` is `["a", "b"]`).
+fn attrs(access: &Value) -> Vec<&str> {
+    match access.get("attr") {
+        Some(Value::String(a)) => vec![a.as_str()],
+        Some(Value::Array(path)) => path.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Whether a policy (its JSON form, where names are unescaped) can see
 /// `context.now`: it names the attribute `now`, or uses `context` other
 /// than to read or test one of its attributes (a whole-record comparison
 /// would see it).
 fn sees_now(est: &Value) -> bool {
-    fn is_context(v: &Value) -> bool {
-        v.get("Var").and_then(Value::as_str) == Some("context")
-    }
-    fn walk(v: &Value, uses: &mut usize, reads: &mut usize) -> bool {
+    fn walk(v: &Value, depth: usize, uses: &mut usize, reads: &mut usize) -> bool {
+        if depth > MAX_WALK_DEPTH {
+            return true;
+        }
         match v {
             Value::Object(m) => {
-                if m.get("attr").and_then(Value::as_str) == Some("now") {
+                if attrs(v).contains(&"now") {
                     return true;
                 }
                 if is_context(v) {
@@ -364,18 +404,18 @@ fn sees_now(est: &Value) -> bool {
                     if (key == "." || key == "has") && child.get("left").is_some_and(is_context) {
                         *reads += 1;
                     }
-                    if walk(child, uses, reads) {
+                    if walk(child, depth + 1, uses, reads) {
                         return true;
                     }
                 }
                 false
             }
-            Value::Array(items) => items.iter().any(|i| walk(i, uses, reads)),
+            Value::Array(items) => items.iter().any(|i| walk(i, depth + 1, uses, reads)),
             _ => false,
         }
     }
     let (mut uses, mut reads) = (0, 0);
-    walk(est, &mut uses, &mut reads) || uses != reads
+    walk(est, 0, &mut uses, &mut reads) || uses != reads
 }
 
 /// The attributes of `context.input` a policy (its JSON form) names, or
@@ -383,17 +423,15 @@ fn sees_now(est: &Value) -> bool {
 /// comparison of records sees every attribute). Record literals' keys
 /// count as named, so a comparison with one keeps the attributes it lists.
 fn input_names(est: &Value) -> Option<BTreeSet<String>> {
-    fn is_context(v: &Value) -> bool {
-        v.get("Var").and_then(Value::as_str) == Some("context")
-    }
     fn is_input(v: &Value) -> bool {
-        v.get(".").is_some_and(|a| {
-            a.get("left").is_some_and(is_context)
-                && a.get("attr").and_then(Value::as_str) == Some("input")
-        })
+        v.get(".")
+            .is_some_and(|a| a.get("left").is_some_and(is_context) && attrs(a) == ["input"])
     }
     /// `read`: `v` is the left side of an attribute read or test.
-    fn walk(v: &Value, read: bool, names: &mut BTreeSet<String>) -> bool {
+    fn walk(v: &Value, read: bool, depth: usize, names: &mut BTreeSet<String>) -> bool {
+        if depth > MAX_WALK_DEPTH {
+            return false;
+        }
         match v {
             Value::Object(m) => {
                 if !read && (is_context(v) || is_input(v)) {
@@ -401,20 +439,22 @@ fn input_names(est: &Value) -> Option<BTreeSet<String>> {
                 }
                 for (key, child) in m {
                     let ok = match (key.as_str(), child) {
-                        ("." | "has", Value::Object(access)) => {
-                            let left = access.get("left").unwrap_or(&Value::Null);
-                            if is_input(left)
-                                && let Some(attr) = access.get("attr").and_then(Value::as_str)
-                            {
-                                names.insert(attr.to_owned());
+                        ("." | "has", Value::Object(_)) => {
+                            let left = child.get("left").unwrap_or(&Value::Null);
+                            let path = attrs(child);
+                            if is_input(left) {
+                                names.extend(path.first().map(|a| (*a).to_owned()));
+                            } else if is_context(left) && path.first() == Some(&"input") {
+                                // `context has input.a`
+                                names.extend(path.get(1).map(|a| (*a).to_owned()));
                             }
-                            walk(left, true, names)
+                            walk(left, true, depth + 1, names)
                         }
                         ("Record", Value::Object(fields)) => fields.iter().all(|(k, field)| {
                             names.insert(k.clone());
-                            walk(field, false, names)
+                            walk(field, false, depth + 1, names)
                         }),
-                        _ => walk(child, false, names),
+                        _ => walk(child, false, depth + 1, names),
                     };
                     if !ok {
                         return false;
@@ -422,12 +462,12 @@ fn input_names(est: &Value) -> Option<BTreeSet<String>> {
                 }
                 true
             }
-            Value::Array(items) => items.iter().all(|i| walk(i, false, names)),
+            Value::Array(items) => items.iter().all(|i| walk(i, false, depth + 1, names)),
             _ => true,
         }
     }
     let mut names = BTreeSet::new();
-    walk(est, false, &mut names).then_some(names)
+    walk(est, false, 0, &mut names).then_some(names)
 }
 
 /// Which capabilities a policy can apply to, by its resource scope.
@@ -501,6 +541,9 @@ pub struct CedarCall<'a> {
     /// `context.now`, a `datetime`. 0 (a host that did not read its clock)
     /// leaves it out, so a policy that reads it unguarded fails closed.
     pub now_ms: u64,
+    /// The Cedar type the input is read through (the capability's, see
+    /// `cedar_schema::input_type`); `None` reads it untyped.
+    pub input_type: Option<&'a Value>,
 }
 
 /// The three entity type names, parsed once: Cedar parses a name with its
@@ -531,29 +574,25 @@ fn string_set<'s>(items: impl IntoIterator<Item = &'s String>) -> RestrictedExpr
     )
 }
 
-/// A JSON value as Cedar reads it; `None` for what Cedar has no value for
-/// (`null`, a number that is not a 64-bit integer).
-fn cedar_value(v: &Value) -> Option<RestrictedExpression> {
-    Some(match v {
-        Value::Null => return None,
-        Value::Bool(b) => RestrictedExpression::new_bool(*b),
-        Value::Number(n) => RestrictedExpression::new_long(n.as_i64()?),
-        Value::String(s) => RestrictedExpression::new_string(s.clone()),
-        Value::Array(items) => RestrictedExpression::new_set(items.iter().filter_map(cedar_value)),
-        Value::Object(map) => RestrictedExpression::new_record(
-            map.iter()
-                .filter_map(|(k, v)| cedar_value(v).map(|v| (k.clone(), v))),
-        )
-        .ok()?,
-    })
-}
-
 impl CedarCall<'_> {
-    fn request(&self, with_now: bool) -> Result<(Request, Entities), ()> {
+    /// The request and entities, or `Err` when a value does not fit what
+    /// the policy was checked against (`cedar_value`), or the set reads
+    /// the time and the host gave none: the decision is then Failed.
+    fn request(
+        &self,
+        with_now: bool,
+        actor_type: Option<&Value>,
+    ) -> Result<(Request, Entities), ()> {
         let names = TYPE_NAMES.as_ref().ok_or(())?;
         let actor = &self.frame.actor;
         let principal = uid(&names.actor, actor.id.as_deref().unwrap_or(""));
-        let attributes = match cedar_value(&Value::Object(actor.attributes.clone())) {
+        let attributes = Value::Object(actor.attributes.clone());
+        let attributes = match actor_type {
+            Some(t) => cedar_value::typed(&attributes, t),
+            None => cedar_value::untyped(&attributes),
+        }
+        .map_err(drop)?;
+        let attributes = match attributes {
             Some(a) => a,
             None => RestrictedExpression::new_record([]).map_err(drop)?,
         };
@@ -602,7 +641,12 @@ impl CedarCall<'_> {
             "surface".to_owned(),
             RestrictedExpression::new_string(self.frame.surface.as_str().to_owned()),
         )];
-        if let Some(input) = cedar_value(self.input) {
+        let input = match self.input_type {
+            Some(t) => cedar_value::typed(self.input, t),
+            None => cedar_value::untyped(self.input),
+        }
+        .map_err(drop)?;
+        if let Some(input) = input {
             context.push(("input".to_owned(), input));
         }
         let text = |k: &str, v: Option<&String>| {
@@ -615,12 +659,16 @@ impl CedarCall<'_> {
         ));
         context.extend(text("agentId", self.frame.agent_id.as_ref()));
         context.extend(text("sessionId", self.frame.session_id.as_ref()));
-        if self.now_ms != 0 && with_now {
+        if with_now {
+            if self.now_ms == 0 {
+                return Err(()); // the set reads the time; there is none
+            }
             context.push((
                 "now".to_owned(),
                 RestrictedExpression::new_datetime(crate::clock::utc_rfc3339(self.now_ms)),
             ));
         }
+
         let context = Context::from_pairs(context).map_err(drop)?;
 
         let request = Request::new(principal, action, resource, context, None).map_err(drop)?;
@@ -655,6 +703,7 @@ mod tests {
             frame,
             input,
             now_ms: 1_796_635_800_000, // 2026-12-07T09:30:00Z, a Monday
+            input_type: None,
         }
     }
 
@@ -744,7 +793,6 @@ mod tests {
             r#"@reason("Refunds only in business hours.")
             forbid (principal, action, resource)
             unless {
-                context has now &&
                 context.now.offset(duration("-5h")).toTime() >= duration("9h") &&
                 context.now.offset(duration("-5h")).toTime() < duration("17h")
             };"#,
@@ -765,8 +813,8 @@ mod tests {
             CedarDecisionKind::Deny { .. }
         ));
         assert_eq!(at(nine_thirty_utc + 6 * hour), CedarDecisionKind::Abstain);
-        // No clock: `context has now` is false, so the forbid applies.
-        assert!(matches!(at(0), CedarDecisionKind::Deny { .. }));
+        // No clock: a set that reads the time cannot be evaluated (closed).
+        assert_eq!(at(0), CedarDecisionKind::Failed);
     }
 
     #[test]

@@ -19,8 +19,9 @@
 //! objects with `properties` a `Record` (required as `required` says). What
 //! Cedar cannot express is left out, so a policy that reads it is refused at
 //! build: `null`, an untyped or mixed value, and numbers that need not be
-//! integers (`number` becomes an optional `Long`: present only when the
-//! value is one, which [`super::cedar`] mirrors at run time).
+//! integers (`number`: declare whole amounts as `integer`). At run time the
+//! input is read through the same type (`cedar_value`), so a policy sees
+//! exactly what it was checked against.
 
 use serde_json::{Map, Value, json};
 
@@ -109,11 +110,10 @@ impl<'a> Walk<'a> {
             "string" => primitive("String"),
             "boolean" => primitive("Boolean"),
             "integer" => primitive("Long"),
-            // A number is a Long only when it is an integer.
-            "number" => Some(CedarType {
-                json: json!({"type": "Long"}),
-                always_present: false,
-            }),
+            // A number that need not be whole has no Cedar type: left
+            // out, so no policy can read it (declare whole amounts as
+            // `integer`).
+            "number" => None,
             "array" => {
                 let items = self.type_of(obj.get("items")?, depth + 1)?;
                 Some(CedarType {
@@ -130,7 +130,7 @@ impl<'a> Walk<'a> {
     }
 
     fn record_type(&mut self, obj: &'a Map<String, Value>, depth: usize) -> Value {
-        let required: Vec<&str> = obj
+        let required: std::collections::HashSet<&str> = obj
             .get("required")
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
@@ -142,7 +142,7 @@ impl<'a> Walk<'a> {
                     continue;
                 };
                 let mut attribute = t.json;
-                let present = t.always_present && required.contains(&name.as_str());
+                let present = t.always_present && required.contains(name.as_str());
                 if !present {
                     attribute["required"] = Value::Bool(false);
                 }
@@ -215,6 +215,13 @@ fn percent_decode(s: &str) -> Option<String> {
 /// missing (a `number`, a nullable type), an empty record, so only a read
 /// behind `has` type-checks.
 pub(crate) fn input_record_type(schema: Option<&Value>) -> Value {
+    input_type(schema).unwrap_or_else(|| json!({"type": "Record", "attributes": {}}))
+}
+
+/// The Cedar type a capability's input is read through at run time
+/// (`cedar_value::typed`): its schema's, when it has one Cedar can express
+/// and that is always present; `None` reads it untyped.
+pub fn input_type(schema: Option<&Value>) -> Option<Value> {
     schema
         .and_then(|schema| {
             let mut walk = Walk {
@@ -225,7 +232,6 @@ pub(crate) fn input_record_type(schema: Option<&Value>) -> Value {
         })
         .filter(|t| t.always_present)
         .map(|t| t.json)
-        .unwrap_or_else(|| json!({"type": "Record", "attributes": {}}))
 }
 
 /// The whole schema for one capability, in Cedar's JSON schema form.
@@ -242,9 +248,11 @@ pub(crate) fn schema_json(input: Option<&Value>, actor_attributes: Option<&Value
     for key in ["requestId", "traceparent", "agentId", "sessionId"] {
         context.insert(key.into(), optional_string());
     }
+    // Always there for a set that reads it: a call without a clock fails
+    // such a set (closed) rather than leaving `now` out.
     context.insert(
         "now".into(),
-        json!({"type": "Extension", "name": "datetime", "required": false}),
+        json!({"type": "Extension", "name": "datetime"}),
     );
     let applies_to = json!({
         "principalTypes": ["Actor"],
@@ -310,7 +318,6 @@ mod tests {
                 "when": {"type": "Record", "attributes": {
                     "hour": {"type": "Long", "required": false}
                 }},
-                "ratio": {"type": "Long", "required": false},
                 "maybe": {"type": "Boolean", "required": false}
             }})
         );

@@ -19,10 +19,12 @@
 
 pub mod cedar;
 mod cedar_schema;
+mod cedar_value;
 mod predicate;
 
 pub use cedar::{CedarCall, CedarDecision, CedarDecisionKind, CedarProblem, CedarRule};
 pub(crate) use cedar_schema::input_record_type as cedar_input_type;
+pub use cedar_schema::input_type as cedar_input_read_type;
 pub use predicate::{Op, Predicate};
 
 use serde_json::Value;

@@ -30,11 +30,21 @@ use crate::meta::problem::{Problem, ProblemCode, Problems};
 use crate::policy::cedar::{CedarProblem, CedarRule, Scope};
 use crate::policy::{PolicyRule, PolicySpec};
 
-pub(super) fn check(capabilities: &[Capability], runtime: &[PolicySpec], list: &mut Vec<Problem>) {
+pub(super) fn check(
+    capabilities: &mut [Capability],
+    runtime: &[PolicySpec],
+    list: &mut Vec<Problem>,
+) {
     let declared = |specs: &[PolicySpec]| specs.iter().any(|s| cedar(s).is_some());
     if !declared(runtime) && !capabilities.iter().any(|c| declared(&c.meta.policies)) {
         return; // no Cedar anywhere: nothing generated, nothing spent
     }
+    // The type each capability's input is read through at run time: the
+    // one checked against below (or untyped, for an empty record).
+    for cap in capabilities.iter_mut() {
+        cap.cedar_input = crate::policy::cedar_input_read_type(cap.input_schema.as_ref());
+    }
+    let capabilities = &*capabilities;
     let inputs: Vec<Value> = capabilities
         .iter()
         .map(|c| crate::policy::cedar_input_type(c.input_schema.as_ref()))
@@ -63,6 +73,11 @@ pub(super) fn check(capabilities: &[Capability], runtime: &[PolicySpec], list: &
                 }
             }
             for problem in schemas.check(rule, input, |_| true) {
+                // An untyped input is checked as an empty record, which
+                // makes a guarded read look impossible; at run time it is not.
+                if problem.never_applies && cap.cedar_input.is_none() {
+                    continue;
+                }
                 p.push(&path, ProblemCode::InvalidPolicy, problem.describe());
             }
         }
@@ -109,7 +124,9 @@ pub(super) fn check(capabilities: &[Capability], runtime: &[PolicySpec], list: &
                 Some(&c) => {
                     let only_this = |s: &Scope| *s == Scope::Only(name.clone());
                     for problem in schemas.check(rule, &inputs[c], only_this) {
-                        report(&mut p, problem, &name);
+                        if !(problem.never_applies && capabilities[c].cedar_input.is_none()) {
+                            report(&mut p, problem, &name);
+                        }
                     }
                 }
             }
@@ -122,14 +139,40 @@ pub(super) fn check(capabilities: &[Capability], runtime: &[PolicySpec], list: &
         let mut seen = HashSet::new();
         let targets = capabilities
             .iter()
-            .map(|c| c.id.as_str())
+            .map(|c| (c.id.as_str(), c.cedar_input.is_some()))
             .zip(&inputs)
-            .chain(capabilities.is_empty().then_some(("(none)", &no_input)));
-        for (on, input) in targets {
-            if seen.insert(rule.schema_key(&rule.input_seen(input))) {
-                for problem in schemas.check(rule, input, |s| *s == Scope::Any) {
+            .chain(
+                capabilities
+                    .is_empty()
+                    .then_some((("(none)", false), &no_input)),
+            );
+        // "Can never apply" counts only when it holds for every capability
+        // (a runtime policy about `cents` rightly never applies to others),
+        // and only for typed inputs (see above).
+        let (mut checked, mut all_typed) = (0usize, true);
+        let mut never: Vec<(CedarProblem, &str, usize)> = Vec::new();
+        for ((on, typed), input) in targets {
+            if !seen.insert((typed, rule.schema_key(&rule.input_seen(input)))) {
+                continue;
+            }
+            checked += 1;
+            all_typed &= typed;
+            for problem in schemas.check(rule, input, |s| *s == Scope::Any) {
+                if !problem.never_applies {
                     report(&mut p, problem, on);
+                } else if let Some(n) = never
+                    .iter_mut()
+                    .find(|(q, _, _)| (q.line, q.column) == (problem.line, problem.column))
+                {
+                    n.2 += 1;
+                } else {
+                    never.push((problem, on, 1));
                 }
+            }
+        }
+        for (problem, on, count) in never {
+            if all_typed && count == checked {
+                report(&mut p, problem, on);
             }
         }
     }

@@ -185,6 +185,10 @@ pub struct Capability {
     pub approval_expires_in_ms: u64,
     /// SI-11 eligibility, decided once here.
     pub retry_eligible: bool,
+    /// The Cedar type a Cedar policy reads this capability's input through
+    /// (`policy::cedar_input_read_type`); set at build when the registry
+    /// has Cedar policies, `None` otherwise or when the input is untyped.
+    pub cedar_input: Option<Value>,
 }
 
 impl Capability {
@@ -475,12 +479,13 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
             validate_output: decl.validate_output,
             ai_sdk_tool_name: ai,
             mcp_tool_name: mcp,
+            cedar_input: None,
         });
     }
     drop_in_background(spent);
 
     // 5. Cedar policies type-checked against the capabilities they apply to.
-    cedar_check::check(&capabilities, &options.policies, &mut problems);
+    cedar_check::check(&mut capabilities, &options.policies, &mut problems);
 
     Analysis {
         capabilities,
