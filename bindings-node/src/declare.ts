@@ -141,10 +141,20 @@ export function declare(found: FoundProcedure): { decl: unknown; hooks: Capabili
   const outputSchema = finalValueSchema(def.outputSchema);
   const policies = new Map<number, PolicyFunction>();
   const meta = found.agent as any;
+  const inputJson = jsonSchemaOf(inputSchema, "input");
+  // What policies read is the validated value (zod's output side, after
+  // transforms and defaults): when it differs from what callers send, the
+  // core type-checks Cedar against it (`null`: it cannot be described).
+  const validatedJson = inputSchema === undefined ? undefined : jsonSchemaOf(inputSchema, "output");
+  const validated =
+    inputSchema !== undefined && JSON.stringify(validatedJson) !== JSON.stringify(inputJson)
+      ? { validatedInputSchema: validatedJson ?? null }
+      : {};
   const decl = {
     id,
     meta: metaToJson(found.agent, policies),
-    inputSchema: jsonSchemaOf(inputSchema, "input"),
+    ...validated,
+    inputSchema: inputJson,
     outputSchema: jsonSchemaOf(outputSchema, "output"),
     validateInput: inputSchema !== undefined,
     validateOutput: outputSchema !== undefined,

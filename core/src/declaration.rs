@@ -120,6 +120,7 @@ impl Declarations {
                     output_schema,
                     // A file declares hooks its host registers later.
                     host_hooks: None,
+                    validated_input_schema: Default::default(),
                 }
             })
             .collect();

@@ -36,4 +36,5 @@ pub use meta::{
 pub use pipeline::{Answer, Invocation, InvokeOptions, Outcome, Payload, Stage, Step, StepKind};
 pub use registry::{
     Adapter, Capability, CapabilityDecl, CapabilityRegistry, InspectReport, RegistryOptions,
+    ValidatedInputSchema,
 };

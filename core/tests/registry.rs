@@ -226,3 +226,33 @@ fn a_string_input_is_a_cedar_string() {
         build("forbid (principal, action, resource) when { context.input has x };").unwrap_err();
     assert_eq!(err.problems[0].code, ProblemCode::InvalidPolicy, "{err}");
 }
+
+/// What policies read is the validated input as the host exports it
+/// (`validatedInputSchema`), which can differ from what callers send
+/// (pydantic aliases, zod transforms and defaults): Cedar is checked, and
+/// reads the input, through it.
+#[test]
+fn cedar_reads_the_validated_input_s_schema_when_the_host_gives_one() {
+    let decl = |policy: &str, validated: serde_json::Value| {
+        let mut meta = meta();
+        meta["policies"] = json!([{ "cedar": policy }]);
+        orpc_agent_core::ffi::decl_from_json(&json!({
+            "id": "orders.get",
+            "meta": meta,
+            "inputSchema": {"type": "object", "required": ["orderId"], "properties": {"orderId": {"type": "string"}}},
+            "validatedInputSchema": validated,
+        }))
+        .unwrap()
+    };
+    let by_name = json!({"type": "object", "required": ["order_id"], "properties": {"order_id": {"type": "string"}}});
+    let reads = |field: &str| {
+        format!("forbid (principal, action, resource) when {{ context.input.{field} == \"o-1\" }};")
+    };
+    let build = |d| CapabilityRegistry::build(vec![d], RegistryOptions::default());
+    assert!(build(decl(&reads("order_id"), by_name.clone())).is_ok());
+    assert!(build(decl(&reads("orderId"), by_name)).is_err());
+    // `null`: the host cannot describe it, so only reads behind `has` check.
+    assert!(build(decl(&reads("order_id"), serde_json::Value::Null)).is_err());
+    let guarded = "forbid (principal, action, resource) when { context.input has order_id && context.input.order_id == \"o-1\" };";
+    assert!(build(decl(guarded, serde_json::Value::Null)).is_ok());
+}

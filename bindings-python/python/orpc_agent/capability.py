@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .schema import Schema, as_schema
+from .schema import Schema, as_schema, validated_json_schema
 
 __all__ = [
     "capability",
@@ -111,6 +111,12 @@ class CapabilitySpec:
         if self.input is not None:
             decl["inputSchema"] = self.input.json_schema()
             decl["validateInput"] = True
+            # What policies read is the validated value as `dump` writes it,
+            # which pydantic aliases (or a custom schema) can make differ
+            # from what callers send: the core type-checks Cedar against it.
+            validated = validated_json_schema(self.input)
+            if validated != decl["inputSchema"]:
+                decl["validatedInputSchema"] = validated
         if self.output is not None:
             decl["outputSchema"] = self.output.json_schema()
             decl["validateOutput"] = True

@@ -103,6 +103,21 @@ class PydanticSchema:
     def json_schema(self) -> dict[str, Any] | None:
         return self._schema
 
+    def validated_json_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of what ``dump`` makes of a validated value (the
+        input as policies read it): serialization mode, keyed as ``dump``
+        keys it (field names, or serialization aliases under
+        ``serialize_by_alias``); ``None`` when pydantic cannot describe it."""
+        tp = self.type
+        model = isinstance(tp, type) and issubclass(tp, BaseModel)
+        by_alias = bool(model and tp.model_config.get("serialize_by_alias", False))
+        try:
+            if model:
+                return tp.model_json_schema(by_alias=by_alias, mode="serialization")  # type: ignore[no-any-return]
+            return self._adapter.json_schema(by_alias=by_alias, mode="serialization")
+        except Exception:  # noqa: BLE001 - a type pydantic cannot describe: policies read it untyped
+            return None
+
 
 class JsonSchema:
     """A JSON Schema dict, validated with the ``jsonschema`` package."""
@@ -143,6 +158,20 @@ class JsonSchema:
 
     def json_schema(self) -> dict[str, Any] | None:
         return self.schema
+
+
+def validated_json_schema(schema: Schema) -> dict[str, Any] | None:
+    """The JSON Schema of a validated value as ``schema.dump`` writes it
+    (what policies read), or ``None`` when unknown: a JSON Schema validates
+    without converting; a pydantic type says; another ``Schema`` may define
+    ``validated_json_schema()``, else its validated values are undescribed."""
+    if isinstance(schema, JsonSchema):
+        return schema.schema
+    own = getattr(schema, "validated_json_schema", None)
+    if callable(own):
+        result = own()
+        return result if isinstance(result, dict) else None
+    return None
 
 
 def as_schema(spec: Any) -> Schema | None:

@@ -52,7 +52,7 @@ use crate::meta::RegistryError;
 use crate::pipeline::driver::AuditSink;
 use crate::pipeline::gate::{consume_answer, persist_answer};
 use crate::pipeline::{Answer, ApprovalInputView, Invocation, Step, StepKind};
-use crate::registry::{CapabilityDecl, CapabilityRegistry, HostHooks};
+use crate::registry::{CapabilityDecl, CapabilityRegistry, HostHooks, ValidatedInputSchema};
 
 /// Where approvals live, as a host names it: `"memory"`,
 /// `{"sqlite": "/path/approvals.db"}` or `{"postgres": "postgres://…"}`.
@@ -134,7 +134,9 @@ fn would_block() -> CapabilityError {
 
 /// A capability declaration in the JSON form bindings send:
 /// `{"id", "meta", "inputSchema"?, "outputSchema"?, "validateInput"?,
-/// "validateOutput"?, "hostHooks"?}`, where `hostHooks` is
+/// "validateOutput"?, "hostHooks"?, "validatedInputSchema"?}` (absent: the
+/// validated input is described by `inputSchema`; `null`: the host cannot
+/// describe it), where `hostHooks` is
 /// `{"redactOutput"?, "redactApprovalInput"?, "retryOn"?: bool,
 /// "policies"?: [positions]}` — the hooks the binding holds; with it, a
 /// declared hook not held is a MISSING_HOOK problem at build.
@@ -157,6 +159,11 @@ pub fn decl_from_json(v: &Value) -> Result<CapabilityDecl, CapabilityError> {
         input_schema,
         output_schema,
         host_hooks: obj.get("hostHooks").map(host_hooks_from_json).transpose()?,
+        validated_input_schema: match obj.get("validatedInputSchema") {
+            None => ValidatedInputSchema::SameAsInput,
+            Some(Value::Null) => ValidatedInputSchema::Unknown,
+            Some(s) => ValidatedInputSchema::Schema(s.clone()),
+        },
     })
 }
 

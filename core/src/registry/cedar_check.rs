@@ -42,12 +42,12 @@ pub(super) fn check(
     // The type each capability's input is read through at run time: the
     // one checked against below (or untyped, for an empty record).
     for cap in capabilities.iter_mut() {
-        cap.cedar_input = crate::policy::cedar_input_read_type(cap.input_schema.as_ref());
+        cap.cedar_input = crate::policy::cedar_input_read_type(cap.policy_input_schema());
     }
     let capabilities = &*capabilities;
     let inputs: Vec<Value> = capabilities
         .iter()
-        .map(|c| crate::policy::cedar_input_type(c.input_schema.as_ref()))
+        .map(|c| crate::policy::cedar_input_type(c.policy_input_schema()))
         .collect();
     let mut schemas = Schemas::default();
 

@@ -39,6 +39,25 @@ pub struct CapabilityDecl {
     /// failure at the first call. `None`: the host does not say (a
     /// declaration file read on its own).
     pub host_hooks: Option<HostHooks>,
+    /// The JSON Schema of the input as policies read it: the value the
+    /// host's validation made, as the host exports it to the core. It can
+    /// differ from `input_schema` (what a caller sends): pydantic aliases,
+    /// zod transforms. Cedar policies are type-checked against it and read
+    /// the input through it.
+    pub validated_input_schema: ValidatedInputSchema,
+}
+
+/// What the input policies read looks like (see
+/// [`CapabilityDecl::validated_input_schema`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum ValidatedInputSchema {
+    /// The validated input is described by `input_schema`.
+    #[default]
+    SameAsInput,
+    /// The host cannot describe it: policies read it untyped.
+    Unknown,
+    /// It is described by this JSON Schema.
+    Schema(Value),
 }
 
 /// The host hooks a binding holds for one capability (see
@@ -86,6 +105,7 @@ impl CapabilityDecl {
             validate_input: true,
             validate_output: true,
             host_hooks: None,
+            validated_input_schema: ValidatedInputSchema::SameAsInput,
         }
     }
 }
@@ -185,13 +205,27 @@ pub struct Capability {
     pub approval_expires_in_ms: u64,
     /// SI-11 eligibility, decided once here.
     pub retry_eligible: bool,
+    /// The declaration's `validated_input_schema` (see
+    /// [`Capability::policy_input_schema`]).
+    pub validated_input_schema: ValidatedInputSchema,
     /// The Cedar type a Cedar policy reads this capability's input through
-    /// (`policy::cedar_input_read_type`); set at build when the registry
-    /// has Cedar policies, `None` otherwise or when the input is untyped.
+    /// (`policy::cedar_input_read_type` of `policy_input_schema`); set at
+    /// build when the registry has Cedar policies, `None` otherwise or when
+    /// the input is untyped.
     pub cedar_input: Option<Value>,
 }
 
 impl Capability {
+    /// The JSON Schema of the input as policies read it: the validated
+    /// input's, else the input's; `None` when the host cannot describe it.
+    pub fn policy_input_schema(&self) -> Option<&Value> {
+        match &self.validated_input_schema {
+            ValidatedInputSchema::SameAsInput => self.input_schema.as_ref(),
+            ValidatedInputSchema::Unknown => None,
+            ValidatedInputSchema::Schema(s) => Some(s),
+        }
+    }
+
     pub fn tool_name(&self, adapter: Adapter) -> &str {
         match adapter {
             Adapter::AiSdk => &self.ai_sdk_tool_name,
@@ -471,6 +505,7 @@ pub(crate) fn analyse(decls: Vec<CapabilityDecl>, options: RegistryOptions) -> A
                 .and_then(|a| a.expires_in_ms)
                 .unwrap_or(d.approval_expires_in_ms),
             retry_eligible: meta.retry_eligible(),
+            validated_input_schema: decl.validated_input_schema,
             id: decl.id,
             meta,
             input_schema: decl.input_schema,
