@@ -199,6 +199,18 @@ fn policy_eval_errors_are_clear() {
         err.starts_with("nofile.json: error: capabilities.a.policies[0].cedarFile: cannot read "),
         "{err}"
     );
+    for outside in ["../x.cedar", "/etc/passwd", "a/../../x.cedar"] {
+        write(
+            "outside.json",
+            &with_policy(&format!(r#"{{"cedarFile": "{outside}"}}"#)),
+        );
+        let (code, err) = check("outside.json");
+        assert_eq!(code, Some(2), "{outside}");
+        assert!(
+            err.contains("must be a relative path inside the declaration file's directory"),
+            "{err}"
+        );
+    }
     write(
         "both.json",
         &with_policy(

@@ -130,8 +130,9 @@ impl Declarations {
         })
     }
 
-    /// Reads each policy's `cedarFile` (a Cedar policy-set file, relative to
-    /// `base`, the declaration file's directory) into its `cedar` text, so
+    /// Reads each policy's `cedarFile` (a Cedar policy-set file, a relative
+    /// path inside `base`, the declaration file's directory: no `..`, not
+    /// absolute) into its `cedar` text, so
     /// policies can be reviewed as `.cedar` files. Line and column of a
     /// problem in one are the file's. A file that cannot be read, is larger
     /// than [`MAX_POLICY_FILE_BYTES`], or sits beside a `cedar` text is an
@@ -174,7 +175,22 @@ impl Declarations {
                         "{place}: a policy gives its Cedar text in `cedar` or in `cedarFile`, not both"
                     )));
                 }
-                let path = base.join(file);
+                // Inside the declaration's directory: a file checked in CI
+                // (`orpc-agent check` on a pull request) names no other.
+                let relative = std::path::Path::new(file);
+                if relative.is_absolute()
+                    || relative.components().any(|c| {
+                        !matches!(
+                            c,
+                            std::path::Component::Normal(_) | std::path::Component::CurDir
+                        )
+                    })
+                {
+                    return Err(whole_file(&format!(
+                        "{place}: `{file}` must be a relative path inside the declaration file's directory"
+                    )));
+                }
+                let path = base.join(relative);
                 let text = read_bounded(&path).map_err(|e| {
                     whole_file(&format!("{place}: cannot read {}: {e}", path.display()))
                 })?;
