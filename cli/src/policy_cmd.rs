@@ -135,9 +135,9 @@ impl Eval {
                 })?,
         };
 
-        let problems = rule.check(facts.input_schema.as_ref());
         let input_type =
             orpc_agent_core::policy::cedar_input_read_type(facts.input_schema.as_ref());
+        let problems = rule.check(input_type.as_ref());
         if !problems.is_empty() {
             for p in &problems {
                 eprintln!(
@@ -219,20 +219,19 @@ impl Eval {
         };
         // `load` has said why it could not read the file.
         let (decls, files) = load(path).map_err(|code| (code, String::new()))?;
-        let report = report_for((decls.clone(), files));
-        if !report.problems.is_empty() {
+        let built = decls
+            .registry_options()
+            .and_then(|options| CapabilityRegistry::build(decls.capabilities.clone(), options));
+        let Ok(registry) = built else {
+            // The problems as `check` lists them (a policy file named).
+            let report = report_for((decls, files));
             let lines: Vec<String> = report
                 .problems
                 .iter()
                 .map(|p| format!("{path}: {p}"))
                 .collect();
             return Err((1, lines.join("\n")));
-        }
-        let options = decls
-            .registry_options()
-            .map_err(|e| (1, format!("{path}: {e}")))?;
-        let registry = CapabilityRegistry::build(decls.capabilities, options)
-            .map_err(|e| (1, format!("{path}: {e}")))?;
+        };
         let cap = registry.resolve(id).ok_or_else(|| {
             (
                 2,

@@ -40,7 +40,7 @@ use cedar_policy::{
 use miette::Diagnostic;
 use serde_json::Value;
 
-use super::cedar_schema::{cedar_type, input_record_type, schema_json};
+use super::cedar_schema::{cedar_type, checked_input_type, schema_json};
 use super::cedar_value;
 use crate::frame::Frame;
 use crate::meta::{Discovery, Risk, SideEffect};
@@ -198,11 +198,12 @@ impl CedarRule {
         }
     }
 
-    /// Type-checks every policy as the registry does for a capability
-    /// whose input has this JSON Schema (for tools such as the CLI's
-    /// `policy eval`; the registry checks each policy where it applies).
-    pub fn check(&self, input_schema: Option<&Value>) -> Vec<CedarProblem> {
-        self.validate(&input_record_type(input_schema), |_| true)
+    /// Type-checks every policy as the registry does for a capability whose
+    /// input is read through `input_type` (`cedar_input_read_type` of its
+    /// schema; for tools such as the CLI's `policy eval`: the registry
+    /// checks each policy where it applies).
+    pub fn check(&self, input_type: Option<&Value>) -> Vec<CedarProblem> {
+        self.validate(&checked_input_type(input_type), |_| true)
     }
 
     /// The part of a capability's input type these policies can see: the
@@ -586,16 +587,7 @@ impl CedarCall<'_> {
         let names = TYPE_NAMES.as_ref().ok_or(())?;
         let actor = &self.frame.actor;
         let principal = uid(&names.actor, actor.id.as_deref().unwrap_or(""));
-        let attributes = Value::Object(actor.attributes.clone());
-        let attributes = match actor_type {
-            Some(t) => cedar_value::typed(&attributes, t),
-            None => cedar_value::untyped(&attributes),
-        }
-        .map_err(drop)?;
-        let attributes = match attributes {
-            Some(a) => a,
-            None => RestrictedExpression::new_record([]).map_err(drop)?,
-        };
+        let attributes = cedar_value::record(&actor.attributes, actor_type).map_err(drop)?;
         let principal_entity = Entity::new(
             principal.clone(),
             HashMap::from([

@@ -208,14 +208,14 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The type of `context.input` for a capability with this input schema:
-/// its Cedar type (a record for an object; a string input is a `String`,
-/// so testing it with `has` is refused, as it would fail at run time), or,
-/// with no schema, or one Cedar cannot express or whose value may be
-/// missing (a `number`, a nullable type), an empty record, so only a read
-/// behind `has` type-checks.
-pub(crate) fn input_record_type(schema: Option<&Value>) -> Value {
-    input_type(schema).unwrap_or_else(|| json!({"type": "Record", "attributes": {}}))
+/// The type of `context.input` a policy is checked against, from the type
+/// the input is read through ([`input_type`]): that type (a record for an
+/// object; a string input is a `String`, so testing it with `has` is
+/// refused, as it would fail at run time), or, for an input read untyped,
+/// an empty record, so only a read behind `has` type-checks.
+pub(crate) fn checked_input_type(read: Option<&Value>) -> Value {
+    read.cloned()
+        .unwrap_or_else(|| json!({"type": "Record", "attributes": {}}))
 }
 
 /// The Cedar type a capability's input is read through at run time
@@ -326,9 +326,12 @@ mod tests {
     #[test]
     fn the_input_type_is_the_schema_s_when_always_present() {
         let object = json!({"type": "object", "properties": {"a": {"type": "string"}}});
-        assert_eq!(input_record_type(Some(&object))["type"], "Record");
         assert_eq!(
-            input_record_type(Some(&json!({"type": "string"}))),
+            checked_input_type(input_type(Some(&object)).as_ref())["type"],
+            "Record"
+        );
+        assert_eq!(
+            checked_input_type(input_type(Some(&json!({"type": "string"}))).as_ref()),
             json!({"type": "String"})
         );
         let empty = json!({"type": "Record", "attributes": {}});
@@ -337,9 +340,9 @@ mod tests {
             json!({"type": ["object", "null"]}),
             json!({}),
         ] {
-            assert_eq!(input_record_type(Some(&schema)), empty, "{schema}");
+            assert_eq!(input_type(Some(&schema)), None, "{schema}");
         }
-        assert_eq!(input_record_type(None), empty);
+        assert_eq!(checked_input_type(None), empty);
     }
 
     #[test]

@@ -37,6 +37,49 @@ pub(crate) fn untyped(v: &Value) -> Converted {
     untyped_at(v, 0)
 }
 
+/// An object's fields as a Cedar record, read through the record type `t`
+/// when there is one (the actor's attributes: read in place, not copied).
+pub(crate) fn record(
+    map: &serde_json::Map<String, Value>,
+    t: Option<&Value>,
+) -> Result<RestrictedExpression, Unrepresentable> {
+    let mut out = Vec::with_capacity(map.len());
+    match t {
+        Some(t) => {
+            if t.get("type").and_then(Value::as_str) != Some("Record") {
+                return Err(Unrepresentable);
+            }
+            typed_fields(map, t, 0, &mut out)?;
+        }
+        None => {
+            for (k, x) in map {
+                if let Some(e) = untyped_at(x, 1)? {
+                    out.push((k.clone(), e));
+                }
+            }
+        }
+    }
+    RestrictedExpression::new_record(out).map_err(|_| Unrepresentable)
+}
+
+fn typed_fields(
+    map: &serde_json::Map<String, Value>,
+    t: &Value,
+    depth: usize,
+    out: &mut Vec<(String, RestrictedExpression)>,
+) -> Result<(), Unrepresentable> {
+    if let Some(attributes) = t.get("attributes").and_then(Value::as_object) {
+        for (name, at) in attributes {
+            if let Some(x) = map.get(name)
+                && let Some(e) = typed_at(x, at, depth + 1)?
+            {
+                out.push((name.clone(), e));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A whole number in Cedar's `Long` range: an integer, or a float with no
 /// fraction (`250000.0`, as some validators hand over integers).
 fn long(v: &Value) -> Option<i64> {
@@ -71,15 +114,7 @@ fn typed_at(v: &Value, t: &Value, depth: usize) -> Converted {
         }
         (Some("Record"), Value::Object(map)) => {
             let mut out = Vec::new();
-            if let Some(attributes) = t.get("attributes").and_then(Value::as_object) {
-                for (name, at) in attributes {
-                    if let Some(x) = map.get(name)
-                        && let Some(e) = typed_at(x, at, depth + 1)?
-                    {
-                        out.push((name.clone(), e));
-                    }
-                }
-            }
+            typed_fields(map, t, depth, &mut out)?;
             RestrictedExpression::new_record(out).map_err(|_| Unrepresentable)?
         }
         _ => return Err(Unrepresentable),

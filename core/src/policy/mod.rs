@@ -23,7 +23,7 @@ mod cedar_value;
 mod predicate;
 
 pub use cedar::{CedarCall, CedarDecision, CedarDecisionKind, CedarProblem, CedarRule};
-pub(crate) use cedar_schema::input_record_type as cedar_input_type;
+pub(crate) use cedar_schema::checked_input_type as cedar_checked_input_type;
 pub use cedar_schema::input_type as cedar_input_read_type;
 pub use predicate::{Op, Predicate};
 

@@ -47,7 +47,7 @@ pub(super) fn check(
     let capabilities = &*capabilities;
     let inputs: Vec<Value> = capabilities
         .iter()
-        .map(|c| crate::policy::cedar_input_type(c.policy_input_schema()))
+        .map(|c| crate::policy::cedar_checked_input_type(c.cedar_input.as_ref()))
         .collect();
     let mut schemas = Schemas::default();
 
@@ -92,7 +92,7 @@ pub(super) fn check(
         .enumerate()
         .map(|(i, c)| (c.id.as_str(), i))
         .collect();
-    let no_input = crate::policy::cedar_input_type(None);
+    let no_input = crate::policy::cedar_checked_input_type(None);
     for (i, rule) in runtime.iter().enumerate().filter_map(cedar_at) {
         let path = format!("policies[{i}].cedar");
         let mut reported = HashSet::new();
