@@ -4,7 +4,8 @@
 //! which costs more than the rest of a governed call. The C API's
 //! `PyIter_Send` reports it as a status instead. Rust never *awaits* the
 //! coroutine: if it yields, the host's event loop continues it (see
-//! `_driver.continue_handler`). This is the crate's only `unsafe`.
+//! `_driver.continue_handler`). One of the three modules with `unsafe` (with
+//! `limits.rs` and `awaitable.rs`).
 #![allow(unsafe_code)]
 
 use pyo3::ffi;
@@ -26,7 +27,9 @@ pub fn send_none<'py>(coro: &Bound<'py, PyAny>) -> PyResult<Sent<'py>> {
     // that `PyIter_Send` only borrows. On RETURN and NEXT it stores a new
     // (owned) reference in `result`, which `from_owned_ptr` takes over; on
     // ERROR `result` is NULL and an exception is set, which `fetch` takes.
-    let status = unsafe { ffi::PyIter_Send(coro.as_ptr(), py.None().as_ptr(), &mut result) };
+    // (`ffi::Py_None` borrows None: `py.None()` would make and drop an
+    // owned reference, deferred when pyo3 did not attach this thread.)
+    let status = unsafe { ffi::PyIter_Send(coro.as_ptr(), ffi::Py_None(), &mut result) };
     match status {
         ffi::PySendResult::PYGEN_RETURN => {
             // SAFETY: see above — `result` is a new, non-NULL reference.

@@ -532,11 +532,11 @@ impl Invocation {
         self.answer(py, Answer::Slept { now_ms })
     }
 
-    fn output_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
+    pub(crate) fn output_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
         self.answer(py, Answer::OutputValid(Payload::Host))
     }
 
-    fn output_invalid(&mut self, py: Python<'_>) -> PyResult<u8> {
+    pub(crate) fn output_invalid(&mut self, py: Python<'_>) -> PyResult<u8> {
         self.answer(py, Answer::OutputInvalid(String::new()))
     }
 

@@ -5,6 +5,7 @@
 //! asyncio driver loop in `python/orpc_agent/_driver.py`. Every governance
 //! decision is the core's (`orpc-agent-core`).
 
+mod awaitable;
 mod convert;
 mod eager;
 mod errors;
@@ -308,6 +309,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<registry::NativeRegistry>()?;
     m.add_class::<invocation::Invocation>()?;
     m.add_class::<outcome::InvokeOk>()?;
+    m.add("GovernedCall", awaitable::call_type(m.py())?)?;
     m.add_function(wrap_pyfunction!(errors::_install_error_factories, m)?)?;
     m.add_function(wrap_pyfunction!(all_error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(error_kind, m)?)?;

@@ -30,7 +30,8 @@
 //! with `surrogatepass` when they hold lone surrogates (which
 //! `json.loads` produces), bytes and bytearrays by their buffers, a
 //! memoryview through its own (C) `cast`/`tobytes` — the type cannot be
-//! subclassed. This module and `eager.rs` are the crate's only `unsafe`.
+//! subclassed. This module, `eager.rs` and `awaitable.rs` are the crate's only
+//! `unsafe`.
 #![allow(unsafe_code)]
 
 use orpc_agent_core::CapabilityError;

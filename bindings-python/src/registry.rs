@@ -10,12 +10,13 @@ use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
 use orpc_agent_core::ffi::{BindingRegistry, BuildError, StoreConfig, list_filter_from_json};
 use orpc_agent_core::pipeline::{ApprovalInputView, InvokeOptions, StepKind};
 use orpc_agent_core::{CapabilityError, Invocation as CoreInvocation, Surface};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::gc::{PyTraverseError, PyVisit};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 use serde_json::Value;
 
+use crate::awaitable;
 use crate::convert::{json_to_py, py_to_json};
 use crate::eager;
 use crate::errors::{capability_error, registry_error};
@@ -28,6 +29,14 @@ use crate::outcome::InvokeOk;
 /// (the host continues it on its loop), the validator raised, the handler
 /// raised. The host answers these through the general driver loop.
 pub use orpc_agent_core::ffi::sentinel::{HANDLER_RAISED, SUSPENDED, VALIDATOR_RAISED};
+
+/// The host callables the fast path performs steps with, per capability
+/// (each `None` when the capability has no such step for the fast path).
+pub(crate) struct FastHooks<'py> {
+    validate_input: Bound<'py, PyAny>,
+    handler: Bound<'py, PyAny>,
+    validate_output: Bound<'py, PyAny>,
+}
 
 /// What every invocation of one registry shares.
 pub(crate) struct Shared {
@@ -87,6 +96,10 @@ pub struct NativeRegistry {
     /// in Python: the lookup and the unpacking were a tenth of a governed
     /// call's cost in bytecode.
     fast_paths: OnceLock<Py<PyDict>>,
+    /// What `invoke`'s awaitable continues in when the fast path did not
+    /// end the call: the Python `CapabilityRegistry` (its `_invoke_slow`),
+    /// and the frame of a call given none. Set once (`set_invoke_host`).
+    invoke_host: OnceLock<(Py<PyAny>, Py<Frame>)>,
 }
 
 #[pymethods]
@@ -144,6 +157,7 @@ impl NativeRegistry {
                 telemetry,
             }),
             fast_paths: OnceLock::new(),
+            invoke_host: OnceLock::new(),
         })
     }
 
@@ -213,7 +227,7 @@ impl NativeRegistry {
     /// - `VALIDATOR_RAISED` / `HANDLER_RAISED`: `(inv, code, value, exception)`.
     ///
     /// Rust never awaits: a suspended coroutine goes back to the host's loop.
-    fn invoke_fast<'py>(
+    pub(crate) fn invoke_fast<'py>(
         &self,
         py: Python<'py>,
         name: &Bound<'py, PyAny>,
@@ -231,11 +245,12 @@ impl NativeRegistry {
         };
         let entry = entry.cast_into::<PyTuple>()?;
         let index: u32 = entry.get_item(0)?.extract()?;
-        let validate = entry.get_item(1)?;
-        let handler = entry.get_item(2)?;
-        let validate = (!validate.is_none()).then_some(&validate);
-        let handler = (!handler.is_none()).then_some(&handler);
-        self.run_fast(py, index, frame, validate, handler, input)
+        let hooks = FastHooks {
+            validate_input: entry.get_item(1)?,
+            handler: entry.get_item(2)?,
+            validate_output: entry.get_item(3)?,
+        };
+        self.run_fast(py, index, frame, &hooks, input)
     }
 
     /// What this object holds of Python, for the garbage collector: the
@@ -246,14 +261,47 @@ impl NativeRegistry {
         if let Some(paths) = self.fast_paths.get() {
             visit.call(paths)?;
         }
+        if let Some((host, frame)) = self.invoke_host.get() {
+            visit.call(host)?;
+            visit.call(frame)?;
+        }
         visit.call(&self.shared.audit)?;
         visit.call(&self.shared.clock)?;
         visit.call(&self.shared.telemetry)?;
         Ok(())
     }
 
+    /// `registry.invoke(name, input, frame)`: a `GovernedCall` awaitable
+    /// (see `awaitable`); nothing runs until it is awaited.
+    #[pyo3(signature = (name, input = None, frame = None))]
+    fn invoke<'py>(
+        slf: &Bound<'py, Self>,
+        name: &Bound<'py, PyAny>,
+        input: Option<&Bound<'py, PyAny>>,
+        frame: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let none = py.None().into_bound(py);
+        let input = input.unwrap_or(&none);
+        match frame.filter(|f| !f.is_none()) {
+            Some(frame) => awaitable::new_call(slf, name, input, frame),
+            None => {
+                let default = &slf.get().invoke_host_pair()?.1;
+                awaitable::new_call(slf, name, input, default.bind(py).as_any())
+            }
+        }
+    }
+
+    /// Sets what `invoke`'s awaitable continues in (once): the Python
+    /// registry and the frame of a call given none.
+    fn set_invoke_host(&self, host: Py<PyAny>, default_frame: Py<Frame>) -> PyResult<()> {
+        self.invoke_host
+            .set((host, default_frame))
+            .map_err(|_| PyValueError::new_err("the invoke host is already set"))
+    }
+
     /// Sets the names `invoke_fast` resolves (once):
-    /// `{name: (index, validate | None, eager handler | None)}`.
+    /// `{name: (index, validate input | None, eager handler | None, validate output | None)}`.
     fn set_fast_paths(&self, paths: Bound<'_, PyDict>) -> PyResult<()> {
         self.fast_paths
             .set(paths.unbind())
@@ -442,15 +490,27 @@ pub(crate) fn request_view_to_py<'py>(
 
 impl NativeRegistry {
     /// The body of `invoke_fast` once the name is resolved.
+    fn invoke_host_pair(&self) -> PyResult<&(Py<PyAny>, Py<Frame>)> {
+        self.invoke_host
+            .get()
+            .ok_or_else(|| PyValueError::new_err("the invoke host is not set"))
+    }
+
+    /// The Python registry that continues a call past the fast path.
+    pub(crate) fn invoke_host<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.invoke_host_pair()?.0.bind(py).clone())
+    }
+
     fn run_fast<'py>(
         &self,
         py: Python<'py>,
         index: u32,
         frame: &Frame,
-        validate: Option<&Bound<'py, PyAny>>,
-        handler: Option<&Bound<'py, PyAny>>,
+        hooks: &FastHooks<'py>,
         input: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let validate = (!hooks.validate_input.is_none()).then_some(&hooks.validate_input);
+        let handler = (!hooks.handler.is_none()).then_some(&hooks.handler);
         let step = |inv: Invocation, kind: u8, a: Bound<'py, PyAny>, b: Bound<'py, PyAny>| {
             (inv, kind, a, b).into_pyobject(py).map(Bound::into_any)
         };
@@ -478,8 +538,28 @@ impl NativeRegistry {
             .call1((&value,))
             .and_then(|coro| eager::send_none(&coro).map(|sent| (coro, sent)));
         match stepped {
-            Ok((_, eager::Sent::Returned(output))) => {
+            Ok((_, eager::Sent::Returned(mut output))) => {
                 kind = inv.handler_ok(py)?;
+                if kind == StepKind::ValidateOutput.as_u8() && !hooks.validate_output.is_none() {
+                    // As the driver loop's step: any `Exception` is an
+                    // invalid output (its text stays here); anything else
+                    // (KeyboardInterrupt) goes up, as from the input's
+                    // validator.
+                    match hooks.validate_output.call1((&output,)) {
+                        Ok(valid) => {
+                            output = valid;
+                            kind = inv.output_valid(py)?;
+                        }
+                        Err(e) if e.is_instance_of::<PyException>(py) => {
+                            output = none();
+                            kind = inv.output_invalid(py)?;
+                        }
+                        Err(e) => {
+                            let raised = e.into_value(py).into_bound(py).into_any();
+                            return step(inv, VALIDATOR_RAISED, none(), raised);
+                        }
+                    }
+                }
                 if kind == DONE_OK {
                     return Ok(Bound::new(py, InvokeOk::of(output.unbind()))?.into_any());
                 }

@@ -1,6 +1,6 @@
 """Stubs of the native module (Rust, pyo3). Checked by mypy.stubtest."""
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeVar, final
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "NativeRegistry",
     "Invocation",
     "InvokeOk",
+    "GovernedCall",
     "_install_error_factories",
     "all_error_codes",
     "error_kind",
@@ -107,6 +108,16 @@ class InvokeOk(Generic[_T]):
     @property
     def status(self) -> Literal["ok"]: ...
 
+@final
+class GovernedCall(Coroutine[Any, Any, Any]):
+    """What ``registry.invoke`` returns: await it for ``InvokeOk`` or ``ApprovalRequired``."""
+
+    def __await__(self) -> Generator[Any, None, Any]: ...
+    def __next__(self) -> Any: ...
+    def send(self, value: Any, /) -> Any: ...
+    def throw(self, typ: Any, val: Any = ..., tb: Any = ..., /) -> Any: ...
+    def close(self) -> None: ...
+
 def all_error_codes() -> list[str]: ...
 def error_kind(code: str) -> str | None: ...
 def default_retryable(code: str) -> bool | None: ...
@@ -175,8 +186,13 @@ class NativeRegistry:
         self, name: str, frame: Frame, input: Any
     ) -> Any: ...  # InvokeOk, (Invocation, kind, value, extra), or None
     def set_fast_paths(
-        self, paths: dict[str, tuple[int, Callable[[Any], Any] | None, Callable[..., Any] | None]]
+        self,
+        paths: dict[
+            str, tuple[int, Callable[[Any], Any] | None, Callable[..., Any] | None, Callable[[Any], Any] | None]
+        ],
     ) -> None: ...
+    def invoke(self, name: str, input: Any = None, frame: Any = None) -> GovernedCall: ...
+    def set_invoke_host(self, host: Any, default_frame: Frame) -> None: ...
     def start_name(self, name: str, frame: Frame, input: Any) -> Invocation: ...
     def resume(
         self, approval_id: str, frame: Frame, by_requester: bool = False, through_tool: str | None = None

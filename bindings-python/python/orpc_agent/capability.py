@@ -99,6 +99,7 @@ class CapabilitySpec:
     def __post_init__(self) -> None:
         # Looked up once, not per call.
         self.validate_input: Callable[[Any], Any] | None = self.input.validate if self.input is not None else None
+        self.validate_output: Callable[[Any], Any] | None = self.output.validate if self.output is not None else None
         self.eager = self.is_async and not self.wants_context and not self.is_stream
         # Redactors take `(value)` or `(value, info)`: read from their
         # signatures once, here (`None`: neither form binds, a build problem).

@@ -4,6 +4,7 @@ Python agent host holds."""
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import copy
 import functools
 import inspect
@@ -34,6 +35,11 @@ from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk, Redaction
 __all__ = ["create_capability_registry", "CapabilityRegistry", "Approvals"]
 
 _DIRECT = _native.Frame("direct")
+
+# `registry.invoke` returns a `GovernedCall` (see `CapabilityRegistry.__init__`):
+# a coroutine by contract (send, throw, close, `__await__`), so asyncio's
+# `run`, `create_task` and `gather` take it as they take an `async def`'s.
+collections.abc.Coroutine.register(_native.GovernedCall)
 
 
 def _as_frame(frame: Frame | Mapping[str, Any] | None) -> Frame:
@@ -194,9 +200,19 @@ class CapabilityRegistry:
         # what the fast path of `invoke` reads per call, in one tuple.
         self._index: dict[str, int] = {s.id: i for i, s in enumerate(specs)}
         native.set_fast_paths(
-            {s.id: (i, s.validate_input, s.handler if s.eager else None) for i, s in enumerate(specs)}
+            {
+                s.id: (i, s.validate_input, s.handler if s.eager else None, s.validate_output)
+                for i, s in enumerate(specs)
+            }
         )
         self._invoke_fast = native.invoke_fast
+        if telemetry is None:
+            # `invoke` is the native awaitable (`_native.GovernedCall`): as
+            # lazy as this class's coroutine, without its cost when the call
+            # ends in the fast path; past it, it continues in `_invoke_slow`.
+            # Telemetry wraps each call in a span, so it keeps the coroutine.
+            native.set_invoke_host(self, _DIRECT)
+            self.__dict__["invoke"] = native.invoke
         self.approvals = Approvals(native)
         #: The PostgreSQL audit sink of ``audit={"postgres": url}``, else ``None``.
         self.audit_sink = PostgresAuditSink(native) if _native.audit_stats(native) is not None else None
@@ -225,6 +241,11 @@ class CapabilityRegistry:
         if type(r) is InvokeOk:
             return r
         return await self._invoke_slow(id_or_tool_name, input, f, r)
+
+    async def _invoke_any_frame(self, id_or_tool_name: str, input: Any, frame: Any) -> InvokeOk[Any] | ApprovalRequired:
+        """``invoke`` given a frame that is not a ``Frame`` (a mapping, or
+        something to refuse), from the native awaitable."""
+        return await self._invoke_slow(id_or_tool_name, input, _as_frame(frame))
 
     async def _invoke_slow(
         self, id_or_tool_name: str, input: Any, f: Frame, r: Any = _NOT_STARTED
