@@ -28,7 +28,7 @@ use std::ffi::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 
-use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyTypeError};
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -53,6 +53,10 @@ struct RawCall {
     /// before the first send and after the call ended.
     inner: *mut ffi::PyObject,
     started: bool,
+    /// A send, throw or close is under way: another one (from a thread the
+    /// call started, or from inside it) is refused, as a coroutine refuses
+    /// it ("already executing"), and changes nothing.
+    running: bool,
 }
 
 static CALL_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -117,6 +121,11 @@ fn create_type(py: Python<'_>) -> PyResult<Py<PyType>> {
     ]));
     let mut slots = [
         slot(ffi::Py_tp_dealloc, dealloc as *mut c_void),
+        // Tracked by the collector: a task suspended in the call makes a
+        // cycle through it (task → call → delegate → … → task), which only
+        // the collector frees (and the abandoned call is then audited).
+        slot(ffi::Py_tp_traverse, traverse as *mut c_void),
+        slot(ffi::Py_tp_clear, clear as *mut c_void),
         slot(ffi::Py_am_await, await_self as *mut c_void),
         slot(ffi::Py_am_send, am_send as *mut c_void),
         slot(ffi::Py_tp_iternext, iternext as *mut c_void),
@@ -132,8 +141,15 @@ fn create_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         basicsize: c_int::try_from(std::mem::size_of::<RawCall>())
             .map_err(|_| PyRuntimeError::new_err("GovernedCall's size"))?,
         itemsize: 0,
-        flags: u32::try_from(ffi::Py_TPFLAGS_DEFAULT)
-            .map_err(|_| PyRuntimeError::new_err("GovernedCall's flags"))?,
+        // Made by `registry.invoke` only (`GovernedCall()` would have no
+        // call to run), and its type cannot be changed.
+        flags: u32::try_from(
+            ffi::Py_TPFLAGS_DEFAULT
+                | ffi::Py_TPFLAGS_HAVE_GC
+                | ffi::Py_TPFLAGS_DISALLOW_INSTANTIATION
+                | ffi::Py_TPFLAGS_IMMUTABLETYPE,
+        )
+        .map_err(|_| PyRuntimeError::new_err("GovernedCall's flags"))?,
         slots: slots.as_mut_ptr(),
     };
     // SAFETY: the GIL is held; the spec and slots are read during the call
@@ -168,24 +184,76 @@ fn slot(slot: c_int, pfunc: *mut c_void) -> ffi::PyType_Slot {
     ffi::PyType_Slot { slot, pfunc }
 }
 
-/// Runs `f` with the GIL token CPython's call implies; a panic becomes a
+/// Runs `f` attached as pyo3 counts it (CPython calls every slot with the
+/// GIL, but pyo3 would otherwise defer each reference it drops to its pool,
+/// freed later on whatever thread enters pyo3 next); a panic becomes a
 /// `RuntimeError` instead of unwinding into C.
 fn guarded<R>(on_panic: R, f: impl FnOnce(Python<'_>) -> R) -> R {
-    // SAFETY: every caller is a slot or method CPython calls with the GIL.
-    let py = unsafe { Python::assume_attached() };
-    catch_unwind(AssertUnwindSafe(|| f(py))).unwrap_or_else(|_| {
-        PyRuntimeError::new_err("orpc_agent: internal error while stepping a governed call")
-            .restore(py);
-        on_panic
+    Python::attach(|py| {
+        catch_unwind(AssertUnwindSafe(|| f(py))).unwrap_or_else(|_| {
+            PyRuntimeError::new_err("orpc_agent: internal error while stepping a governed call")
+                .restore(py);
+            on_panic
+        })
     })
 }
 
-unsafe extern "C" fn dealloc(obj: *mut ffi::PyObject) {
-    // SAFETY: `obj` is a `RawCall` whose last reference just went; each
-    // field is NULL or an owned reference. Fields are cleared before they
-    // are released (a finalizer they run sees no dangling pointer).
+/// Refuses a send, throw or close while another is under way; else marks
+/// the call running for `f`'s duration.
+///
+/// SAFETY: the GIL is held; `raw` is live.
+unsafe fn exclusive<R>(py: Python<'_>, raw: *mut RawCall, on_busy: R, f: impl FnOnce() -> R) -> R {
+    unsafe {
+        if (*raw).running {
+            PyValueError::new_err("coroutine already executing").restore(py);
+            return on_busy;
+        }
+        (*raw).running = true;
+        let out = f();
+        (*raw).running = false;
+        out
+    }
+}
+
+unsafe extern "C" fn traverse(
+    obj: *mut ffi::PyObject,
+    visit: ffi::visitproc,
+    arg: *mut c_void,
+) -> c_int {
+    // SAFETY: the collector passes a live `RawCall`; each field is NULL or
+    // a reference it owns; heap-type instances visit their type too.
     unsafe {
         let raw = obj.cast::<RawCall>();
+        for field in [
+            (*raw).registry,
+            (*raw).name,
+            (*raw).input,
+            (*raw).frame,
+            (*raw).inner,
+        ] {
+            if !field.is_null() {
+                let r = visit(field, arg);
+                if r != 0 {
+                    return r;
+                }
+            }
+        }
+        visit(ffi::Py_TYPE(obj).cast(), arg)
+    }
+}
+
+unsafe extern "C" fn clear(obj: *mut ffi::PyObject) -> c_int {
+    // SAFETY: a live `RawCall`; see `release_fields`.
+    unsafe { release_fields(obj.cast()) };
+    0
+}
+
+/// Clears each field, then releases what it held (a finalizer that runs
+/// meanwhile sees no dangling pointer).
+///
+/// SAFETY: the GIL is held; `raw` is live.
+unsafe fn release_fields(raw: *mut RawCall) {
+    unsafe {
         for field in [
             &raw mut (*raw).registry,
             &raw mut (*raw).name,
@@ -196,6 +264,16 @@ unsafe extern "C" fn dealloc(obj: *mut ffi::PyObject) {
             let value = std::mem::replace(&mut *field, ptr::null_mut());
             ffi::Py_XDECREF(value);
         }
+    }
+}
+
+unsafe extern "C" fn dealloc(obj: *mut ffi::PyObject) {
+    // SAFETY: `obj` is a `RawCall` whose last reference just went; each
+    // field is NULL or an owned reference. Untracked before it is torn
+    // down (the collector must not visit it half-freed).
+    unsafe {
+        ffi::PyObject_GC_UnTrack(obj.cast());
+        release_fields(obj.cast());
         let ty = ffi::Py_TYPE(obj);
         let free = ffi::PyType_GetSlot(ty, ffi::Py_tp_free);
         let free: ffi::freefunc = std::mem::transmute(free);
@@ -222,7 +300,10 @@ unsafe extern "C" fn am_send(
     // for the result.
     unsafe { *result = ptr::null_mut() };
     guarded(ffi::PySendResult::PYGEN_ERROR, |py| unsafe {
-        step(py, obj.cast(), arg, result)
+        let raw = obj.cast::<RawCall>();
+        exclusive(py, raw, ffi::PySendResult::PYGEN_ERROR, || {
+            step(py, raw, arg, result)
+        })
     })
 }
 
@@ -238,12 +319,13 @@ unsafe fn step(
     unsafe {
         let mut arg = arg;
         if !(*raw).started {
-            (*raw).started = true;
             if arg != ffi::Py_None() {
+                // Refused, and the call can still start (as a coroutine's).
                 PyTypeError::new_err("can't send non-None value to a just-started coroutine")
                     .restore(py);
                 return ffi::PySendResult::PYGEN_ERROR;
             }
+            (*raw).started = true;
             match first_send(py, raw) {
                 Ok(Started::Finished(ok)) => {
                     *result = ok.into_ptr();
@@ -375,7 +457,10 @@ unsafe extern "C" fn throw_method(
         // SAFETY: CPython passes a live `RawCall` and an argument tuple (METH_VARARGS).
         let raw = obj.cast::<RawCall>();
         let args = unsafe { Bound::from_borrowed_ptr(py, args) };
-        let thrown = unsafe { throw(py, raw, &args) };
+        let thrown = unsafe { exclusive(py, raw, None, || Some(throw(py, raw, &args))) };
+        let Some(thrown) = thrown else {
+            return ptr::null_mut();
+        };
         thrown.map_or_else(
             |e| {
                 e.restore(py);
@@ -415,7 +500,11 @@ unsafe fn throw<'py>(
             .get()
             .invoke_host(py)?;
         let fresh = host.call_method1(intern!(py, "_invoke_any_frame"), (name, input, frame))?;
-        fresh.call_method1(intern!(py, "throw"), args.clone())
+        let thrown = fresh.call_method1(intern!(py, "throw"), args.clone());
+        // Closed either way (a throw refused for its arguments left it
+        // unstarted, which would warn that it was never awaited).
+        fresh.call_method0(intern!(py, "close"))?;
+        thrown
     }
 }
 
@@ -427,20 +516,27 @@ unsafe extern "C" fn close_method(
         // SAFETY: CPython passes a live `RawCall` (METH_NOARGS).
         let raw = obj.cast::<RawCall>();
         unsafe {
-            // A call closed before its first send never runs.
-            (*raw).started = true;
-            let inner = std::mem::replace(&mut (*raw).inner, ptr::null_mut());
-            if inner.is_null() {
-                return py.None().into_ptr();
-            }
-            let delegate = Bound::from_owned_ptr(py, inner);
-            delegate.call_method0(intern!(py, "close")).map_or_else(
-                |e| {
-                    e.restore(py);
-                    ptr::null_mut()
-                },
-                Bound::into_ptr,
-            )
+            exclusive(py, raw, ptr::null_mut(), || {
+                // A call closed before its first send never runs.
+                (*raw).started = true;
+                let inner = (*raw).inner;
+                if inner.is_null() {
+                    return py.None().into_ptr();
+                }
+                // Released only once it closed (a refused close leaves the
+                // call where it was).
+                let delegate = Bound::from_borrowed_ptr(py, inner);
+                match delegate.call_method0(intern!(py, "close")) {
+                    Ok(closed) => {
+                        finish(raw, inner);
+                        closed.into_ptr()
+                    }
+                    Err(e) => {
+                        e.restore(py);
+                        ptr::null_mut()
+                    }
+                }
+            })
         }
     })
 }

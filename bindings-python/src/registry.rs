@@ -273,10 +273,10 @@ impl NativeRegistry {
 
     /// `registry.invoke(name, input, frame)`: a `GovernedCall` awaitable
     /// (see `awaitable`); nothing runs until it is awaited.
-    #[pyo3(signature = (name, input = None, frame = None))]
+    #[pyo3(signature = (id_or_tool_name, input = None, frame = None))]
     fn invoke<'py>(
         slf: &Bound<'py, Self>,
-        name: &Bound<'py, PyAny>,
+        id_or_tool_name: &Bound<'py, PyAny>,
         input: Option<&Bound<'py, PyAny>>,
         frame: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
@@ -284,10 +284,10 @@ impl NativeRegistry {
         let none = py.None().into_bound(py);
         let input = input.unwrap_or(&none);
         match frame.filter(|f| !f.is_none()) {
-            Some(frame) => awaitable::new_call(slf, name, input, frame),
+            Some(frame) => awaitable::new_call(slf, id_or_tool_name, input, frame),
             None => {
                 let default = &slf.get().invoke_host_pair()?.1;
-                awaitable::new_call(slf, name, input, default.bind(py).as_any())
+                awaitable::new_call(slf, id_or_tool_name, input, default.bind(py).as_any())
             }
         }
     }

@@ -184,3 +184,39 @@ async def test_an_interrupted_output_validator_is_raised_not_swallowed() -> None
     reg = create_capability_registry([interrupted])
     with pytest.raises(KeyboardInterrupt):
         await reg.invoke("o.int", {"n": 1})
+
+
+async def test_made_by_invoke_only_and_named_arguments_work() -> None:
+    reg, runs, _ = counting_registry()
+    with pytest.raises(TypeError):
+        type(reg.invoke("c.count", {"n": 1}))()
+    out = await reg.invoke(id_or_tool_name="c.count", input={"n": 2}, frame=None)
+    assert out.output == 2 and runs == [2]  # type: ignore[union-attr]
+
+
+async def test_a_refused_first_send_leaves_the_call_startable() -> None:
+    reg, runs, _ = counting_registry()
+    call = reg.invoke("c.count", {"n": 1})
+    with pytest.raises(TypeError):
+        call.send(1)
+    with pytest.raises(StopIteration) as stop:
+        call.send(None)
+    assert stop.value.value.output == 1 and runs == [1]
+
+
+def test_a_call_left_suspended_when_its_loop_closes_is_collected_and_audited() -> None:
+    audit: list[dict[str, Any]] = []
+
+    @capability(id="c.hang", description="H.", expose={"direct": True}, side_effect="read", risk="low")
+    async def hang(m: Msg) -> None:
+        await asyncio.Event().wait()
+
+    reg = create_capability_registry([hang], audit=audit.append)
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(reg.invoke("c.hang", {"n": 1}))  # type: ignore[arg-type]
+    loop.run_until_complete(asyncio.sleep(0.01))
+    assert not task.done()
+    loop.close()
+    del task, loop
+    gc.collect()
+    assert [r["outcome"] for r in audit if r["event"] == "finished"] == ["INTERNAL"]

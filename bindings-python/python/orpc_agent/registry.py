@@ -206,11 +206,12 @@ class CapabilityRegistry:
             }
         )
         self._invoke_fast = native.invoke_fast
-        if telemetry is None:
+        if telemetry is None and type(self).invoke is CapabilityRegistry.invoke:
             # `invoke` is the native awaitable (`_native.GovernedCall`): as
             # lazy as this class's coroutine, without its cost when the call
             # ends in the fast path; past it, it continues in `_invoke_slow`.
-            # Telemetry wraps each call in a span, so it keeps the coroutine.
+            # Telemetry wraps each call in a span, so it keeps the coroutine;
+            # so does a subclass that overrides `invoke`.
             native.set_invoke_host(self, _DIRECT)
             self.__dict__["invoke"] = native.invoke
         self.approvals = Approvals(native)
