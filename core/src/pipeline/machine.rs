@@ -123,6 +123,10 @@ enum Flow {
 }
 
 /// One governed invocation. See the [module docs](super) for the host loop.
+///
+/// Fields most calls never set (a requester limit, a limits failure, an
+/// approval draft) are boxed: the invocation is moved between the core and
+/// a binding's glue on every call, and its size is what each move copies.
 #[derive(Debug)]
 pub struct Invocation {
     registry: Arc<CapabilityRegistry>,
@@ -139,10 +143,10 @@ pub struct Invocation {
     now_ms: u64,
     resume_id: Option<String>,
     /// A resume limited to the requester ([`Self::resume_by_requester`]).
-    requester: Option<crate::approval::Requester>,
+    requester: Option<Box<crate::approval::Requester>>,
     /// The host's input-limits verdict on a raw input it holds
     /// ([`Self::start_measured`]), applied when stage 4 begins.
-    host_limits: Option<Result<(), CapabilityError>>,
+    host_limits: Option<Result<(), Box<CapabilityError>>>,
     /// The input as the host gave it, replaced by the validated one.
     input: Payload,
     /// The validated input as JSON, when the host exported it.
@@ -151,7 +155,7 @@ pub struct Invocation {
     input_checked: bool,
     input_hash: Option<String>,
     policy_records: Vec<PolicyRecord>,
-    draft: Option<ApprovalDraft>,
+    draft: Option<Box<ApprovalDraft>>,
     approval_id: Option<String>,
     attempts: u32,
     deadline_at_ms: u64,
@@ -250,7 +254,7 @@ impl Invocation {
         opts: InvokeOptions,
     ) -> Invocation {
         let mut inv = Invocation::blank(registry, frame, input, opts, Stage::Resolve);
-        inv.host_limits = host_limits;
+        inv.host_limits = host_limits.map(|r| r.map_err(Box::new));
         let Some(cap) = inv.registry.get(capability_index) else {
             inv.fail(not_found(""));
             return inv;
@@ -334,7 +338,7 @@ impl Invocation {
         opts: InvokeOptions,
     ) -> Invocation {
         let mut inv = Invocation::blank(registry, frame, input, opts, Stage::Resolve);
-        inv.host_limits = host_limits;
+        inv.host_limits = host_limits.map(|r| r.map_err(Box::new));
         if opts.audit {
             inv.requested = Some(requested_for_audit(id_or_tool_name));
         }
@@ -431,7 +435,7 @@ impl Invocation {
     ) -> Invocation {
         let mut inv = Invocation::resume(registry, approval_id, frame, opts);
         match requester {
-            Some(r) => inv.requester = Some(r),
+            Some(r) => inv.requester = Some(Box::new(r)),
             None => inv.fail(CapabilityError::new(
                 ErrorCode::ApprovalNotFound,
                 "No approval request with this id is yours to resume.",
@@ -456,7 +460,7 @@ impl Invocation {
             State::PersistApproval(r) => Step::PersistApproval(r),
             State::ConsumeApproval => Step::ConsumeApproval {
                 id: self.resume_id.as_deref().unwrap_or(""),
-                requester: self.requester.as_ref(),
+                requester: self.requester.as_deref(),
             },
             State::RunHandler => Step::RunHandler {
                 attempt: self.attempts,
@@ -903,7 +907,7 @@ impl Invocation {
     fn enter_input_validation(&mut self) {
         self.stage = Stage::ValidateInput;
         if let Some(verdict) = self.host_limits.take()
-            && !self.limits_passed(verdict)
+            && !self.limits_passed(verdict.map_err(|e| *e))
         {
             return;
         }
@@ -1059,7 +1063,7 @@ impl Invocation {
             }
             Decision::RequireApproval { .. } => {
                 if self.draft.is_none() {
-                    self.draft = ApprovalDraft::from_decision(&decision);
+                    self.draft = ApprovalDraft::from_decision(&decision).map(Box::new);
                 }
                 Flow::Continue
             }
@@ -1106,7 +1110,7 @@ impl Invocation {
             input.clone(),
             hash.clone(),
             &self.frame,
-            self.draft.as_ref(),
+            self.draft.as_deref(),
             self.now_ms,
         );
         self.input_hash = Some(hash);
@@ -1278,11 +1282,11 @@ impl Invocation {
         match earlier.status {
             ApprovalStatus::Pending => self.finish(Outcome::ApprovalRequired(Box::new(earlier))),
             ApprovalStatus::Approved => {
-                self.requester = Some(crate::approval::Requester::for_tool(
+                self.requester = Some(Box::new(crate::approval::Requester::for_tool(
                     earlier.surface,
                     &earlier.actor,
                     &earlier.capability_id,
-                ));
+                )));
                 self.resume_id = Some(earlier.id);
                 self.stage = Stage::GrantCheck;
                 self.state = State::ConsumeApproval;
