@@ -232,6 +232,13 @@ export declare function capabilityGrantDecide(declared: string, grants: string, 
 export declare function errorCodeTable(): string
 
 /**
+ * The message of a JavaScript value's refusal by `json.ts` (the input at
+ * the JSON pointer `path` met sub-code `reason`; `kind` names a value JSON
+ * cannot hold): the core's wording, the same in every binding.
+ */
+export declare function hostValueErrorMessage(reason: string, path: string, kind: string): string
+
+/**
  * `{start, startActor, inputValid, handlerOk, audited, auditRow}`: raw
  * Node-API functions for the hot path, with the same semantics as
  * `invokeStart` (surface-only frame, or surface and actor id),

@@ -94,6 +94,14 @@ pub fn input_hash(capability_id: String, input_json: String) -> napi::Result<Str
         .map_err(|e| throw(&CapabilityError::from(e)))
 }
 
+/// The message of a JavaScript value's refusal by `json.ts` (the input at
+/// the JSON pointer `path` met sub-code `reason`; `kind` names a value JSON
+/// cannot hold): the core's wording, the same in every binding.
+#[napi(catch_unwind)]
+pub fn host_value_error_message(reason: String, path: String, kind: String) -> String {
+    orpc_agent_core::act::HashError::of_host_value(&reason, &path, &kind).to_string()
+}
+
 /// `{code, status}`: the oRPC error an HTTP client of the same procedure
 /// gets for a `CapabilityError` its handler threw
 /// (`orpc_agent_core::orpc_error::orpc_code_of`). An unknown code is

@@ -9,9 +9,11 @@
  */
 import { CapabilityError } from "./errors.js";
 import { MAX_HASH_DEPTH as MAX_DEPTH } from "./generated/protocol.js";
+import { N } from "./native.js";
 
-function fail(reason: string, path: string, what: string): never {
-  throw new CapabilityError("INVALID_INPUT", `The input at ${path || "/"} ${what}.`, { details: { reason } });
+/** Refuses the value at `path` (a JSON pointer) for `reason`, in the core's words (`kind`: what JSON cannot hold). */
+function fail(reason: string, path: string, kind = ""): never {
+  throw new CapabilityError("INVALID_INPUT", N.hostValueErrorMessage(reason, path, kind), { details: { reason } });
 }
 
 function isPlainObject(v: object): boolean {
@@ -28,7 +30,7 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
       out.push(v ? "true" : "false");
       return;
     case "number":
-      if (!Number.isFinite(v)) fail("NON_FINITE_NUMBER", path, "is NaN or infinite");
+      if (!Number.isFinite(v)) fail("NON_FINITE_NUMBER", path);
       // A JavaScript number is a double: beyond ±2^53 an integral one must
       // reach the core as a float, not as the integer its digits spell.
       if (Math.abs(v) > Number.MAX_SAFE_INTEGER && Number.isInteger(v)) {
@@ -39,19 +41,19 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
       }
       return;
     case "bigint":
-      if (v < -(2n ** 63n) || v >= 2n ** 64n) fail("UNREPRESENTABLE_NUMBER", path, "is an integer beyond 64 bits");
+      if (v < -(2n ** 63n) || v >= 2n ** 64n) fail("UNREPRESENTABLE_NUMBER", path);
       out.push(v.toString());
       return;
     case "object":
       break;
     default:
-      fail("NOT_JSON_VALUE", path, `is a ${typeof v}, which JSON cannot hold`);
+      fail("NOT_JSON_VALUE", path, `a ${typeof v}`);
   }
   if (v === null) {
     out.push("null");
     return;
   }
-  if (depth >= MAX_DEPTH) fail("TOO_DEEP", path, `nests deeper than ${MAX_DEPTH} levels`);
+  if (depth >= MAX_DEPTH) fail("TOO_DEEP", path);
   if (Array.isArray(v)) {
     out.push("[");
     v.forEach((item, i) => {
@@ -64,7 +66,7 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
   if (v instanceof Map) {
     const entries: [string, unknown][] = [];
     for (const [k, val] of v) {
-      if (typeof k !== "string") fail("NON_TEXT_KEY", path, "has a map key that is not text");
+      if (typeof k !== "string") fail("NON_TEXT_KEY", path);
       entries.push([k, val]);
     }
     writeObject(entries, path, depth, out);
@@ -74,8 +76,7 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
     write((v as { toJSON(): unknown }).toJSON(), path, depth, out);
     return;
   }
-  if (!isPlainObject(v))
-    fail("NOT_JSON_VALUE", path, `is a ${v.constructor?.name ?? "non-plain object"}, which JSON cannot hold`);
+  if (!isPlainObject(v)) fail("NOT_JSON_VALUE", path, `a ${v.constructor?.name ?? "non-plain object"}`);
   writeObject(Object.entries(v), path, depth, out);
 }
 

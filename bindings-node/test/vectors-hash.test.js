@@ -125,7 +125,11 @@ for (const c of cases) {
     if (c.error !== undefined) {
       assert.throws(
         () => inputHash(c.capability, input),
-        (e) => e instanceof CapabilityError && e.code === c.error_code && e.details?.reason === c.error,
+        (e) =>
+          e instanceof CapabilityError &&
+          e.code === c.error_code &&
+          e.details?.reason === c.error &&
+          (c.message === undefined || e.message === c.message),
       );
     } else {
       assert.equal(inputHash(c.capability, input), c.sha256);

@@ -6,7 +6,8 @@
 //! `ExportOutput`, the approval hash). The hot path keeps payloads as
 //! Python objects (`Payload::Host`).
 
-use orpc_agent_core::{CapabilityError, ErrorCode};
+use orpc_agent_core::CapabilityError;
+use orpc_agent_core::act::HashError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
@@ -15,22 +16,54 @@ use serde_json::{Map, Number, Value};
 /// Rust stack, far above the core's own hash limit (256), which it reports.
 const MAX_CONVERT_DEPTH: usize = 1024;
 
-/// Why a Python value is not in the JSON data model. The codes are the
-/// core's hash sub-codes (`NON_FINITE_NUMBER`, …); the error is
-/// INVALID_INPUT, as the core's own hash errors are.
-fn not_json(sub_code: &str, what: &str) -> CapabilityError {
-    CapabilityError::new(ErrorCode::InvalidInput, format!("{sub_code}: {what}"))
-        .with_details(serde_json::json!({ "reason": sub_code }))
+/// Why the Python value at `path` is not in the JSON data model: the
+/// core's hash sub-code and its wording (`HashError::of_host_value`, the
+/// same in every binding); `kind` names a value JSON cannot hold. The
+/// error is INVALID_INPUT, as the core's own hash errors are.
+fn not_json(sub_code: &str, path: &Path<'_>, kind: &str) -> CapabilityError {
+    HashError::of_host_value(sub_code, &path.pointer(), kind).into()
+}
+
+/// `a <type name>`, how a refusal names a value JSON cannot hold.
+fn kind_of(obj: &Bound<'_, PyAny>) -> String {
+    let name = obj.get_type().name().map(|n| n.to_string());
+    format!("a {}", name.as_deref().unwrap_or("value"))
+}
+
+/// Where in a value a conversion is, as a JSON pointer rendered only when
+/// it refuses something.
+enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl Path<'_> {
+    fn pointer(&self) -> String {
+        match self {
+            Path::Root => String::new(),
+            Path::Key(p, k) => format!(
+                "{}/{}",
+                p.pointer(),
+                k.replace('~', "~0").replace('/', "~1")
+            ),
+            Path::Index(p, i) => format!("{}/{i}", p.pointer()),
+        }
+    }
 }
 
 /// A Python value (dict, list, tuple, str, int, float, bool, None) as JSON.
 pub fn py_to_json(obj: &Bound<'_, PyAny>) -> Result<Value, CapabilityError> {
-    to_json(obj, 0)
+    to_json(obj, 0, &Path::Root)
 }
 
-fn to_json(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, CapabilityError> {
+fn to_json(
+    obj: &Bound<'_, PyAny>,
+    depth: usize,
+    path: &Path<'_>,
+) -> Result<Value, CapabilityError> {
     if depth > MAX_CONVERT_DEPTH {
-        return Err(not_json("TOO_DEEP", "the value is nested too deeply"));
+        return Err(not_json("TOO_DEEP", path, ""));
     }
     if obj.is_none() {
         return Ok(Value::Null);
@@ -42,7 +75,7 @@ fn to_json(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, CapabilityErro
         return s
             .to_str()
             .map(|s| Value::String(s.to_owned()))
-            .map_err(|_| not_json("NOT_JSON_VALUE", "a string that is not valid UTF-8"));
+            .map_err(|_| not_json("NOT_JSON_VALUE", path, "a string that is not valid UTF-8"));
     }
     if obj.cast::<PyInt>().is_ok() {
         if let Ok(i) = obj.extract::<i64>() {
@@ -51,52 +84,56 @@ fn to_json(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, CapabilityErro
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(not_json(
-            "UNREPRESENTABLE_NUMBER",
-            "an integer outside the 64-bit range",
-        ));
+        return Err(not_json("UNREPRESENTABLE_NUMBER", path, ""));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Number::from_f64(f.value())
             .map(Value::Number)
-            .ok_or_else(|| not_json("NON_FINITE_NUMBER", "NaN or an infinity"));
+            .ok_or_else(|| not_json("NON_FINITE_NUMBER", path, ""));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut m = Map::with_capacity(d.len());
         for (k, v) in d.iter() {
             let key = k
                 .cast::<PyString>()
-                .map_err(|_| not_json("NON_TEXT_KEY", "a map key that is not a string"))?
+                .map_err(|_| not_json("NON_TEXT_KEY", path, ""))?
                 .to_str()
-                .map_err(|_| not_json("NOT_JSON_VALUE", "a key that is not valid UTF-8"))?
+                .map_err(|_| not_json("NOT_JSON_VALUE", path, "a key that is not valid UTF-8"))?
                 .to_owned();
-            m.insert(key, to_json(&v, depth + 1)?);
+            let value = to_json(&v, depth + 1, &Path::Key(path, &key))?;
+            m.insert(key, value);
         }
         return Ok(Value::Object(m));
     }
     if let Ok(l) = obj.cast::<PyList>() {
-        return l.iter().map(|v| to_json(&v, depth + 1)).collect();
+        return (l.iter().enumerate())
+            .map(|(i, v)| to_json(&v, depth + 1, &Path::Index(path, i)))
+            .collect();
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
-        return t.iter().map(|v| to_json(&v, depth + 1)).collect();
+        return (t.iter().enumerate())
+            .map(|(i, v)| to_json(&v, depth + 1, &Path::Index(path, i)))
+            .collect();
     }
-    Err(not_json(
-        "NOT_JSON_VALUE",
-        "a value outside the JSON data model",
-    ))
+    Err(not_json("NOT_JSON_VALUE", path, &kind_of(obj)))
 }
 
 /// A Python value as CBOR, for the approval hash of arbitrary host values:
 /// big integers within CBOR's 64-bit argument, byte strings, non-text keys
 /// and non-finite floats are carried over so the core can hash or refuse
 /// them with its own codes.
-pub fn py_to_cbor(
+pub fn py_to_cbor(obj: &Bound<'_, PyAny>) -> Result<ciborium::Value, CapabilityError> {
+    to_cbor(obj, 0, &Path::Root)
+}
+
+fn to_cbor(
     obj: &Bound<'_, PyAny>,
     depth: usize,
+    path: &Path<'_>,
 ) -> Result<ciborium::Value, CapabilityError> {
     use ciborium::Value as Cbor;
     if depth > MAX_CONVERT_DEPTH {
-        return Err(not_json("TOO_DEEP", "the value is nested too deeply"));
+        return Err(not_json("TOO_DEEP", path, ""));
     }
     if obj.is_none() {
         return Ok(Cbor::Null);
@@ -108,15 +145,15 @@ pub fn py_to_cbor(
         return s
             .to_str()
             .map(|s| Cbor::Text(s.to_owned()))
-            .map_err(|_| not_json("NOT_JSON_VALUE", "a string that is not valid UTF-8"));
+            .map_err(|_| not_json("NOT_JSON_VALUE", path, "a string that is not valid UTF-8"));
     }
     if obj.cast::<PyInt>().is_ok() {
         let i: i128 = obj
             .extract()
-            .map_err(|_| not_json("UNREPRESENTABLE_NUMBER", "an integer beyond 128 bits"))?;
+            .map_err(|_| not_json("UNREPRESENTABLE_NUMBER", path, ""))?;
         return ciborium::value::Integer::try_from(i)
             .map(Cbor::Integer)
-            .map_err(|_| not_json("UNREPRESENTABLE_NUMBER", "an integer beyond CBOR's range"));
+            .map_err(|_| not_json("UNREPRESENTABLE_NUMBER", path, ""));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Ok(Cbor::Float(f.value()));
@@ -127,21 +164,25 @@ pub fn py_to_cbor(
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut m = Vec::with_capacity(d.len());
         for (k, v) in d.iter() {
-            m.push((py_to_cbor(&k, depth + 1)?, py_to_cbor(&v, depth + 1)?));
+            let key = to_cbor(&k, depth + 1, path)?;
+            let text = key.as_text().map(str::to_owned);
+            let value = match &text {
+                Some(t) => to_cbor(&v, depth + 1, &Path::Key(path, t))?,
+                None => to_cbor(&v, depth + 1, path)?,
+            };
+            m.push((key, value));
         }
         return Ok(Cbor::Map(m));
     }
     if let Ok(l) = obj.cast::<PyList>() {
-        return l
-            .iter()
-            .map(|v| py_to_cbor(&v, depth + 1))
+        return (l.iter().enumerate())
+            .map(|(i, v)| to_cbor(&v, depth + 1, &Path::Index(path, i)))
             .collect::<Result<_, _>>()
             .map(Cbor::Array);
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
-        return t
-            .iter()
-            .map(|v| py_to_cbor(&v, depth + 1))
+        return (t.iter().enumerate())
+            .map(|(i, v)| to_cbor(&v, depth + 1, &Path::Index(path, i)))
             .collect::<Result<_, _>>()
             .map(Cbor::Array);
     }
@@ -150,12 +191,9 @@ pub fn py_to_cbor(
     if let (Ok(tag), Ok(value)) = (obj.getattr("tag"), obj.getattr("value"))
         && let Ok(tag) = tag.extract::<u64>()
     {
-        return Ok(Cbor::Tag(tag, Box::new(py_to_cbor(&value, depth + 1)?)));
+        return Ok(Cbor::Tag(tag, Box::new(to_cbor(&value, depth + 1, path)?)));
     }
-    Err(not_json(
-        "NOT_JSON_VALUE",
-        "a value outside the JSON data model",
-    ))
+    Err(not_json("NOT_JSON_VALUE", path, &kind_of(obj)))
 }
 
 /// JSON as plain Python values (dict, list, str, int, float, bool, None).

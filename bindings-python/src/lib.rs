@@ -46,7 +46,7 @@ fn default_retryable(code: &str) -> Option<bool> {
 #[pyfunction]
 fn input_hash(py: Python<'_>, capability_id: &str, input: &Bound<'_, PyAny>) -> PyResult<String> {
     let fail = |e: CapabilityError| errors::capability_error(py, &e);
-    let value = convert::py_to_cbor(input, 0).map_err(fail)?;
+    let value = convert::py_to_cbor(input).map_err(fail)?;
     hash_cbor_input(capability_id, &value).map_err(|e| fail(e.into()))
 }
 

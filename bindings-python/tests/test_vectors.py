@@ -163,6 +163,8 @@ def test_hash_vector(case: dict[str, Any]) -> None:
             input_hash(case["capability"], value)
         assert err.value.code == case["error_code"]
         assert err.value.details == {"reason": case["error"]}
+        if "message" in case:
+            assert err.value.message == case["message"]
     else:
         assert input_hash(case["capability"], value) == case["sha256"]
 

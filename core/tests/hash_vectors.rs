@@ -60,6 +60,9 @@ fn every_hash_vector_matches() {
                 }
                 (Err(e), Some(code)) => {
                     assert_eq!(e.code(), code.as_str().unwrap(), "{name}");
+                    if let Some(message) = case.get("message") {
+                        assert_eq!(e.to_string(), message.as_str().unwrap(), "{name}: message");
+                    }
                     let ce: CapabilityError = e.into();
                     assert_eq!(
                         ce.code.as_str(),

@@ -78,6 +78,17 @@ CASES = [
 ]
 
 
+# The refusal's text, where it does not depend on how a host names a value:
+# every binding words it as the core does (HashError), whether the core met
+# the value in CBOR or the binding met it converting its own value.
+MESSAGES = {
+    "rejected: NaN": "input at / is NaN or infinite; only finite numbers can be hashed",
+    "rejected: +infinity": "input at / is NaN or infinite; only finite numbers can be hashed",
+    "rejected: -infinity in a map": "input at /x is NaN or infinite; only finite numbers can be hashed",
+    "rejected: integer key": "input at / has a map key that is not text; the JSON data model has text keys only",
+}
+
+
 def main():
     cases = []
     for name, cap, value, cbor_hex, note in CASES:
@@ -97,6 +108,8 @@ def main():
         except Rejected as e:
             case["error"] = e.code
             case["error_code"] = "INVALID_INPUT"
+            if name in MESSAGES:
+                case["message"] = MESSAGES[name]
         cases.append(case)
     doc = {
         "suite": "hash",

@@ -26,6 +26,9 @@ final class HashVectorTests: XCTestCase {
                 XCTAssertEqual(e.code.rawValue, c["error_code"]?.stringValue, name)
                 // The rejection's sub-code, as the binding returned it.
                 XCTAssertEqual(e.details?["reason"]?.stringValue, c["error"]?.stringValue, "\(name): sub-code")
+                if let message = c["message"]?.stringValue {
+                    XCTAssertEqual(e.message, message, "\(name): message")
+                }
             }
         }
     }

@@ -56,6 +56,10 @@ pub enum HashError {
     /// Nesting deeper than [`MAX_HASH_DEPTH`].
     #[error("input nests deeper than {limit} levels at {path}")]
     TooDeep { path: String, limit: usize },
+    /// A host value outside the JSON data model (a set, a date, a function),
+    /// met by a binding's conversion and named in the host's words.
+    #[error("input at {path} is {kind}, which the JSON data model has no place for")]
+    HostValue { path: String, kind: String },
 }
 
 impl HashError {
@@ -66,8 +70,34 @@ impl HashError {
             HashError::Unrepresentable { .. } => "UNREPRESENTABLE_NUMBER",
             HashError::NonTextKey { .. } => "NON_TEXT_KEY",
             HashError::DuplicateKey { .. } => "DUPLICATE_KEY",
-            HashError::NotJson { .. } => "NOT_JSON_VALUE",
+            HashError::NotJson { .. } | HashError::HostValue { .. } => "NOT_JSON_VALUE",
             HashError::TooDeep { .. } => "TOO_DEEP",
+        }
+    }
+
+    /// The error for a value a binding's conversion could not hand over as
+    /// JSON, by the sub-code it met (`path` a JSON pointer, `""` the root;
+    /// `kind` what the host calls the value, for `NOT_JSON_VALUE`): the one
+    /// wording every binding's refusal uses. An unknown sub-code is
+    /// `NOT_JSON_VALUE`.
+    pub fn of_host_value(reason: &str, path: &str, kind: &str) -> HashError {
+        let path = if path.is_empty() {
+            "/".to_owned()
+        } else {
+            path.to_owned()
+        };
+        match reason {
+            "NON_FINITE_NUMBER" => HashError::NonFinite { path },
+            "UNREPRESENTABLE_NUMBER" => HashError::Unrepresentable { path },
+            "NON_TEXT_KEY" => HashError::NonTextKey { path },
+            "TOO_DEEP" => HashError::TooDeep {
+                path,
+                limit: MAX_HASH_DEPTH,
+            },
+            _ => HashError::HostValue {
+                path,
+                kind: kind.to_owned(),
+            },
         }
     }
 }
