@@ -88,9 +88,11 @@ export declare function answerHandlerTimedOut(reg: number, h: number, now: numbe
 
 /**
  * `ExportInput`: the validated input as JSON text (the façade's strict
- * conversion, `src/json.ts`).
+ * conversion, `src/json.ts`); `rebuilds` is false when that text would not
+ * give a resumed handler the value back (a Date, a Map, a small BigInt),
+ * which the core refuses (`Answer::input_not_rebuilt`).
  */
-export declare function answerInputExported(reg: number, h: number, inputJson: string, now: number): number
+export declare function answerInputExported(reg: number, h: number, inputJson: string, rebuilds: boolean, now: number): number
 
 /** `ValidateInput`: invalid, with a message for the model. */
 export declare function answerInputInvalid(reg: number, h: number, message: string, now: number): number
@@ -230,6 +232,18 @@ export declare function capabilityGrantDecide(declared: string, grants: string, 
  * built in JavaScript reports as its `kind` and default `retryable`.
  */
 export declare function errorCodeTable(): string
+
+/**
+ * The model's description of a capability presented with the arguments
+ * `fixed_json` fixed (`orpc_agent_core::gateway::bound_description`).
+ */
+export declare function gatewayBoundDescription(description: string, fixedJson: string): string
+
+/**
+ * Why an agent gateway cannot serve the surface named `name` (`null`: not
+ * a text), or `null` when it can (`orpc_agent_core::gateway`).
+ */
+export declare function gatewaySurfaceRefusal(name?: string | undefined | null): string | null
 
 /**
  * The message of a JavaScript value's refusal by `json.ts` (the input at

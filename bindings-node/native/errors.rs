@@ -102,6 +102,20 @@ pub fn host_value_error_message(reason: String, path: String, kind: String) -> S
     orpc_agent_core::act::HashError::of_host_value(&reason, &path, &kind).to_string()
 }
 
+/// Why an agent gateway cannot serve the surface named `name` (`null`: not
+/// a text), or `null` when it can (`orpc_agent_core::gateway`).
+#[napi(catch_unwind)]
+pub fn gateway_surface_refusal(name: Option<String>) -> Option<String> {
+    orpc_agent_core::gateway::surface_refusal(name.as_deref())
+}
+
+/// The model's description of a capability presented with the arguments
+/// `fixed_json` fixed (`orpc_agent_core::gateway::bound_description`).
+#[napi(catch_unwind)]
+pub fn gateway_bound_description(description: String, fixed_json: String) -> String {
+    orpc_agent_core::gateway::bound_description(&description, &fixed_json)
+}
+
 /// `{code, status}`: the oRPC error an HTTP client of the same procedure
 /// gets for a `CapabilityError` its handler threw
 /// (`orpc_agent_core::orpc_error::orpc_code_of`). An unknown code is

@@ -550,9 +550,20 @@ pub fn answer_policy_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
 }
 
 /// `ExportInput`: the validated input as JSON text (the façade's strict
-/// conversion, `src/json.ts`).
+/// conversion, `src/json.ts`); `rebuilds` is false when that text would not
+/// give a resumed handler the value back (a Date, a Map, a small BigInt),
+/// which the core refuses (`Answer::input_not_rebuilt`).
 #[napi(catch_unwind)]
-pub fn answer_input_exported(reg: u32, h: u32, input_json: String, now: f64) -> napi::Result<f64> {
+pub fn answer_input_exported(
+    reg: u32,
+    h: u32,
+    input_json: String,
+    rebuilds: bool,
+    now: f64,
+) -> napi::Result<f64> {
+    if !rebuilds {
+        return answer(reg, h, now, Answer::input_not_rebuilt());
+    }
     match parse_json(&input_json, "the input") {
         Ok(v) => answer(reg, h, now, Answer::InputExported(v)),
         Err(e) => answer(reg, h, now, Answer::InputNotExportable(e.message)),

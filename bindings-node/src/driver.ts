@@ -16,7 +16,7 @@ import { auditRecordFromRow } from "./audit.js";
 import { Attempt, isThenable } from "./attempt.js";
 import type { Deadlines } from "./deadlines.js";
 import type { ReportProgress } from "./progress.js";
-import { parseCoreJson, toJsonText } from "./json.js";
+import { exportInputText, parseCoreJson, toJsonText } from "./json.js";
 import { storeStep } from "./stores.js";
 import { logFailure } from "./log.js";
 import type { CallSpan } from "./telemetry.js";
@@ -244,8 +244,8 @@ export async function drive(
           break;
         case Kind.ExportInput:
           try {
-            const text = toJsonText(value);
-            r = N.answerInputExported(reg, h, text, Date.now());
+            const { text, rebuilds } = exportInputText(value);
+            r = N.answerInputExported(reg, h, text, rebuilds, Date.now());
           } catch (e) {
             // The core quotes the reason to the caller: only the library's
             // own (or the app's CapabilityError) says why; an exception of

@@ -11,10 +11,21 @@ import { CapabilityError } from "./errors.js";
 import { MAX_HASH_DEPTH as MAX_DEPTH } from "./generated/protocol.js";
 import { N } from "./native.js";
 
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** Refuses the value at `path` (a JSON pointer) for `reason`, in the core's words (`kind`: what JSON cannot hold). */
 function fail(reason: string, path: string, kind = ""): never {
   throw new CapabilityError("INVALID_INPUT", N.hostValueErrorMessage(reason, path, kind), { details: { reason } });
 }
+
+/**
+ * Set while writing when the text would not give the value back as a
+ * resumed handler reads it (`parseCoreJson`): a `toJSON` result (a Date
+ * comes back a string), a `Map` (a plain object), a BigInt within ±(2^53 − 1)
+ * (a number), an `undefined` array item (null), a function or symbol property
+ * (dropped). See `exportInputText`.
+ */
+let lossy = false;
 
 function isPlainObject(v: object): boolean {
   const proto = Object.getPrototypeOf(v);
@@ -42,6 +53,7 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
       return;
     case "bigint":
       if (v < -(2n ** 63n) || v >= 2n ** 64n) fail("UNREPRESENTABLE_NUMBER", path);
+      if (v >= -MAX_SAFE && v <= MAX_SAFE) lossy = true;
       out.push(v.toString());
       return;
     case "object":
@@ -58,12 +70,14 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
     out.push("[");
     v.forEach((item, i) => {
       if (i > 0) out.push(",");
+      if (item === undefined) lossy = true;
       write(item === undefined ? null : item, `${path}/${i}`, depth + 1, out);
     });
     out.push("]");
     return;
   }
   if (v instanceof Map) {
+    lossy = true;
     const entries: [string, unknown][] = [];
     for (const [k, val] of v) {
       if (typeof k !== "string") fail("NON_TEXT_KEY", path);
@@ -73,6 +87,7 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
     return;
   }
   if (typeof (v as { toJSON?: unknown }).toJSON === "function") {
+    lossy = true;
     write((v as { toJSON(): unknown }).toJSON(), path, depth, out);
     return;
   }
@@ -84,7 +99,11 @@ function writeObject(entries: [string, unknown][], path: string, depth: number, 
   out.push("{");
   let first = true;
   for (const [k, val] of entries) {
-    if (val === undefined || typeof val === "function" || typeof val === "symbol") continue; // as JSON.stringify
+    if (val === undefined) continue; // as JSON.stringify (a resumed handler reads it as absent: the same)
+    if (typeof val === "function" || typeof val === "symbol") {
+      lossy = true; // dropped, as JSON.stringify does
+      continue;
+    }
     if (!first) out.push(",");
     first = false;
     out.push(JSON.stringify(k), ":");
@@ -98,6 +117,26 @@ export function toJsonText(value: unknown): string {
   const out: string[] = [];
   write(value === undefined ? null : value, "", 0, out);
   return out.join("");
+}
+
+/**
+ * The validated input's JSON text for the core (`ExportInput`), and whether
+ * it gives the value back: a resumed handler gets `parseCoreJson` of what the
+ * core stored, so a form that reads back as something else (a Date as its
+ * ISO text, a Map as an object, a small BigInt as a number) is not a form of
+ * this value. The core refuses such an input (`Answer::input_not_rebuilt`,
+ * as Python's rebuild check answers) rather than bind a value the handler
+ * would not get. INVALID_INPUT when the value has no JSON form at all.
+ */
+export function exportInputText(value: unknown): { text: string; rebuilds: boolean } {
+  const outer = lossy;
+  lossy = false;
+  try {
+    const text = toJsonText(value);
+    return { text, rebuilds: !lossy };
+  } finally {
+    lossy = outer;
+  }
 }
 
 /**

@@ -104,3 +104,60 @@ test("values without large integers read as plain JSON, strings that start with 
   assert.deepEqual(seen, [value]);
   assert.equal(typeof seen[0].n, "number");
 });
+
+// What a resumed handler gets is `parseCoreJson` of the stored JSON: a
+// validated value whose JSON form reads back as something else (a Date as
+// its text, a Map as an object, a small BigInt as a number) is refused at
+// the gate, before any request is stored, with the core's reason (as
+// Python refuses a model that does not rebuild from its JSON) — never an
+// approval whose handler would get another value.
+test("an input whose JSON form does not read back as the validated value is refused at the gate", async () => {
+  const runs = [];
+  const records = [];
+  const gated = (input) =>
+    base
+      .meta({
+        agent: {
+          description: "Gated.",
+          expose: { direct: true },
+          sideEffect: "write",
+          risk: "high",
+          approval: { required: true },
+        },
+      })
+      .input(input)
+      .handler(async ({ input }) => {
+        runs.push(input);
+        return { ok: true };
+      });
+  const registry = await createCapabilityRegistry(
+    {
+      dated: gated(z.object({ at: z.iso.datetime().transform((s) => new Date(s)) })),
+      mapped: gated(z.object({ limits: z.map(z.string(), z.number()) })),
+      counted: gated(z.object({ units: z.bigint() })),
+      plain: gated(z.object({ at: z.iso.datetime(), units: z.bigint() })),
+    },
+    { audit: { subscriber: (r) => records.push(r) } },
+  );
+  const frame = { surface: "direct", actor: { id: "alice" } };
+  for (const [id, value] of [
+    ["dated", { at: "2026-12-06T10:00:00Z" }],
+    ["mapped", { limits: new Map([["eu", 5]]) }],
+    ["counted", { units: 5n }],
+  ]) {
+    await assert.rejects(registry.invoke(id, value, frame), (e) => {
+      assert.equal(e.code, "INVALID_INPUT", id);
+      assert.match(e.message, /does not give the validated value back when rebuilt/, id);
+      return true;
+    });
+    assert.equal(records.at(-1).outcome, "INVALID_INPUT", id);
+  }
+  assert.deepEqual(await registry.approvals.list(), []);
+  assert.deepEqual(runs, []);
+  // The same values in the form JSON gives back are bound, approved and run.
+  const r = await registry.invoke("plain", { at: "2026-12-06T10:00:00Z", units: BIG }, frame);
+  assert.equal(r.status, "approval_required");
+  await registry.approvals.approve(r.request.id, { approver: "bob" });
+  assert.equal((await registry.resume(r.request.id, { surface: "direct" })).status, "ok");
+  assert.deepEqual(runs, [{ at: "2026-12-06T10:00:00Z", units: BIG }]);
+});

@@ -15,6 +15,8 @@ use std::process::ExitCode;
 
 use orpc_agent_core::act::deterministic::MAX_HASH_DEPTH;
 use orpc_agent_core::ffi::sentinel;
+use orpc_agent_core::gateway;
+use orpc_agent_core::pipeline::gate::NOT_FOUND_MESSAGE;
 use orpc_agent_core::pipeline::redaction::APPROVAL_VIEW_FAILED_MESSAGE;
 use orpc_agent_core::{ErrorCode, StepKind, Surface};
 
@@ -64,7 +66,18 @@ fn typescript() -> String {
     );
     let _ = writeln!(
         s,
-        "/** EXECUTION_FAILED's message when an approval-input redactor fails (`pipeline::redaction`). */\nexport const APPROVAL_VIEW_FAILED_MESSAGE = {APPROVAL_VIEW_FAILED_MESSAGE:?};"
+        "/** EXECUTION_FAILED's message when an approval-input redactor fails (`pipeline::redaction`). */\nexport const APPROVAL_VIEW_FAILED_MESSAGE = {APPROVAL_VIEW_FAILED_MESSAGE:?};\n"
+    );
+    let _ = writeln!(
+        s,
+        "/** NOT_FOUND's one message (`pipeline::gate::NOT_FOUND_MESSAGE`, SI-8). */\nexport const NOT_FOUND_MESSAGE = {NOT_FOUND_MESSAGE:?};\n"
+    );
+    let _ = writeln!(
+        s,
+        "/** The agent gateway's texts and its list's scan bound (`gateway`). */\nexport const GATEWAY = {{\n  notVisibleMessage: {:?},\n  mayNotDecideMessage: {:?},\n  listScanPages: {},\n}} as const;",
+        gateway::NOT_VISIBLE_MESSAGE,
+        gateway::MAY_NOT_DECIDE_MESSAGE,
+        gateway::LIST_SCAN_PAGES
     );
     s
 }

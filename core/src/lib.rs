@@ -16,6 +16,7 @@ pub mod descriptor;
 pub mod error;
 pub mod ffi;
 pub mod frame;
+pub mod gateway;
 pub mod limits;
 pub mod mcp;
 pub mod meta;

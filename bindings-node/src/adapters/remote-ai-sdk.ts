@@ -22,6 +22,9 @@
 import type { ToolSet } from "ai";
 
 import { CapabilityError } from "../errors.js";
+import { GATEWAY, NOT_FOUND_MESSAGE } from "../generated/protocol.js";
+import { toJsonText } from "../json.js";
+import { N } from "../native.js";
 import type { ApprovalRequest, CapabilityDescriptor, InvokeResult, TraceContext } from "../types.js";
 import { createGatewayClient, type AgentGatewayClient, type GatewayClientOptions } from "../gateway/client.js";
 import { capabilityErrorOf, type GatewayInvokeOutput } from "../gateway/wire.js";
@@ -100,17 +103,14 @@ export async function presentBound(options: BoundPresentationOptions): Promise<B
     (d) =>
       d.id === options.capability || d.toolNames.aiSdk === options.capability || d.toolNames.mcp === options.capability,
   );
-  if (descriptor === undefined)
-    throw new CapabilityError("NOT_FOUND", `No capability ${options.capability} on this gateway.`);
+  if (descriptor === undefined) throw new CapabilityError("NOT_FOUND", NOT_FOUND_MESSAGE);
   const toolName = options.toolName ?? descriptor.toolNames.aiSdk;
   const presented: CapabilityDescriptor = {
     ...descriptor,
     // Presented bound, so listed: the unbound rule is about the open list.
     discovery: "discoverable",
     toolNames: { ...descriptor.toolNames, aiSdk: toolName },
-    description:
-      options.description ??
-      `${descriptor.description} (Bound to ${JSON.stringify(fixed)}; those arguments are fixed.)`,
+    description: options.description ?? N.gatewayBoundDescription(descriptor.description, toJsonText(fixed)),
     ...(descriptor.inputSchema === undefined ? {} : { inputSchema: withoutFixed(descriptor.inputSchema, fixed) }),
   };
   const bind = { name: toolName, id: descriptor.id, fixed };
@@ -176,7 +176,8 @@ async function decide(
     if (code === "FORBIDDEN") {
       // This user may not decide: the adapter resumes anyway and the core
       // reports the request's state (APPROVAL_PENDING until someone who may decides).
-      throw new CapabilityError("POLICY_DENIED", "You may not decide this approval request.", { cause: error });
+      // (The core's oRPC table reads FORBIDDEN as POLICY_DENIED.)
+      throw new CapabilityError("POLICY_DENIED", GATEWAY.mayNotDecideMessage, { cause: error });
     }
     throw capabilityErrorOf(error) ?? error;
   }

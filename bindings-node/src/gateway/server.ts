@@ -23,7 +23,8 @@
 import { ORPCError, os } from "@orpc/server";
 
 import { CapabilityError } from "../errors.js";
-import { N, SURFACE_INDEX } from "../native.js";
+import { GATEWAY } from "../generated/protocol.js";
+import { N } from "../native.js";
 import type { CapabilityRegistry } from "../registry.js";
 import type { Actor, ApprovalRequest, ExposureSurface, Frame, TraceContext } from "../types.js";
 import { readDecideInput, readDescriptorsInput, readId, readInvokeInput, readListInput } from "./parse.js";
@@ -69,17 +70,9 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
   options: AgentGatewayOptions<TContext, TAppContext>,
 ) {
   const surface: ExposureSurface = options.surface ?? "aiSdk";
-  if (typeof surface !== "string" || !SURFACE_INDEX.has(surface)) {
-    // Only the core's surface names (its own list) are surfaces.
-    throw new TypeError(
-      `An agent gateway needs one of the surfaces ${[...SURFACE_INDEX.keys()].join(", ")}; got ${JSON.stringify(surface)}.`,
-    );
-  }
-  if ((surface as string) === "direct") {
-    throw new TypeError(
-      'An agent gateway cannot serve surface "direct": model actions must go through a governed surface.',
-    );
-  }
+  // Which surfaces a gateway serves is the core's rule (its names, never `direct`).
+  const refusal = N.gatewaySurfaceRefusal(typeof surface === "string" ? surface : null);
+  if (refusal != null) throw new TypeError(refusal);
   if (typeof options.actor !== "function") throw new TypeError("createAgentGateway needs an actor(context) option.");
   const base = os.$context<TContext>();
 
@@ -135,18 +128,18 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
     const request = await guard(() => registry.approvals.get(id));
     if (request !== null && (isRequester(surface, actor, request) || (await mayDecide(actor, request, context))))
       return request;
-    throw toOrpc(new CapabilityError("APPROVAL_NOT_FOUND", "No approval request with this id is visible to you."));
+    throw toOrpc(new CapabilityError("APPROVAL_NOT_FOUND", GATEWAY.notVisibleMessage));
   }
 
   /**
    * The first page of the requests `actor` may see. Two store queries, each
    * paged until it holds a page of what the caller may see, or the store
-   * ends, or `LIST_SCAN_PAGES` pages were read: the caller's own requests,
+   * ends, or the core's `gateway::LIST_SCAN_PAGES` pages were read: the caller's own requests,
    * filtered in the store by its actor id and this gateway's surface —
    * exactly `Requester::made_on`'s, so the store's first page is the whole
    * answer and no scan limit hides any (the check below is a guard) — and,
    * when the app has a `canDecide` hook, the others it allows (the app's
-   * predicate: scanned, at most `LIST_SCAN_PAGES` pages). The two are merged
+   * predicate: scanned, at most that many pages). The two are merged
    * in creation order.
    */
   async function visiblePage(filter: GatewayListInput, actor: Actor, context: TContext): Promise<ApprovalRequest[]> {
@@ -169,7 +162,7 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
     return found.slice(0, size);
   }
 
-  /** Up to `size` requests of `filter` that `keep` accepts, reading at most `LIST_SCAN_PAGES` pages. */
+  /** Up to `size` requests of `filter` that `keep` accepts, reading at most `GATEWAY.listScanPages` pages. */
   async function scan(
     filter: GatewayListInput & { actorId?: string; surface?: ExposureSurface },
     size: number,
@@ -177,7 +170,7 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
   ): Promise<ApprovalRequest[]> {
     const kept: ApprovalRequest[] = [];
     let cursor: string | undefined;
-    for (let pages = 0; pages < LIST_SCAN_PAGES; pages++) {
+    for (let pages = 0; pages < GATEWAY.listScanPages; pages++) {
       const page = await guard(() => registry.approvals.page(cursor === undefined ? filter : { ...filter, cursor }));
       for (const request of page.requests) {
         if (await keep(request)) {
@@ -289,7 +282,7 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
         const { id, approve, reason } = readDecideInput(input);
         const request = await guard(() => registry.approvals.get(id));
         if (request === null || !(await mayDecide(actor, request, context))) {
-          throw new ORPCError("FORBIDDEN", { status: 403, message: "You may not decide this approval request." });
+          throw new ORPCError("FORBIDDEN", { status: 403, message: GATEWAY.mayNotDecideMessage });
         }
         const decision = {
           ...(actor.id === undefined ? {} : { approver: actor.id }),
@@ -325,15 +318,6 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
     },
   };
 }
-
-/**
- * Store pages one `approvals.list` reads at most for the requests the app's
- * `canDecide` lets the caller see (the caller's own come from an exact store
- * query and need no scan): the work of a list stays bounded whatever the
- * store holds. Decidable requests past that many pages of others are not
- * listed.
- */
-const LIST_SCAN_PAGES = 10;
 
 /** The router type of a gateway, for `@orpc/client`'s `RouterClient`. */
 export type AgentGatewayRouter = ReturnType<typeof createAgentGateway>;

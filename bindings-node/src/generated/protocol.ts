@@ -50,3 +50,13 @@ export const MAX_HASH_DEPTH = 256;
 
 /** EXECUTION_FAILED's message when an approval-input redactor fails (`pipeline::redaction`). */
 export const APPROVAL_VIEW_FAILED_MESSAGE = "The approval input could not be prepared for display.";
+
+/** NOT_FOUND's one message (`pipeline::gate::NOT_FOUND_MESSAGE`, SI-8). */
+export const NOT_FOUND_MESSAGE = "No such capability is available here. Use one of the tools you were given.";
+
+/** The agent gateway's texts and its list's scan bound (`gateway`). */
+export const GATEWAY = {
+  notVisibleMessage: "No approval request with this id is visible to you.",
+  mayNotDecideMessage: "You may not decide this approval request.",
+  listScanPages: 10,
+} as const;

@@ -449,6 +449,12 @@ describe("remote AI SDK tools", () => {
       capability: "orders_refund",
       fixed: { id: "43" },
     });
+    // What the model reads of it is the core's text (`gateway::bound_description`).
+    const [tool] = Object.values(bound.tools);
+    assert.equal(
+      tool.description,
+      `${bound.descriptor.description} (Bound to {"id":"43"}; those arguments are fixed.)`,
+    );
     const out = await bound.run({ amount: 2, id: "other" });
     assert.equal(out.status, "approval_required");
     assert.deepEqual(out.request.input, { id: "43", amount: 2 });
@@ -474,6 +480,12 @@ describe("remote AI SDK tools", () => {
       ).code,
       "NOT_FOUND",
     );
+    // The core's one NOT_FOUND text (SI-8): the name asked for is not echoed.
+    const missing = await rejection(
+      presentBound({ url: app.url(), headers: bearer("alice"), capability: "orders.<b>purge</b>", fixed: {} }),
+    );
+    assert.equal(missing.code, "NOT_FOUND");
+    assert.ok(!missing.message.includes("<b>"), missing.message);
   });
 });
 

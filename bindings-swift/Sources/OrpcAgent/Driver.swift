@@ -118,7 +118,13 @@ final class Driver: @unchecked Sendable {
             do {
                 return .ok(try JSONBridge.convert(value, to: Output.self))
             } catch {
-                throw CapabilityError(.outputInvalid, "The output does not have the type the caller asked for.")
+                // The call ended ok (audited so): only reading its output as
+                // the caller's type failed. Not a capability error, so no
+                // caller takes it for a failed call and runs it again; the
+                // output is handed over as JSON (nothing is lost).
+                throw OutputTypeMismatch(
+                    capabilityId: capability()?.id ?? "", requestedType: String(describing: Output.self),
+                    output: try? JSONValue(parsing: JSONBridge.text(of: value)))
             }
         case 2:
             guard let text = try ffi({ try inv.outcomeApprovalJson() }) else {

@@ -216,3 +216,22 @@ func liftError(_ error: Error) -> Error {
 func ffi<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch { throw liftError(error) }
 }
+
+/// A call that ended ok (the handler ran, the outcome was audited `ok`)
+/// whose output does not decode as the `Output` type the caller asked
+/// `invoke` or `resume` for: the caller's type and the capability's output
+/// (after redaction) differ. Not a `CapabilityError`: nothing in the call
+/// failed, so do not run it again — read `output`, or ask for the type the
+/// capability returns (or `JSONValue`).
+public struct OutputTypeMismatch: Error, CustomStringConvertible, Sendable {
+    /// The capability that ran.
+    public let capabilityId: String
+    /// The type the caller asked for.
+    public let requestedType: String
+    /// The output as JSON (`nil` only when it has no JSON form).
+    public let output: JSONValue?
+
+    public var description: String {
+        "the call to '\(capabilityId)' succeeded, but its output does not decode as \(requestedType)"
+    }
+}

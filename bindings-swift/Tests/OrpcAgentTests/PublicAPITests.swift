@@ -65,4 +65,41 @@ final class PublicAPITests: XCTestCase {
         XCTAssertFalse(jsonEqual(ping["inputSchema"] ?? .null, input), "a schema not given is not another's")
         XCTAssertNil(ping["outputSchema"].flatMap { $0 == .null ? nil : $0 }, "no output schema declared")
     }
+
+    struct Receipt: Codable, Sendable { let id: String }
+    struct Unrelated: Codable, Sendable { let count: Int }
+
+    /// An output that does not decode as the caller's type: the call ran
+    /// once and is audited ok, and the caller gets `OutputTypeMismatch`
+    /// with the output as JSON — not a capability error it might retry.
+    func testAnOutputOfAnotherTypeThanTheCallerAskedForIsAMismatchNotAFailedCall() async throws {
+        let runs = Locked(0)
+        let audit = Locked<[AuditRecord]>([])
+        let reg = try CapabilityRegistry(
+            capabilities: [
+                Capability(
+                    "orders.place",
+                    meta: AgentMeta(
+                        description: "Places an order.", expose: [.direct: true], sideEffect: .write, risk: .low)
+                ) { (_: JSONValue, _) in
+                    runs.with { $0 += 1 }
+                    return Receipt(id: "r-1")
+                }
+            ],
+            options: RegistryOptions(audit: { r in audit.with { $0.append(r) } }))
+        do {
+            let _: Outcome<Unrelated> = try await reg.invoke(
+                "orders.place", input: JSONValue.null, frame: Frame(surface: .direct))
+            XCTFail("a Receipt is not Unrelated")
+        } catch let e as OutputTypeMismatch {
+            XCTAssertEqual(e.capabilityId, "orders.place")
+            XCTAssertTrue(e.requestedType.contains("Unrelated"), e.requestedType)
+            XCTAssertEqual(e.output, ["id": "r-1"])
+        }
+        XCTAssertEqual(runs.with { $0 }, 1)
+        XCTAssertEqual(audit.with { $0.last?.outcome }, "ok")
+        let ok: Outcome<Receipt> = try await reg.invoke(
+            "orders.place", input: JSONValue.null, frame: Frame(surface: .direct))
+        XCTAssertEqual(ok.value?.id, "r-1")
+    }
 }

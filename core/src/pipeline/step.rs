@@ -314,10 +314,12 @@ pub const NO_JSON_FORM: &str = "a value in it has no JSON form.";
 
 /// Why a validated input is not bound when its JSON form does not give the
 /// value back (Python: a lossy serializer, an excluded field that was set,
-/// a value its field's type does not carry back): the handler could not
-/// get the value the hash would bind.
+/// a value its field's type does not carry back; Node: a Date, a Map or a
+/// BigInt the JSON form reads back as text, an object or a number): a
+/// resumed handler could not get the value the hash would bind.
 pub const NOT_REBUILT: &str = "its JSON form does not give the validated value back when rebuilt \
-     (a lossy serializer, an excluded field, or a value its field's type does not carry back)";
+     (a lossy serializer, an excluded field, or a value that reads back as another type, \
+     such as a date as its text)";
 
 impl Answer {
     /// `ExportInput` when converting the validated input raised: the
