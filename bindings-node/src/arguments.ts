@@ -87,7 +87,9 @@ export function optionsObject(
 
 /** An `AbortSignal` or nothing. */
 export function optionalSignal(fn: string, what: string, v: unknown): void {
-  if (v === undefined) return;
+  // Every MCP and gateway call carries the transport's signal: the common
+  // case is decided by its class, without reading its accessors.
+  if (v === undefined || v instanceof AbortSignal) return;
   const s = v as { aborted?: unknown; addEventListener?: unknown } | null;
   if (
     s === null ||
