@@ -11,7 +11,7 @@ SWIFT_SH      := scripts/swift.sh
 SWIFT_PKG     := bindings-swift
 SWIFT_LIBDIR   = $(CURDIR)/target/swift-lib/$(1)
 
-.PHONY: swift-lib swift-lib-release test-swift test-swift-readme build-swift lint-swift fmt-swift demo-swift bench-swift swift-bindings
+.PHONY: swift-lib swift-lib-release swift-package test-swift-package test-swift test-swift-readme build-swift lint-swift fmt-swift demo-swift bench-swift swift-bindings
 
 # swift-format (`swift format`, part of the Swift 6 toolchain; 600.0.0 in the
 # chroot) with bindings-swift/.swift-format over OrpcAgent's hand-written
@@ -56,6 +56,12 @@ test-swift-readme: swift-lib ## Swift: the README's quick start is examples/swif
 	$(SWIFT_SH) run "cd examples/swift-cli && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build -q --product ReadmeQuickStart && \
 		timeout 120 .build/debug/ReadmeQuickStart > $(CURDIR)/target/swift-readme.out"
 	python3 tests/readme/swift_snippets.py output target/swift-readme.out
+
+swift-package: swift-lib-release ## Swift: the package as users add it, its Rust core a prebuilt artifact bundle, into target/swift-package (make release puts it in dist/swift)
+	bash scripts/swift-package.sh $(CURDIR)/target/swift-package
+
+test-swift-package: ## Swift: a new project adds that package by path (no Rust, no LIBRARY_PATH) and runs the README quick start; Swift 6.2 from Debian sid (not in make test)
+	bash scripts/test-swift-package.sh
 
 build-swift: swift-lib ## Swift: build the package and the example CLI
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build && cd ../examples/swift-cli && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build"

@@ -7,6 +7,9 @@
 #                 os/cpu/libc, so npm installs only the one that runs.
 #   dist/python/  abi3 wheels manylinux2014 (glibc 2.17) and musllinux_1_2,
 #                 x86_64 and aarch64, each checked with auditwheel; an sdist.
+#   dist/swift/   the Swift package OrpcAgent with its Rust core as a static-library
+#                 artifact bundle (x86_64 and aarch64 glibc; Swift ≥ 6.2), and the
+#                 bundle's zip with its checksum (scripts/swift-package.sh).
 #
 # Cross-compiled with zig (PyPI `ziglang`) through cargo-zigbuild; the gnu
 # targets link against glibc 2.17. macOS and Windows need Apple's SDK and
@@ -37,6 +40,7 @@ python -c 'import auditwheel' 2>/dev/null || pip install -q auditwheel
 command -v cargo-zigbuild >/dev/null || cargo install --locked -q cargo-zigbuild
 # shellcheck disable=SC2086
 rustup target add $TARGETS >/dev/null
+rustup component add llvm-tools >/dev/null # llvm-objcopy, for the Swift bundle's arm64 library
 
 # The napi-rs platform name of a Rust target (the suffix of the package and
 # of the .node file the generated loader requires).
@@ -108,6 +112,14 @@ for w in "$DIST"/python/*musllinux*.whl; do
   echo "$(basename "$w") needs: $(readelf -d "$so"/orpc_agent/_native*.so | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')"
   rm -rf "$so"
 done
+
+for t in $TARGETS; do
+  case "$t" in *-linux-gnu) ;; *) continue ;; esac
+  step "swift: the core's static library for $t"
+  (cd "$ROOT" && cargo zigbuild -q --release -p orpc-agent-swift --target "$(zig_target_of "$t")")
+done
+step "swift: the package with its core as an artifact bundle (dist/swift)"
+bash "$ROOT/scripts/swift-package.sh" "$DIST/swift"
 
 step "dist/"
 (cd "$DIST" && find npm python -type f | sort | while read -r f; do

@@ -17,6 +17,9 @@
 #                    across runs: a stamp file marks a complete provisioning
 #   DEBIAN_MIRROR    the archive to bootstrap from (default: the host's apt source)
 #   SWIFT_NATIVE=0   ignore a `swift` on PATH and use the chroot anyway
+#   SWIFT_SUITE      the Debian suite of the chroot (default trixie: swiftlang 6.0.3;
+#                    sid has 6.2, which links a static library from an artifact bundle:
+#                    `make test-swift-package` uses SWIFT_SUITE=sid and its own SWIFT_CHROOT)
 #
 # Needs root for the chroot path (debootstrap, mount, chroot); the CI machine runs as root.
 set -euo pipefail
@@ -76,7 +79,7 @@ in_chroot() {
 
 bootstrap_once() {
   rm -rf --one-file-system "$ROOT"
-  debootstrap --variant=minbase trixie "$ROOT" "$MIRROR" >"$LOG_DIR/orpc-agent-debootstrap.log" 2>&1 || {
+  debootstrap --variant=minbase "${SWIFT_SUITE:-trixie}" "$ROOT" "$MIRROR" >"$LOG_DIR/orpc-agent-debootstrap.log" 2>&1 || {
     tail -20 "$LOG_DIR/orpc-agent-debootstrap.log" >&2
     return 1
   }
@@ -99,6 +102,11 @@ provision() {
     timed retry env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" debootstrap
   fi
   timed retry bootstrap_once
+  # sid's Release file is valid for a week; a mirror that serves a snapshot
+  # (as this network's does) would be refused as expired. The chroot only
+  # builds and runs the tests.
+  [ "${SWIFT_SUITE:-trixie}" = trixie ] ||
+    echo 'Acquire::Check-Valid-Until "false";' >"$ROOT/etc/apt/apt.conf.d/99orpc-agent-snapshot"
   mount -t proc proc "$ROOT/proc"
   trap unmount_all EXIT
   timed retry in_chroot apt-get -o Acquire::Retries=5 update -q

@@ -124,5 +124,8 @@ for arch in x64 arm64; do
   musl_loads "$loader" "$WORK/musl-$arch/package/orpc-agent.linux-$arch-musl.node" '^napi_'
   musl_loads "$loader" "$WORK/musl-$arch/whl/orpc_agent/_native.abi3.so" '^_?Py'
 done
+step "swift: dist/swift's package added by path to a new project (Swift 6.2, x64)"
+bash "$ROOT/scripts/test-swift-package.sh"
+
 rm -rf "$WORK"
 echo "test-release: ok"
