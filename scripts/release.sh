@@ -113,15 +113,19 @@ for w in "$DIST"/python/*musllinux*.whl; do
   rm -rf "$so"
 done
 
+swift_libs=()
 for t in $TARGETS; do
   case "$t" in *-linux-gnu) ;; *) continue ;; esac
   step "swift: the core's static library for $t"
   (cd "$ROOT" && cargo zigbuild -q --release -p orpc-agent-swift --target "$(zig_target_of "$t")")
+  swift_libs+=("$t=$ROOT/target/$t/release/liborpc_agent_swift.a")
 done
-step "swift: the package with its core as an artifact bundle (dist/swift)"
-bash "$ROOT/scripts/swift-package.sh" "$DIST/swift"
+if [ ${#swift_libs[@]} -gt 0 ]; then
+  step "swift: the package with its core as an artifact bundle (dist/swift)"
+  bash "$ROOT/scripts/swift-package.sh" "$DIST/swift" "${swift_libs[@]}"
+fi
 
 step "dist/"
-(cd "$DIST" && find npm python -type f | sort | while read -r f; do
+(cd "$DIST" && find npm python swift -maxdepth 1 -type f 2>/dev/null | sort | while read -r f; do
   printf '%8s  %s\n' "$(du -k "$f" | cut -f1)K" "$f"
 done)

@@ -2,7 +2,7 @@
 # The Swift package as a user adds it: OrpcAgent with the Rust core prebuilt,
 # no Rust toolchain and no LIBRARY_PATH (issue 17).
 #
-#   scripts/swift-package.sh [OUT]   # default dist/swift
+#   scripts/swift-package.sh [OUT [TRIPLE=LIBRARY ...]]   # OUT: default dist/swift
 #
 # Writes, from the release static libraries already built:
 #   OUT/OrpcAgentCore.artifactbundle(.zip)  the core as a SwiftPM artifact bundle
@@ -15,13 +15,15 @@
 #       A release publishes the zip and points the binary target at its URL
 #       and checksum instead (see bindings-swift/README.md).
 #
-# Host libraries: target/release (this machine's triple, `make
-# swift-lib-release`) and target/<triple>/release for each other Linux triple
-# `make release` built. SwiftPM reads static-library bundles from Swift 6.2
-# (Debian's 6.0.3 refuses them: "does not contain a binary artifact").
+# The libraries, one per Linux triple, are named on the command line
+# (`make release` passes its zig builds, glibc 2.17); with none, this
+# machine's `make swift-lib-release` (target/release) for its own triple.
+# SwiftPM reads static-library bundles from Swift 6.2 (Debian's 6.0.3
+# refuses them: "does not contain a binary artifact").
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 OUT=${1:-$REPO/dist/swift}
+shift $(($# > 0 ? 1 : 0))
 SRC=$REPO/bindings-swift
 NAME=orpc_agent_swiftFFI # the binary target, its artifact and its module: one name
 BUNDLE=$OUT/OrpcAgentCore.artifactbundle
@@ -47,17 +49,17 @@ strip_debug() { # archive in, archive out
     cp "$1" "$2"
   fi
 }
+libs=("$@")
+[ ${#libs[@]} -gt 0 ] || libs=("$host=$REPO/target/release/liborpc_agent_swift.a")
 variants=()
-for triple in x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu; do
-  lib=$REPO/target/$triple/release/liborpc_agent_swift.a
-  [ "$triple" = "$host" ] && [ ! -f "$lib" ] && lib=$REPO/target/release/liborpc_agent_swift.a
-  [ -f "$lib" ] || continue
+for pair in "${libs[@]}"; do
+  triple=${pair%%=*} lib=${pair#*=}
+  [ -f "$lib" ] || { echo "swift-package: no $lib (for $triple)" >&2; exit 1; }
   mkdir -p "$BUNDLE/$triple"
   # Debug info is most of the archive and no user's build needs it.
   strip_debug "$lib" "$BUNDLE/$triple/liborpc_agent_swift.a" "$triple"
   variants+=("$triple")
 done
-[ ${#variants[@]} -gt 0 ] || { echo "no release liborpc_agent_swift.a: run make swift-lib-release" >&2; exit 1; }
 
 python3 - "$BUNDLE" "$NAME" "$VERSION" "${variants[@]}" <<'PY'
 import json, sys
@@ -78,8 +80,20 @@ with open(f"{bundle}/info.json", "w") as f:
     f.write("\n")
 PY
 # Same bytes for the same inputs: fixed times, sorted entries, no extra attributes.
-find "$BUNDLE" -exec touch -t 202001010000 {} +
-(cd "$OUT" && find OrpcAgentCore.artifactbundle | LC_ALL=C sort | zip -X -q -@ OrpcAgentCore.artifactbundle.zip)
+python3 - "$OUT" <<'PY'
+import os, sys, zipfile
+out = sys.argv[1]
+with zipfile.ZipFile(f"{out}/OrpcAgentCore.artifactbundle.zip", "w", zipfile.ZIP_DEFLATED) as z:
+    for root, dirs, files in os.walk(f"{out}/OrpcAgentCore.artifactbundle"):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            entry = zipfile.ZipInfo(os.path.relpath(path, out), date_time=(2020, 1, 1, 0, 0, 0))
+            entry.external_attr = 0o644 << 16
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            with open(path, "rb") as f:
+                z.writestr(entry, f.read())
+PY
 sha256sum "$BUNDLE.zip" | awk '{print $1}' >"$BUNDLE.zip.sha256"
 
 # The package: the committed Swift sources, the bundle as its core.

@@ -68,11 +68,14 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
   if (depth >= MAX_DEPTH) fail("TOO_DEEP", path);
   if (Array.isArray(v)) {
     out.push("[");
-    v.forEach((item, i) => {
+    // Indexed, not forEach: a hole is written (as null, as JSON.stringify
+    // does) rather than skipped, which would bind another array.
+    for (let i = 0; i < v.length; i++) {
       if (i > 0) out.push(",");
+      const item: unknown = v[i];
       if (item === undefined) lossy = true;
       write(item === undefined ? null : item, `${path}/${i}`, depth + 1, out);
-    });
+    }
     out.push("]");
     return;
   }

@@ -107,10 +107,11 @@ test("values without large integers read as plain JSON, strings that start with 
 
 // What a resumed handler gets is `parseCoreJson` of the stored JSON: a
 // validated value whose JSON form reads back as something else (a Date as
-// its text, a Map as an object, a small BigInt as a number) is refused at
-// the gate, before any request is stored, with the core's reason (as
-// Python refuses a model that does not rebuild from its JSON) — never an
-// approval whose handler would get another value.
+// its text, a Map as an object, a small BigInt as a number) is refused where
+// it is bound (the approval gate here; a policy that reads the input too),
+// before any request is stored, with the core's reason (as Python refuses a
+// model that does not rebuild from its JSON) — never an approval whose
+// handler would get another value.
 test("an input whose JSON form does not read back as the validated value is refused at the gate", async () => {
   const runs = [];
   const records = [];
@@ -160,4 +161,13 @@ test("an input whose JSON form does not read back as the validated value is refu
   await registry.approvals.approve(r.request.id, { approver: "bob" });
   assert.equal((await registry.resume(r.request.id, { surface: "direct" })).status, "ok");
   assert.deepEqual(runs, [{ at: "2026-12-06T10:00:00Z", units: BIG }]);
+});
+
+test("a sparse array is hashed as JSON writes it: each hole a null", () => {
+  // biome-ignore lint/suspicious/noSparseArray: a hole is what this test writes
+  const sparse = [1, , 3];
+  assert.equal(inputHash("c", sparse), inputHash("c", [1, null, 3]));
+  assert.notEqual(inputHash("c", sparse), inputHash("c", [1, 3]));
+  // biome-ignore lint/suspicious/noSparseArray: a hole is what this test writes
+  assert.equal(inputHash("c", [, 1]), inputHash("c", [null, 1]));
 });

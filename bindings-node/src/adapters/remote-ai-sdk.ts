@@ -23,7 +23,6 @@ import type { ToolSet } from "ai";
 
 import { CapabilityError } from "../errors.js";
 import { GATEWAY, NOT_FOUND_MESSAGE } from "../generated/protocol.js";
-import { toJsonText } from "../json.js";
 import { N } from "../native.js";
 import type { ApprovalRequest, CapabilityDescriptor, InvokeResult, TraceContext } from "../types.js";
 import { createGatewayClient, type AgentGatewayClient, type GatewayClientOptions } from "../gateway/client.js";
@@ -110,7 +109,7 @@ export async function presentBound(options: BoundPresentationOptions): Promise<B
     // Presented bound, so listed: the unbound rule is about the open list.
     discovery: "discoverable",
     toolNames: { ...descriptor.toolNames, aiSdk: toolName },
-    description: options.description ?? N.gatewayBoundDescription(descriptor.description, toJsonText(fixed)),
+    description: options.description ?? N.gatewayBoundDescription(descriptor.description, JSON.stringify(fixed)),
     ...(descriptor.inputSchema === undefined ? {} : { inputSchema: withoutFixed(descriptor.inputSchema, fixed) }),
   };
   const bind = { name: toolName, id: descriptor.id, fixed };

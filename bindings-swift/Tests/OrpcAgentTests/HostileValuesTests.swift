@@ -288,9 +288,10 @@ final class HostileValuesTests: XCTestCase {
             } catch let e as CapabilityError {
                 XCTAssertEqual(e.code, .invalidInput, "\(name): \(e)")
                 if name.hasPrefix("opaque.") {
-                    // The core's reason, as Node and Python word it.
-                    XCTAssertEqual(
-                        e.message, "The input cannot be bound to an approval: a value in it has no JSON form.")
+                    // The core's reason, as Node and Python word it, said as
+                    // what needed the input: the gate, or a predicate.
+                    let what = name == "opaque.gated" ? "bound to an approval" : "judged by a policy"
+                    XCTAssertEqual(e.message, "The input cannot be \(what): a value in it has no JSON form.")
                 }
             }
         }

@@ -689,10 +689,16 @@ impl Invocation {
                     AfterExport::Gate => self.gate(),
                 }
             }
-            (State::ExportInput(_), Answer::InputNotExportable(msg)) => {
+            (State::ExportInput(then), Answer::InputNotExportable(msg)) => {
+                // Said as what needed the input's JSON form: a policy that
+                // reads it, or the approval gate that hashes it.
+                let what = match then {
+                    AfterExport::Policies { .. } => "judged by a policy",
+                    AfterExport::Gate => "bound to an approval",
+                };
                 self.fail(CapabilityError::new(
                     ErrorCode::InvalidInput,
-                    format!("The input cannot be bound to an approval: {msg}"),
+                    format!("The input cannot be {what}: {msg}"),
                 ));
             }
             (State::PersistApproval(req), Answer::Persisted) => {
