@@ -20,8 +20,12 @@ trap 'rm -rf "$WORK"' EXIT
 for t in aarch64-apple-darwin x86_64-apple-darwin aarch64-apple-ios aarch64-apple-ios-sim x86_64-apple-ios; do
   (cd "$REPO" && cargo build -q --release -p orpc-agent-swift --target "$t")
 done
-mkdir -p "$WORK/headers" "$WORK/macos" "$WORK/ios-sim"
-cp "$REPO/bindings-swift/Sources/$NAME/include/$NAME.h" "$REPO/bindings-swift/Sources/$NAME/include/module.modulemap" "$WORK/headers/"
+# The header and module map in a directory of their own under Headers/:
+# an app that links two XCFrameworks each with a module.modulemap at the
+# root of Headers/ gets two build commands writing one file; clang finds a
+# module map one directory down when it looks a module up by name.
+mkdir -p "$WORK/headers/$NAME" "$WORK/macos" "$WORK/ios-sim"
+cp "$REPO/bindings-swift/Sources/$NAME/include/$NAME.h" "$REPO/bindings-swift/Sources/$NAME/include/module.modulemap" "$WORK/headers/$NAME/"
 lipo -create "$REPO"/target/{aarch64,x86_64}-apple-darwin/release/$LIB -output "$WORK/macos/$LIB"
 lipo -create "$REPO"/target/{aarch64-apple-ios-sim,x86_64-apple-ios}/release/$LIB -output "$WORK/ios-sim/$LIB"
 
