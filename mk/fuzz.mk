@@ -1,6 +1,9 @@
 # Fuzzing (issue 10): cargo-fuzz targets in fuzz/ for every parser and
 # decoder of the core. `make fuzz-smoke` (part of `make test`) builds them
-# once and runs each for FUZZ_SECONDS; any crash fails it. `make fuzz-long`
+# once and runs each on FUZZ_RUNS inputs from the fixed seed FUZZ_SEED
+# (capped at FUZZ_SECONDS): deterministic, so CI fails only when the code
+# has a bug those inputs reach, never by a lucky draw; any crash fails it.
+# `make fuzz-long` explores for FUZZ_LONG_SECONDS with a random seed. `make fuzz-long`
 # is the longer run recorded in docs/fuzzing.md. Seeds are committed in
 # fuzz/seeds/<target>/ and copied into fuzz/corpus/<target>/ (git-ignored)
 # before each run, so corpora grow locally and CI starts from the seeds.
@@ -10,7 +13,9 @@ TEST_TARGETS += fuzz-smoke
 
 FUZZ_TARGETS   := cbor_meta cbor_roundtrip input_hash manifest_toml declaration \
                   wasm_section trace_context descriptor_json pipeline_answers input_limits
-FUZZ_SECONDS   ?= 10
+FUZZ_SECONDS   ?= 60
+FUZZ_RUNS      ?= 150000
+FUZZ_SEED      ?= 1
 FUZZ_LONG_SECONDS ?= 300
 # No ASan: the core is `forbid(unsafe_code)`; panics, overflows, stack
 # exhaustion and timeouts are what we hunt, and libFuzzer catches those
@@ -26,7 +31,7 @@ fuzz-build: fuzz-tools
 	$(FUZZ_NIGHTLY) fuzz build $(FUZZ_FLAGS)
 
 fuzz-smoke: fuzz-build ## run every fuzz target briefly; fails on any crash
-	fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_SEED=$(FUZZ_SEED) fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-long: fuzz-build ## the longer run per target recorded in docs/fuzzing.md
 	fuzz/run.sh $(FUZZ_LONG_SECONDS) $(FUZZ_TARGETS)
