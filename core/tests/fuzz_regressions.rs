@@ -107,6 +107,38 @@ fn recorded_crash_inputs_decode_or_fail_cleanly() {
     );
 }
 
+/// fuzz/cbor_meta (CI's fuzz-smoke, 2026-12-06): a value with no
+/// deterministic form — a nested map whose keys collide once written
+/// canonically — made the owned validator report INVALID_VALUE where the
+/// borrowed one, reading the wire bytes, reported UNKNOWN_STD_KEY. Such a
+/// value is now validated as plainly written: both report the same
+/// problems at every position (`encode` still refuses the map).
+#[test]
+fn a_value_with_no_deterministic_form_is_judged_alike_by_both_validators() {
+    use orpc_agent_core::act::{MetaMap, MetaView, Position, ValidateOptions};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/regressions/cbor_meta/crash-9092465f71ed991f6224b174aff041ebc5f561b4");
+    let bytes = std::fs::read(path).unwrap();
+    let map = MetaMap::decode(&bytes).expect("well-formed");
+    let view = MetaView::parse(&bytes).expect("well-formed");
+    assert!(map.encode().is_err(), "no deterministic form");
+    for position in Position::ALL {
+        for strict in [false, true] {
+            let opts = ValidateOptions { strict };
+            let brief = |p: Vec<orpc_agent_core::act::Problem>| {
+                p.into_iter()
+                    .map(|p| (p.key, p.code, p.severity))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                brief(map.validate(position, opts)),
+                brief(view.validate(position, opts)),
+                "{position:?} strict {strict}"
+            );
+        }
+    }
+}
+
 /// fuzz/cbor_roundtrip: a map with more than 16 keys of mixed types
 /// (NaN floats among them) made the duplicate-key check sort with a
 /// comparator that is not a total order, which panics in Rust ≥ 1.81. Keys
