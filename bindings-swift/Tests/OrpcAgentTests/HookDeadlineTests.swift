@@ -31,6 +31,8 @@ final class HookDeadlineTests: XCTestCase {
             var cancelled = false
             var released = false
             var c: CheckedContinuation<Void, Never>?
+            /// Who waits for the hook's task to see its cancellation.
+            var cancellationWaiters: [CheckedContinuation<Void, Never>] = []
         }
         private let state = Locked(State())
 
@@ -46,7 +48,29 @@ final class HookDeadlineTests: XCTestCase {
                     if resume { c.resume() }
                 }
             } onCancel: {
-                state.with { $0.cancelled = true }
+                let waiters = state.with { s -> [CheckedContinuation<Void, Never>] in
+                    s.cancelled = true
+                    defer { s.cancellationWaiters = [] }
+                    return s.cancellationWaiters
+                }
+                for waiter in waiters { waiter.resume() }
+            }
+        }
+
+        /// The hook began (before it moves a manual clock past the deadline).
+        func enter() { state.with { $0.started = true } }
+
+        /// Returns once the hook's task has seen its cancellation. The
+        /// deadline cancels the task on the thread that fires it; the task
+        /// sees it on its own, possibly after the call's outcome is back.
+        func cancellationSeen() async {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let seen = state.with { s -> Bool in
+                    if s.cancelled { return true }
+                    s.cancellationWaiters.append(c)
+                    return false
+                }
+                if seen { c.resume() }
             }
         }
 
@@ -237,6 +261,7 @@ final class HookDeadlineTests: XCTestCase {
         let capability = make(
             meta,
             {
+                hang.enter()
                 if let manual = clock as? ManualClock { manual.advance(by: Self.timeoutMs) }
                 await hang.wait()
             },
@@ -249,6 +274,16 @@ final class HookDeadlineTests: XCTestCase {
         // Only the manual clock orders "the hook started" before the
         // deadline; the system clock's 50 ms may pass first (not a failure).
         if !system { XCTAssertTrue(hang.started, "the hook never ran") }
+        // A hook that began is cancelled at the deadline; its task may see
+        // that after the outcome is back, so the test waits for it (bounded
+        // by a watchdog, not a guess at how long it takes).
+        if hang.started {
+            let seen = await finishes(within: 20) { [hang] in
+                await hang.cancellationSeen()
+                return true
+            }
+            XCTAssertNotNil(seen, "a hook that began was not cancelled (system clock: \(system))")
+        }
         let cancelled = hang.cancelled || (system && !hang.started)
         hang.release()
         let audit = records.with { $0.map(\.json.jsonText).joined() }
