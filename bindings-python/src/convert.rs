@@ -8,6 +8,7 @@
 
 use orpc_agent_core::CapabilityError;
 use orpc_agent_core::act::HashError;
+use orpc_agent_core::act::deterministic::Path;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
@@ -28,28 +29,6 @@ fn not_json(sub_code: &str, path: &Path<'_>, kind: &str) -> CapabilityError {
 fn kind_of(obj: &Bound<'_, PyAny>) -> String {
     let name = obj.get_type().name().map(|n| n.to_string());
     format!("a {}", name.as_deref().unwrap_or("value"))
-}
-
-/// Where in a value a conversion is, as a JSON pointer rendered only when
-/// it refuses something.
-enum Path<'a> {
-    Root,
-    Key(&'a Path<'a>, &'a str),
-    Index(&'a Path<'a>, usize),
-}
-
-impl Path<'_> {
-    fn pointer(&self) -> String {
-        match self {
-            Path::Root => String::new(),
-            Path::Key(p, k) => format!(
-                "{}/{}",
-                p.pointer(),
-                k.replace('~', "~0").replace('/', "~1")
-            ),
-            Path::Index(p, i) => format!("{}/{i}", p.pointer()),
-        }
-    }
 }
 
 /// A Python value (dict, list, tuple, str, int, float, bool, None) as JSON.

@@ -228,9 +228,11 @@ fn write_json_float(buf: &mut Vec<u8>, f: f64, path: &Path<'_>) -> Result<(), Ha
     Ok(())
 }
 
-/// Where in the input an error is, rendered as a JSON pointer on demand
-/// (only on the error path, so the hot path allocates nothing for it).
-enum Path<'a> {
+/// Where in a value a walk is, rendered as a JSON pointer (RFC 6901) only
+/// when something is refused there (so the hot path allocates nothing for
+/// it): the core's hash walks and a binding's conversion of host values
+/// name a place the same way.
+pub enum Path<'a> {
     Root,
     Key(&'a Path<'a>, &'a str),
     Index(&'a Path<'a>, usize),
@@ -238,12 +240,13 @@ enum Path<'a> {
 
 impl Path<'_> {
     /// A JSON pointer (RFC 6901); the root shows as `/`.
-    fn render(&self) -> String {
+    pub fn render(&self) -> String {
         let s = self.pointer();
         if s.is_empty() { "/".into() } else { s }
     }
 
-    fn pointer(&self) -> String {
+    /// A JSON pointer (RFC 6901); the root is the empty string.
+    pub fn pointer(&self) -> String {
         match self {
             Path::Root => String::new(),
             Path::Key(p, k) => format!(
