@@ -1,14 +1,15 @@
 //! JSON text ↔ core values, and the frame Swift sends.
 //!
 //! The frame crosses as its surface index plus, only when it carries more
-//! than a surface (actor, trace, ids), its JSON form: the common call pays
-//! for one integer, not a string or a JSON parse.
+//! than a surface (actor, trace, ids), its details as a record: the common
+//! call pays for one integer.
 
 use orpc_agent_core::act::deterministic::{HashError, MAX_HASH_DEPTH};
 use orpc_agent_core::limits::{Meter, check_serialized};
 use orpc_agent_core::{Answer, CapabilityError, ErrorCode, Frame, Surface};
 use serde_json::Value;
 
+use crate::records::FfiFrameDetails;
 use crate::{FfiError, invalid_input};
 
 pub(crate) fn parse_json(text: &str) -> Result<Value, FfiError> {
@@ -22,19 +23,14 @@ pub fn surface_names() -> Vec<String> {
     Surface::ALL.iter().map(|s| s.as_str().to_owned()).collect()
 }
 
-/// The frame from the surface index (position in `Surface::ALL`) and the
-/// optional full frame JSON (its own `surface` is replaced by the index's).
-pub(crate) fn frame(surface: u8, frame_json: Option<&str>) -> Result<Frame, FfiError> {
+/// The frame from the surface index (position in `Surface::ALL`) and,
+/// when the caller gave more than a surface, its details.
+pub(crate) fn frame(surface: u8, details: Option<FfiFrameDetails>) -> Result<Frame, FfiError> {
     let surface = Surface::from_index(surface)
         .ok_or_else(|| invalid_input(format!("unknown surface index {surface}")))?;
-    match frame_json {
+    match details {
         None => Ok(Frame::new(surface)),
-        Some(text) => {
-            let mut frame: Frame = serde_json::from_str(text)
-                .map_err(|e| invalid_input(format!("not a valid frame: {e}")))?;
-            frame.surface = surface;
-            Ok(frame)
-        }
+        Some(details) => details.into_frame(surface),
     }
 }
 

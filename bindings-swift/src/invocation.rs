@@ -20,7 +20,7 @@ use orpc_agent_core::{
 };
 
 use crate::convert::{FfiHostInput, export_answer, parse_json};
-use crate::registry::request_json;
+use crate::records::{FfiApprovalRequest, FfiAuditRecord, FfiFrame, FfiRedactionInfo};
 use crate::{FfiError, internal};
 
 /// How an invocation ended.
@@ -46,8 +46,9 @@ pub struct FfiOutcome {
     /// `Ok` with a value the core holds as JSON; `None` when Swift holds
     /// the output (the usual case).
     pub output_json: Option<String>,
-    /// `ApprovalRequired`: the persisted request as JSON.
-    pub approval_json: Option<String>,
+    /// `ApprovalRequired`: the persisted request (status as of the call's
+    /// end).
+    pub approval: Option<FfiApprovalRequest>,
     /// `Error`: the error.
     pub error: Option<FfiErrorInfo>,
 }
@@ -288,15 +289,14 @@ impl FfiInvocation {
         payload.as_json().map(|v| v.to_string())
     }
 
-    /// The frozen frame as JSON (on resume: the recorded surface and actor).
-    pub fn frame_json(&self) -> Result<String, FfiError> {
-        serde_json::to_string(self.lock().frame()).map_err(|e| internal(e.to_string()))
+    /// The frozen frame (on resume: the recorded surface and actor).
+    pub fn frame(&self) -> FfiFrame {
+        self.lock().frame().into()
     }
 
-    /// `RedactOutput`: what the redactor is told, as JSON
-    /// `{surface, capabilityId, actor}`.
-    pub fn redaction_info_json(&self) -> Result<String, FfiError> {
-        serde_json::to_string(&self.lock().redaction_info()).map_err(|e| internal(e.to_string()))
+    /// `RedactOutput`: what the redactor is told.
+    pub fn redaction_info(&self) -> FfiRedactionInfo {
+        self.lock().redaction_info().into()
     }
 
     /// `AskRetryOn`: the error the host's `retryOn` is asked about.
@@ -307,10 +307,10 @@ impl FfiInvocation {
         }
     }
 
-    /// `Audit`: the record as camelCase JSON.
-    pub fn audit_record_json(&self) -> Option<String> {
+    /// `Audit`: the record.
+    pub fn audit_record(&self) -> Option<FfiAuditRecord> {
         match self.lock().step() {
-            Step::Audit(record) => Some(record.to_json().to_string()),
+            Step::Audit(record) => Some(record.into()),
             _ => None,
         }
     }
@@ -341,11 +341,11 @@ impl FfiInvocation {
         }
     }
 
-    /// `outcome_kind` 2: the persisted approval request as JSON.
-    pub fn outcome_approval_json(&self) -> Result<Option<String>, FfiError> {
+    /// `outcome_kind` 2: the persisted approval request as of `now_ms`.
+    pub fn outcome_approval(&self, now_ms: u64) -> Option<FfiApprovalRequest> {
         match self.lock().step() {
-            Step::Done(Outcome::ApprovalRequired(r)) => request_json(r).map(Some),
-            _ => Ok(None),
+            Step::Done(Outcome::ApprovalRequired(r)) => Some(FfiApprovalRequest::at(r, now_ms)),
+            _ => None,
         }
     }
 
@@ -361,8 +361,9 @@ impl FfiInvocation {
     }
 
     /// The outcome, once the step is `Done` (one record; the driver's hot
-    /// path uses `outcome_kind` instead).
-    pub fn take_outcome(&self) -> Result<FfiOutcome, FfiError> {
+    /// path uses `outcome_kind` instead), an approval request as of
+    /// `now_ms`.
+    pub fn take_outcome(&self, now_ms: u64) -> Result<FfiOutcome, FfiError> {
         let outcome = self
             .lock()
             .take_outcome()
@@ -371,19 +372,19 @@ impl FfiInvocation {
             Outcome::Ok(payload) => FfiOutcome {
                 kind: FfiOutcomeKind::Ok,
                 output_json: payload.as_json().map(|v| v.to_string()),
-                approval_json: None,
+                approval: None,
                 error: None,
             },
             Outcome::ApprovalRequired(request) => FfiOutcome {
                 kind: FfiOutcomeKind::ApprovalRequired,
                 output_json: None,
-                approval_json: Some(request_json(&request)?),
+                approval: Some(FfiApprovalRequest::at(&request, now_ms)),
                 error: None,
             },
             Outcome::Error(e) => FfiOutcome {
                 kind: FfiOutcomeKind::Error,
                 output_json: None,
-                approval_json: None,
+                approval: None,
                 error: Some((&e).into()),
             },
         })

@@ -22,10 +22,15 @@
 mod convert;
 mod invocation;
 mod postgres;
+mod records;
 mod registry;
 
 pub use convert::{FfiHostInput, surface_names};
 pub use invocation::{FfiInvocation, FfiOutcome, FfiOutcomeKind};
+pub use records::{
+    FfiActor, FfiApprovalPage, FfiApprovalRequest, FfiAuditRecord, FfiFrame, FfiFrameDetails,
+    FfiPolicyRecord, FfiRedactionInfo, FfiSurface, FfiTrace,
+};
 pub use registry::{FfiApprovalView, FfiRegistry, FfiResumeLimit};
 
 uniffi::setup_scaffolding!();

@@ -16,13 +16,14 @@ use orpc_agent_core::CapabilityError;
 use orpc_agent_core::approval::{ApprovalStore, Decision as ApprovalDecision};
 use orpc_agent_core::ffi::{
     BindingRegistry, BuildError, list_filter_from_json, open_postgres, open_postgres_audit,
-    page_json, postgres_options_from_json, postgres_runtime,
+    postgres_options_from_json, postgres_runtime,
 };
 use orpc_agent_core::pipeline::{Answer, StepKind};
 
 use crate::FfiError;
 use crate::convert::parse_json;
 use crate::invocation::FfiInvocation;
+use crate::records::{FfiApprovalPage, FfiApprovalRequest};
 use crate::registry::FfiRegistry;
 
 fn internal(message: impl Into<String>) -> CapabilityError {
@@ -142,33 +143,33 @@ fn store(reg: &FfiRegistry) -> Arc<dyn ApprovalStore> {
 
 #[uniffi::export]
 impl FfiRegistry {
-    /// One request as JSON, or `None` (any store; never blocks a thread).
+    /// One request, or `None` (any store; never blocks a thread).
     pub async fn approval_async(
         &self,
         id: String,
         now_ms: u64,
-    ) -> Result<Option<String>, FfiError> {
+    ) -> Result<Option<FfiApprovalRequest>, FfiError> {
         let store = store(self);
         let found = on_runtime(async move { Ok(store.get(&id).await?) }).await?;
-        Ok(found.map(|r| r.to_json_at(now_ms).to_string()))
+        Ok(found.map(|r| FfiApprovalRequest::at(&r, now_ms)))
     }
 
-    /// One page `{requests, nextCursor}` (`nextCursor` null on the last);
+    /// One page (`next_cursor` `None` on the last);
     /// filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
     pub async fn approvals_page_async(
         &self,
         filter_json: String,
         now_ms: u64,
-    ) -> Result<String, FfiError> {
+    ) -> Result<FfiApprovalPage, FfiError> {
         let filter = list_filter_from_json(&parse_json(&filter_json)?, now_ms)?;
         let store = store(self);
         let f = filter.clone();
         let page = on_runtime(async move { Ok(store.list(&f).await?) }).await?;
-        Ok(page_json(&page, &filter).to_string())
+        Ok(FfiApprovalPage::of(&page, &filter))
     }
 
     /// Approve or reject with the registry's `approverMustDiffer` rule;
-    /// the decided request as JSON.
+    /// the decided request.
     pub async fn decide_async(
         &self,
         id: String,
@@ -176,12 +177,12 @@ impl FfiRegistry {
         approver: Option<String>,
         reason: Option<String>,
         now_ms: u64,
-    ) -> Result<String, FfiError> {
+    ) -> Result<FfiApprovalRequest, FfiError> {
         let decision = ApprovalDecision::approving(approve);
         let decide = self
             .host()
             .decide_owned(id, decision, approver, reason, now_ms);
         let decided = on_runtime(decide).await?;
-        Ok(decided.to_json_at(now_ms).to_string())
+        Ok(FfiApprovalRequest::at(&decided, now_ms))
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
+use orpc_agent_core::approval::Decision as ApprovalDecision;
 use orpc_agent_core::ffi::{
     AuditRoute, BindingRegistry, BuildError, StoreConfig, list_filter_from_json,
 };
@@ -14,18 +14,19 @@ use orpc_agent_core::{Invocation, InvokeOptions, Surface};
 
 use crate::convert::{FfiHostInput, frame, parse_json, start_verdict};
 use crate::invocation::FfiInvocation;
-use crate::{FfiError, internal, invalid_input};
+use crate::records::{FfiApprovalRequest, FfiFrameDetails, FfiRedactionInfo};
+use crate::{FfiError, invalid_input};
 
 /// How an approval UI may show a request's input (`redactApprovalInput`).
 #[derive(Debug, uniffi::Record)]
 pub struct FfiApprovalView {
     /// 0: show `input_json` as stored; 1: pass `input_json` through the
     /// capability's `redact.approvalInput` (index `capability_index`) with
-    /// `info_json`. (A request whose capability is gone is NOT_FOUND.)
+    /// `info`. (A request whose capability is gone is NOT_FOUND.)
     pub kind: u8,
     pub capability_index: u32,
     pub input_json: Option<String>,
-    pub info_json: Option<String>,
+    pub info: Option<FfiRedactionInfo>,
 }
 
 /// Who may resume a request (`FfiRegistry::resume`); the core decides.
@@ -144,11 +145,11 @@ impl FfiRegistry {
         &self,
         capability_index: u32,
         surface: u8,
-        frame_json: Option<String>,
+        details: Option<FfiFrameDetails>,
         input: FfiHostInput,
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
-        let frame = frame(surface, frame_json.as_deref())?;
+        let frame = frame(surface, details)?;
         let registry = Arc::clone(self.host.registry());
         let options = self.options(now_ms);
         let limits = start_verdict(input);
@@ -168,11 +169,11 @@ impl FfiRegistry {
         &self,
         id_or_tool_name: String,
         surface: u8,
-        frame_json: Option<String>,
+        details: Option<FfiFrameDetails>,
         input: FfiHostInput,
         now_ms: u64,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
-        let frame = frame(surface, frame_json.as_deref())?;
+        let frame = frame(surface, details)?;
         let registry = Arc::clone(self.host.registry());
         let options = self.options(now_ms);
         let limits = start_verdict(input);
@@ -192,11 +193,11 @@ impl FfiRegistry {
         &self,
         approval_id: String,
         surface: u8,
-        frame_json: Option<String>,
+        details: Option<FfiFrameDetails>,
         now_ms: u64,
         limit: FfiResumeLimit,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
-        let frame = frame(surface, frame_json.as_deref())?;
+        let frame = frame(surface, details)?;
         let registry = Arc::clone(self.host.registry());
         let opts = self.options(now_ms);
         let inv = match limit {
@@ -224,20 +225,28 @@ impl FfiRegistry {
 
     /// One approval request as JSON as of `now_ms` (`status` the effective
     /// one: `expired` past its expiry), or `None`.
-    pub fn approval(&self, id: String, now_ms: u64) -> Result<Option<String>, FfiError> {
+    pub fn approval(
+        &self,
+        id: String,
+        now_ms: u64,
+    ) -> Result<Option<FfiApprovalRequest>, FfiError> {
         Ok(self
             .host
             .approval(&id)?
-            .map(|r| r.to_json_at(now_ms).to_string()))
+            .map(|r| FfiApprovalRequest::at(&r, now_ms)))
     }
 
     /// A page of approval requests (JSON array) as of `now_ms` for a filter
     /// `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
     /// effective one, `expired` included).
-    pub fn approvals(&self, filter_json: String, now_ms: u64) -> Result<String, FfiError> {
+    pub fn approvals(
+        &self,
+        filter_json: String,
+        now_ms: u64,
+    ) -> Result<Vec<FfiApprovalRequest>, FfiError> {
         let filter = list_filter_from_json(&parse_json(&filter_json)?, now_ms)?;
         let page = self.host.approvals(&filter)?;
-        Ok(ApprovalRequest::views_json(&page, now_ms).to_string())
+        Ok(FfiApprovalRequest::all_at(&page, now_ms))
     }
 
     /// Approves or rejects; returns the decided request as JSON.
@@ -248,7 +257,7 @@ impl FfiRegistry {
         approver: Option<String>,
         reason: Option<String>,
         now_ms: u64,
-    ) -> Result<String, FfiError> {
+    ) -> Result<FfiApprovalRequest, FfiError> {
         let decision = ApprovalDecision::approving(approve);
         let request = self.host.decide(
             &id,
@@ -257,7 +266,7 @@ impl FfiRegistry {
             reason.as_deref(),
             now_ms,
         )?;
-        Ok(request.to_json_at(now_ms).to_string())
+        Ok(FfiApprovalRequest::at(&request, now_ms))
     }
 
     /// What an approval UI may show of a request's input.
@@ -268,7 +277,7 @@ impl FfiRegistry {
                 kind: 0,
                 capability_index: 0,
                 input_json: Some(request.input.to_string()),
-                info_json: None,
+                info: None,
             },
             ApprovalInputView::Redact {
                 capability_index,
@@ -277,7 +286,7 @@ impl FfiRegistry {
                 kind: 1,
                 capability_index,
                 input_json: Some(request.input.to_string()),
-                info_json: Some(serde_json::to_string(&info).map_err(|e| internal(e.to_string()))?),
+                info: Some(info.into()),
             },
             // The capability is gone: the same NOT_FOUND as a call (SI-8).
             ApprovalInputView::Withhold => {
@@ -326,10 +335,4 @@ impl FfiRegistry {
             span_payloads: false,
         }
     }
-}
-
-pub(crate) fn request_json(
-    request: &orpc_agent_core::approval::ApprovalRequest,
-) -> Result<String, FfiError> {
-    serde_json::to_string(request).map_err(|e| internal(e.to_string()))
 }

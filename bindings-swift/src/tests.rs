@@ -44,11 +44,7 @@ fn approvals_run_inside_the_synchronous_calls() {
     assert_eq!(inv.step_kind(), 3, "the hash needs the input");
     assert_eq!(inv.answer_input_exported(json("{\"id\":7}"), 1_000), 13);
     assert_eq!(inv.outcome_kind(), 2);
-    let request = inv.outcome_approval_json().unwrap().unwrap();
-    let id = serde_json::from_str::<serde_json::Value>(&request).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = inv.outcome_approval(1_000).unwrap().id;
     reg.decide(id.clone(), true, Some("boss".into()), None, 2_000)
         .unwrap();
     let resumed = reg
@@ -60,25 +56,32 @@ fn approvals_run_inside_the_synchronous_calls() {
         "consumed in the call; run the handler"
     );
     assert_eq!(resumed.input_json().as_deref(), Some("{\"id\":7}"));
-    assert!(
-        resumed
-            .frame_json()
-            .unwrap()
-            .contains("\"surface\":\"mcp\"")
-    );
+    assert_eq!(resumed.frame().surface, crate::FfiSurface::Mcp);
+}
+
+/// Frame details naming the actor `id` (or an anonymous actor).
+fn caller(id: Option<&str>) -> Option<crate::FfiFrameDetails> {
+    Some(crate::FfiFrameDetails {
+        actor: crate::FfiActor {
+            id: id.map(str::to_owned),
+            roles: vec![],
+            attributes_json: "{}".into(),
+        },
+        trace: None,
+        request_id: None,
+        agent_id: None,
+        session_id: None,
+    })
 }
 
 /// A pending-then-approved request for `notes.delete` made on MCP by
 /// `ann`; its id.
 fn approved_request(reg: &FfiRegistry) -> String {
-    let ann = Some(r#"{"surface":"mcp","actor":{"id":"ann"}}"#.to_owned());
-    let inv = reg.start(1, 2, ann, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = reg
+        .start(1, 2, caller(Some("ann")), FfiHostInput::Opaque, 1_000)
+        .unwrap();
     assert_eq!(inv.answer_input_exported(json("{\"id\":7}"), 1_000), 13);
-    let request = inv.outcome_approval_json().unwrap().unwrap();
-    let id = serde_json::from_str::<serde_json::Value>(&request).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = inv.outcome_approval(1_000).unwrap().id;
     reg.decide(id.clone(), true, Some("boss".into()), None, 2_000)
         .unwrap();
     id
@@ -89,16 +92,15 @@ fn limited_resumes_are_the_cores_and_consume_nothing_when_refused() {
     use crate::FfiResumeLimit::{Requester, ThroughTool};
     let reg = registry();
     let id = approved_request(&reg);
-    let frame = |actor: &str| Some(format!(r#"{{"surface":"mcp","actor":{actor}}}"#));
     let tool = |name: &str| ThroughTool {
         id_or_tool_name: name.into(),
     };
     for (surface, frame, limit) in [
-        (2, frame(r#"{"id":"bob"}"#), Requester),
-        (2, frame("{}"), Requester),
-        (0, frame(r#"{"id":"ann"}"#), Requester),
-        (2, frame(r#"{"id":"ann"}"#), tool("notes.read")),
-        (2, frame(r#"{"id":"ann"}"#), tool("no.such.tool")),
+        (2, caller(Some("bob")), Requester),
+        (2, caller(None), Requester),
+        (0, caller(Some("ann")), Requester),
+        (2, caller(Some("ann")), tool("notes.read")),
+        (2, caller(Some("ann")), tool("no.such.tool")),
     ] {
         let refused = reg
             .resume(id.clone(), surface, frame, 3_000, limit)
@@ -110,7 +112,7 @@ fn limited_resumes_are_the_cores_and_consume_nothing_when_refused() {
         .resume(
             id.clone(),
             2,
-            frame(r#"{"id":"ann"}"#),
+            caller(Some("ann")),
             3_000,
             tool("notes.delete"),
         )
@@ -310,10 +312,11 @@ fn an_output_with_no_json_form_is_audited_as_null() {
     assert_eq!(inv.answer_audited(1_000), 6);
     assert_eq!(inv.answer_handler_ok(1_001), 11, "ExportOutput");
     assert_eq!(inv.answer_output_exported(Some("[".repeat(300)), 1_001), 12);
-    let record: serde_json::Value =
-        serde_json::from_str(&inv.audit_record_json().unwrap()).unwrap();
-    assert_eq!(record["outcome"], "ok");
-    assert_eq!(record["output"], serde_json::Value::Null);
+    let record = inv.audit_record().unwrap();
+    assert_eq!(record.outcome.as_deref(), Some("ok"));
+    assert_eq!(record.output_json.as_deref(), Some("null"));
+    let json: serde_json::Value = serde_json::from_str(&record.json).unwrap();
+    assert_eq!(json["output"], serde_json::Value::Null);
 }
 
 #[test]

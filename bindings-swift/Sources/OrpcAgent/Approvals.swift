@@ -26,33 +26,6 @@ public struct ApprovalRequest: Sendable, Hashable {
     public let sessionId: String?
     /// The request as JSON.
     public let json: JSONValue
-
-    /// A request as the core wrote it (JSON text).
-    init(json text: String) throws {
-        try self.init(core: try CoreJSON.parse("approval request", text))
-    }
-
-    /// A request as the core wrote it, read strictly (`CoreJSON`): a field
-    /// missing or of the wrong type is INTERNAL, never a default (a request
-    /// read as made on `direct`, or born expired).
-    init(core v: JSONValue) throws {
-        let o = try CoreObject("approval request", v)
-        json = v
-        id = try o.string("id")
-        capabilityId = try o.string("capabilityId")
-        input = try o.value("input")
-        surface = try o.surface("surface")
-        actor = try o.actor("actor")
-        type = try o.optionalString("type")
-        reason = try o.optionalString("reason")
-        createdAt = try o.uint64("createdAt")
-        expiresAt = try o.uint64("expiresAt")
-        status = try o.string("status")
-        decidedBy = try o.optionalString("decidedBy")
-        decidedAt = try o.optionalUInt64("decidedAt")
-        decisionReason = try o.optionalString("decisionReason")
-        sessionId = try o.optionalString("sessionId")
-    }
 }
 
 /// A page request for approval UIs.
@@ -89,24 +62,59 @@ public struct ApprovalFilter: Sendable {
     }
 }
 
-/// One audit record (camelCase JSON, schema in docs/decisions.md).
+/// One audit record (schema in docs/decisions.md), as the core wrote it.
 public struct AuditRecord: Sendable {
+    /// The record as JSON (camelCase keys).
     public let json: JSONValue
     /// `started` or `finished`.
     public let event: String
+    /// The resolved capability; `nil` when nothing resolved.
+    public let capabilityId: String?
+    /// The id or tool name the caller asked for (`nil` on resume).
+    public let requested: String?
+    /// The surface the call ran on (the recorded one on resume).
+    public let surface: Surface
+    public let actorId: String?
+    /// The call resumed an approved request.
+    public let resumed: Bool
+    /// Every policy evaluated, in order, shadow ones included.
+    public let policies: [Policy]
+    public let approvalId: String?
+    /// Handler attempts made (0 if the handler never ran).
+    public let attempts: Int
+    /// The clock at the start (unix ms).
+    public let startedAt: UInt64
+    public let durationMs: UInt64
     /// `ok`, `approval_required` or an error code; `nil` for `started`.
     public let outcome: String?
+    /// The pipeline stage reached (1–14).
+    public let stage: Int
+    public let trace: TraceContext?
+    public let requestId: String?
+    public let agentId: String?
+    public let sessionId: String?
     /// Operators only: the type of a handler's plain error. Its description
     /// is never recorded (it may quote data); the registry's logger gets it.
     public let failure: String?
 
-    /// A record as the core wrote it, read strictly (`CoreJSON`).
-    init(core json: JSONValue) throws {
-        let o = try CoreObject("audit record", json)
-        self.json = json
-        event = try o.string("event")
-        outcome = try o.optionalString("outcome")
-        failure = try o.optionalString("failure")
+    /// One policy decision, enforced or shadow.
+    public struct Policy: Sendable, Hashable {
+        /// `runtime` or `capability`.
+        public let scope: String
+        /// Position in its list.
+        public let index: Int
+        public let name: String?
+        /// `enforce` or `shadow`.
+        public let mode: String
+        /// A host callback (not a declarative matcher).
+        public let host: Bool
+        /// `allow`, `deny`, `requireApproval` or `abstain` (a failed host
+        /// policy is `deny` with `failed`).
+        public let decision: String
+        public let reason: String?
+        public let approvalType: String?
+        /// The host policy threw or timed out.
+        public let failed: Bool
     }
 }
 

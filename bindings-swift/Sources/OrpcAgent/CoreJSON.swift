@@ -1,8 +1,9 @@
 import Foundation
 
-/// Reading JSON the core wrote — approval requests, the redaction info,
-/// a resumed call's recorded frame, audit records, build problems, pages —
-/// strictly. A field the core always sends that is missing or has the
+/// Reading JSON the core wrote — build problems, metadata problems,
+/// grant decisions, `std:forward` layers — strictly. (Frames, redaction
+/// info, approval requests and audit records arrive as typed records:
+/// CoreRecords.swift.) A field the core always sends that is missing or has the
 /// wrong type is an error, never a default: a surface read as `direct`, an
 /// empty capability id or an anonymous actor would be a governance
 /// decision made here. Fields the core may omit are `nil` when absent or
@@ -73,44 +74,5 @@ struct CoreObject {
         guard let v = optional(key) else { return nil }
         guard let s = v.stringValue else { throw fail(key, "a string") }
         return s
-    }
-
-    func uint64(_ key: String) throws -> UInt64 {
-        guard let n = fields[key]?.uint64Value else { throw fail(key, "a non-negative integer") }
-        return n
-    }
-
-    func optionalUInt64(_ key: String) throws -> UInt64? {
-        guard let v = optional(key) else { return nil }
-        guard let n = v.uint64Value else { throw fail(key, "a non-negative integer") }
-        return n
-    }
-
-    func array(_ key: String) throws -> [JSONValue] {
-        guard let a = fields[key]?.arrayValue else { throw fail(key, "a list") }
-        return a
-    }
-
-    func object(_ key: String) throws -> CoreObject {
-        guard let v = fields[key], v.objectValue != nil else { throw fail(key, "an object") }
-        return try CoreObject("\(what) \(key)", v)
-    }
-
-    /// One of the core's surface names.
-    func surface(_ key: String) throws -> Surface {
-        guard let s = fields[key]?.stringValue.flatMap(Surface.init(rawValue:)) else { throw fail(key, "a surface") }
-        return s
-    }
-
-    /// An actor as the core writes one: `{id?, roles, attributes}`.
-    func actor(_ key: String) throws -> Actor {
-        let a = try object(key)
-        let roles = try a.array("roles").map { r -> String in
-            guard let s = r.stringValue else { throw a.fail("roles", "a list of strings") }
-            return s
-        }
-        var attributes: [String: JSONValue] = [:]
-        for (k, v) in try a.object("attributes").fields { attributes[k] = v }
-        return Actor(id: try a.optionalString("id"), roles: roles, attributes: attributes)
     }
 }

@@ -127,10 +127,10 @@ final class Driver: @unchecked Sendable {
                     output: try? JSONValue(parsing: JSONBridge.text(of: value)))
             }
         case 2:
-            guard let text = try ffi({ try inv.outcomeApprovalJson() }) else {
+            guard let request = inv.outcomeApproval(nowMs: options.clock.nowMs()) else {
                 throw CoreJSON.malformed("outcome", field: "approval request", expected: "present")
             }
-            return .approvalRequired(try ApprovalRequest(json: text))
+            return .approvalRequired(try ApprovalRequest(core: request))
         default:
             guard let e = inv.outcomeError() else { throw CapabilityError(.internal, "the invocation did not finish") }
             throw CapabilityError(e)
@@ -162,10 +162,10 @@ final class Driver: @unchecked Sendable {
             case .audit:
                 if let sink = options.audit {
                     do {
-                        guard let text = inv.auditRecordJson() else {
+                        guard let record = inv.auditRecord() else {
                             throw CoreJSON.malformed("audit record", field: nil, expected: "present")
                         }
-                        sink(try AuditRecord(core: try CoreJSON.parse("audit record", text)))
+                        sink(try AuditRecord(core: record))
                     } catch {
                         // A record that does not read as the core's is not
                         // delivered in some other shape; the operator is told.
@@ -298,7 +298,7 @@ final class Driver: @unchecked Sendable {
         let clock = options.clock
         let info: RedactionInfo
         do {
-            info = try RedactionInfo(json: try ffi { try inv.redactionInfoJson() }, context: call.frame.context)
+            info = try RedactionInfo(core: inv.redactionInfo(), context: call.frame.context)
         } catch {
             // Never a redactor told a default surface or actor: the output is dropped.
             report(.coreData("redaction info"), error)
@@ -418,7 +418,7 @@ final class Driver: @unchecked Sendable {
             // The recorded surface and actor (SI-3), or no handler at all:
             // never the resumer's surface or an anonymous actor instead.
             do {
-                frame = try frame.withRecorded(coreJSON: try ffi { try self.inv.frameJson() })
+                frame = try frame.withRecorded(inv.frame())
             } catch {
                 report(.coreData("recorded frame"), error)
                 return inv.answerHandlerError(
@@ -491,29 +491,6 @@ final class Driver: @unchecked Sendable {
         } onCancel: {
             settle(.cancelled)
         }
-    }
-}
-
-extension Frame {
-    /// The frame the core built for a resumed call (`{surface, actor,
-    /// trace?, requestId?, agentId?, sessionId?}`: the request's recorded
-    /// surface and actor, the caller's trace and ids), read strictly
-    /// (`CoreJSON`), with this frame's context and progress sink (which
-    /// never cross).
-    func withRecorded(coreJSON text: String) throws -> Frame {
-        let recorded = try CoreObject("recorded frame", text: text)
-        var frame = self
-        frame.surface = try recorded.surface("surface")
-        frame.actor = try recorded.actor("actor")
-        frame.trace = try recorded.optional("trace").map { t in
-            let trace = try CoreObject("recorded frame trace", t)
-            return TraceContext(
-                traceparent: try trace.string("traceparent"), tracestate: try trace.optionalString("tracestate"))
-        }
-        frame.requestId = try recorded.optionalString("requestId")
-        frame.agentId = try recorded.optionalString("agentId")
-        frame.sessionId = try recorded.optionalString("sessionId")
-        return frame
     }
 }
 

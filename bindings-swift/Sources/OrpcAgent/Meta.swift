@@ -206,31 +206,6 @@ public struct Frame: Sendable {
         self.context = context
         self.onProgress = onProgress
     }
-
-    /// The frame as JSON for the core, or `nil` when it carries only a
-    /// surface (the common call then sends one short string).
-    var coreJSON: String? {
-        if actor == Actor(), trace == nil, requestId == nil, agentId == nil, sessionId == nil { return nil }
-        var o = JSONObject()
-        o["surface"] = .string(surface.rawValue)
-        var a = JSONObject()
-        if let id = actor.id { a["id"] = .string(id) }
-        a["roles"] = .array(actor.roles.map { .string($0) })
-        var attrs = JSONObject()
-        for k in actor.attributes.keys.sorted() { attrs[k] = actor.attributes[k] }
-        a["attributes"] = .object(attrs)
-        o["actor"] = .object(a)
-        if let t = trace {
-            var tj = JSONObject()
-            tj["traceparent"] = .string(t.traceparent)
-            if let s = t.tracestate { tj["tracestate"] = .string(s) }
-            o["trace"] = .object(tj)
-        }
-        if let requestId { o["requestId"] = .string(requestId) }
-        if let agentId { o["agentId"] = .string(agentId) }
-        if let sessionId { o["sessionId"] = .string(sessionId) }
-        return JSONValue.object(o).jsonText
-    }
 }
 
 /// What a redactor is told (DESIGN §6): from the frozen frame, or for a
@@ -240,15 +215,4 @@ public struct RedactionInfo: Sendable {
     public let capabilityId: String
     public let actor: Actor
     public let context: (any Sendable)?
-
-    /// The info as the core wrote it (`{surface, capabilityId, actor}`),
-    /// read strictly (`CoreJSON`): a redactor that redacts by surface must
-    /// never be told `direct` because a field did not decode.
-    init(json: String, context: (any Sendable)?) throws {
-        let o = try CoreObject("redaction info", text: json)
-        surface = try o.surface("surface")
-        capabilityId = try o.string("capabilityId")
-        actor = try o.actor("actor")
-        self.context = context
-    }
 }

@@ -23,12 +23,9 @@ public struct ApprovalPage: Sendable {
     public let requests: [ApprovalRequest]
     public let nextCursor: String?
 
-    /// A page as the core wrote it (`{requests, nextCursor}`), read
-    /// strictly (`CoreJSON`).
-    init(core text: String) throws {
-        let page = try CoreObject("approval page", text: text)
-        requests = try page.array("requests").map { try ApprovalRequest(core: $0) }
-        nextCursor = try page.optionalString("nextCursor")
+    init(core page: FfiApprovalPage) throws {
+        requests = try page.requests.map(ApprovalRequest.init(core:))
+        nextCursor = page.nextCursor
     }
 }
 
@@ -91,20 +88,18 @@ extension CapabilityRegistry {
     /// One request, or `nil`.
     public func approvalAsync(_ id: String) async throws -> ApprovalRequest? {
         do {
-            return try await core.approvalAsync(id: id, nowMs: options.clock.nowMs()).map {
-                try ApprovalRequest(json: $0)
-            }
+            return try await core.approvalAsync(id: id, nowMs: options.clock.nowMs()).map(ApprovalRequest.init(core:))
         } catch { throw liftError(error) }
     }
 
     /// One page of requests (oldest first) and the next page's cursor.
     public func approvalsPageAsync(_ filter: ApprovalFilter = ApprovalFilter()) async throws -> ApprovalPage {
-        let text: String
+        let page: FfiApprovalPage
         let now = options.clock.nowMs()
-        do { text = try await core.approvalsPageAsync(filterJson: filter.json, nowMs: now) } catch {
+        do { page = try await core.approvalsPageAsync(filterJson: filter.json, nowMs: now) } catch {
             throw liftError(error)
         }
-        return try ApprovalPage(core: text)
+        return try ApprovalPage(core: page)
     }
 
     @discardableResult
@@ -122,9 +117,9 @@ extension CapabilityRegistry {
     {
         let now = options.clock.nowMs()
         do {
-            let text = try await core.decideAsync(
+            let decided = try await core.decideAsync(
                 id: id, approve: approve, approver: approver, reason: reason, nowMs: now)
-            return try ApprovalRequest(json: text)
+            return try ApprovalRequest(core: decided)
         } catch { throw liftError(error) }
     }
 }

@@ -144,11 +144,12 @@ public final class CapabilityRegistry: @unchecked Sendable {
         let inv = try ffi {
             if let i = index {
                 return try core.start(
-                    capabilityIndex: i, surface: frame.surface.index, frameJson: frame.coreJSON, input: measured,
+                    capabilityIndex: i, surface: frame.surface.index, details: frame.coreDetails, input: measured,
                     nowMs: now)
             }
             return try core.startNamed(
-                idOrToolName: name, surface: frame.surface.index, frameJson: frame.coreJSON, input: measured, nowMs: now
+                idOrToolName: name, surface: frame.surface.index, details: frame.coreDetails, input: measured,
+                nowMs: now
             )
         }
         let call = Call(raw: input, frame: frame, resumed: false)
@@ -177,7 +178,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
         }
         let inv = try ffi {
             try core.resume(
-                approvalId: approvalId, surface: frame.surface.index, frameJson: frame.coreJSON, nowMs: now,
+                approvalId: approvalId, surface: frame.surface.index, details: frame.coreDetails, nowMs: now,
                 limit: ffiLimit)
         }
         return try await Driver(registry: self, inv: inv, call: Call(raw: nil, frame: frame, resumed: true)).run(
@@ -188,13 +189,12 @@ public final class CapabilityRegistry: @unchecked Sendable {
 
     public func approval(_ id: String) throws -> ApprovalRequest? {
         let now = options.clock.nowMs()
-        return try ffi { try core.approval(id: id, nowMs: now) }.map { try ApprovalRequest(json: $0) }
+        return try ffi { try core.approval(id: id, nowMs: now) }.map(ApprovalRequest.init(core:))
     }
 
     public func approvals(_ filter: ApprovalFilter = ApprovalFilter()) throws -> [ApprovalRequest] {
         let now = options.clock.nowMs()
-        let text = try ffi { try core.approvals(filterJson: filter.json, nowMs: now) }
-        return try CoreJSON.array("approval list", text).map { try ApprovalRequest(core: $0) }
+        return try ffi { try core.approvals(filterJson: filter.json, nowMs: now) }.map(ApprovalRequest.init(core:))
     }
 
     @discardableResult
@@ -209,8 +209,10 @@ public final class CapabilityRegistry: @unchecked Sendable {
 
     private func decide(_ id: String, approve: Bool, approver: String?, reason: String?) throws -> ApprovalRequest {
         let now = options.clock.nowMs()
-        let text = try ffi { try core.decide(id: id, approve: approve, approver: approver, reason: reason, nowMs: now) }
-        return try ApprovalRequest(json: text)
+        let decided = try ffi {
+            try core.decide(id: id, approve: approve, approver: approver, reason: reason, nowMs: now)
+        }
+        return try ApprovalRequest(core: decided)
     }
 
     /// The model-safe view of a request's input for approval UIs: through
@@ -228,10 +230,10 @@ public final class CapabilityRegistry: @unchecked Sendable {
             guard Int(view.capabilityIndex) < capabilities.count,
                 let redact = capabilities[Int(view.capabilityIndex)].hooks.redactApprovalInput
             else { throw CapabilityError(.internal, "no approval-input redactor") }
-            guard let infoText = view.infoJson else {
+            guard let core = view.info else {
                 throw CoreJSON.malformed("approval input view", field: "info", expected: "present")
             }
-            let info = try RedactionInfo(json: infoText, context: context)
+            let info = try RedactionInfo(core: core, context: context)
             do {
                 return try await redact(input, info)
             } catch {

@@ -759,9 +759,9 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func attempt()  -> UInt32
     
     /**
-     * `Audit`: the record as camelCase JSON.
+     * `Audit`: the record.
      */
-    func auditRecordJson()  -> String?
+    func auditRecord()  -> FfiAuditRecord?
     
     /**
      * The time every hook of this call is bounded by (unix ms): a
@@ -782,9 +782,9 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func deadlineAtMs()  -> UInt64
     
     /**
-     * The frozen frame as JSON (on resume: the recorded surface and actor).
+     * The frozen frame (on resume: the recorded surface and actor).
      */
-    func frameJson() throws  -> String
+    func frame()  -> FfiFrame
     
     /**
      * The current step's input when the core holds it as JSON (a resumed
@@ -793,9 +793,9 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func inputJson()  -> String?
     
     /**
-     * `outcome_kind` 2: the persisted approval request as JSON.
+     * `outcome_kind` 2: the persisted approval request as of `now_ms`.
      */
-    func outcomeApprovalJson() throws  -> String?
+    func outcomeApproval(nowMs: UInt64)  -> FfiApprovalRequest?
     
     /**
      * `outcome_kind` 3: the error.
@@ -822,10 +822,9 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func policyAt()  -> FfiPolicyAt?
     
     /**
-     * `RedactOutput`: what the redactor is told, as JSON
-     * `{surface, capabilityId, actor}`.
+     * `RedactOutput`: what the redactor is told.
      */
-    func redactionInfoJson() throws  -> String
+    func redactionInfo()  -> FfiRedactionInfo
     
     /**
      * A progress report of the handler, checked by the core
@@ -852,9 +851,10 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     
     /**
      * The outcome, once the step is `Done` (one record; the driver's hot
-     * path uses `outcome_kind` instead).
+     * path uses `outcome_kind` instead), an approval request as of
+     * `now_ms`.
      */
-    func takeOutcome() throws  -> FfiOutcome
+    func takeOutcome(nowMs: UInt64) throws  -> FfiOutcome
     
     /**
      * Performs the store step this invocation waits on (`persistApproval`
@@ -1275,12 +1275,12 @@ open func attempt() -> UInt32  {
 }
     
     /**
-     * `Audit`: the record as camelCase JSON.
+     * `Audit`: the record.
      */
-open func auditRecordJson() -> String?  {
-    return try!  FfiConverterOptionString.lift(try! rustCall() {
+open func auditRecord() -> FfiAuditRecord?  {
+    return try!  FfiConverterOptionTypeFfiAuditRecord.lift(try! rustCall() {
         uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_audit_record_json(
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_audit_record(
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
@@ -1326,12 +1326,12 @@ open func deadlineAtMs() -> UInt64  {
 }
     
     /**
-     * The frozen frame as JSON (on resume: the recorded surface and actor).
+     * The frozen frame (on resume: the recorded surface and actor).
      */
-open func frameJson()throws  -> String  {
-    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+open func frame() -> FfiFrame  {
+    return try!  FfiConverterTypeFfiFrame_lift(try! rustCall() {
         uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_frame_json(
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_frame(
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
@@ -1351,13 +1351,14 @@ open func inputJson() -> String?  {
 }
     
     /**
-     * `outcome_kind` 2: the persisted approval request as JSON.
+     * `outcome_kind` 2: the persisted approval request as of `now_ms`.
      */
-open func outcomeApprovalJson()throws  -> String?  {
-    return try  FfiConverterOptionString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+open func outcomeApproval(nowMs: UInt64) -> FfiApprovalRequest?  {
+    return try!  FfiConverterOptionTypeFfiApprovalRequest.lift(try! rustCall() {
         uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_outcome_approval_json(
-            self.uniffiCloneHandle(),uniffiCallStatus
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_outcome_approval(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1415,13 +1416,12 @@ open func policyAt() -> FfiPolicyAt?  {
 }
     
     /**
-     * `RedactOutput`: what the redactor is told, as JSON
-     * `{surface, capabilityId, actor}`.
+     * `RedactOutput`: what the redactor is told.
      */
-open func redactionInfoJson()throws  -> String  {
-    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+open func redactionInfo() -> FfiRedactionInfo  {
+    return try!  FfiConverterTypeFfiRedactionInfo_lift(try! rustCall() {
         uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_redaction_info_json(
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_redaction_info(
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
@@ -1482,13 +1482,15 @@ open func stepKind() -> UInt8  {
     
     /**
      * The outcome, once the step is `Done` (one record; the driver's hot
-     * path uses `outcome_kind` instead).
+     * path uses `outcome_kind` instead), an approval request as of
+     * `now_ms`.
      */
-open func takeOutcome()throws  -> FfiOutcome  {
+open func takeOutcome(nowMs: UInt64)throws  -> FfiOutcome  {
     return try  FfiConverterTypeFfiOutcome_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_take_outcome(
-            self.uniffiCloneHandle(),uniffiCallStatus
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
@@ -1571,15 +1573,15 @@ public func FfiConverterTypeFfiInvocation_lower(_ value: FfiInvocation) -> UInt6
 public protocol FfiRegistryProtocol: AnyObject, Sendable {
     
     /**
-     * One request as JSON, or `None` (any store; never blocks a thread).
+     * One request, or `None` (any store; never blocks a thread).
      */
-    func approvalAsync(id: String, nowMs: UInt64) async throws  -> String?
+    func approvalAsync(id: String, nowMs: UInt64) async throws  -> FfiApprovalRequest?
     
     /**
-     * One page `{requests, nextCursor}` (`nextCursor` null on the last);
+     * One page (`next_cursor` `None` on the last);
      * filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
      */
-    func approvalsPageAsync(filterJson: String, nowMs: UInt64) async throws  -> String
+    func approvalsPageAsync(filterJson: String, nowMs: UInt64) async throws  -> FfiApprovalPage
     
     /**
      * Connects a PostgreSQL audit sink (its own small pool, migrations
@@ -1604,15 +1606,15 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     
     /**
      * Approve or reject with the registry's `approverMustDiffer` rule;
-     * the decided request as JSON.
+     * the decided request.
      */
-    func decideAsync(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64) async throws  -> String
+    func decideAsync(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64) async throws  -> FfiApprovalRequest
     
     /**
      * One approval request as JSON as of `now_ms` (`status` the effective
      * one: `expired` past its expiry), or `None`.
      */
-    func approval(id: String, nowMs: UInt64) throws  -> String?
+    func approval(id: String, nowMs: UInt64) throws  -> FfiApprovalRequest?
     
     /**
      * What an approval UI may show of a request's input.
@@ -1624,7 +1626,7 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
      * `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
      * effective one, `expired` included).
      */
-    func approvals(filterJson: String, nowMs: UInt64) throws  -> String
+    func approvals(filterJson: String, nowMs: UInt64) throws  -> [FfiApprovalRequest]
     
     /**
      * Capability ids in registry order: position = capability index.
@@ -1634,7 +1636,7 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     /**
      * Approves or rejects; returns the decided request as JSON.
      */
-    func decide(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64) throws  -> String
+    func decide(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64) throws  -> FfiApprovalRequest
     
     /**
      * The portable descriptors of the capabilities exposed on `surface`
@@ -1662,7 +1664,7 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
      * surface and actor; the frame gives trace and ids, and — with a
      * `limit` — the caller's surface and actor the core checks).
      */
-    func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: UInt64, limit: FfiResumeLimit) throws  -> FfiInvocation
+    func resume(approvalId: String, surface: UInt8, details: FfiFrameDetails?, nowMs: UInt64, limit: FfiResumeLimit) throws  -> FfiInvocation
     
     /**
      * Starts an invocation of the capability at `capability_index`
@@ -1672,13 +1674,13 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
      * number with no JSON form) ends the call when stage 4 begins, before
      * any validator, policy or handler sees it (`start_verdict`).
      */
-    func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, input: FfiHostInput, nowMs: UInt64) throws  -> FfiInvocation
+    func start(capabilityIndex: UInt32, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64) throws  -> FfiInvocation
     
     /**
      * Like `start`, by id or adapter tool name (an unknown name ends in
      * NOT_FOUND and is audited as requested).
      */
-    func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, input: FfiHostInput, nowMs: UInt64) throws  -> FfiInvocation
+    func startNamed(idOrToolName: String, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64) throws  -> FfiInvocation
     
     /**
      * The unix time in ms as the core's stores see it: Swift's driver
@@ -1764,9 +1766,9 @@ public convenience init(declarationsJson: String, optionsJson: String, storeJson
 
     
     /**
-     * One request as JSON, or `None` (any store; never blocks a thread).
+     * One request, or `None` (any store; never blocks a thread).
      */
-open func approvalAsync(id: String, nowMs: UInt64)async throws  -> String?  {
+open func approvalAsync(id: String, nowMs: UInt64)async throws  -> FfiApprovalRequest?  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
@@ -1777,16 +1779,16 @@ open func approvalAsync(id: String, nowMs: UInt64)async throws  -> String?  {
             pollFunc: ffi_orpc_agent_swift_rust_future_poll_rust_buffer,
             completeFunc: ffi_orpc_agent_swift_rust_future_complete_rust_buffer,
             freeFunc: ffi_orpc_agent_swift_rust_future_free_rust_buffer,
-            liftFunc: FfiConverterOptionString.lift,
+            liftFunc: FfiConverterOptionTypeFfiApprovalRequest.lift,
             errorHandler: FfiConverterTypeFfiError_lift
         )
 }
     
     /**
-     * One page `{requests, nextCursor}` (`nextCursor` null on the last);
+     * One page (`next_cursor` `None` on the last);
      * filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
      */
-open func approvalsPageAsync(filterJson: String, nowMs: UInt64)async throws  -> String  {
+open func approvalsPageAsync(filterJson: String, nowMs: UInt64)async throws  -> FfiApprovalPage  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
@@ -1797,7 +1799,7 @@ open func approvalsPageAsync(filterJson: String, nowMs: UInt64)async throws  -> 
             pollFunc: ffi_orpc_agent_swift_rust_future_poll_rust_buffer,
             completeFunc: ffi_orpc_agent_swift_rust_future_complete_rust_buffer,
             freeFunc: ffi_orpc_agent_swift_rust_future_free_rust_buffer,
-            liftFunc: FfiConverterString.lift,
+            liftFunc: FfiConverterTypeFfiApprovalPage_lift,
             errorHandler: FfiConverterTypeFfiError_lift
         )
 }
@@ -1861,9 +1863,9 @@ open func auditStats() -> FfiAuditStats?  {
     
     /**
      * Approve or reject with the registry's `approverMustDiffer` rule;
-     * the decided request as JSON.
+     * the decided request.
      */
-open func decideAsync(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64)async throws  -> String  {
+open func decideAsync(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64)async throws  -> FfiApprovalRequest  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
@@ -1874,7 +1876,7 @@ open func decideAsync(id: String, approve: Bool, approver: String?, reason: Stri
             pollFunc: ffi_orpc_agent_swift_rust_future_poll_rust_buffer,
             completeFunc: ffi_orpc_agent_swift_rust_future_complete_rust_buffer,
             freeFunc: ffi_orpc_agent_swift_rust_future_free_rust_buffer,
-            liftFunc: FfiConverterString.lift,
+            liftFunc: FfiConverterTypeFfiApprovalRequest_lift,
             errorHandler: FfiConverterTypeFfiError_lift
         )
 }
@@ -1883,8 +1885,8 @@ open func decideAsync(id: String, approve: Bool, approver: String?, reason: Stri
      * One approval request as JSON as of `now_ms` (`status` the effective
      * one: `expired` past its expiry), or `None`.
      */
-open func approval(id: String, nowMs: UInt64)throws  -> String?  {
-    return try  FfiConverterOptionString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+open func approval(id: String, nowMs: UInt64)throws  -> FfiApprovalRequest?  {
+    return try  FfiConverterOptionTypeFfiApprovalRequest.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_approval(
             self.uniffiCloneHandle(),
@@ -1912,8 +1914,8 @@ open func approvalInputView(id: String)throws  -> FfiApprovalView  {
      * `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
      * effective one, `expired` included).
      */
-open func approvals(filterJson: String, nowMs: UInt64)throws  -> String  {
-    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+open func approvals(filterJson: String, nowMs: UInt64)throws  -> [FfiApprovalRequest]  {
+    return try  FfiConverterSequenceTypeFfiApprovalRequest.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_approvals(
             self.uniffiCloneHandle(),
@@ -1938,8 +1940,8 @@ open func capabilityIds() -> [String]  {
     /**
      * Approves or rejects; returns the decided request as JSON.
      */
-open func decide(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64)throws  -> String  {
-    return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
+open func decide(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64)throws  -> FfiApprovalRequest  {
+    return try  FfiConverterTypeFfiApprovalRequest_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_decide(
             self.uniffiCloneHandle(),
@@ -2009,14 +2011,14 @@ open func resolve(idOrToolName: String) -> UInt32?  {
      * surface and actor; the frame gives trace and ids, and — with a
      * `limit` — the caller's surface and actor the core checks).
      */
-open func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: UInt64, limit: FfiResumeLimit)throws  -> FfiInvocation  {
+open func resume(approvalId: String, surface: UInt8, details: FfiFrameDetails?, nowMs: UInt64, limit: FfiResumeLimit)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_resume(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(approvalId),
         FfiConverterUInt8.lower(surface),
-        FfiConverterOptionString.lower(frameJson),
+        FfiConverterOptionTypeFfiFrameDetails.lower(details),
         FfiConverterUInt64.lower(nowMs),
         FfiConverterTypeFfiResumeLimit_lower(limit),uniffiCallStatus
     )
@@ -2031,14 +2033,14 @@ open func resume(approvalId: String, surface: UInt8, frameJson: String?, nowMs: 
      * number with no JSON form) ends the call when stage 4 begins, before
      * any validator, policy or handler sees it (`start_verdict`).
      */
-open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, input: FfiHostInput, nowMs: UInt64)throws  -> FfiInvocation  {
+open func start(capabilityIndex: UInt32, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_start(
             self.uniffiCloneHandle(),
         FfiConverterUInt32.lower(capabilityIndex),
         FfiConverterUInt8.lower(surface),
-        FfiConverterOptionString.lower(frameJson),
+        FfiConverterOptionTypeFfiFrameDetails.lower(details),
         FfiConverterTypeFfiHostInput_lower(input),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
@@ -2049,14 +2051,14 @@ open func start(capabilityIndex: UInt32, surface: UInt8, frameJson: String?, inp
      * Like `start`, by id or adapter tool name (an unknown name ends in
      * NOT_FOUND and is audited as requested).
      */
-open func startNamed(idOrToolName: String, surface: UInt8, frameJson: String?, input: FfiHostInput, nowMs: UInt64)throws  -> FfiInvocation  {
+open func startNamed(idOrToolName: String, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_start_named(
             self.uniffiCloneHandle(),
         FfiConverterString.lower(idOrToolName),
         FfiConverterUInt8.lower(surface),
-        FfiConverterOptionString.lower(frameJson),
+        FfiConverterOptionTypeFfiFrameDetails.lower(details),
         FfiConverterTypeFfiHostInput_lower(input),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
@@ -2125,18 +2127,260 @@ public func FfiConverterTypeFfiRegistry_lower(_ value: FfiRegistry) -> UInt64 {
 
 
 /**
+ * The caller (SI-3). `attributes_json` is a JSON object.
+ */
+public struct FfiActor: Equatable, Hashable {
+    public var id: String?
+    public var roles: [String]
+    public var attributesJson: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(id: String?, roles: [String], attributesJson: String) {
+        self.id = id
+        self.roles = roles
+        self.attributesJson = attributesJson
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiActor: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiActor: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiActor {
+        return
+            try FfiActor(
+                id: FfiConverterOptionString.read(from: &buf), 
+                roles: FfiConverterSequenceString.read(from: &buf), 
+                attributesJson: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiActor, into buf: inout [UInt8]) {
+        FfiConverterOptionString.write(value.id, into: &buf)
+        FfiConverterSequenceString.write(value.roles, into: &buf)
+        FfiConverterString.write(value.attributesJson, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiActor_lift(_ buf: RustBuffer) throws -> FfiActor {
+    return try FfiConverterTypeFfiActor.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiActor_lower(_ value: FfiActor) -> RustBuffer {
+    return FfiConverterTypeFfiActor.lower(value)
+}
+
+
+/**
+ * One page of approval requests for an approval UI; `next_cursor` is
+ * `None` on the last page.
+ */
+public struct FfiApprovalPage: Equatable, Hashable {
+    public var requests: [FfiApprovalRequest]
+    public var nextCursor: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(requests: [FfiApprovalRequest], nextCursor: String?) {
+        self.requests = requests
+        self.nextCursor = nextCursor
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiApprovalPage: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiApprovalPage: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiApprovalPage {
+        return
+            try FfiApprovalPage(
+                requests: FfiConverterSequenceTypeFfiApprovalRequest.read(from: &buf), 
+                nextCursor: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiApprovalPage, into buf: inout [UInt8]) {
+        FfiConverterSequenceTypeFfiApprovalRequest.write(value.requests, into: &buf)
+        FfiConverterOptionString.write(value.nextCursor, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiApprovalPage_lift(_ buf: RustBuffer) throws -> FfiApprovalPage {
+    return try FfiConverterTypeFfiApprovalPage.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiApprovalPage_lower(_ value: FfiApprovalPage) -> RustBuffer {
+    return FfiConverterTypeFfiApprovalPage.lower(value)
+}
+
+
+/**
+ * An approval request as an approval UI reads it at some instant
+ * (`status` the effective one: `expired` past its expiry). Its input hash
+ * never leaves the store.
+ */
+public struct FfiApprovalRequest: Equatable, Hashable {
+    public var id: String
+    public var capabilityId: String
+    public var inputJson: String
+    public var surface: FfiSurface
+    public var actor: FfiActor
+    public var approvalType: String?
+    public var reason: String?
+    public var createdAtMs: UInt64
+    public var expiresAtMs: UInt64
+    /**
+     * `pending`, `approved`, `rejected`, `consumed` or `expired`.
+     */
+    public var status: String
+    public var decidedBy: String?
+    public var decidedAtMs: UInt64?
+    public var decisionReason: String?
+    public var sessionId: String?
+    /**
+     * The request's JSON form (`ApprovalRequest::to_json_at`).
+     */
+    public var json: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(id: String, capabilityId: String, inputJson: String, surface: FfiSurface, actor: FfiActor, approvalType: String?, reason: String?, createdAtMs: UInt64, expiresAtMs: UInt64, 
+        /**
+         * `pending`, `approved`, `rejected`, `consumed` or `expired`.
+         */status: String, decidedBy: String?, decidedAtMs: UInt64?, decisionReason: String?, sessionId: String?, 
+        /**
+         * The request's JSON form (`ApprovalRequest::to_json_at`).
+         */json: String) {
+        self.id = id
+        self.capabilityId = capabilityId
+        self.inputJson = inputJson
+        self.surface = surface
+        self.actor = actor
+        self.approvalType = approvalType
+        self.reason = reason
+        self.createdAtMs = createdAtMs
+        self.expiresAtMs = expiresAtMs
+        self.status = status
+        self.decidedBy = decidedBy
+        self.decidedAtMs = decidedAtMs
+        self.decisionReason = decisionReason
+        self.sessionId = sessionId
+        self.json = json
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiApprovalRequest: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiApprovalRequest: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiApprovalRequest {
+        return
+            try FfiApprovalRequest(
+                id: FfiConverterString.read(from: &buf), 
+                capabilityId: FfiConverterString.read(from: &buf), 
+                inputJson: FfiConverterString.read(from: &buf), 
+                surface: FfiConverterTypeFfiSurface.read(from: &buf), 
+                actor: FfiConverterTypeFfiActor.read(from: &buf), 
+                approvalType: FfiConverterOptionString.read(from: &buf), 
+                reason: FfiConverterOptionString.read(from: &buf), 
+                createdAtMs: FfiConverterUInt64.read(from: &buf), 
+                expiresAtMs: FfiConverterUInt64.read(from: &buf), 
+                status: FfiConverterString.read(from: &buf), 
+                decidedBy: FfiConverterOptionString.read(from: &buf), 
+                decidedAtMs: FfiConverterOptionUInt64.read(from: &buf), 
+                decisionReason: FfiConverterOptionString.read(from: &buf), 
+                sessionId: FfiConverterOptionString.read(from: &buf), 
+                json: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiApprovalRequest, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.id, into: &buf)
+        FfiConverterString.write(value.capabilityId, into: &buf)
+        FfiConverterString.write(value.inputJson, into: &buf)
+        FfiConverterTypeFfiSurface.write(value.surface, into: &buf)
+        FfiConverterTypeFfiActor.write(value.actor, into: &buf)
+        FfiConverterOptionString.write(value.approvalType, into: &buf)
+        FfiConverterOptionString.write(value.reason, into: &buf)
+        FfiConverterUInt64.write(value.createdAtMs, into: &buf)
+        FfiConverterUInt64.write(value.expiresAtMs, into: &buf)
+        FfiConverterString.write(value.status, into: &buf)
+        FfiConverterOptionString.write(value.decidedBy, into: &buf)
+        FfiConverterOptionUInt64.write(value.decidedAtMs, into: &buf)
+        FfiConverterOptionString.write(value.decisionReason, into: &buf)
+        FfiConverterOptionString.write(value.sessionId, into: &buf)
+        FfiConverterString.write(value.json, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiApprovalRequest_lift(_ buf: RustBuffer) throws -> FfiApprovalRequest {
+    return try FfiConverterTypeFfiApprovalRequest.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiApprovalRequest_lower(_ value: FfiApprovalRequest) -> RustBuffer {
+    return FfiConverterTypeFfiApprovalRequest.lower(value)
+}
+
+
+/**
  * How an approval UI may show a request's input (`redactApprovalInput`).
  */
 public struct FfiApprovalView: Equatable, Hashable {
     /**
      * 0: show `input_json` as stored; 1: pass `input_json` through the
      * capability's `redact.approvalInput` (index `capability_index`) with
-     * `info_json`. (A request whose capability is gone is NOT_FOUND.)
+     * `info`. (A request whose capability is gone is NOT_FOUND.)
      */
     public var kind: UInt8
     public var capabilityIndex: UInt32
     public var inputJson: String?
-    public var infoJson: String?
+    public var info: FfiRedactionInfo?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -2144,12 +2388,12 @@ public struct FfiApprovalView: Equatable, Hashable {
         /**
          * 0: show `input_json` as stored; 1: pass `input_json` through the
          * capability's `redact.approvalInput` (index `capability_index`) with
-         * `info_json`. (A request whose capability is gone is NOT_FOUND.)
-         */kind: UInt8, capabilityIndex: UInt32, inputJson: String?, infoJson: String?) {
+         * `info`. (A request whose capability is gone is NOT_FOUND.)
+         */kind: UInt8, capabilityIndex: UInt32, inputJson: String?, info: FfiRedactionInfo?) {
         self.kind = kind
         self.capabilityIndex = capabilityIndex
         self.inputJson = inputJson
-        self.infoJson = infoJson
+        self.info = info
     }
 
     
@@ -2171,7 +2415,7 @@ public struct FfiConverterTypeFfiApprovalView: FfiConverterRustBuffer {
                 kind: FfiConverterUInt8.read(from: &buf), 
                 capabilityIndex: FfiConverterUInt32.read(from: &buf), 
                 inputJson: FfiConverterOptionString.read(from: &buf), 
-                infoJson: FfiConverterOptionString.read(from: &buf)
+                info: FfiConverterOptionTypeFfiRedactionInfo.read(from: &buf)
         )
     }
 
@@ -2179,7 +2423,7 @@ public struct FfiConverterTypeFfiApprovalView: FfiConverterRustBuffer {
         FfiConverterUInt8.write(value.kind, into: &buf)
         FfiConverterUInt32.write(value.capabilityIndex, into: &buf)
         FfiConverterOptionString.write(value.inputJson, into: &buf)
-        FfiConverterOptionString.write(value.infoJson, into: &buf)
+        FfiConverterOptionTypeFfiRedactionInfo.write(value.info, into: &buf)
     }
 }
 
@@ -2196,6 +2440,167 @@ public func FfiConverterTypeFfiApprovalView_lift(_ buf: RustBuffer) throws -> Ff
 #endif
 public func FfiConverterTypeFfiApprovalView_lower(_ value: FfiApprovalView) -> RustBuffer {
     return FfiConverterTypeFfiApprovalView.lower(value)
+}
+
+
+/**
+ * One audit record (schema in docs/decisions.md).
+ */
+public struct FfiAuditRecord: Equatable, Hashable {
+    /**
+     * `started` or `finished`.
+     */
+    public var event: String
+    public var capabilityId: String?
+    public var requested: String?
+    public var surface: FfiSurface
+    public var actorId: String?
+    public var resumed: Bool
+    public var policies: [FfiPolicyRecord]
+    public var approvalId: String?
+    public var attempts: UInt32
+    public var startedAtMs: UInt64
+    public var durationMs: UInt64
+    /**
+     * `ok`, `approval_required` or an error code; `None` on `started`.
+     */
+    public var outcome: String?
+    /**
+     * 1–14.
+     */
+    public var stage: UInt8
+    public var trace: FfiTrace?
+    public var requestId: String?
+    public var agentId: String?
+    public var sessionId: String?
+    public var failure: String?
+    /**
+     * The redacted output (JSON text), only with `auditPayloads` and only
+     * on success.
+     */
+    public var outputJson: String?
+    /**
+     * The record's JSON form (`AuditRecord::to_json`).
+     */
+    public var json: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * `started` or `finished`.
+         */event: String, capabilityId: String?, requested: String?, surface: FfiSurface, actorId: String?, resumed: Bool, policies: [FfiPolicyRecord], approvalId: String?, attempts: UInt32, startedAtMs: UInt64, durationMs: UInt64, 
+        /**
+         * `ok`, `approval_required` or an error code; `None` on `started`.
+         */outcome: String?, 
+        /**
+         * 1–14.
+         */stage: UInt8, trace: FfiTrace?, requestId: String?, agentId: String?, sessionId: String?, failure: String?, 
+        /**
+         * The redacted output (JSON text), only with `auditPayloads` and only
+         * on success.
+         */outputJson: String?, 
+        /**
+         * The record's JSON form (`AuditRecord::to_json`).
+         */json: String) {
+        self.event = event
+        self.capabilityId = capabilityId
+        self.requested = requested
+        self.surface = surface
+        self.actorId = actorId
+        self.resumed = resumed
+        self.policies = policies
+        self.approvalId = approvalId
+        self.attempts = attempts
+        self.startedAtMs = startedAtMs
+        self.durationMs = durationMs
+        self.outcome = outcome
+        self.stage = stage
+        self.trace = trace
+        self.requestId = requestId
+        self.agentId = agentId
+        self.sessionId = sessionId
+        self.failure = failure
+        self.outputJson = outputJson
+        self.json = json
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiAuditRecord: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiAuditRecord: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiAuditRecord {
+        return
+            try FfiAuditRecord(
+                event: FfiConverterString.read(from: &buf), 
+                capabilityId: FfiConverterOptionString.read(from: &buf), 
+                requested: FfiConverterOptionString.read(from: &buf), 
+                surface: FfiConverterTypeFfiSurface.read(from: &buf), 
+                actorId: FfiConverterOptionString.read(from: &buf), 
+                resumed: FfiConverterBool.read(from: &buf), 
+                policies: FfiConverterSequenceTypeFfiPolicyRecord.read(from: &buf), 
+                approvalId: FfiConverterOptionString.read(from: &buf), 
+                attempts: FfiConverterUInt32.read(from: &buf), 
+                startedAtMs: FfiConverterUInt64.read(from: &buf), 
+                durationMs: FfiConverterUInt64.read(from: &buf), 
+                outcome: FfiConverterOptionString.read(from: &buf), 
+                stage: FfiConverterUInt8.read(from: &buf), 
+                trace: FfiConverterOptionTypeFfiTrace.read(from: &buf), 
+                requestId: FfiConverterOptionString.read(from: &buf), 
+                agentId: FfiConverterOptionString.read(from: &buf), 
+                sessionId: FfiConverterOptionString.read(from: &buf), 
+                failure: FfiConverterOptionString.read(from: &buf), 
+                outputJson: FfiConverterOptionString.read(from: &buf), 
+                json: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiAuditRecord, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.event, into: &buf)
+        FfiConverterOptionString.write(value.capabilityId, into: &buf)
+        FfiConverterOptionString.write(value.requested, into: &buf)
+        FfiConverterTypeFfiSurface.write(value.surface, into: &buf)
+        FfiConverterOptionString.write(value.actorId, into: &buf)
+        FfiConverterBool.write(value.resumed, into: &buf)
+        FfiConverterSequenceTypeFfiPolicyRecord.write(value.policies, into: &buf)
+        FfiConverterOptionString.write(value.approvalId, into: &buf)
+        FfiConverterUInt32.write(value.attempts, into: &buf)
+        FfiConverterUInt64.write(value.startedAtMs, into: &buf)
+        FfiConverterUInt64.write(value.durationMs, into: &buf)
+        FfiConverterOptionString.write(value.outcome, into: &buf)
+        FfiConverterUInt8.write(value.stage, into: &buf)
+        FfiConverterOptionTypeFfiTrace.write(value.trace, into: &buf)
+        FfiConverterOptionString.write(value.requestId, into: &buf)
+        FfiConverterOptionString.write(value.agentId, into: &buf)
+        FfiConverterOptionString.write(value.sessionId, into: &buf)
+        FfiConverterOptionString.write(value.failure, into: &buf)
+        FfiConverterOptionString.write(value.outputJson, into: &buf)
+        FfiConverterString.write(value.json, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiAuditRecord_lift(_ buf: RustBuffer) throws -> FfiAuditRecord {
+    return try FfiConverterTypeFfiAuditRecord.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiAuditRecord_lower(_ value: FfiAuditRecord) -> RustBuffer {
+    return FfiConverterTypeFfiAuditRecord.lower(value)
 }
 
 
@@ -2344,6 +2749,134 @@ public func FfiConverterTypeFfiErrorInfo_lower(_ value: FfiErrorInfo) -> RustBuf
 
 
 /**
+ * A whole frame, as the core holds it (a resumed call's: the request's
+ * recorded surface and actor, the caller's trace and ids).
+ */
+public struct FfiFrame: Equatable, Hashable {
+    public var surface: FfiSurface
+    public var details: FfiFrameDetails
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(surface: FfiSurface, details: FfiFrameDetails) {
+        self.surface = surface
+        self.details = details
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiFrame: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiFrame: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiFrame {
+        return
+            try FfiFrame(
+                surface: FfiConverterTypeFfiSurface.read(from: &buf), 
+                details: FfiConverterTypeFfiFrameDetails.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiFrame, into buf: inout [UInt8]) {
+        FfiConverterTypeFfiSurface.write(value.surface, into: &buf)
+        FfiConverterTypeFfiFrameDetails.write(value.details, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiFrame_lift(_ buf: RustBuffer) throws -> FfiFrame {
+    return try FfiConverterTypeFfiFrame.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiFrame_lower(_ value: FfiFrame) -> RustBuffer {
+    return FfiConverterTypeFfiFrame.lower(value)
+}
+
+
+/**
+ * A frame without its surface: what a caller adds to it (actor, trace,
+ * ids). A call that carries only a surface sends none of this.
+ */
+public struct FfiFrameDetails: Equatable, Hashable {
+    public var actor: FfiActor
+    public var trace: FfiTrace?
+    public var requestId: String?
+    public var agentId: String?
+    public var sessionId: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(actor: FfiActor, trace: FfiTrace?, requestId: String?, agentId: String?, sessionId: String?) {
+        self.actor = actor
+        self.trace = trace
+        self.requestId = requestId
+        self.agentId = agentId
+        self.sessionId = sessionId
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiFrameDetails: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiFrameDetails: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiFrameDetails {
+        return
+            try FfiFrameDetails(
+                actor: FfiConverterTypeFfiActor.read(from: &buf), 
+                trace: FfiConverterOptionTypeFfiTrace.read(from: &buf), 
+                requestId: FfiConverterOptionString.read(from: &buf), 
+                agentId: FfiConverterOptionString.read(from: &buf), 
+                sessionId: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiFrameDetails, into buf: inout [UInt8]) {
+        FfiConverterTypeFfiActor.write(value.actor, into: &buf)
+        FfiConverterOptionTypeFfiTrace.write(value.trace, into: &buf)
+        FfiConverterOptionString.write(value.requestId, into: &buf)
+        FfiConverterOptionString.write(value.agentId, into: &buf)
+        FfiConverterOptionString.write(value.sessionId, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiFrameDetails_lift(_ buf: RustBuffer) throws -> FfiFrameDetails {
+    return try FfiConverterTypeFfiFrameDetails.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiFrameDetails_lower(_ value: FfiFrameDetails) -> RustBuffer {
+    return FfiConverterTypeFfiFrameDetails.lower(value)
+}
+
+
+/**
  * One problem the conversion of an input found: where (keys and indices
  * from the root) and what, in words that never quote the value.
  */
@@ -2412,9 +2945,10 @@ public struct FfiOutcome: Equatable, Hashable {
      */
     public var outputJson: String?
     /**
-     * `ApprovalRequired`: the persisted request as JSON.
+     * `ApprovalRequired`: the persisted request (status as of the call's
+     * end).
      */
-    public var approvalJson: String?
+    public var approval: FfiApprovalRequest?
     /**
      * `Error`: the error.
      */
@@ -2428,14 +2962,15 @@ public struct FfiOutcome: Equatable, Hashable {
          * the output (the usual case).
          */outputJson: String?, 
         /**
-         * `ApprovalRequired`: the persisted request as JSON.
-         */approvalJson: String?, 
+         * `ApprovalRequired`: the persisted request (status as of the call's
+         * end).
+         */approval: FfiApprovalRequest?, 
         /**
          * `Error`: the error.
          */error: FfiErrorInfo?) {
         self.kind = kind
         self.outputJson = outputJson
-        self.approvalJson = approvalJson
+        self.approval = approval
         self.error = error
     }
 
@@ -2457,7 +2992,7 @@ public struct FfiConverterTypeFfiOutcome: FfiConverterRustBuffer {
             try FfiOutcome(
                 kind: FfiConverterTypeFfiOutcomeKind.read(from: &buf), 
                 outputJson: FfiConverterOptionString.read(from: &buf), 
-                approvalJson: FfiConverterOptionString.read(from: &buf), 
+                approval: FfiConverterOptionTypeFfiApprovalRequest.read(from: &buf), 
                 error: FfiConverterOptionTypeFfiErrorInfo.read(from: &buf)
         )
     }
@@ -2465,7 +3000,7 @@ public struct FfiConverterTypeFfiOutcome: FfiConverterRustBuffer {
     public static func write(_ value: FfiOutcome, into buf: inout [UInt8]) {
         FfiConverterTypeFfiOutcomeKind.write(value.kind, into: &buf)
         FfiConverterOptionString.write(value.outputJson, into: &buf)
-        FfiConverterOptionString.write(value.approvalJson, into: &buf)
+        FfiConverterOptionTypeFfiApprovalRequest.write(value.approval, into: &buf)
         FfiConverterOptionTypeFfiErrorInfo.write(value.error, into: &buf)
     }
 }
@@ -2556,6 +3091,227 @@ public func FfiConverterTypeFfiPolicyAt_lift(_ buf: RustBuffer) throws -> FfiPol
 #endif
 public func FfiConverterTypeFfiPolicyAt_lower(_ value: FfiPolicyAt) -> RustBuffer {
     return FfiConverterTypeFfiPolicyAt.lower(value)
+}
+
+
+/**
+ * One policy decision of an audit record.
+ */
+public struct FfiPolicyRecord: Equatable, Hashable {
+    /**
+     * `runtime` or `capability`.
+     */
+    public var scope: String
+    public var index: UInt32
+    public var name: String?
+    /**
+     * `enforce` or `shadow`.
+     */
+    public var mode: String
+    public var host: Bool
+    /**
+     * `allow`, `deny`, `requireApproval` or `abstain`.
+     */
+    public var decision: String
+    public var reason: String?
+    public var approvalType: String?
+    public var failed: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * `runtime` or `capability`.
+         */scope: String, index: UInt32, name: String?, 
+        /**
+         * `enforce` or `shadow`.
+         */mode: String, host: Bool, 
+        /**
+         * `allow`, `deny`, `requireApproval` or `abstain`.
+         */decision: String, reason: String?, approvalType: String?, failed: Bool) {
+        self.scope = scope
+        self.index = index
+        self.name = name
+        self.mode = mode
+        self.host = host
+        self.decision = decision
+        self.reason = reason
+        self.approvalType = approvalType
+        self.failed = failed
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiPolicyRecord: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiPolicyRecord: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiPolicyRecord {
+        return
+            try FfiPolicyRecord(
+                scope: FfiConverterString.read(from: &buf), 
+                index: FfiConverterUInt32.read(from: &buf), 
+                name: FfiConverterOptionString.read(from: &buf), 
+                mode: FfiConverterString.read(from: &buf), 
+                host: FfiConverterBool.read(from: &buf), 
+                decision: FfiConverterString.read(from: &buf), 
+                reason: FfiConverterOptionString.read(from: &buf), 
+                approvalType: FfiConverterOptionString.read(from: &buf), 
+                failed: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiPolicyRecord, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.scope, into: &buf)
+        FfiConverterUInt32.write(value.index, into: &buf)
+        FfiConverterOptionString.write(value.name, into: &buf)
+        FfiConverterString.write(value.mode, into: &buf)
+        FfiConverterBool.write(value.host, into: &buf)
+        FfiConverterString.write(value.decision, into: &buf)
+        FfiConverterOptionString.write(value.reason, into: &buf)
+        FfiConverterOptionString.write(value.approvalType, into: &buf)
+        FfiConverterBool.write(value.failed, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiPolicyRecord_lift(_ buf: RustBuffer) throws -> FfiPolicyRecord {
+    return try FfiConverterTypeFfiPolicyRecord.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiPolicyRecord_lower(_ value: FfiPolicyRecord) -> RustBuffer {
+    return FfiConverterTypeFfiPolicyRecord.lower(value)
+}
+
+
+/**
+ * What a redactor is told (DESIGN §6).
+ */
+public struct FfiRedactionInfo: Equatable, Hashable {
+    public var surface: FfiSurface
+    public var capabilityId: String
+    public var actor: FfiActor
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(surface: FfiSurface, capabilityId: String, actor: FfiActor) {
+        self.surface = surface
+        self.capabilityId = capabilityId
+        self.actor = actor
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiRedactionInfo: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiRedactionInfo: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiRedactionInfo {
+        return
+            try FfiRedactionInfo(
+                surface: FfiConverterTypeFfiSurface.read(from: &buf), 
+                capabilityId: FfiConverterString.read(from: &buf), 
+                actor: FfiConverterTypeFfiActor.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiRedactionInfo, into buf: inout [UInt8]) {
+        FfiConverterTypeFfiSurface.write(value.surface, into: &buf)
+        FfiConverterString.write(value.capabilityId, into: &buf)
+        FfiConverterTypeFfiActor.write(value.actor, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiRedactionInfo_lift(_ buf: RustBuffer) throws -> FfiRedactionInfo {
+    return try FfiConverterTypeFfiRedactionInfo.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiRedactionInfo_lower(_ value: FfiRedactionInfo) -> RustBuffer {
+    return FfiConverterTypeFfiRedactionInfo.lower(value)
+}
+
+
+/**
+ * W3C trace context.
+ */
+public struct FfiTrace: Equatable, Hashable {
+    public var traceparent: String
+    public var tracestate: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(traceparent: String, tracestate: String?) {
+        self.traceparent = traceparent
+        self.tracestate = tracestate
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FfiTrace: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiTrace: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiTrace {
+        return
+            try FfiTrace(
+                traceparent: FfiConverterString.read(from: &buf), 
+                tracestate: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FfiTrace, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.traceparent, into: &buf)
+        FfiConverterOptionString.write(value.tracestate, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiTrace_lift(_ buf: RustBuffer) throws -> FfiTrace {
+    return try FfiConverterTypeFfiTrace.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiTrace_lower(_ value: FfiTrace) -> RustBuffer {
+    return FfiConverterTypeFfiTrace.lower(value)
 }
 
 
@@ -3077,6 +3833,97 @@ public func FfiConverterTypeFfiResumeLimit_lower(_ value: FfiResumeLimit) -> Rus
 }
 
 
+
+/**
+ * A surface, as a record field (calls that start an invocation take the
+ * surface's index: a fieldless enum still crosses uniffi in a buffer).
+ */
+
+public enum FfiSurface: Equatable, Hashable {
+    
+    case direct
+    case aiSdk
+    case mcp
+    case workflow
+    case test
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension FfiSurface: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFfiSurface: FfiConverterRustBuffer {
+    typealias SwiftType = FfiSurface
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiSurface {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .direct
+        
+        case 2: return .aiSdk
+        
+        case 3: return .mcp
+        
+        case 4: return .workflow
+        
+        case 5: return .test
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: FfiSurface, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .direct:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .aiSdk:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .mcp:
+            writeInt(&buf, Int32(3))
+        
+        
+        case .workflow:
+            writeInt(&buf, Int32(4))
+        
+        
+        case .test:
+            writeInt(&buf, Int32(5))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiSurface_lift(_ buf: RustBuffer) throws -> FfiSurface {
+    return try FfiConverterTypeFfiSurface.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFfiSurface_lower(_ value: FfiSurface) -> RustBuffer {
+    return FfiConverterTypeFfiSurface.lower(value)
+}
+
+
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
@@ -3152,6 +3999,54 @@ fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeFfiApprovalRequest: FfiConverterRustBuffer {
+    typealias SwiftType = FfiApprovalRequest?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeFfiApprovalRequest.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeFfiApprovalRequest.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeFfiAuditRecord: FfiConverterRustBuffer {
+    typealias SwiftType = FfiAuditRecord?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeFfiAuditRecord.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeFfiAuditRecord.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeFfiAuditStats: FfiConverterRustBuffer {
     typealias SwiftType = FfiAuditStats?
 
@@ -3200,6 +4095,30 @@ fileprivate struct FfiConverterOptionTypeFfiErrorInfo: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeFfiFrameDetails: FfiConverterRustBuffer {
+    typealias SwiftType = FfiFrameDetails?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeFfiFrameDetails.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeFfiFrameDetails.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeFfiPolicyAt: FfiConverterRustBuffer {
     typealias SwiftType = FfiPolicyAt?
 
@@ -3216,6 +4135,54 @@ fileprivate struct FfiConverterOptionTypeFfiPolicyAt: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeFfiPolicyAt.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeFfiRedactionInfo: FfiConverterRustBuffer {
+    typealias SwiftType = FfiRedactionInfo?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeFfiRedactionInfo.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeFfiRedactionInfo.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeFfiTrace: FfiConverterRustBuffer {
+    typealias SwiftType = FfiTrace?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeFfiTrace.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeFfiTrace.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -3273,6 +4240,31 @@ fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeFfiApprovalRequest: FfiConverterRustBuffer {
+    typealias SwiftType = [FfiApprovalRequest]
+
+    public static func write(_ value: [FfiApprovalRequest], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeFfiApprovalRequest.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [FfiApprovalRequest] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [FfiApprovalRequest]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeFfiApprovalRequest.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeFfiInputIssue: FfiConverterRustBuffer {
     typealias SwiftType = [FfiInputIssue]
 
@@ -3290,6 +4282,31 @@ fileprivate struct FfiConverterSequenceTypeFfiInputIssue: FfiConverterRustBuffer
         seq.reserveCapacity(Int(len))
         for _ in 0 ..< len {
             seq.append(try FfiConverterTypeFfiInputIssue.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeFfiPolicyRecord: FfiConverterRustBuffer {
+    typealias SwiftType = [FfiPolicyRecord]
+
+    public static func write(_ value: [FfiPolicyRecord], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeFfiPolicyRecord.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [FfiPolicyRecord] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [FfiPolicyRecord]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeFfiPolicyRecord.read(from: &buf))
         }
         return seq
     }
@@ -3758,7 +4775,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_attempt() != 33666) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_audit_record_json() != 48087) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_audit_record() != 61580) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_call_deadline_ms() != 43955) {
@@ -3770,13 +4787,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_deadline_at_ms() != 13838) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_frame_json() != 16947) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_frame() != 20719) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_input_json() != 24031) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_approval_json() != 35524) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_approval() != 46101) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_error() != 47660) {
@@ -3791,7 +4808,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_policy_at() != 46607) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_redaction_info_json() != 2836) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_redaction_info() != 32288) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_report_progress() != 28723) {
@@ -3806,16 +4823,16 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_step_kind() != 40928) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_take_outcome() != 20900) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_take_outcome() != 16021) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_store_step() != 36242) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_async() != 62908) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_async() != 6698) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals_page_async() != 31085) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals_page_async() != 47961) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_attach_postgres_audit() != 53484) {
@@ -3827,22 +4844,22 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_audit_stats() != 57732) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide_async() != 28592) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide_async() != 53486) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 45116) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 63575) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_input_view() != 31944) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals() != 14305) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals() != 36420) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_capability_ids() != 26377) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide() != 18044) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide() != 58801) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_descriptors() != 60815) {
@@ -3857,13 +4874,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resolve() != 40776) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 21882) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 34717) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 57846) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 48648) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 35256) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 31848) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_unix_now_ms() != 61126) {

@@ -4,100 +4,73 @@ import XCTest
 
 @testable import OrpcAgent
 
-/// What the core sends is decoded strictly (docs/decisions.md, Swift
-/// binding): a field it always sends that is missing or of the wrong type
-/// is a typed INTERNAL `CapabilityError` naming the field, never a default
-/// (a request read as made on `direct`, born expired, by an anonymous
-/// actor; a redactor told `direct`). Optional fields stay optional.
+/// What the core sends is read strictly (docs/decisions.md, Swift
+/// binding): JSON text it wrote that is missing a field or has one of the
+/// wrong type is a typed INTERNAL `CapabilityError` naming the field, never
+/// a default. Frames, redaction info, approval requests and audit records
+/// cross as typed uniffi records (CoreRecords.swift); only their open-ended
+/// JSON parts are text.
 final class CoreDecodingTests: XCTestCase {
-    /// An approval request as the core writes one.
-    let request: JSONObject =
-        ([
-            "id": "apr_0123456789abcdef0123456789abcdef", "capabilityId": "payments.transfer", "input": ["amount": 5],
-            "surface": "mcp", "actor": ["id": "ann", "roles": ["clerk"], "attributes": ["team": "eu"]],
-            "createdAt": 1_000, "expiresAt": 61_000, "status": "pending",
-        ] as JSONValue).objectValue!
+    let ann = FfiActor(id: "ann", roles: ["clerk"], attributesJson: #"{"team":"eu"}"#)
 
-    func text(_ o: JSONObject) -> String { JSONValue.object(o).jsonText }
-
-    func with(_ key: String, _ value: JSONValue?) -> String {
-        var o = request
-        o[key] = value
-        return text(o)
-    }
-
-    func withActor(_ key: String, _ value: JSONValue?) -> String {
-        var actor = request["actor"]!.objectValue!
-        actor[key] = value
-        return with("actor", .object(actor))
-    }
-
-    func testAWellFormedRequestDecodesAndItsOptionalFieldsStayOptional() throws {
-        let r = try ApprovalRequest(json: text(request))
+    func testTypedRecordsMoveEveryField() throws {
+        let request = FfiApprovalRequest(
+            id: "apr_0123456789abcdef0123456789abcdef", capabilityId: "payments.transfer",
+            inputJson: #"{"amount":5}"#, surface: .mcp, actor: ann, approvalType: nil, reason: "big",
+            createdAtMs: 1_000, expiresAtMs: 61_000, status: "pending", decidedBy: nil, decidedAtMs: nil,
+            decisionReason: nil, sessionId: "s-1", json: #"{"id":"apr_0123456789abcdef0123456789abcdef"}"#)
+        let r = try ApprovalRequest(core: request)
         XCTAssertEqual(r.surface, .mcp)
         XCTAssertEqual(r.actor, Actor(id: "ann", roles: ["clerk"], attributes: ["team": "eu"]))
+        XCTAssertEqual(r.input, ["amount": 5])
         XCTAssertEqual(r.createdAt, 1_000)
         XCTAssertEqual(r.expiresAt, 61_000)
+        XCTAssertEqual(r.reason, "big")
+        XCTAssertEqual(r.sessionId, "s-1")
         XCTAssertNil(r.type)
         XCTAssertNil(r.decidedAt)
-        // Absent or null: none.
-        XCTAssertNil(try ApprovalRequest(json: with("decidedBy", .null)).decidedBy)
-        XCTAssertEqual(try ApprovalRequest(json: with("decidedAt", 2_000)).decidedAt, 2_000)
-        // An actor without an id (anonymous) is one the core can record.
-        XCTAssertNil(try ApprovalRequest(json: withActor("id", nil)).actor.id)
+
+        let info = try RedactionInfo(
+            core: FfiRedactionInfo(surface: .aiSdk, capabilityId: "hr.employee", actor: ann), context: "app")
+        XCTAssertEqual(info.surface, .aiSdk)
+        XCTAssertEqual(info.actor.id, "ann")
+        XCTAssertEqual(info.context as? String, "app")
+
+        // A resumed call's frame: the recorded surface, actor, trace and
+        // ids; the caller's context (it never crosses).
+        let resumer = Frame(surface: .direct, actor: Actor(id: "ui"), requestId: "r-1", context: "app")
+        let recorded = FfiFrame(
+            surface: .mcp,
+            details: FfiFrameDetails(
+                actor: ann, trace: FfiTrace(traceparent: "00-x", tracestate: nil), requestId: "r-1", agentId: nil,
+                sessionId: nil))
+        let frame = try resumer.withRecorded(recorded)
+        XCTAssertEqual(frame.surface, .mcp)
+        XCTAssertEqual(frame.actor.id, "ann")
+        XCTAssertEqual(frame.trace, TraceContext(traceparent: "00-x"))
+        XCTAssertEqual(frame.requestId, "r-1")
+        XCTAssertNil(frame.sessionId)
+        XCTAssertEqual(frame.context as? String, "app")
+        // The details a frame sends round-trip (attributes in key order).
+        let sent = try XCTUnwrap(frame.coreDetails)
+        XCTAssertEqual(try Actor(core: sent.actor), frame.actor)
+        XCTAssertEqual(sent.trace.map(TraceContext.init(core:)), frame.trace)
+        XCTAssertNil(Frame(surface: .mcp).coreDetails, "a frame that is only a surface sends none")
     }
 
-    func testAMalformedRequestIsInternalNeverADefault() {
-        let cases: [(String, String?, String)] = [
-            ("not JSON", nil, "{\"id\": "),
-            ("not an object", nil, "[]"),
-            ("no surface", "surface", with("surface", nil)),
-            ("an unknown surface", "surface", with("surface", "moon")),
-            ("a surface of the wrong type", "surface", with("surface", 0)),
-            ("no actor", "actor", with("actor", nil)),
-            ("an actor that is not an object", "actor", with("actor", "ann")),
-            ("an actor id of the wrong type", "id", withActor("id", 7)),
-            ("an actor without roles", "roles", withActor("roles", nil)),
-            ("roles that are not strings", "roles", withActor("roles", [1])),
-            ("an actor without attributes", "attributes", withActor("attributes", nil)),
-            ("no id", "id", with("id", nil)),
-            ("no capability id", "capabilityId", with("capabilityId", nil)),
-            ("a capability id of the wrong type", "capabilityId", with("capabilityId", 3)),
-            ("no input", "input", with("input", nil)),
-            ("no creation time", "createdAt", with("createdAt", nil)),
-            ("no expiry", "expiresAt", with("expiresAt", nil)),
-            ("an expiry of the wrong type", "expiresAt", with("expiresAt", "soon")),
-            ("a negative expiry", "expiresAt", with("expiresAt", -1)),
-            ("no status", "status", with("status", nil)),
-            ("an optional field of the wrong type", "type", with("type", 5)),
-            ("a decision time of the wrong type", "decidedAt", with("decidedAt", "later")),
-        ]
-        for (name, field, json) in cases {
-            assertMalformed(field, name) { _ = try ApprovalRequest(json: json) }
+    func testJSONPartsThatDoNotParseAreInternal() {
+        let bad = FfiActor(id: "ann", roles: [], attributesJson: "[1]")
+        assertMalformed("attributes", "attributes that are not an object") { _ = try Actor(core: bad) }
+        assertMalformed(nil, "attributes that are not JSON") {
+            _ = try Actor(core: FfiActor(id: nil, roles: [], attributesJson: "{"))
         }
-    }
-
-    func testMalformedRedactionInfoIsInternalNeverDirect() throws {
-        let info: JSONObject =
-            ([
-                "surface": "aiSdk", "capabilityId": "hr.employee",
-                "actor": ["id": "ann", "roles": [], "attributes": [:]],
-            ] as JSONValue).objectValue!
-        let good = try RedactionInfo(json: text(info), context: nil)
-        XCTAssertEqual(good.surface, .aiSdk)
-        XCTAssertEqual(good.capabilityId, "hr.employee")
-        XCTAssertEqual(good.actor.id, "ann")
-        for (key, value, field) in [
-            ("surface", nil, "surface"), ("surface", "nowhere", "surface"), ("capabilityId", nil, "capabilityId"),
-            ("actor", nil, "actor"), ("actor", ["id": "ann"], "roles"),
-        ] as [(String, JSONValue?, String)] {
-            var o = info
-            o[key] = value
-            assertMalformed(field, "\(key) = \(value?.jsonText ?? "absent")") {
-                _ = try RedactionInfo(json: text(o), context: nil)
-            }
+        assertMalformed(nil, "an input that is not JSON") {
+            _ = try ApprovalRequest(
+                core: FfiApprovalRequest(
+                    id: "apr_x", capabilityId: "c", inputJson: "{", surface: .mcp, actor: ann, approvalType: nil,
+                    reason: nil, createdAtMs: 0, expiresAtMs: 1, status: "pending", decidedBy: nil, decidedAtMs: nil,
+                    decisionReason: nil, sessionId: nil, json: "{}"))
         }
-        assertMalformed(nil, "not JSON") { _ = try RedactionInfo(json: "", context: nil) }
     }
 
     func testMalformedProblemsAndErrorDetailsAreInternal() {
@@ -140,57 +113,40 @@ final class CoreDecodingTests: XCTestCase {
     }
 }
 
-/// Decoders added with the strict reading (no earlier form to compare).
-final class CoreDecodingNewTests: XCTestCase {
-    func testAMalformedRecordedFrameIsInternalNeverTheResumersSurfaceOrAnAnonymousActor() throws {
-        let resumer = Frame(surface: .direct, actor: Actor(id: "ui"), requestId: "r-1", context: "app")
-        let good = try resumer.withRecorded(
-            coreJSON:
-                #"{"surface":"mcp","actor":{"id":"ann","roles":[],"attributes":{}},"requestId":"r-1","trace":{"traceparent":"00-x"}}"#
-        )
-        XCTAssertEqual(good.surface, .mcp)
-        XCTAssertEqual(good.actor.id, "ann")
-        XCTAssertEqual(good.requestId, "r-1")
-        XCTAssertEqual(good.trace, TraceContext(traceparent: "00-x"))
-        XCTAssertNil(good.sessionId)
-        XCTAssertEqual(good.context as? String, "app", "the app's context never crosses: the caller's")
-        for (json, field) in [
-            (#"{"surface":"mcp","actor":{"id":"ann","roles":[],"attributes":{}},"trace":{}}"#, "traceparent"),
-            (#"{"surface":"mcp","actor":{"id":"ann","roles":[],"attributes":{}},"sessionId":7}"#, "sessionId"),
-            (#"{"actor":{"id":"ann","roles":[],"attributes":{}}}"#, "surface"),
-            (#"{"surface":"moon","actor":{"id":"ann","roles":[],"attributes":{}}}"#, "surface"),
-            (#"{"surface":"mcp"}"#, "actor"),
-            (#"{"surface":"mcp","actor":{"id":"ann","roles":"admin","attributes":{}}}"#, "roles"),
-        ] {
-            assertMalformed(field, json) { _ = try resumer.withRecorded(coreJSON: json) }
-        }
+/// A record's typed fields say what its JSON form says (the record and its
+/// `json` both come from the core: `bindings-swift/src/records.rs` must
+/// carry every field as the core's serialization writes it).
+func assertTypedFieldsAgreeWithJSON(
+    _ r: AuditRecord, _ at: String, file: StaticString = #filePath, line: UInt = #line
+) {
+    let j = r.json
+    let s = { (v: String?) in v.map(JSONValue.string) ?? .null }
+    let typed: [(String, JSONValue)] = [
+        ("event", .string(r.event)), ("capabilityId", s(r.capabilityId)), ("surface", .string(r.surface.rawValue)),
+        ("actorId", s(r.actorId)), ("resumed", .bool(r.resumed)), ("approvalId", s(r.approvalId)),
+        ("attempts", .int(Int64(r.attempts))), ("startedAt", .int(Int64(r.startedAt))),
+        ("durationMs", .int(Int64(r.durationMs))), ("outcome", s(r.outcome)), ("stage", .int(Int64(r.stage))),
+        ("traceparent", s(r.trace?.traceparent)), ("requestId", s(r.requestId)), ("agentId", s(r.agentId)),
+        ("sessionId", s(r.sessionId)),
+    ]
+    for (key, value) in typed {
+        XCTAssertEqual(j[key] ?? .null, value, "\(at): audit record `\(key)`", file: file, line: line)
     }
-
-    func testAMalformedAuditRecordIsInternal() throws {
-        let ok = try AuditRecord(core: ["event": "finished", "outcome": "ok"])
-        XCTAssertEqual(ok.event, "finished")
-        XCTAssertEqual(ok.outcome, "ok")
-        XCTAssertNil(try AuditRecord(core: ["event": "started"]).outcome)
-        assertMalformed("event", "no event") { _ = try AuditRecord(core: ["outcome": "ok"]) }
-        assertMalformed("event", "event of the wrong type") { _ = try AuditRecord(core: ["event": 1]) }
-        assertMalformed("outcome", "outcome of the wrong type") {
-            _ = try AuditRecord(core: ["event": "finished", "outcome": 5])
-        }
-        assertMalformed(nil, "not an object") { _ = try AuditRecord(core: "finished") }
+    for (key, value) in [("requested", r.requested), ("tracestate", r.trace?.tracestate), ("failure", r.failure)] {
+        XCTAssertEqual(j[key], value.map(JSONValue.string), "\(at): audit record `\(key)`", file: file, line: line)
     }
-
-    func testAMalformedPageOrListIsInternalNeverEmpty() throws {
-        let page = try ApprovalPage(core: #"{"requests": [], "nextCursor": null}"#)
-        XCTAssertTrue(page.requests.isEmpty)
-        XCTAssertNil(page.nextCursor)
-        assertMalformed("requests", "no requests") { _ = try ApprovalPage(core: #"{"nextCursor": null}"#) }
-        assertMalformed("nextCursor", "a cursor of the wrong type") {
-            _ = try ApprovalPage(core: #"{"requests": [], "nextCursor": 5}"#)
+    let policies = j["policies"]?.arrayValue ?? []
+    XCTAssertEqual(policies.count, r.policies.count, "\(at): audit record policies", file: file, line: line)
+    for (p, jp) in zip(r.policies, policies) {
+        let fields: [(String, JSONValue?)] = [
+            ("scope", .string(p.scope)), ("index", .int(Int64(p.index))), ("name", p.name.map(JSONValue.string)),
+            ("mode", .string(p.mode)), ("host", .bool(p.host)), ("decision", .string(p.decision)),
+            ("reason", p.reason.map(JSONValue.string)), ("approvalType", p.approvalType.map(JSONValue.string)),
+            ("failed", .bool(p.failed)),
+        ]
+        for (key, value) in fields {
+            XCTAssertEqual(jp[key], value, "\(at): audit policy `\(key)`", file: file, line: line)
         }
-        assertMalformed("capabilityId", "a request in it malformed") {
-            _ = try ApprovalPage(core: #"{"requests": [{"id": "apr_x"}]}"#)
-        }
-        assertMalformed(nil, "a list that is not one") { _ = try CoreJSON.array("approval list", "{}") }
     }
 }
 

@@ -48,7 +48,7 @@ final class ErrorCodeDriftTests: XCTestCase {
             }
         ])
         let inv = try reg.core.start(
-            capabilityIndex: 0, surface: Surface.mcp.index, frameJson: nil, input: .opaque,
+            capabilityIndex: 0, surface: Surface.mcp.index, details: nil, input: .opaque,
             nowMs: reg.options.clock.nowMs())
         // As if the core asked for a step this binding had never heard of.
         let unknown = StepKind.runHandler.rawValue

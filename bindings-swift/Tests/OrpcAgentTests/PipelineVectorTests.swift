@@ -262,6 +262,7 @@ struct PipelineCase {
                     defer { r = [] }
                     return r
                 }
+                for r in recs { assertTypedFieldsAgreeWithJSON(r, at) }
                 let finished = recs.filter { $0.event == "finished" }
                 XCTAssertEqual(finished.count, 1, "\(at): one finished audit record per invocation")
                 if let events = op["auditEvents"]?.arrayValue {
