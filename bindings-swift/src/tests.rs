@@ -394,3 +394,31 @@ fn a_hook_still_running_at_the_calls_deadline_is_timeout() {
     assert_eq!(inv.answer_deadline_passed(31_000), 13);
     assert_eq!(error_of(&inv).0, "INTERNAL");
 }
+
+#[test]
+fn an_approval_requests_typed_fields_say_what_its_json_says() {
+    let reg = registry();
+    let id = approved_request(&reg);
+    let r = reg.approval(id, 2_500).unwrap().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&r.json).unwrap();
+    let input: serde_json::Value = serde_json::from_str(&r.input_json).unwrap();
+    assert_eq!(json["id"], r.id.as_str());
+    assert_eq!(json["capabilityId"], r.capability_id.as_str());
+    assert_eq!(json["input"], input);
+    assert_eq!(json["surface"], "mcp");
+    assert_eq!(r.surface, crate::FfiSurface::Mcp);
+    assert_eq!(json["actor"]["id"], "ann");
+    assert_eq!(r.actor.id.as_deref(), Some("ann"));
+    assert_eq!(json["createdAt"], r.created_at_ms);
+    assert_eq!(json["expiresAt"], r.expires_at_ms);
+    assert_eq!(json["status"], r.status.as_str());
+    assert_eq!(r.status, "approved");
+    assert_eq!(json["decidedBy"], "boss");
+    assert_eq!(r.decided_by.as_deref(), Some("boss"));
+    assert_eq!(json["decidedAt"], r.decided_at_ms.unwrap());
+    // As of a later instant, past its expiry: expired, in both.
+    let later = reg.approval(r.id.clone(), r.expires_at_ms).unwrap().unwrap();
+    assert_eq!(later.status, "expired");
+    let later_json: serde_json::Value = serde_json::from_str(&later.json).unwrap();
+    assert_eq!(later_json["status"], "expired");
+}
