@@ -19,17 +19,9 @@ use orpc_agent_core::{
     Answer, CapabilityError, ErrorCode, Invocation, Outcome, Payload, Step, StepKind,
 };
 
+use crate::FfiError;
 use crate::convert::{FfiHostInput, export_answer, parse_json};
 use crate::records::{FfiApprovalRequest, FfiAuditRecord, FfiFrame, FfiRedactionInfo};
-use crate::{FfiError, internal};
-
-/// How an invocation ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
-pub enum FfiOutcomeKind {
-    Ok,
-    ApprovalRequired,
-    Error,
-}
 
 /// One problem the conversion of an input found: where (keys and indices
 /// from the root) and what, in words that never quote the value.
@@ -37,20 +29,6 @@ pub enum FfiOutcomeKind {
 pub struct FfiInputIssue {
     pub path: Vec<String>,
     pub message: String,
-}
-
-/// The outcome of a finished invocation.
-#[derive(Debug, uniffi::Record)]
-pub struct FfiOutcome {
-    pub kind: FfiOutcomeKind,
-    /// `Ok` with a value the core holds as JSON; `None` when Swift holds
-    /// the output (the usual case).
-    pub output_json: Option<String>,
-    /// `ApprovalRequired`: the persisted request (status as of the call's
-    /// end).
-    pub approval: Option<FfiApprovalRequest>,
-    /// `Error`: the error.
-    pub error: Option<FfiErrorInfo>,
 }
 
 /// A `CapabilityError` as a record (outcomes, `AskRetryOn`).
@@ -358,36 +336,6 @@ impl FfiInvocation {
             Step::Done(Outcome::Error(e)) => Some(e.into()),
             _ => None,
         }
-    }
-
-    /// The outcome, once the step is `Done` (one record; the driver's hot
-    /// path uses `outcome_kind` instead), an approval request as of
-    /// `now_ms`.
-    pub fn take_outcome(&self, now_ms: u64) -> Result<FfiOutcome, FfiError> {
-        let outcome = self
-            .lock()
-            .take_outcome()
-            .ok_or_else(|| internal("the invocation has not finished"))?;
-        Ok(match outcome {
-            Outcome::Ok(payload) => FfiOutcome {
-                kind: FfiOutcomeKind::Ok,
-                output_json: payload.as_json().map(|v| v.to_string()),
-                approval: None,
-                error: None,
-            },
-            Outcome::ApprovalRequired(request) => FfiOutcome {
-                kind: FfiOutcomeKind::ApprovalRequired,
-                output_json: None,
-                approval: Some(FfiApprovalRequest::at(&request, now_ms)),
-                error: None,
-            },
-            Outcome::Error(e) => FfiOutcome {
-                kind: FfiOutcomeKind::Error,
-                output_json: None,
-                approval: None,
-                error: Some((&e).into()),
-            },
-        })
     }
 
     // ----- answers: each returns the next step kind -----------------------

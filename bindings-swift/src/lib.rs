@@ -26,7 +26,7 @@ mod records;
 mod registry;
 
 pub use convert::{FfiHostInput, surface_names};
-pub use invocation::{FfiInvocation, FfiOutcome, FfiOutcomeKind};
+pub use invocation::FfiInvocation;
 pub use records::{
     FfiActor, FfiApprovalPage, FfiApprovalRequest, FfiAuditRecord, FfiFrame, FfiFrameDetails,
     FfiPolicyRecord, FfiRedactionInfo, FfiSurface, FfiTrace,
@@ -82,10 +82,6 @@ impl From<RegistryError> for FfiError {
 
 pub(crate) fn invalid_input(message: impl Into<String>) -> FfiError {
     CapabilityError::new(ErrorCode::InvalidInput, message).into()
-}
-
-pub(crate) fn internal(message: impl Into<String>) -> FfiError {
-    CapabilityError::new(ErrorCode::Internal, message).into()
 }
 
 /// Every error code of the core, as wire strings: the Swift error enum's

@@ -318,12 +318,6 @@ impl FfiRegistry {
             &surface,
         )?)
     }
-
-    /// The unix time in ms as the core's stores see it: Swift's driver
-    /// uses its own clock, this is for callers that have none.
-    pub fn unix_now_ms(&self) -> u64 {
-        orpc_agent_core::clock::unix_now_ms()
-    }
 }
 
 impl FfiRegistry {

@@ -417,7 +417,10 @@ fn an_approval_requests_typed_fields_say_what_its_json_says() {
     assert_eq!(r.decided_by.as_deref(), Some("boss"));
     assert_eq!(json["decidedAt"], r.decided_at_ms.unwrap());
     // As of a later instant, past its expiry: expired, in both.
-    let later = reg.approval(r.id.clone(), r.expires_at_ms).unwrap().unwrap();
+    let later = reg
+        .approval(r.id.clone(), r.expires_at_ms)
+        .unwrap()
+        .unwrap();
     assert_eq!(later.status, "expired");
     let later_json: serde_json::Value = serde_json::from_str(&later.json).unwrap();
     assert_eq!(later_json["status"], "expired");

@@ -850,13 +850,6 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func stepKind()  -> UInt8
     
     /**
-     * The outcome, once the step is `Done` (one record; the driver's hot
-     * path uses `outcome_kind` instead), an approval request as of
-     * `now_ms`.
-     */
-    func takeOutcome(nowMs: UInt64) throws  -> FfiOutcome
-    
-    /**
      * Performs the store step this invocation waits on (`persistApproval`
      * or `consumeApproval`, handed back only by a store that waits) and
      * returns the next step kind.
@@ -1481,21 +1474,6 @@ open func stepKind() -> UInt8  {
 }
     
     /**
-     * The outcome, once the step is `Done` (one record; the driver's hot
-     * path uses `outcome_kind` instead), an approval request as of
-     * `now_ms`.
-     */
-open func takeOutcome(nowMs: UInt64)throws  -> FfiOutcome  {
-    return try  FfiConverterTypeFfiOutcome_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_take_outcome(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
      * Performs the store step this invocation waits on (`persistApproval`
      * or `consumeApproval`, handed back only by a store that waits) and
      * returns the next step kind.
@@ -1681,12 +1659,6 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
      * NOT_FOUND and is audited as requested).
      */
     func startNamed(idOrToolName: String, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64) throws  -> FfiInvocation
-    
-    /**
-     * The unix time in ms as the core's stores see it: Swift's driver
-     * uses its own clock, this is for callers that have none.
-     */
-    func unixNowMs()  -> UInt64
     
 }
 /**
@@ -2061,19 +2033,6 @@ open func startNamed(idOrToolName: String, surface: UInt8, details: FfiFrameDeta
         FfiConverterOptionTypeFfiFrameDetails.lower(details),
         FfiConverterTypeFfiHostInput_lower(input),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * The unix time in ms as the core's stores see it: Swift's driver
-     * uses its own clock, this is for callers that have none.
-     */
-open func unixNowMs() -> UInt64  {
-    return try!  FfiConverterUInt64.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiregistry_unix_now_ms(
-            self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
 }
@@ -2935,93 +2894,6 @@ public func FfiConverterTypeFfiInputIssue_lower(_ value: FfiInputIssue) -> RustB
 
 
 /**
- * The outcome of a finished invocation.
- */
-public struct FfiOutcome: Equatable, Hashable {
-    public var kind: FfiOutcomeKind
-    /**
-     * `Ok` with a value the core holds as JSON; `None` when Swift holds
-     * the output (the usual case).
-     */
-    public var outputJson: String?
-    /**
-     * `ApprovalRequired`: the persisted request (status as of the call's
-     * end).
-     */
-    public var approval: FfiApprovalRequest?
-    /**
-     * `Error`: the error.
-     */
-    public var error: FfiErrorInfo?
-
-    // Default memberwise initializers are never public by default, so we
-    // declare one manually.
-    public init(kind: FfiOutcomeKind, 
-        /**
-         * `Ok` with a value the core holds as JSON; `None` when Swift holds
-         * the output (the usual case).
-         */outputJson: String?, 
-        /**
-         * `ApprovalRequired`: the persisted request (status as of the call's
-         * end).
-         */approval: FfiApprovalRequest?, 
-        /**
-         * `Error`: the error.
-         */error: FfiErrorInfo?) {
-        self.kind = kind
-        self.outputJson = outputJson
-        self.approval = approval
-        self.error = error
-    }
-
-    
-
-    
-}
-
-#if compiler(>=6)
-extension FfiOutcome: Sendable {}
-#endif
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public struct FfiConverterTypeFfiOutcome: FfiConverterRustBuffer {
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiOutcome {
-        return
-            try FfiOutcome(
-                kind: FfiConverterTypeFfiOutcomeKind.read(from: &buf), 
-                outputJson: FfiConverterOptionString.read(from: &buf), 
-                approval: FfiConverterOptionTypeFfiApprovalRequest.read(from: &buf), 
-                error: FfiConverterOptionTypeFfiErrorInfo.read(from: &buf)
-        )
-    }
-
-    public static func write(_ value: FfiOutcome, into buf: inout [UInt8]) {
-        FfiConverterTypeFfiOutcomeKind.write(value.kind, into: &buf)
-        FfiConverterOptionString.write(value.outputJson, into: &buf)
-        FfiConverterOptionTypeFfiApprovalRequest.write(value.approval, into: &buf)
-        FfiConverterOptionTypeFfiErrorInfo.write(value.error, into: &buf)
-    }
-}
-
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeFfiOutcome_lift(_ buf: RustBuffer) throws -> FfiOutcome {
-    return try FfiConverterTypeFfiOutcome.lift(buf)
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeFfiOutcome_lower(_ value: FfiOutcome) -> RustBuffer {
-    return FfiConverterTypeFfiOutcome.lower(value)
-}
-
-
-/**
  * Which host policy an `EvaluatePolicy` step names.
  */
 public struct FfiPolicyAt: Equatable, Hashable {
@@ -3663,82 +3535,6 @@ public func FfiConverterTypeFfiHostInput_lift(_ buf: RustBuffer) throws -> FfiHo
 #endif
 public func FfiConverterTypeFfiHostInput_lower(_ value: FfiHostInput) -> RustBuffer {
     return FfiConverterTypeFfiHostInput.lower(value)
-}
-
-
-
-/**
- * How an invocation ended.
- */
-
-public enum FfiOutcomeKind: Equatable, Hashable {
-    
-    case ok
-    case approvalRequired
-    case error
-
-
-
-
-
-}
-
-#if compiler(>=6)
-extension FfiOutcomeKind: Sendable {}
-#endif
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public struct FfiConverterTypeFfiOutcomeKind: FfiConverterRustBuffer {
-    typealias SwiftType = FfiOutcomeKind
-
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiOutcomeKind {
-        let variant: Int32 = try readInt(&buf)
-        switch variant {
-        
-        case 1: return .ok
-        
-        case 2: return .approvalRequired
-        
-        case 3: return .error
-        
-        default: throw UniffiInternalError.unexpectedEnumCase
-        }
-    }
-
-    public static func write(_ value: FfiOutcomeKind, into buf: inout [UInt8]) {
-        switch value {
-        
-        
-        case .ok:
-            writeInt(&buf, Int32(1))
-        
-        
-        case .approvalRequired:
-            writeInt(&buf, Int32(2))
-        
-        
-        case .error:
-            writeInt(&buf, Int32(3))
-        
-        }
-    }
-}
-
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeFfiOutcomeKind_lift(_ buf: RustBuffer) throws -> FfiOutcomeKind {
-    return try FfiConverterTypeFfiOutcomeKind.lift(buf)
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeFfiOutcomeKind_lower(_ value: FfiOutcomeKind) -> RustBuffer {
-    return FfiConverterTypeFfiOutcomeKind.lower(value)
 }
 
 
@@ -4823,9 +4619,6 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_step_kind() != 40928) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_take_outcome() != 16021) {
-        return InitializationResult.apiChecksumMismatch
-    }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_store_step() != 36242) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -4881,9 +4674,6 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 31848) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_unix_now_ms() != 61126) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_constructor_ffiregistry_new() != 5884) {
