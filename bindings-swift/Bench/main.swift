@@ -101,4 +101,25 @@ func measure() async throws {
         ))
 }
 
-try await Task.detached { try await measure() }.value
+/// `OrpcAgentBench --only governed|json|task|direct [calls]`: one variant in
+/// a loop, nothing timed — for a profiler (`perf record -p`).
+func profile(_ variant: String, _ calls: Int) async throws {
+    var sink = 0
+    for i in 0..<calls {
+        switch variant {
+        case "governed": sink &+= try await governed(Query(n: i))
+        case "json": sink &+= try await governedJSON(.int(Int64(i)))
+        case "task": sink &+= try await inTask(Query(n: i))
+        default: sink &+= try await direct(Query(n: i))
+        }
+    }
+    print("\(variant): \(calls) calls; sink \(sink % 7)")
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--only", arguments.count >= 2 {
+    let calls = arguments.count > 2 ? Int(arguments[2]) ?? 1_000_000 : 1_000_000
+    try await Task.detached { try await profile(arguments[1], calls) }.value
+} else {
+    try await Task.detached { try await measure() }.value
+}

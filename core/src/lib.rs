@@ -25,6 +25,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod registry;
 pub mod telemetry;
+pub mod wire_schema;
 
 pub use declaration::{DeclarationError, Declarations, Format};
 pub use descriptor::Descriptor;

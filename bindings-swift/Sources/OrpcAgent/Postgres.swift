@@ -23,6 +23,11 @@ public struct ApprovalPage: Sendable {
     public let requests: [ApprovalRequest]
     public let nextCursor: String?
 
+    init(requests: [ApprovalRequest], nextCursor: String?) {
+        self.requests = requests
+        self.nextCursor = nextCursor
+    }
+
     init(core page: FfiApprovalPage) throws {
         requests = try page.requests.map(ApprovalRequest.init(core:))
         nextCursor = page.nextCursor
