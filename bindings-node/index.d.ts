@@ -134,8 +134,9 @@ export declare function answerOutputInvalid(reg: number, h: number, now: number)
 export declare function answerOutputValid(reg: number, h: number, now: number): number
 
 /**
- * `EvaluatePolicy`: `decision` 0 allow, 1 deny, 2 requireApproval,
- * 3 abstain. Any other number fails the policy (which denies).
+ * `EvaluatePolicy`: the decision by its code (`ffi::decision_code`,
+ * generated into `DECISION_CODE`); a code that names none fails the
+ * policy (which denies).
  */
 export declare function answerPolicy(reg: number, h: number, decision: number, reason: string | undefined | null, approvalType: string | undefined | null, expiresInMs: number | undefined | null, now: number): number
 

@@ -23,7 +23,8 @@
 use std::sync::Arc;
 
 use napi_derive::napi;
-use orpc_agent_core::pipeline::{AuditEvent, Decision, PolicyScope};
+use orpc_agent_core::ffi::policy_answer;
+use orpc_agent_core::pipeline::{AuditEvent, PolicyScope};
 use orpc_agent_core::{
     Actor, Answer, CapabilityError, ErrorCode, Frame, Invocation, InvokeOptions, Outcome, Payload,
     Step, StepKind, Surface,
@@ -517,8 +518,9 @@ pub fn answer_input_validator_failed(reg: u32, h: u32, now: f64) -> napi::Result
     answer(reg, h, now, Answer::InputValidatorFailed)
 }
 
-/// `EvaluatePolicy`: `decision` 0 allow, 1 deny, 2 requireApproval,
-/// 3 abstain. Any other number fails the policy (which denies).
+/// `EvaluatePolicy`: the decision by its code (`ffi::decision_code`,
+/// generated into `DECISION_CODE`); a code that names none fails the
+/// policy (which denies).
 #[napi(catch_unwind)]
 pub fn answer_policy(
     reg: u32,
@@ -529,18 +531,8 @@ pub fn answer_policy(
     expires_in_ms: Option<f64>,
     now: f64,
 ) -> napi::Result<f64> {
-    let d = match decision {
-        0 => Decision::Allow,
-        1 => Decision::Deny { reason },
-        2 => Decision::RequireApproval {
-            approval_type,
-            reason,
-            expires_in_ms: expires_in_ms.map(ms),
-        },
-        3 => Decision::Abstain,
-        _ => return answer(reg, h, now, Answer::PolicyFailed(String::new())),
-    };
-    answer(reg, h, now, Answer::PolicyDecision(d))
+    let a = policy_answer(decision, reason, approval_type, expires_in_ms.map(ms));
+    answer(reg, h, now, a)
 }
 
 /// `EvaluatePolicy`: the policy threw, timed out or answered nonsense.

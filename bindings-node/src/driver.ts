@@ -10,7 +10,7 @@
  * core's: nothing here decides whether a step happens, only how to do it.
  */
 import { CapabilityError, fromNative } from "./errors.js";
-import { Kind } from "./generated/protocol.js";
+import { DECISION_CODE as DECISION_CODES, Kind } from "./generated/protocol.js";
 import { HOT, N } from "./native.js";
 import { auditRecordFromRow } from "./audit.js";
 import { Attempt, isThenable } from "./attempt.js";
@@ -44,13 +44,8 @@ export interface DriverHost {
 
 // ----- host answers -----------------------------------------------------------
 
-/** The core's decision codes by name (a Map: own entries only). */
-const DECISION_CODE: ReadonlyMap<string, number> = new Map([
-  ["allow", 0],
-  ["deny", 1],
-  ["requireApproval", 2],
-  ["abstain", 3],
-]);
+/** The core's decision codes by name (a Map: own entries only, so no `constructor`). */
+const DECISION_CODE: ReadonlyMap<string, number> = new Map(Object.entries(DECISION_CODES));
 
 /** A decision field as given: absent (null) or of its type; else the `BAD` marker. */
 const BAD = Symbol("not a decision field");

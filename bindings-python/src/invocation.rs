@@ -11,8 +11,9 @@
 
 use std::sync::Arc;
 
+use orpc_agent_core::ffi::policy_answer;
 use orpc_agent_core::pipeline::progress::ProgressChecker;
-use orpc_agent_core::pipeline::{Answer, Decision, PolicyScope, Step, StepKind};
+use orpc_agent_core::pipeline::{Answer, PolicyScope, Step, StepKind};
 use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome, Payload};
 use pyo3::prelude::*;
 
@@ -194,25 +195,6 @@ fn opt_ms(v: Option<&Bound<'_, PyAny>>) -> Option<Option<u64>> {
     Some(Some(if f.is_nan() || f <= 0.0 { 0 } else { f as u64 }))
 }
 
-fn decision(
-    kind: u8,
-    reason: Option<String>,
-    approval_type: Option<String>,
-    expires_in_ms: Option<u64>,
-) -> Option<Decision> {
-    Some(match kind {
-        0 => Decision::Allow,
-        1 => Decision::Deny { reason },
-        2 => Decision::RequireApproval {
-            approval_type,
-            reason,
-            expires_in_ms,
-        },
-        3 => Decision::Abstain,
-        _ => return None,
-    })
-}
-
 #[pymethods]
 impl Invocation {
     /// A progress report of the handler, checked by the core
@@ -380,7 +362,8 @@ impl Invocation {
         self.answer(py, Answer::InputValidatorFailed)
     }
 
-    /// `kind`: 0 allow, 1 deny, 2 require approval, 3 abstain.
+    /// `kind`: the decision's code (`ffi::decision_code`, the module's
+    /// `DECISION_CODE`).
     #[pyo3(signature = (kind, reason = None, approval_type = None, expires_in_ms = None))]
     fn policy_decision(
         &mut self,
@@ -400,12 +383,9 @@ impl Invocation {
             opt_ms(expires_in_ms),
         );
         let answer = match fields {
+            // A code that names no decision is a failed policy too (the core's).
             (Some(reason), Some(approval_type), Some(expires_in_ms)) => {
-                match decision(kind, reason, approval_type, expires_in_ms) {
-                    Some(d) => Answer::PolicyDecision(d),
-                    // Not a decision the core knows: the policy failed.
-                    None => Answer::PolicyFailed(String::new()),
-                }
+                policy_answer(u32::from(kind), reason, approval_type, expires_in_ms)
             }
             _ => Answer::PolicyFailed(String::new()),
         };

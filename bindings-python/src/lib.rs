@@ -354,6 +354,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "APPROVAL_VIEW_FAILED_MESSAGE",
         orpc_agent_core::pipeline::redaction::APPROVAL_VIEW_FAILED_MESSAGE,
     )?;
+    let decision_codes = pyo3::types::PyDict::new(m.py());
+    for code in orpc_agent_core::ffi::decision_code::ALL {
+        decision_codes.set_item(orpc_agent_core::ffi::decision_code::name(code), code)?;
+    }
+    m.add("DECISION_CODE", decision_codes)?;
     m.add("DONE_OK", invocation::DONE_OK)?;
     m.add("SUSPENDED", registry::SUSPENDED)?;
     m.add("VALIDATOR_RAISED", registry::VALIDATOR_RAISED)?;

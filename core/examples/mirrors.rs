@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use orpc_agent_core::act::deterministic::MAX_HASH_DEPTH;
-use orpc_agent_core::ffi::sentinel;
+use orpc_agent_core::ffi::{decision_code, sentinel};
 use orpc_agent_core::gateway;
 use orpc_agent_core::pipeline::gate::NOT_FOUND_MESSAGE;
 use orpc_agent_core::pipeline::redaction::APPROVAL_VIEW_FAILED_MESSAGE;
@@ -82,6 +82,15 @@ fn typescript() -> String {
         gateway::MAY_NOT_DECIDE_MESSAGE,
         gateway::LIST_SCAN_PAGES
     );
+    s.push_str("\n/** A host policy's decision codes by name (`ffi::decision_code`): what `answerPolicy` takes. */\nexport const DECISION_CODE = {\n");
+    for code in decision_code::ALL {
+        let _ = writeln!(
+            s,
+            "  {}: {code},",
+            decision_code::name(code).unwrap_or_default()
+        );
+    }
+    s.push_str("} as const;\n");
     s
 }
 

@@ -60,3 +60,11 @@ export const GATEWAY = {
   mayNotDecideMessage: "You may not decide this approval request.",
   listScanPages: 10,
 } as const;
+
+/** A host policy's decision codes by name (`ffi::decision_code`): what `answerPolicy` takes. */
+export const DECISION_CODE = {
+  allow: 0,
+  deny: 1,
+  requireApproval: 2,
+  abstain: 3,
+} as const;

@@ -66,6 +66,8 @@ REDACT_OUTPUT = _native.REDACT_OUTPUT
 EXPORT_OUTPUT = _native.EXPORT_OUTPUT
 DONE = _native.DONE
 DONE_OK = _native.DONE_OK
+#: A host policy's decision codes by name (the core's ``ffi::decision_code``).
+_DECISION_CODE: dict[str, int] = _native.DECISION_CODE
 SUSPENDED = _native.SUSPENDED
 VALIDATOR_RAISED = _native.VALIDATOR_RAISED
 HANDLER_RAISED = _native.HANDLER_RAISED
@@ -268,13 +270,17 @@ def _decision_answer(inv: Any, decision: Any, capability_id: str, scope: int, in
     # to return) or any other value is a failed policy, which denies, as in
     # every binding (issue 14).
     if isinstance(decision, Abstain):
-        return int(inv.policy_decision(3))
+        return int(inv.policy_decision(_DECISION_CODE["abstain"]))
     if isinstance(decision, Allow):
-        return int(inv.policy_decision(0))
+        return int(inv.policy_decision(_DECISION_CODE["allow"]))
     if isinstance(decision, Deny):
-        return int(inv.policy_decision(1, decision.reason))
+        return int(inv.policy_decision(_DECISION_CODE["deny"], decision.reason))
     if isinstance(decision, RequireApproval):
-        return int(inv.policy_decision(2, decision.reason, decision.type, decision.expires_in_ms))
+        return int(
+            inv.policy_decision(
+                _DECISION_CODE["requireApproval"], decision.reason, decision.type, decision.expires_in_ms
+            )
+        )
     # Not a decision: the policy failed, which denies (fail closed).
     _policy_failed_log(capability_id, scope, index, f"answered {type(decision).__name__}, not a decision")
     return int(inv.policy_failed())

@@ -42,6 +42,67 @@ pub mod sentinel {
     pub const HANDLER_RAISED: u8 = 102;
 }
 
+/// The one numeric encoding of a host policy's answer, for bindings that
+/// answer `EvaluatePolicy` with primitives (Node and Python; Swift's uniffi
+/// enum converts to the same [`Decision`](crate::pipeline::Decision)).
+/// Mirrored in the generated protocol files and Python's module.
+pub mod decision_code {
+    use crate::pipeline::Decision;
+
+    pub const ALLOW: u8 = 0;
+    pub const DENY: u8 = 1;
+    pub const REQUIRE_APPROVAL: u8 = 2;
+    pub const ABSTAIN: u8 = 3;
+
+    /// Every code, in order.
+    pub const ALL: [u8; 4] = [ALLOW, DENY, REQUIRE_APPROVAL, ABSTAIN];
+
+    /// The decision a host answered with `code` and the fields it gave;
+    /// `None` for a code that names none.
+    pub fn decision(
+        code: u8,
+        reason: Option<String>,
+        approval_type: Option<String>,
+        expires_in_ms: Option<u64>,
+    ) -> Option<Decision> {
+        Some(match code {
+            ALLOW => Decision::Allow,
+            DENY => Decision::Deny { reason },
+            REQUIRE_APPROVAL => Decision::RequireApproval {
+                approval_type,
+                reason,
+                expires_in_ms,
+            },
+            ABSTAIN => Decision::Abstain,
+            _ => return None,
+        })
+    }
+
+    /// The wire name of `code` (`allow`, `deny`, `requireApproval`,
+    /// `abstain`), as a policy written in a host language spells it.
+    pub fn name(code: u8) -> Option<&'static str> {
+        decision(code, None, None, None).map(|d| d.as_str())
+    }
+}
+
+/// The answer to `EvaluatePolicy` for a host's decision `code` with its
+/// fields: the decision, or a failed policy (which denies) for a code that
+/// names none.
+pub fn policy_answer(
+    code: u32,
+    reason: Option<String>,
+    approval_type: Option<String>,
+    expires_in_ms: Option<u64>,
+) -> Answer {
+    u8::try_from(code)
+        .ok()
+        .and_then(|c| decision_code::decision(c, reason, approval_type, expires_in_ms))
+        .map_or_else(
+            || Answer::PolicyFailed(String::new()),
+            Answer::PolicyDecision,
+        )
+}
+
 use crate::approval::{
     ApprovalRequest, ApprovalStore, Decision as ApprovalDecision, EffectiveStatus, ListFilter,
     MemoryApprovalStore, SqliteApprovalStore,
