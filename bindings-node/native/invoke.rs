@@ -23,7 +23,7 @@
 use std::sync::Arc;
 
 use napi_derive::napi;
-use orpc_agent_core::ffi::policy_answer;
+use orpc_agent_core::ffi::{input_issues_answer, policy_answer};
 use orpc_agent_core::pipeline::{AuditEvent, PolicyScope};
 use orpc_agent_core::{
     Actor, Answer, CapabilityError, ErrorCode, Frame, Invocation, InvokeOptions, Outcome, Payload,
@@ -487,28 +487,7 @@ pub fn answer_input_invalid(reg: u32, h: u32, message: String, now: f64) -> napi
 /// not have that shape count as a validator that failed.
 #[napi(catch_unwind)]
 pub fn answer_input_issues(reg: u32, h: u32, issues_json: String, now: f64) -> napi::Result<f64> {
-    let a = issues_of(&issues_json).map_or(Answer::InputValidatorFailed, Answer::InputIssues);
-    answer(reg, h, now, a)
-}
-
-/// `[{path: [string], message: string}]` as the core's issues.
-fn issues_of(text: &str) -> Option<Vec<orpc_agent_core::pipeline::InputIssue>> {
-    let v: serde_json::Value = serde_json::from_str(text).ok()?;
-    v.as_array()?
-        .iter()
-        .map(|i| {
-            let path = match i.get("path") {
-                None => Vec::new(),
-                Some(p) => p
-                    .as_array()?
-                    .iter()
-                    .map(|s| s.as_str().map(str::to_owned))
-                    .collect::<Option<Vec<_>>>()?,
-            };
-            let message = i.get("message")?.as_str()?.to_owned();
-            Some(orpc_agent_core::pipeline::InputIssue { path, message })
-        })
-        .collect()
+    answer(reg, h, now, input_issues_answer(&issues_json))
 }
 
 /// `ValidateInput`: the validator threw instead of answering; its text

@@ -85,6 +85,32 @@ pub mod decision_code {
     }
 }
 
+/// The answer to `ValidateInput` for a validator's issues as JSON text,
+/// `[{path?: [string], message: string}]`: the issues (the core writes the
+/// model's message from them), or — for text of any other shape — a
+/// validator that failed.
+pub fn input_issues_answer(issues_json: &str) -> Answer {
+    let issues = || -> Option<Vec<crate::pipeline::InputIssue>> {
+        let v: Value = serde_json::from_str(issues_json).ok()?;
+        v.as_array()?
+            .iter()
+            .map(|i| {
+                let path = match i.get("path") {
+                    None => Vec::new(),
+                    Some(p) => p
+                        .as_array()?
+                        .iter()
+                        .map(|s| s.as_str().map(str::to_owned))
+                        .collect::<Option<Vec<_>>>()?,
+                };
+                let message = i.get("message")?.as_str()?.to_owned();
+                Some(crate::pipeline::InputIssue { path, message })
+            })
+            .collect()
+    };
+    issues().map_or(Answer::InputValidatorFailed, Answer::InputIssues)
+}
+
 /// The answer to `EvaluatePolicy` for a host's decision `code` with its
 /// fields: the decision, or a failed policy (which denies) for a code that
 /// names none.
@@ -638,6 +664,59 @@ pub fn registry_error_json(e: &RegistryError) -> Value {
 mod tests {
     use super::*;
     use crate::approval::ApprovalStatus;
+
+    #[test]
+    fn a_decision_code_is_a_decision_or_a_failed_policy() {
+        use crate::pipeline::Decision;
+        for code in decision_code::ALL {
+            let name = decision_code::name(code).unwrap();
+            let answer = policy_answer(u32::from(code), Some("r".into()), None, Some(5));
+            assert!(
+                matches!(&answer, Answer::PolicyDecision(d) if d.as_str() == name),
+                "{code}: {answer:?}"
+            );
+        }
+        assert!(matches!(
+            policy_answer(
+                u32::from(decision_code::REQUIRE_APPROVAL),
+                None,
+                Some("t".into()),
+                Some(5)
+            ),
+            Answer::PolicyDecision(Decision::RequireApproval {
+                expires_in_ms: Some(5),
+                ..
+            })
+        ));
+        for unknown in [4, 255, 256, u32::MAX] {
+            assert!(matches!(
+                policy_answer(unknown, None, None, None),
+                Answer::PolicyFailed(_)
+            ));
+        }
+    }
+
+    #[test]
+    fn input_issues_of_another_shape_are_a_failed_validator() {
+        let ok = input_issues_answer(
+            r#"[{"path": ["a", "0"], "message": "Required"}, {"message": "m"}]"#,
+        );
+        assert!(
+            matches!(&ok, Answer::InputIssues(i) if i.len() == 2 && i[0].path == ["a", "0"] && i[1].path.is_empty())
+        );
+        for bad in [
+            "",
+            "{}",
+            r#"[{"path": "a", "message": "m"}]"#,
+            r#"[{"path": [1], "message": "m"}]"#,
+            r#"[{"path": []}]"#,
+        ] {
+            assert!(
+                matches!(input_issues_answer(bad), Answer::InputValidatorFailed),
+                "{bad}"
+            );
+        }
+    }
 
     /// A misspelt or mistyped filter is refused, naming the key, instead of
     /// silently listing every actor's requests.
