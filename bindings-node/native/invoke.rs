@@ -535,10 +535,8 @@ pub fn answer_input_exported(
     if !rebuilds {
         return answer(reg, h, now, Answer::input_not_rebuilt());
     }
-    match parse_json(&input_json, "the input") {
-        Ok(v) => answer(reg, h, now, Answer::InputExported(v)),
-        Err(e) => answer(reg, h, now, Answer::InputNotExportable(e.message)),
-    }
+    let a = Answer::input_exported(parse_json(&input_json, "the input"));
+    answer(reg, h, now, a)
 }
 
 /// `ExportInput`: converting the validated input threw (src/json.ts
@@ -681,8 +679,8 @@ pub fn answer_output_exported(
     output_json: String,
     now: f64,
 ) -> napi::Result<f64> {
-    let v = parse_json(&output_json, "the output").unwrap_or(Value::Null);
-    answer(reg, h, now, Answer::OutputExported(v))
+    let v = parse_json(&output_json, "the output").ok();
+    answer(reg, h, now, Answer::output_exported(v))
 }
 
 /// `Audit`: delivered.

@@ -402,11 +402,7 @@ impl Invocation {
     /// it). A value with no JSON form (NaN, bytes, a 65-bit integer…) ends the
     /// call as the core decides (INVALID_INPUT), with an audit record.
     fn input_exported(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u8> {
-        let answer = match py_to_json(value) {
-            Ok(v) => Answer::InputExported(v),
-            Err(e) => Answer::InputNotExportable(e.message),
-        };
-        self.answer(py, answer)
+        self.answer(py, Answer::input_exported(py_to_json(value)))
     }
 
     /// The validated input could not even be dumped (its serializer
@@ -429,8 +425,7 @@ impl Invocation {
     /// payloads). An output with no JSON form is recorded as `null`, as the
     /// Node binding does: the call's outcome stands.
     fn output_exported(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u8> {
-        let v = py_to_json(value).unwrap_or(serde_json::Value::Null);
-        self.answer(py, Answer::OutputExported(v))
+        self.answer(py, Answer::output_exported(py_to_json(value).ok()))
     }
 
     /// The handler returned, at the registry's clock: the core judges a

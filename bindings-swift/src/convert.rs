@@ -85,10 +85,7 @@ pub(crate) fn json_value(input: FfiHostInput) -> Result<Value, CapabilityError> 
 pub(crate) fn export_answer(input: FfiHostInput) -> Answer {
     match input {
         FfiHostInput::Opaque => Answer::input_not_exportable(None),
-        other => match json_value(other) {
-            Ok(v) => Answer::InputExported(v),
-            Err(e) => Answer::InputNotExportable(e.message),
-        },
+        other => Answer::input_exported(json_value(other)),
     }
 }
 

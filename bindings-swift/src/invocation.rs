@@ -520,10 +520,8 @@ impl FfiInvocation {
     /// too deep) is recorded as `null`, as in Node and Python: the call's
     /// outcome stands.
     pub fn answer_output_exported(&self, output_json: Option<String>, now_ms: u64) -> u8 {
-        let value = output_json
-            .and_then(|t| parse_json(&t).ok())
-            .unwrap_or(serde_json::Value::Null);
-        self.answer(Answer::OutputExported(value), now_ms)
+        let value = output_json.and_then(|t| parse_json(&t).ok());
+        self.answer(Answer::output_exported(value), now_ms)
     }
 
     /// `Audit`: delivered.

@@ -335,6 +335,22 @@ impl Answer {
         Answer::InputNotExportable(NOT_REBUILT.to_owned())
     }
 
+    /// `ExportInput` with the validated input's JSON form, or the core's
+    /// reason it has none (a refusal of the conversion: INVALID_INPUT).
+    pub fn input_exported(value: Result<Value, CapabilityError>) -> Answer {
+        match value {
+            Ok(v) => Answer::InputExported(v),
+            Err(e) => Answer::InputNotExportable(e.message),
+        }
+    }
+
+    /// `ExportOutput` with the redacted output's JSON form for the audit
+    /// payload; an output with none (`None`) is recorded as `null`, in every
+    /// binding: the call's outcome stands.
+    pub fn output_exported(value: Option<Value>) -> Answer {
+        Answer::OutputExported(value.unwrap_or(Value::Null))
+    }
+
     /// A short name for error messages (never the payload).
     pub const fn name(&self) -> &'static str {
         match self {
