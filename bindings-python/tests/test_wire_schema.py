@@ -14,9 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 from pydantic import BaseModel
 
-from orpc_agent import ApprovalRequest, ApprovalRequired, Frame, RedactionInfo, capability, create_capability_registry
+from orpc_agent import (
+    ApprovalRequest,
+    ApprovalRequired,
+    Frame,
+    NotFoundError,
+    RedactionInfo,
+    capability,
+    create_capability_registry,
+)
 from orpc_agent.postgres import ApprovalPage
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "schema" / "wire.schema.json").read_text())
@@ -74,6 +83,7 @@ async def refund(r: Refund) -> dict[str, Any]:
 
 
 async def test_requests_records_and_redaction_info_validate_against_the_wire_schema() -> None:
+    infos.clear()
     records: list[dict[str, Any]] = []
     reg = create_capability_registry([refund], audit=records.append, audit_payloads=True)
     frame = Frame(
@@ -96,7 +106,11 @@ async def test_requests_records_and_redaction_info_validate_against_the_wire_sch
     assert got is not None
     check("ApprovalRequest", got.to_dict())
 
-    assert len(records) >= 3
+    with pytest.raises(NotFoundError):
+        await reg.invoke("no.such", {}, frame)
+
+    assert len(records) >= 4
+    assert any(r["capabilityId"] is None for r in records), "an unresolved call's record"
     for record in records:
         check("AuditRecord", record)
     assert any(len(r["policies"]) == 1 and r["policies"][0]["mode"] == "shadow" for r in records)

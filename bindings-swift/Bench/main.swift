@@ -110,7 +110,10 @@ func profile(_ variant: String, _ calls: Int) async throws {
         case "governed": sink &+= try await governed(Query(n: i))
         case "json": sink &+= try await governedJSON(.int(Int64(i)))
         case "task": sink &+= try await inTask(Query(n: i))
-        default: sink &+= try await direct(Query(n: i))
+        case "direct": sink &+= try await direct(Query(n: i))
+        default:
+            print("--only takes governed, json, task or direct, not \(variant)")
+            return
         }
     }
     print("\(variant): \(calls) calls; sink \(sink % 7)")

@@ -296,7 +296,7 @@ impl FfiInvocation {
     /// How the invocation ended, once the step is `Done`, as one integer
     /// (the hot path reads no record): 0 ok with the output in Swift, 1 ok
     /// with the output held by the core (`outcome_output_json`), 2 approval
-    /// required (`outcome_approval_json`), 3 error (`outcome_error`),
+    /// required (`outcome_approval`), 3 error (`outcome_error`),
     /// 255 not finished.
     pub fn outcome_kind(&self) -> u8 {
         if self.panicked.load(Ordering::Relaxed) {
@@ -319,10 +319,10 @@ impl FfiInvocation {
         }
     }
 
-    /// `outcome_kind` 2: the persisted approval request as of `now_ms`.
-    pub fn outcome_approval(&self, now_ms: u64) -> Option<FfiApprovalRequest> {
+    /// `outcome_kind` 2: the approval request, as stored.
+    pub fn outcome_approval(&self) -> Option<FfiApprovalRequest> {
         match self.lock().step() {
-            Step::Done(Outcome::ApprovalRequired(r)) => Some(FfiApprovalRequest::at(r, now_ms)),
+            Step::Done(Outcome::ApprovalRequired(r)) => Some(FfiApprovalRequest::as_stored(r)),
             _ => None,
         }
     }

@@ -12,8 +12,8 @@
 //! by the core's own serialization.
 //!
 //! The conversions are `From` impls on the core's types (as matrix-rust-sdk
-//! does), so a field added to a core type is a compile error here until it
-//! is carried or deliberately left out.
+//! does) that destructure them whole, so a field added to a core type is a
+//! compile error here until it is carried or deliberately left out.
 
 use orpc_agent_core::approval::{ApprovalRequest, ListFilter};
 use orpc_agent_core::ffi::next_cursor;
@@ -57,10 +57,15 @@ pub struct FfiActor {
 
 impl From<&Actor> for FfiActor {
     fn from(a: &Actor) -> FfiActor {
+        let Actor {
+            id,
+            roles,
+            attributes,
+        } = a;
         FfiActor {
-            id: a.id.clone(),
-            roles: a.roles.clone(),
-            attributes_json: Value::Object(a.attributes.clone()).to_string(),
+            id: id.clone(),
+            roles: roles.clone(),
+            attributes_json: Value::Object(attributes.clone()).to_string(),
         }
     }
 }
@@ -87,9 +92,13 @@ pub struct FfiTrace {
 
 impl From<&TraceContext> for FfiTrace {
     fn from(t: &TraceContext) -> FfiTrace {
+        let TraceContext {
+            traceparent,
+            tracestate,
+        } = t;
         FfiTrace {
-            traceparent: t.traceparent.clone(),
-            tracestate: t.tracestate.clone(),
+            traceparent: traceparent.clone(),
+            tracestate: tracestate.clone(),
         }
     }
 }
@@ -138,14 +147,22 @@ pub struct FfiFrame {
 
 impl From<&Frame> for FfiFrame {
     fn from(f: &Frame) -> FfiFrame {
+        let Frame {
+            surface,
+            actor,
+            trace,
+            request_id,
+            agent_id,
+            session_id,
+        } = f;
         FfiFrame {
-            surface: f.surface.into(),
+            surface: (*surface).into(),
             details: FfiFrameDetails {
-                actor: (&f.actor).into(),
-                trace: f.trace.as_ref().map(Into::into),
-                request_id: f.request_id.clone(),
-                agent_id: f.agent_id.clone(),
-                session_id: f.session_id.clone(),
+                actor: actor.into(),
+                trace: trace.as_ref().map(Into::into),
+                request_id: request_id.clone(),
+                agent_id: agent_id.clone(),
+                session_id: session_id.clone(),
             },
         }
     }
@@ -161,10 +178,15 @@ pub struct FfiRedactionInfo {
 
 impl From<RedactionInfo<'_>> for FfiRedactionInfo {
     fn from(i: RedactionInfo<'_>) -> FfiRedactionInfo {
+        let RedactionInfo {
+            surface,
+            capability_id,
+            actor,
+        } = i;
         FfiRedactionInfo {
-            surface: i.surface.into(),
-            capability_id: i.capability_id.to_owned(),
-            actor: i.actor.into(),
+            surface: surface.into(),
+            capability_id: capability_id.to_owned(),
+            actor: actor.into(),
         }
     }
 }
@@ -194,24 +216,55 @@ pub struct FfiApprovalRequest {
 }
 
 impl FfiApprovalRequest {
-    /// `request` as of `now_ms`.
+    /// `request` as an approval UI reads it at `now_ms` (get, list, decide):
+    /// `expired` once past its expiry.
     pub(crate) fn at(request: &ApprovalRequest, now_ms: u64) -> FfiApprovalRequest {
+        let status = request.effective_status(now_ms).as_str();
+        Self::with(request, status, request.to_json_at(now_ms))
+    }
+
+    /// `request` as stored, for an `approval_required` outcome: the status
+    /// the core gave it when it persisted or found it (as every binding's
+    /// outcome shows it), not one judged again at a later clock reading.
+    pub(crate) fn as_stored(request: &ApprovalRequest) -> FfiApprovalRequest {
+        let json = serde_json::to_value(request).unwrap_or(Value::Null);
+        Self::with(request, request.status.as_str(), json)
+    }
+
+    fn with(request: &ApprovalRequest, status: &str, json: Value) -> FfiApprovalRequest {
+        let ApprovalRequest {
+            id,
+            capability_id,
+            input_hash: _, // never leaves the store (issue 15)
+            input,
+            surface,
+            actor,
+            approval_type,
+            reason,
+            created_at_ms,
+            expires_at_ms,
+            status: _, // as the caller judged it
+            decided_by,
+            decided_at_ms,
+            decision_reason,
+            session_id,
+        } = request;
         FfiApprovalRequest {
-            id: request.id.clone(),
-            capability_id: request.capability_id.clone(),
-            input_json: request.input.to_string(),
-            surface: request.surface.into(),
-            actor: (&request.actor).into(),
-            approval_type: request.approval_type.clone(),
-            reason: request.reason.clone(),
-            created_at_ms: request.created_at_ms,
-            expires_at_ms: request.expires_at_ms,
-            status: request.effective_status(now_ms).as_str().to_owned(),
-            decided_by: request.decided_by.clone(),
-            decided_at_ms: request.decided_at_ms,
-            decision_reason: request.decision_reason.clone(),
-            session_id: request.session_id.clone(),
-            json: request.to_json_at(now_ms).to_string(),
+            id: id.clone(),
+            capability_id: capability_id.clone(),
+            input_json: input.to_string(),
+            surface: (*surface).into(),
+            actor: actor.into(),
+            approval_type: approval_type.clone(),
+            reason: reason.clone(),
+            created_at_ms: *created_at_ms,
+            expires_at_ms: *expires_at_ms,
+            status: status.to_owned(),
+            decided_by: decided_by.clone(),
+            decided_at_ms: *decided_at_ms,
+            decision_reason: decision_reason.clone(),
+            session_id: session_id.clone(),
+            json: json.to_string(),
         }
     }
 
@@ -240,16 +293,27 @@ pub struct FfiPolicyRecord {
 
 impl From<&PolicyRecord> for FfiPolicyRecord {
     fn from(p: &PolicyRecord) -> FfiPolicyRecord {
+        let PolicyRecord {
+            scope,
+            index,
+            name,
+            mode,
+            host,
+            decision,
+            reason,
+            approval_type,
+            failed,
+        } = p;
         FfiPolicyRecord {
-            scope: p.scope.as_str().to_owned(),
-            index: p.index,
-            name: p.name.clone(),
-            mode: p.mode.as_str().to_owned(),
-            host: p.host,
-            decision: p.decision.to_owned(),
-            reason: p.reason.clone(),
-            approval_type: p.approval_type.clone(),
-            failed: p.failed,
+            scope: scope.as_str().to_owned(),
+            index: *index,
+            name: name.clone(),
+            mode: mode.as_str().to_owned(),
+            host: *host,
+            decision: (*decision).to_owned(),
+            reason: reason.clone(),
+            approval_type: approval_type.clone(),
+            failed: *failed,
         }
     }
 }
@@ -287,33 +351,56 @@ pub struct FfiAuditRecord {
 
 impl From<&AuditRecord> for FfiAuditRecord {
     fn from(r: &AuditRecord) -> FfiAuditRecord {
+        let AuditRecord {
+            event,
+            capability_id,
+            requested,
+            surface,
+            actor_id,
+            resumed,
+            policies,
+            approval_id,
+            attempts,
+            started_at,
+            duration_ms,
+            outcome,
+            stage,
+            traceparent,
+            tracestate,
+            request_id,
+            agent_id,
+            session_id,
+            failure,
+            output,
+            span_output: _, // the span's, never an audit record's
+        } = r;
         FfiAuditRecord {
-            event: match r.event {
+            event: match event {
                 AuditEvent::Started => "started",
                 AuditEvent::Finished => "finished",
             }
             .to_owned(),
-            capability_id: r.capability_id.clone(),
-            requested: r.requested.clone(),
-            surface: r.surface.into(),
-            actor_id: r.actor_id.clone(),
-            resumed: r.resumed,
-            policies: r.policies.iter().map(Into::into).collect(),
-            approval_id: r.approval_id.clone(),
-            attempts: r.attempts,
-            started_at_ms: r.started_at,
-            duration_ms: r.duration_ms,
-            outcome: r.outcome.map(str::to_owned),
-            stage: r.stage as u8,
-            trace: r.traceparent.as_ref().map(|traceparent| FfiTrace {
+            capability_id: capability_id.clone(),
+            requested: requested.clone(),
+            surface: (*surface).into(),
+            actor_id: actor_id.clone(),
+            resumed: *resumed,
+            policies: policies.iter().map(Into::into).collect(),
+            approval_id: approval_id.clone(),
+            attempts: *attempts,
+            started_at_ms: *started_at,
+            duration_ms: *duration_ms,
+            outcome: outcome.map(str::to_owned),
+            stage: stage.number(),
+            trace: traceparent.as_ref().map(|traceparent| FfiTrace {
                 traceparent: traceparent.clone(),
-                tracestate: r.tracestate.clone(),
+                tracestate: tracestate.clone(),
             }),
-            request_id: r.request_id.clone(),
-            agent_id: r.agent_id.clone(),
-            session_id: r.session_id.clone(),
-            failure: r.failure.clone(),
-            output_json: r.output.as_ref().map(Value::to_string),
+            request_id: request_id.clone(),
+            agent_id: agent_id.clone(),
+            session_id: session_id.clone(),
+            failure: failure.clone(),
+            output_json: output.as_ref().map(Value::to_string),
             json: r.to_json().to_string(),
         }
     }

@@ -223,7 +223,7 @@ impl FfiRegistry {
         ))
     }
 
-    /// One approval request as JSON as of `now_ms` (`status` the effective
+    /// One approval request as of `now_ms` (`status` the effective
     /// one: `expired` past its expiry), or `None`.
     pub fn approval(
         &self,
@@ -236,7 +236,7 @@ impl FfiRegistry {
             .map(|r| FfiApprovalRequest::at(&r, now_ms)))
     }
 
-    /// A page of approval requests (JSON array) as of `now_ms` for a filter
+    /// A page of approval requests as of `now_ms` for a filter
     /// `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
     /// effective one, `expired` included).
     pub fn approvals(
@@ -249,7 +249,7 @@ impl FfiRegistry {
         Ok(FfiApprovalRequest::all_at(&page, now_ms))
     }
 
-    /// Approves or rejects; returns the decided request as JSON.
+    /// Approves or rejects; returns the decided request.
     pub fn decide(
         &self,
         id: String,

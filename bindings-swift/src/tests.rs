@@ -44,7 +44,16 @@ fn approvals_run_inside_the_synchronous_calls() {
     assert_eq!(inv.step_kind(), 3, "the hash needs the input");
     assert_eq!(inv.answer_input_exported(json("{\"id\":7}"), 1_000), 13);
     assert_eq!(inv.outcome_kind(), 2);
-    let id = inv.outcome_approval(1_000).unwrap().id;
+    let request = inv.outcome_approval().unwrap();
+    // As stored (the status the core gave it), as Node and Python show it.
+    assert_eq!(request.status, "pending");
+    let json: serde_json::Value = serde_json::from_str(&request.json).unwrap();
+    assert_eq!(json["status"], "pending");
+    assert!(
+        json.get("inputHash").is_none(),
+        "the hash never leaves the store"
+    );
+    let id = request.id;
     reg.decide(id.clone(), true, Some("boss".into()), None, 2_000)
         .unwrap();
     let resumed = reg
@@ -81,7 +90,7 @@ fn approved_request(reg: &FfiRegistry) -> String {
         .start(1, 2, caller(Some("ann")), FfiHostInput::Opaque, 1_000)
         .unwrap();
     assert_eq!(inv.answer_input_exported(json("{\"id\":7}"), 1_000), 13);
-    let id = inv.outcome_approval(1_000).unwrap().id;
+    let id = inv.outcome_approval().unwrap().id;
     reg.decide(id.clone(), true, Some("boss".into()), None, 2_000)
         .unwrap();
     id

@@ -291,6 +291,7 @@ mod tests {
     use super::*;
     use crate::approval::{ApprovalRequest, ApprovalStatus};
     use crate::frame::{Actor, Frame, TraceContext};
+    use crate::pipeline::audit::PolicyRecord;
     use crate::pipeline::redaction::RedactionInfo;
 
     fn def(name: &str) -> Value {
@@ -402,6 +403,30 @@ mod tests {
         assert_eq!(keys(&frame_json["trace"]), properties("TraceContext"));
         let bare_frame = serde_json::to_value(Frame::new(Surface::Mcp)).unwrap();
         assert_eq!(keys(&bare_frame), required("Frame"));
+
+        let bare_trace = serde_json::to_value(TraceContext {
+            traceparent: "00-x".into(),
+            tracestate: None,
+        })
+        .unwrap();
+        assert_eq!(keys(&bare_trace), required("TraceContext"));
+
+        let mut policy = PolicyRecord {
+            scope: PolicyScope::Capability,
+            index: 0,
+            name: Some("p".into()),
+            mode: PolicyMode::Shadow,
+            host: true,
+            decision: "requireApproval",
+            reason: Some("r".into()),
+            approval_type: Some("t".into()),
+            failed: false,
+        };
+        let full_policy = serde_json::to_value(&policy).unwrap();
+        assert_eq!(keys(&full_policy), properties("PolicyRecord"));
+        (policy.name, policy.reason, policy.approval_type) = (None, None, None);
+        let bare_policy = serde_json::to_value(&policy).unwrap();
+        assert_eq!(keys(&bare_policy), required("PolicyRecord"));
 
         let info = serde_json::to_value(RedactionInfo {
             surface: Surface::Mcp,

@@ -5,6 +5,7 @@
 // name the same fields — no field the core never sends, none it sends left
 // out.
 import type {
+  Actor,
   ApprovalPage,
   ApprovalRequest,
   AuditRecord,
@@ -15,6 +16,7 @@ import type {
 } from "@orpc-agent/core";
 
 import type {
+  WireActor,
   WireApprovalPage,
   WireApprovalRequest,
   WireAuditRecord,
@@ -35,8 +37,9 @@ export const checks: [
   HoldsTo<AuditRecord, WireAuditRecord>,
   HoldsTo<PolicyAuditRecord, WirePolicyRecord>,
   HoldsTo<TraceContext, WireTraceContext>,
+  HoldsTo<Actor, WireActor>,
   // What a redactor is told, besides the app's own context (never sent).
   HoldsTo<Omit<RedactionInfo, "context">, WireRedactionInfo>,
   // A frame, besides what stays in the process (context, signal, progress sink).
   HoldsTo<Omit<Frame, "context" | "signal" | "onProgress">, WireFrame>,
-] = [true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true];

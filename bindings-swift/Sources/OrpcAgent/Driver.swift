@@ -127,7 +127,7 @@ final class Driver: @unchecked Sendable {
                     output: try? JSONValue(parsing: JSONBridge.text(of: value)))
             }
         case 2:
-            guard let request = inv.outcomeApproval(nowMs: options.clock.nowMs()) else {
+            guard let request = inv.outcomeApproval() else {
                 throw CoreJSON.malformed("outcome", field: "approval request", expected: "present")
             }
             return .approvalRequired(try ApprovalRequest(core: request))

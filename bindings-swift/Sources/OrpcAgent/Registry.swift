@@ -230,10 +230,10 @@ public final class CapabilityRegistry: @unchecked Sendable {
             guard Int(view.capabilityIndex) < capabilities.count,
                 let redact = capabilities[Int(view.capabilityIndex)].hooks.redactApprovalInput
             else { throw CapabilityError(.internal, "no approval-input redactor") }
-            guard let core = view.info else {
+            guard let recorded = view.info else {
                 throw CoreJSON.malformed("approval input view", field: "info", expected: "present")
             }
-            let info = try RedactionInfo(core: core, context: context)
+            let info = try RedactionInfo(core: recorded, context: context)
             do {
                 return try await redact(input, info)
             } catch {

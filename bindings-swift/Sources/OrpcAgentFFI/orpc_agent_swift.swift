@@ -793,9 +793,9 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func inputJson()  -> String?
     
     /**
-     * `outcome_kind` 2: the persisted approval request as of `now_ms`.
+     * `outcome_kind` 2: the approval request, as stored.
      */
-    func outcomeApproval(nowMs: UInt64)  -> FfiApprovalRequest?
+    func outcomeApproval()  -> FfiApprovalRequest?
     
     /**
      * `outcome_kind` 3: the error.
@@ -806,7 +806,7 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      * How the invocation ended, once the step is `Done`, as one integer
      * (the hot path reads no record): 0 ok with the output in Swift, 1 ok
      * with the output held by the core (`outcome_output_json`), 2 approval
-     * required (`outcome_approval_json`), 3 error (`outcome_error`),
+     * required (`outcome_approval`), 3 error (`outcome_error`),
      * 255 not finished.
      */
     func outcomeKind()  -> UInt8
@@ -1344,14 +1344,13 @@ open func inputJson() -> String?  {
 }
     
     /**
-     * `outcome_kind` 2: the persisted approval request as of `now_ms`.
+     * `outcome_kind` 2: the approval request, as stored.
      */
-open func outcomeApproval(nowMs: UInt64) -> FfiApprovalRequest?  {
+open func outcomeApproval() -> FfiApprovalRequest?  {
     return try!  FfiConverterOptionTypeFfiApprovalRequest.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_outcome_approval(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
+            self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
 }
@@ -1372,7 +1371,7 @@ open func outcomeError() -> FfiErrorInfo?  {
      * How the invocation ended, once the step is `Done`, as one integer
      * (the hot path reads no record): 0 ok with the output in Swift, 1 ok
      * with the output held by the core (`outcome_output_json`), 2 approval
-     * required (`outcome_approval_json`), 3 error (`outcome_error`),
+     * required (`outcome_approval`), 3 error (`outcome_error`),
      * 255 not finished.
      */
 open func outcomeKind() -> UInt8  {
@@ -1589,7 +1588,7 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func decideAsync(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64) async throws  -> FfiApprovalRequest
     
     /**
-     * One approval request as JSON as of `now_ms` (`status` the effective
+     * One approval request as of `now_ms` (`status` the effective
      * one: `expired` past its expiry), or `None`.
      */
     func approval(id: String, nowMs: UInt64) throws  -> FfiApprovalRequest?
@@ -1600,7 +1599,7 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func approvalInputView(id: String) throws  -> FfiApprovalView
     
     /**
-     * A page of approval requests (JSON array) as of `now_ms` for a filter
+     * A page of approval requests as of `now_ms` for a filter
      * `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
      * effective one, `expired` included).
      */
@@ -1612,7 +1611,7 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func capabilityIds()  -> [String]
     
     /**
-     * Approves or rejects; returns the decided request as JSON.
+     * Approves or rejects; returns the decided request.
      */
     func decide(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64) throws  -> FfiApprovalRequest
     
@@ -1854,7 +1853,7 @@ open func decideAsync(id: String, approve: Bool, approver: String?, reason: Stri
 }
     
     /**
-     * One approval request as JSON as of `now_ms` (`status` the effective
+     * One approval request as of `now_ms` (`status` the effective
      * one: `expired` past its expiry), or `None`.
      */
 open func approval(id: String, nowMs: UInt64)throws  -> FfiApprovalRequest?  {
@@ -1882,7 +1881,7 @@ open func approvalInputView(id: String)throws  -> FfiApprovalView  {
 }
     
     /**
-     * A page of approval requests (JSON array) as of `now_ms` for a filter
+     * A page of approval requests as of `now_ms` for a filter
      * `{capabilityId?, actorId?, status?, limit?, cursor?}` (`status` the
      * effective one, `expired` included).
      */
@@ -1910,7 +1909,7 @@ open func capabilityIds() -> [String]  {
 }
     
     /**
-     * Approves or rejects; returns the decided request as JSON.
+     * Approves or rejects; returns the decided request.
      */
 open func decide(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64)throws  -> FfiApprovalRequest  {
     return try  FfiConverterTypeFfiApprovalRequest_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
@@ -4589,13 +4588,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_input_json() != 24031) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_approval() != 46101) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_approval() != 17388) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_error() != 47660) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_kind() != 38099) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_kind() != 33036) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_output_json() != 14097) {
@@ -4640,19 +4639,19 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide_async() != 53486) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 63575) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 2357) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_input_view() != 31944) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals() != 36420) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals() != 41146) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_capability_ids() != 26377) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide() != 58801) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide() != 5988) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_descriptors() != 60815) {

@@ -58,7 +58,7 @@ final class WireSchemaTests: XCTestCase {
             properties("AuditRecord"))
     }
 
-    func testTheSurfacesAndStatusesAreTheSchemas() {
+    func testTheSurfacesAreTheSchemas() {
         let surfaces = Self.schema["$defs"]?["Surface"]?["enum"]?.arrayValue?.compactMap(\.stringValue)
         XCTAssertEqual(surfaces, Surface.allCases.map(\.rawValue))
     }
