@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use napi_derive::napi;
 use orpc_agent_core::ffi::{input_issues_answer, policy_answer};
-use orpc_agent_core::pipeline::{AuditEvent, PolicyScope};
+use orpc_agent_core::pipeline::PolicyScope;
 use orpc_agent_core::{
     Actor, Answer, CapabilityError, ErrorCode, Frame, Invocation, InvokeOptions, Outcome, Payload,
     Step, StepKind, Surface,
@@ -444,12 +444,9 @@ pub fn invoke_abandon(reg: u32, h: u32, now: f64) -> Option<String> {
         let Some(mut inv) = r.invocations.remove(h) else {
             return Ok(None);
         };
-        // A call abandoned at its finished record keeps that step, and the
-        // record was handed out when the step was reached: not again.
-        let shown =
-            matches!(inv.step(), Step::Audit(record) if record.event == AuditEvent::Finished);
-        inv.abandon(ms(now));
-        if shown {
+        // The core says whether a finished record is newly owed: one
+        // pending when the host gave up was handed out already.
+        if !inv.abandon(ms(now)) {
             return Ok(None);
         }
         r.route.record(&inv);

@@ -488,7 +488,7 @@ impl Invocation {
     /// finished audit record is delivered here.
     fn abandon(&mut self, py: Python<'_>) -> PyResult<u8> {
         let now_ms = self.now(py);
-        self.inv.abandon(now_ms);
+        let _ = self.inv.abandon(now_ms); // `next` delivers the record it owes
         self.next(py)
     }
 

@@ -203,7 +203,7 @@ fn an_abandoned_call_ends_internal_with_its_finished_record() {
     let mut inv = start(&reg, "a.b", Payload::Host, audited(0));
     let mut records = Vec::new();
     deliver_audits(&mut inv, &mut records);
-    inv.abandon(7);
+    assert!(inv.abandon(7), "a finished record is owed");
     deliver_audits(&mut inv, &mut records);
     assert_eq!(records.len(), 2);
     assert_eq!(records[1].event, AuditEvent::Finished);
@@ -227,14 +227,14 @@ fn an_abandoned_call_ends_internal_with_its_finished_record() {
     })
     .unwrap();
     assert_eq!(inv.step_kind(), StepKind::Audit);
-    inv.abandon(2);
+    assert!(!inv.abandon(2), "its pending record is not owed again");
     let mut records = Vec::new();
     deliver_audits(&mut inv, &mut records);
     assert_eq!(records[0].outcome, Some("ok"));
     assert_eq!(inv.take_outcome(), Some(Outcome::Ok(Payload::Host)));
 
     // Abandoned after its outcome was taken: nothing changes.
-    inv.abandon(3);
+    assert!(!inv.abandon(3));
     assert!(inv.is_done());
     assert_eq!(inv.take_outcome(), None);
 }

@@ -545,7 +545,9 @@ impl Driver {
             match answer {
                 // Cannot happen with JSON payloads: the call ends INTERNAL,
                 // its finished record still delivered.
-                None => inv.abandon(self.clock.now_ms()),
+                None => {
+                    let _ = inv.abandon(self.clock.now_ms());
+                }
                 // An out-of-turn answer ends the call INTERNAL too.
                 Some(a) => {
                     let _ = inv.answer(a);

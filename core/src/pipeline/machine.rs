@@ -875,27 +875,44 @@ impl Invocation {
     /// audits, else `Done` (every call that started is audited as finished,
     /// issue 14). A finished call, or one whose finished record is already
     /// pending, keeps its outcome.
-    pub fn abandon(&mut self, now_ms: u64) {
+    ///
+    /// Returns whether the call now owes a finished record it did not owe
+    /// before (the step is that record's `Audit`): a host that already
+    /// holds the pending record, or a call that was over, gets `false`, so
+    /// no record is delivered twice.
+    pub fn abandon(&mut self, now_ms: u64) -> bool {
         self.clock(now_ms);
         let state = std::mem::replace(&mut self.state, State::Vacant);
+        let settled = Self::settled(&state);
         self.end_internal(
             state,
             CapabilityError::new(ErrorCode::Internal, ABANDONED_MESSAGE),
         );
+        !settled && matches!(self.state, State::Audit { .. })
+    }
+
+    /// Whether `state` already holds the call's outcome: done, taken, or
+    /// its finished record pending.
+    fn settled(state: &State) -> bool {
+        matches!(
+            state,
+            State::Done(_)
+                | State::Vacant
+                | State::Audit {
+                    then: AfterAudit::Finish(_),
+                    ..
+                }
+        )
     }
 
     /// Ends the call in `error` from `state` (already taken), keeping an
     /// outcome that was settled before.
     fn end_internal(&mut self, state: State, error: CapabilityError) {
-        match state {
-            // Vacant: the outcome was taken.
-            State::Done(_)
-            | State::Vacant
-            | State::Audit {
-                then: AfterAudit::Finish(_),
-                ..
-            } => self.state = state,
-            _ => self.fail(error),
+        // Vacant: the outcome was taken.
+        if Self::settled(&state) {
+            self.state = state;
+        } else {
+            self.fail(error);
         }
     }
 
