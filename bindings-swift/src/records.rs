@@ -17,7 +17,7 @@
 
 use orpc_agent_core::approval::{ApprovalRequest, ListFilter};
 use orpc_agent_core::ffi::next_cursor;
-use orpc_agent_core::pipeline::audit::{AuditEvent, AuditRecord, PolicyRecord};
+use orpc_agent_core::pipeline::audit::{AuditRecord, PolicyRecord};
 use orpc_agent_core::pipeline::redaction::RedactionInfo;
 use orpc_agent_core::{Actor, Frame, Surface, TraceContext};
 use serde_json::{Map, Value};
@@ -375,11 +375,7 @@ impl From<&AuditRecord> for FfiAuditRecord {
             span_output: _, // the span's, never an audit record's
         } = r;
         FfiAuditRecord {
-            event: match event {
-                AuditEvent::Started => "started",
-                AuditEvent::Finished => "finished",
-            }
-            .to_owned(),
+            event: event.as_str().to_owned(),
             capability_id: capability_id.clone(),
             requested: requested.clone(),
             surface: (*surface).into(),

@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::approval::EffectiveStatus;
 use crate::error::{ErrorCode, ErrorKind};
 use crate::meta::Surface;
-use crate::pipeline::audit::AuditRecord;
+use crate::pipeline::audit::{AuditEvent, AuditRecord};
 use crate::pipeline::policies::PolicyScope;
 use crate::pipeline::stage::Stage;
 use crate::pipeline::step::Decision;
@@ -90,7 +90,7 @@ fn audit_record() -> Value {
         .iter()
         .map(|&field| {
             let schema = match field {
-                "event" => names(["started", "finished"]),
+                "event" => names(AuditEvent::ALL.iter().map(|e| e.as_str())),
                 "surface" => reference("Surface"),
                 "resumed" => json!({"type": "boolean"}),
                 "policies" => json!({"type": "array", "items": reference("PolicyRecord")}),
@@ -447,6 +447,9 @@ mod tests {
 
     #[test]
     fn the_audit_record_is_its_field_list() {
+        for e in AuditEvent::ALL {
+            assert_eq!(serde_json::to_value(e).unwrap(), e.as_str());
+        }
         assert_eq!(
             properties("AuditRecord"),
             AuditRecord::FIELDS

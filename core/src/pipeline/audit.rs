@@ -69,6 +69,18 @@ pub enum AuditEvent {
     Finished,
 }
 
+impl AuditEvent {
+    pub const ALL: [AuditEvent; 2] = [AuditEvent::Started, AuditEvent::Finished];
+
+    /// The wire spelling (`started`, `finished`), as serialized.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AuditEvent::Started => "started",
+            AuditEvent::Finished => "finished",
+        }
+    }
+}
+
 /// One policy decision, enforced or shadow.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
