@@ -24,11 +24,14 @@ SWIFT_FORMAT_ON  := --configuration $(SWIFT_PKG)/.swift-format \$$(find $(SWIFT_
 # SwiftPM does not track a library found through LIBRARY_PATH: when the
 # Rust library changes, the linked Swift products (test bundle, bench, the
 # example CLI) are removed so the next build relinks them; otherwise a
-# changed core would be tested through a stale link.
+# changed core would be tested through a stale link. The library is hard-
+# linked, not copied (the debug one is ~230 MB; a CI run once ran out of
+# disk copying it): cargo replaces its output rather than writing into it,
+# so the staged link keeps the old bytes and `cmp` still sees a change.
 define swift_stage_lib
 	mkdir -p $(call SWIFT_LIBDIR,$(1))
 	@cmp -s target/$(1)/liborpc_agent_swift.a $(call SWIFT_LIBDIR,$(1))/liborpc_agent_swift.a || { \
-	  cp target/$(1)/liborpc_agent_swift.a $(call SWIFT_LIBDIR,$(1))/ && \
+	  ln -f target/$(1)/liborpc_agent_swift.a $(call SWIFT_LIBDIR,$(1))/ && \
 	  rm -rf $(SWIFT_PKG)/.build/*/$(1)/*.xctest $(SWIFT_PKG)/.build/*/$(1)/OrpcAgentBench \
 	         examples/swift-cli/.build/*/$(1)/SwiftCLI examples/swift-cli/.build/*/$(1)/ReadmeQuickStart; }
 endef

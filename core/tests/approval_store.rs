@@ -16,8 +16,7 @@ use orpc_agent_core::approval::{
 };
 use orpc_agent_core::error::{CapabilityError, ErrorCode};
 
-#[path = "support/approval_suite.rs"]
-mod suite;
+use crate::suite;
 use suite::*;
 
 /// A directory removed on drop, so SQLite files do not pile up in /tmp.
@@ -333,7 +332,8 @@ fn sqlite_cross_process_race() {
             std::process::Command::new(&exe)
                 .args([
                     "--exact",
-                    "sqlite_cross_process_race",
+                    // The test binary is tests/main.rs: names carry the module.
+                    "approval_store::sqlite_cross_process_race",
                     "--nocapture",
                     "--test-threads=1",
                 ])

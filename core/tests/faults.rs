@@ -6,7 +6,7 @@
 //! [`SECRET`], which every redactor here removes, and every error and audit
 //! record is searched for it.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::future::Future;
 use std::path::PathBuf;

@@ -11,7 +11,7 @@
 //! every line the process writes to stdout/stderr while doing it (the
 //! scenarios re-run in a child process whose output is captured).
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::sync::{Arc, Mutex};
 
@@ -343,7 +343,8 @@ fn no_secret_in_any_line_the_process_writes() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "child_scenarios_for_the_log_scan",
+            // The test binary is tests/main.rs: names carry the module.
+            "leak_scan::child_scenarios_for_the_log_scan",
             "--nocapture",
             "--test-threads=1",
         ])

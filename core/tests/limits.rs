@@ -6,7 +6,7 @@
 //! (input host-held, the validated input handed back as JSON), and through
 //! `limits::check_json_text` (what a binding calls on JSON text).
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! out-of-turn answers, retries and their timing, deadlines, cancellation,
 //! shadow policies, approvals, audit records, host-held payloads.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::sync::Arc;
 use std::time::Duration;

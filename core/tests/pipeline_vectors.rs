@@ -3,7 +3,7 @@
 //! with tokio's clock paused so delays, deadlines and backoff are exact.
 //! The format is documented in tests/vectors/README.md, section `pipeline`.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! (the tokio driver or the state machine), each written so that it fails
 //! when its invariant is broken.
 
-mod pipeline_support;
+use crate::pipeline_support;
 
 use std::sync::{Arc, Mutex};
 

@@ -10,9 +10,8 @@
 //! Mounting needs root (CI and this project's machines run as root); the
 //! test fails, saying so, where it cannot mount.
 
-mod pipeline_support;
-#[path = "support/approval_suite.rs"]
-mod suite;
+use crate::pipeline_support;
+use crate::suite;
 
 use std::fs::OpenOptions;
 use std::io::Write;
