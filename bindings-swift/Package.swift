@@ -3,7 +3,7 @@
 // orpc-agent Rust core (uniffi).
 //
 // Linking: the Rust static library `liborpc_agent_swift.a` is built by cargo
-// (`make build-swift`), copied alone into target/swift-lib/<profile>/, and
+// (`make build-swift`), hard-linked alone into target/swift-lib/<profile>/, and
 // found through LIBRARY_PATH (honoured by the clang driver swiftc links
 // with). No `unsafeFlags`, so packages that depend on this one (the example
 // CLI) build too. scripts/swift.sh and mk/swift.mk set LIBRARY_PATH.
