@@ -37,7 +37,10 @@ export declare function agentToolGateDenies(code: string): boolean
  */
 export declare function agentToolKeptRequestHoldsTheCall(status: string): boolean
 
-/** `{unknownApproval, outputNotJson}`: the adapters' fixed texts. */
+/**
+ * `{unknownApproval, unknownInterruption, outputNotJson, failed}`: the
+ * adapters' fixed texts.
+ */
 export declare function agentToolMessages(): string
 
 /**

@@ -49,7 +49,8 @@ pub fn agent_tool_preliminary_result(done: f64, total: Option<f64>) -> String {
     agent_tools::preliminary_result(whole(done).unwrap_or(0), total.and_then(whole)).to_string()
 }
 
-/// `{unknownApproval, outputNotJson}`: the adapters' fixed texts.
+/// `{unknownApproval, unknownInterruption, outputNotJson, failed}`: the
+/// adapters' fixed texts.
 #[napi(catch_unwind)]
 pub fn agent_tool_messages() -> String {
     agent_tools::messages().to_string()

@@ -5,7 +5,7 @@
 import { isArgumentError } from "./arguments.js";
 import { N } from "./native.js";
 
-import type { CapabilityErrorCode } from "./generated/protocol.js";
+import { type CapabilityErrorCode, INTERNAL_MESSAGE } from "./generated/protocol.js";
 
 /** Every error code of the core (`NOT_FOUND`, `POLICY_DENIED`, …), generated from its list. */
 export type { CapabilityErrorCode };
@@ -92,8 +92,8 @@ export class RegistryValidationError extends Error {
   }
 }
 
-/** The message of an INTERNAL error whose own text is not shown. */
-export const INTERNAL_MESSAGE = "An internal error stopped the call.";
+/** The message of an INTERNAL error whose own text is not shown (the core's words). */
+export { INTERNAL_MESSAGE };
 
 /**
  * Maps an error thrown by the native module: `{"error": …}` becomes a

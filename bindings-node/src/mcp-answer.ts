@@ -11,10 +11,12 @@ import { toJsonText } from "./json.js";
 import { N } from "./native.js";
 import type { ApprovalRequest } from "./types.js";
 
+/** The adapters' fixed texts (the core's `agent_tools`). */
+const MESSAGES: { outputNotJson: string; failed: string } = JSON.parse(N.agentToolMessages());
+
 /** The result of a failed call; anything but a `CapabilityError` is INTERNAL. */
 export function mcpErrorResult(error: unknown): CallToolResult {
-  const e =
-    error instanceof CapabilityError ? error : new CapabilityError("INTERNAL", "The capability failed while running.");
+  const e = error instanceof CapabilityError ? error : new CapabilityError("INTERNAL", MESSAGES.failed);
   let details: string | null = null;
   try {
     details = e.details === undefined ? null : toJsonText(e.details);
@@ -24,8 +26,8 @@ export function mcpErrorResult(error: unknown): CallToolResult {
   return JSON.parse(call(() => N.mcpErrorResult(e.code, e.message, e.retryable, details)));
 }
 
-/** INTERNAL's text for an output with no JSON form (the core's). */
-const OUTPUT_NOT_JSON: string = JSON.parse(N.agentToolMessages()).outputNotJson;
+/** INTERNAL's text for an output with no JSON form. */
+const OUTPUT_NOT_JSON = MESSAGES.outputNotJson;
 
 /**
  * The result of a call that returned `output` (`mcp::ok_result`: a string as

@@ -62,6 +62,8 @@ export function subsetSchema(spec) {
       version: 1,
       vendor: "vectors",
       validate(value) {
+        // `{throw}`: a validator that throws a plain error (never shown).
+        if (spec.throw !== undefined) throw new Error(spec.throw);
         if (value === null || typeof value !== "object" || Array.isArray(value))
           return { issues: [{ message: "must be an object" }] };
         const v = { ...(spec.defaults ?? {}), ...value };

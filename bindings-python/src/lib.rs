@@ -346,10 +346,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         use orpc_agent_core::agent_tools as at;
         m.add("AGENT_TOOL_UNKNOWN_APPROVAL", at::UNKNOWN_APPROVAL_MESSAGE)?;
         m.add("AGENT_TOOL_OUTPUT_NOT_JSON", at::OUTPUT_NOT_JSON_MESSAGE)?;
+        m.add("AGENT_TOOL_FAILED", at::FAILED_MESSAGE)?;
+        m.add(
+            "AGENT_TOOL_UNKNOWN_INTERRUPTION",
+            at::UNKNOWN_INTERRUPTION_MESSAGE,
+        )?;
     }
     postgres::register(m)?;
     telemetry::register(m)?;
     m.add("MAX_HASH_DEPTH", MAX_HASH_DEPTH)?;
+    m.add("INTERNAL_MESSAGE", orpc_agent_core::error::INTERNAL_MESSAGE)?;
     m.add(
         "APPROVAL_VIEW_FAILED_MESSAGE",
         orpc_agent_core::pipeline::redaction::APPROVAL_VIEW_FAILED_MESSAGE,

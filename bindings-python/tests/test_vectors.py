@@ -200,6 +200,8 @@ class MiniSchema:
         self.schema = schema
 
     def validate(self, value: Any) -> Any:
+        if "throw" in self.schema:  # a validator that raises (never shown)
+            raise RuntimeError(self.schema["throw"])
         if not isinstance(value, dict):
             raise ValueError("expected an object")
         value = {**self.schema.get("defaults", {}), **value}

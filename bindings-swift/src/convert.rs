@@ -50,14 +50,18 @@ pub enum FfiHostInput {
     /// container is depth 1) at `path`: past the depth it was asked to walk
     /// to, read from the core (`input_max_depth`, `max_hash_depth`).
     Deeper { depth: u32, path: String },
-    /// No JSON form: the value's own `encode(to:)` threw (an application's
+    /// No JSON form: not `Encodable`, or its own `encode(to:)` threw (an application's
     /// in-process value; transports deliver JSON).
     Opaque,
 }
 
+/// What a value with no JSON form is called in the core's NOT_JSON_VALUE
+/// message ("input at / is …, which the JSON data model has no place for").
+const OPAQUE_KIND: &str = "a value Swift cannot encode as JSON";
+
 /// The JSON value of a host input, or the core's error for why it has none
 /// the approval hash can bind (`HashError`: `NON_FINITE_NUMBER`,
-/// `TOO_DEEP`; INVALID_INPUT with `details.reason`).
+/// `TOO_DEEP`, `NOT_JSON_VALUE`; INVALID_INPUT with `details.reason`).
 pub(crate) fn json_value(input: FfiHostInput) -> Result<Value, CapabilityError> {
     match input {
         FfiHostInput::Json {
@@ -72,10 +76,12 @@ pub(crate) fn json_value(input: FfiHostInput) -> Result<Value, CapabilityError> 
             limit: MAX_HASH_DEPTH,
         }
         .into()),
-        FfiHostInput::Opaque => Err(CapabilityError::new(
-            ErrorCode::InvalidInput,
-            "The input cannot be represented as JSON.",
-        )),
+        // Swift knows only that the value is not `Encodable` or that its
+        // `encode(to:)` threw: the core's NOT_JSON_VALUE at the root, in
+        // the words every binding's refusal uses.
+        FfiHostInput::Opaque => {
+            Err(HashError::of_host_value("NOT_JSON_VALUE", "", OPAQUE_KIND).into())
+        }
     }
 }
 

@@ -116,12 +116,11 @@ pub struct ProgressReport {
     pub total: Option<u64>,
 }
 
-/// The INVALID_INPUT message when a validator throws a plain error (Node's
-/// words; the error's own text never reaches the caller).
-const INPUT_NOT_VALIDATED: &str = "The input could not be validated.";
-
 fn panic_error() -> CapabilityError {
-    CapabilityError::new(ErrorCode::Internal, "The agent runtime failed internally.")
+    CapabilityError::new(
+        ErrorCode::Internal,
+        orpc_agent_core::error::INTERNAL_MESSAGE,
+    )
 }
 
 impl FfiInvocation {
@@ -377,10 +376,10 @@ impl FfiInvocation {
     }
 
     /// `ValidateInput`: the validator threw a plain error (not the
-    /// application's own `CapabilityError`): INVALID_INPUT with a generic
-    /// message, as in Node — the error's text may quote the input (SI-10).
+    /// application's own `CapabilityError`): INVALID_INPUT with the core's
+    /// generic message — the error's text may quote the input (SI-10).
     pub fn answer_validator_failed(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::InputInvalid(INPUT_NOT_VALIDATED.into()), now_ms)
+        self.answer(Answer::InputValidatorFailed, now_ms)
     }
 
     /// `ExportInput`: the validated input as Swift measured it
@@ -440,7 +439,8 @@ impl FfiInvocation {
     /// `RunHandler`: the handler failed. `code` is the handler's own
     /// `CapabilityError` code, or `None` for a plain thrown error (it
     /// becomes a generic EXECUTION_FAILED; `message` never reaches the
-    /// caller). An unknown code counts as a plain error.
+    /// caller; the core ignores `retryable` then). An unknown code counts
+    /// as a plain error.
     pub fn answer_handler_error(
         &self,
         code: Option<String>,
@@ -453,7 +453,7 @@ impl FfiInvocation {
             Answer::HandlerError {
                 code,
                 message,
-                retryable: code.is_some() && retryable,
+                retryable,
                 now_ms,
             },
             now_ms,

@@ -298,7 +298,7 @@ fn a_validator_failure_is_generic_and_an_unknown_step_is_internal() {
     assert_eq!(inv.answer_validator_failed(1_000), 13);
     let (code, message, _) = error_of(&inv);
     assert_eq!(code, "INVALID_INPUT");
-    assert_eq!(message, "The input could not be validated.");
+    assert_eq!(message, orpc_agent_core::pipeline::issues::VALIDATOR_FAILED);
     for at_handler in [false, true] {
         let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
         if at_handler {
@@ -355,6 +355,11 @@ fn the_hash_of_a_host_value_refuses_what_json_cannot_hold() {
         path: "/0".into(),
     };
     assert_eq!(reason(input_hash_host("a".into(), deep)), "TOO_DEEP");
+    // The core's words and sub-code, as Node's and Python's refusals.
+    assert_eq!(
+        reason(input_hash_host("a".into(), FfiHostInput::Opaque)),
+        "NOT_JSON_VALUE"
+    );
     assert_eq!(
         input_hash_host("a".into(), json("{\"id\":1}")).unwrap(),
         input_hash_json("a".into(), "{\"id\":1}".into()).unwrap()

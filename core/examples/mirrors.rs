@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use orpc_agent_core::act::deterministic::MAX_HASH_DEPTH;
+use orpc_agent_core::error::INTERNAL_MESSAGE;
 use orpc_agent_core::ffi::{decision_code, sentinel};
 use orpc_agent_core::gateway;
 use orpc_agent_core::pipeline::gate::NOT_FOUND_MESSAGE;
@@ -77,6 +78,10 @@ fn typescript() -> String {
     );
     let _ = writeln!(
         s,
+        "/** INTERNAL's message when the error's own text is withheld (`error::INTERNAL_MESSAGE`). */\nexport const INTERNAL_MESSAGE = {INTERNAL_MESSAGE:?};\n"
+    );
+    let _ = writeln!(
+        s,
         "/** The agent gateway's texts and its list's scan bound (`gateway`). */\nexport const GATEWAY = {{\n  notVisibleMessage: {:?},\n  mayNotDecideMessage: {:?},\n  listScanPages: {},\n}} as const;",
         gateway::NOT_VISIBLE_MESSAGE,
         gateway::MAY_NOT_DECIDE_MESSAGE,
@@ -113,7 +118,11 @@ fn swift() -> String {
     s.push_str("        }\n    }\n}\n\n");
     let _ = writeln!(
         s,
-        "/// EXECUTION_FAILED's message when an approval-input redactor fails (`pipeline::redaction`).\nlet approvalViewFailedMessage = {APPROVAL_VIEW_FAILED_MESSAGE:?}"
+        "/// EXECUTION_FAILED's message when an approval-input redactor fails (`pipeline::redaction`).\nlet approvalViewFailedMessage = {APPROVAL_VIEW_FAILED_MESSAGE:?}\n"
+    );
+    let _ = writeln!(
+        s,
+        "/// INTERNAL's message when the error's own text is withheld (`error::INTERNAL_MESSAGE`).\nlet internalMessage = {INTERNAL_MESSAGE:?}"
     );
     s
 }

@@ -41,6 +41,16 @@ pub fn caller_required_details() -> serde_json::Value {
 /// another caller's response, or one whose key was evicted).
 pub const UNKNOWN_APPROVAL_MESSAGE: &str = "No approval request of this server matches this call.";
 
+/// APPROVAL_NOT_FOUND's message when an interruption a framework hands
+/// back (OpenAI Agents' approval item) names no request of these tools.
+pub const UNKNOWN_INTERRUPTION_MESSAGE: &str =
+    "No approval request of these tools matches this interruption.";
+
+/// INTERNAL's message when an adapter met anything but a capability error
+/// (an exception of the app's frame function, of a serializer): its text
+/// is not shown.
+pub const FAILED_MESSAGE: &str = crate::error::FAILED_MESSAGE;
+
 /// INTERNAL's message when a handler's output has no JSON form: its text,
 /// or the converter's exception, is not shown.
 pub const OUTPUT_NOT_JSON_MESSAGE: &str = "The capability's output could not be converted to JSON.";
@@ -125,11 +135,13 @@ pub fn preliminary_result(done: u64, total: Option<u64>) -> serde_json::Value {
 }
 
 /// The constants an adapter shows, for a binding's module:
-/// `{unknownApproval, outputNotJson}`.
+/// `{unknownApproval, unknownInterruption, outputNotJson, failed}`.
 pub fn messages() -> serde_json::Value {
     serde_json::json!({
         "unknownApproval": UNKNOWN_APPROVAL_MESSAGE,
+        "unknownInterruption": UNKNOWN_INTERRUPTION_MESSAGE,
         "outputNotJson": OUTPUT_NOT_JSON_MESSAGE,
+        "failed": FAILED_MESSAGE,
     })
 }
 

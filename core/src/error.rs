@@ -189,6 +189,16 @@ impl fmt::Display for ErrorCode {
     }
 }
 
+/// INTERNAL's message when the error's own text is withheld (a caught
+/// panic, a conversion that quoted data, an impossible state): the same
+/// words in every binding.
+pub const INTERNAL_MESSAGE: &str = "An internal error stopped the call.";
+
+/// EXECUTION_FAILED's message for a handler's plain error, and INTERNAL's
+/// when an adapter met anything but a capability error: the failure's own
+/// text is never shown.
+pub const FAILED_MESSAGE: &str = "The capability failed while running.";
+
 /// The error an invocation ends in. The message is written for a model to
 /// act on; it never carries unredacted data or a stack (SI-10).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

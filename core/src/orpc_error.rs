@@ -54,7 +54,7 @@ const fn row(
     }
 }
 
-const FAILED: &str = "The capability failed while running.";
+const FAILED: &str = crate::error::FAILED_MESSAGE;
 
 /// oRPC's common error codes and what each becomes.
 pub const TABLE: [Row; 19] = [

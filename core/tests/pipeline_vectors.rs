@@ -24,12 +24,16 @@ fn vector_dir() -> PathBuf {
 
 /// The vectors' schema subset plus `defaults` (applied to missing keys
 /// before checking), so a vector can show that everything after stage 4
-/// sees the validated input.
+/// sees the validated input; `{throw: message}` panics.
 struct VectorSchema(Value);
 
 impl orpc_agent_core::pipeline::driver::Validator for VectorSchema {
     fn validate<'a>(&'a self, value: &'a Value) -> BoxFuture<'a, Result<Value, String>> {
         Box::pin(async move {
+            if let Some(m) = self.0["throw"].as_str() {
+                // A Rust host's thrown error: the driver catches the panic.
+                panic!("{m}");
+            }
             let mut v = value.clone();
             if let (Some(o), Some(d)) = (v.as_object_mut(), self.0["defaults"].as_object()) {
                 for (k, x) in d {

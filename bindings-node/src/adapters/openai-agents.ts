@@ -84,7 +84,9 @@ interface ApprovingState {
 /** A call's outcome computed by `needsApproval`, waiting for the SDK's call of the tool. */
 type Settled = { ok: true; output: unknown } | { ok: false; error: unknown };
 
-const MESSAGES: { readonly outputNotJson: string } = JSON.parse(N.agentToolMessages());
+const MESSAGES: { readonly outputNotJson: string; readonly unknownInterruption: string } = JSON.parse(
+  N.agentToolMessages(),
+);
 
 /**
  * Thrown by `needsApproval` when the core refuses a gated call because the
@@ -277,7 +279,7 @@ export class GovernedAgentTools {
   #requiredId(item: ApprovalItem): string {
     const requestId = this.requestId(item);
     if (requestId === undefined) {
-      throw new CapabilityError("APPROVAL_NOT_FOUND", "No approval request of these tools matches this interruption.");
+      throw new CapabilityError("APPROVAL_NOT_FOUND", MESSAGES.unknownInterruption);
     }
     return requestId;
   }

@@ -54,6 +54,9 @@ export const APPROVAL_VIEW_FAILED_MESSAGE = "The approval input could not be pre
 /** NOT_FOUND's one message (`pipeline::gate::NOT_FOUND_MESSAGE`, SI-8). */
 export const NOT_FOUND_MESSAGE = "No such capability is available here. Use one of the tools you were given.";
 
+/** INTERNAL's message when the error's own text is withheld (`error::INTERNAL_MESSAGE`). */
+export const INTERNAL_MESSAGE = "An internal error stopped the call.";
+
 /** The agent gateway's texts and its list's scan bound (`gateway`). */
 export const GATEWAY = {
   notVisibleMessage: "No approval request with this id is visible to you.",

@@ -42,7 +42,7 @@ SURFACE = "aiSdk"
 #: (the MCP adapter's and Node's words).
 OUTPUT_NOT_JSON: str = _native.AGENT_TOOL_OUTPUT_NOT_JSON
 #: Anything but a ``CapabilityError`` went wrong: its text is not shown.
-FAILED = "The capability failed while running."
+FAILED: str = _native.AGENT_TOOL_FAILED
 
 APPROVAL_META: str = _native.MCP_APPROVAL_META
 """The key under which the core's description of an approval request

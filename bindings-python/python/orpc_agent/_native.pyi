@@ -18,6 +18,7 @@ __all__ = [
     "input_hash",
     "MAX_HASH_DEPTH",
     "APPROVAL_VIEW_FAILED_MESSAGE",
+    "INTERNAL_MESSAGE",
     "DONE_OK",
     "DECISION_CODE",
     "SUSPENDED",
@@ -61,6 +62,8 @@ __all__ = [
     "mcp_elicitation_declined",
     "AGENT_TOOL_UNKNOWN_APPROVAL",
     "AGENT_TOOL_OUTPUT_NOT_JSON",
+    "AGENT_TOOL_FAILED",
+    "AGENT_TOOL_UNKNOWN_INTERRUPTION",
     "agent_tool_approval_key",
     "agent_tool_approval_required_text",
     "agent_tool_kept_request_holds_the_call",
@@ -79,6 +82,7 @@ __all__ = [
 
 MAX_HASH_DEPTH: int
 APPROVAL_VIEW_FAILED_MESSAGE: str
+INTERNAL_MESSAGE: str
 VALIDATE_INPUT: int
 EVALUATE_POLICY: int
 EXPORT_INPUT: int
@@ -298,6 +302,8 @@ def mcp_elicitation_declined() -> str: ...
 
 AGENT_TOOL_UNKNOWN_APPROVAL: str
 AGENT_TOOL_OUTPUT_NOT_JSON: str
+AGENT_TOOL_FAILED: str
+AGENT_TOOL_UNKNOWN_INTERRUPTION: str
 
 def agent_tool_approval_key(actor_id: str | None, session_id: str | None, tool_call_id: str) -> str | None: ...
 def agent_tool_approval_required_text(request_id: str, reason: str | None = None) -> str: ...

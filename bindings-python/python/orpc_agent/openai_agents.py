@@ -240,7 +240,7 @@ class GovernedTools(list[FunctionTool]):
     def _required_id(self, item: ToolApprovalItem) -> tuple[str, str]:
         request_id = self.request_id(item)
         if request_id is None:
-            raise ApprovalNotFoundError("No approval request of these tools matches this interruption.")
+            raise ApprovalNotFoundError(_native.AGENT_TOOL_UNKNOWN_INTERRUPTION)
         return request_id, self._capability_by_tool[str(item.tool_name)]
 
     async def approve(

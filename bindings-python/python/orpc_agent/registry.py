@@ -346,7 +346,7 @@ class CapabilityRegistry:
         if kind == 1:
             return request.input
         if index is None or info is None:
-            raise InternalError("The agent runtime failed internally.")
+            raise InternalError(_native.INTERNAL_MESSAGE)
         spec = self._specs[index]
         redactor = spec.redact_approval_input
         if redactor is None:  # unreachable: the core refuses the build (a declared hook with no implementation)

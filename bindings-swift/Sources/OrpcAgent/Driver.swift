@@ -422,7 +422,7 @@ final class Driver: @unchecked Sendable {
             } catch {
                 report(.coreData("recorded frame"), error)
                 return inv.answerHandlerError(
-                    code: ErrorCode.internal.rawValue, message: "The agent runtime failed internally.",
+                    code: ErrorCode.internal.rawValue, message: internalMessage,
                     retryable: false,
                     nowMs: clock.nowMs())
             }

@@ -154,7 +154,7 @@ public enum CapabilityError: Error, Sendable, Hashable, CustomStringConvertible 
         var details: JSONValue?
         if let detailsJson {
             do { details = try CoreJSON.parse("error details", detailsJson) } catch {
-                self = error as? CapabilityError ?? CapabilityError(.internal, "The agent runtime failed internally.")
+                self = error as? CapabilityError ?? CapabilityError(.internal, internalMessage)
                 return
             }
         }
@@ -208,7 +208,7 @@ func liftError(_ error: Error) -> Error {
     case let e as CapabilityError: return e
     default:
         // A Rust panic caught by uniffi, or a conversion failure: never an abort.
-        return CapabilityError(.internal, "The agent runtime failed internally.")
+        return CapabilityError(.internal, internalMessage)
     }
 }
 

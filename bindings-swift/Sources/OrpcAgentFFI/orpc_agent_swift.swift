@@ -628,7 +628,8 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      * `RunHandler`: the handler failed. `code` is the handler's own
      * `CapabilityError` code, or `None` for a plain thrown error (it
      * becomes a generic EXECUTION_FAILED; `message` never reaches the
-     * caller). An unknown code counts as a plain error.
+     * caller; the core ignores `retryable` then). An unknown code counts
+     * as a plain error.
      */
     func answerHandlerError(code: String?, message: String, retryable: Bool, nowMs: UInt64)  -> UInt8
     
@@ -748,8 +749,8 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     
     /**
      * `ValidateInput`: the validator threw a plain error (not the
-     * application's own `CapabilityError`): INVALID_INPUT with a generic
-     * message, as in Node — the error's text may quote the input (SI-10).
+     * application's own `CapabilityError`): INVALID_INPUT with the core's
+     * generic message — the error's text may quote the input (SI-10).
      */
     func answerValidatorFailed(nowMs: UInt64)  -> UInt8
     
@@ -959,7 +960,8 @@ open func answerDeadlinePassed(nowMs: UInt64) -> UInt8  {
      * `RunHandler`: the handler failed. `code` is the handler's own
      * `CapabilityError` code, or `None` for a plain thrown error (it
      * becomes a generic EXECUTION_FAILED; `message` never reaches the
-     * caller). An unknown code counts as a plain error.
+     * caller; the core ignores `retryable` then). An unknown code counts
+     * as a plain error.
      */
 open func answerHandlerError(code: String?, message: String, retryable: Bool, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
@@ -1242,8 +1244,8 @@ open func answerUnknownStep(nowMs: UInt64) -> UInt8  {
     
     /**
      * `ValidateInput`: the validator threw a plain error (not the
-     * application's own `CapabilityError`): INVALID_INPUT with a generic
-     * message, as in Node — the error's text may quote the input (SI-10).
+     * application's own `CapabilityError`): INVALID_INPUT with the core's
+     * generic message — the error's text may quote the input (SI-10).
      */
 open func answerValidatorFailed(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
@@ -3461,7 +3463,7 @@ public enum FfiHostInput: Equatable, Hashable {
     case deeper(depth: UInt32, path: String
     )
     /**
-     * No JSON form: the value's own `encode(to:)` threw (an application's
+     * No JSON form: not `Encodable`, or its own `encode(to:)` threw (an application's
      * in-process value; transports deliver JSON).
      */
     case opaque
@@ -4507,7 +4509,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_deadline_passed() != 57514) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_error() != 8265) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_error() != 52738) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_ok() != 47592) {
@@ -4564,7 +4566,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_unknown_step() != 12184) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_validator_failed() != 48316) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_validator_failed() != 57438) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_attempt() != 33666) {

@@ -321,7 +321,7 @@ final class HostileValuesTests: XCTestCase {
         } catch let e as CapabilityError {
             XCTAssertEqual(e.code, .invalidInput)
             XCTAssertFalse("\(e) \(e.json.jsonText)".contains("4111"), "\(e)")
-            XCTAssertEqual(e.message, "The input could not be validated.")
+            XCTAssertEqual(e.message, "The input could not be validated, so the call did not run.")
         }
         XCTAssertEqual(Self.finished(records), ["INVALID_INPUT"])
         XCTAssertFalse(records.with { $0.map(\.json.jsonText).joined() }.contains("4111"))

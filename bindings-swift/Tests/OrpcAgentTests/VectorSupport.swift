@@ -51,8 +51,12 @@ func subset(_ expected: JSONValue, _ actual: JSONValue?) -> Bool {
     }
 }
 
+/// A plain error (not a `CapabilityError`): what a `{throw}` schema throws.
+struct VectorValidatorThrew: Error { let message: String }
+
 /// The vectors' validator vocabulary: `{required, properties, defaults}`.
 func checkSchema(_ schema: JSONValue, _ value: JSONValue) throws -> JSONValue {
+    if let m = schema["throw"]?.stringValue { throw VectorValidatorThrew(message: m) }
     guard var o = value.objectValue else { throw CapabilityError(.invalidInput, "expected an object") }
     for (k, v) in schema["defaults"]?.objectValue ?? JSONObject() where o[k] == nil { o[k] = v }
     for k in schema["required"]?.arrayValue ?? [] {

@@ -100,6 +100,10 @@ pub trait Handler: Send + Sync {
 
 /// Validates (and may apply defaults to) an input or an output. `Err` is a
 /// message; for inputs it is shown to the model, for outputs it is dropped.
+/// A validator that panics fails as a thrown validator does in the other
+/// bindings: INVALID_INPUT with the core's generic words
+/// ([`issues::VALIDATOR_FAILED`](super::issues::VALIDATOR_FAILED)), or
+/// OUTPUT_INVALID; the panic's text goes only to the panic hook.
 pub trait Validator: Send + Sync {
     fn validate<'a>(&'a self, value: &'a Value) -> BoxFuture<'a, Result<Value, String>>;
 }
@@ -565,9 +569,12 @@ impl Driver {
             Step::ValidateInput { input } => {
                 let v = input.as_json()?;
                 match hooks.and_then(|h| h.input_validator.as_ref()) {
-                    Some(val) => match val.validate(v).await {
-                        Ok(v) => Answer::InputValid(Payload::Json(v)),
-                        Err(m) => Answer::InputInvalid(m),
+                    Some(val) => match unless_panicked(|| val.validate(v)).await {
+                        Some(Ok(v)) => Answer::InputValid(Payload::Json(v)),
+                        Some(Err(m)) => Answer::InputInvalid(m),
+                        // Rust's "thrown": the core's generic words; the
+                        // panic's text went to the panic hook (stderr).
+                        None => Answer::InputValidatorFailed,
                     },
                     None => Answer::InputInvalid("no input validator".into()),
                 }
@@ -651,9 +658,10 @@ impl Driver {
             Step::ValidateOutput { output } => {
                 let v = output.as_json()?;
                 match hooks.and_then(|h| h.output_validator.as_ref()) {
-                    Some(val) => match val.validate(v).await {
-                        Ok(v) => Answer::OutputValid(Payload::Json(v)),
-                        Err(m) => Answer::OutputInvalid(m),
+                    Some(val) => match unless_panicked(|| val.validate(v)).await {
+                        Some(Ok(v)) => Answer::OutputValid(Payload::Json(v)),
+                        Some(Err(m)) => Answer::OutputInvalid(m),
+                        None => Answer::OutputInvalid(String::new()),
                     },
                     None => Answer::OutputInvalid(String::new()),
                 }
@@ -740,4 +748,22 @@ impl Driver {
         token.cancel();
         answer
     }
+}
+
+/// Runs a host hook's future to its end, `None` if making it or polling it
+/// panicked: the driver's host is Rust, whose thrown error is a panic, and a
+/// panicking validator must end its call as a throwing one does in Node,
+/// Python or Swift, not unwind through the caller's task.
+async fn unless_panicked<'a, T>(make: impl FnOnce() -> BoxFuture<'a, T>) -> Option<T> {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::task::Poll;
+    let mut fut = catch_unwind(AssertUnwindSafe(make)).ok()?;
+    std::future::poll_fn(
+        move |cx| match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Some(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(None),
+        },
+    )
+    .await
 }

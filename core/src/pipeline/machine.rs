@@ -787,7 +787,7 @@ impl Invocation {
                         self.keep_failure_text(&message);
                         CapabilityError::new(
                             ErrorCode::ExecutionFailed,
-                            "The capability failed while running.",
+                            crate::error::FAILED_MESSAGE,
                         )
                     }
                 };

@@ -32,3 +32,6 @@ extension Surface {
 
 /// EXECUTION_FAILED's message when an approval-input redactor fails (`pipeline::redaction`).
 let approvalViewFailedMessage = "The approval input could not be prepared for display."
+
+/// INTERNAL's message when the error's own text is withheld (`error::INTERNAL_MESSAGE`).
+let internalMessage = "An internal error stopped the call."
