@@ -11,7 +11,7 @@ SWIFT_SH      := scripts/swift.sh
 SWIFT_PKG     := bindings-swift
 SWIFT_LIBDIR   = $(CURDIR)/target/swift-lib/$(1)
 
-.PHONY: swift-lib swift-lib-release swift-package test-swift-package test-swift test-swift-readme build-swift lint-swift fmt-swift demo-swift bench-swift swift-bindings
+.PHONY: swift-lib swift-lib-release swift-package test-swift-package test-swift test-swift-6.2 bench-swift-6.2 test-swift-readme build-swift lint-swift fmt-swift demo-swift bench-swift swift-bindings
 
 # swift-format (`swift format`, part of the Swift 6 toolchain; 600.0.0 in the
 # chroot) with bindings-swift/.swift-format over OrpcAgent's hand-written
@@ -33,6 +33,7 @@ define swift_stage_lib
 	@cmp -s target/$(1)/liborpc_agent_swift.a $(call SWIFT_LIBDIR,$(1))/liborpc_agent_swift.a || { \
 	  ln -f target/$(1)/liborpc_agent_swift.a $(call SWIFT_LIBDIR,$(1))/ && \
 	  rm -rf $(SWIFT_PKG)/.build/*/$(1)/*.xctest $(SWIFT_PKG)/.build/*/$(1)/OrpcAgentBench \
+	         $(SWIFT_PKG)/.build-6.2/*/$(1)/*.xctest $(SWIFT_PKG)/.build-6.2/*/$(1)/OrpcAgentBench \
 	         examples/swift-cli/.build/*/$(1)/SwiftCLI examples/swift-cli/.build/*/$(1)/ReadmeQuickStart; }
 endef
 
@@ -52,6 +53,24 @@ test-swift: swift-lib ## Swift: bindings drift check, then swift test (vectors, 
 	$(SWIFT_PKG)/generate.sh --check
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build --build-tests -q && \
 		LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) timeout --kill-after=30s 15m swift test --skip-build --disable-swift-testing"
+
+# The same suite on Swift 6.2 (scripts/swift62.sh: Debian sid's swiftlang
+# unless a native swift ≥ 6.2), where the driver starts handlers with
+# `Task.immediate`; its own build directory, .build-6.2. Debian's swiftlang
+# 6.2.3 ships the _Testing_Foundation module without its library, which an
+# XCTest bundle links: an empty stand-in (nothing in it is called) lets the
+# link and the load succeed.
+SWIFT62_SH   := scripts/swift62.sh
+SWIFT62_STUB := $(CURDIR)/target/swift-6.2-stub
+
+$(SWIFT62_STUB)/lib_Testing_Foundation.so:
+	mkdir -p $(@D) && printf '' | cc -shared -x c - -o $@
+
+test-swift-6.2: swift-lib $(SWIFT62_STUB)/lib_Testing_Foundation.so ## Swift: the suite again on Swift 6.2 (Task.immediate handlers)
+	$(SWIFT62_SH) "swift --version 2>&1 | head -1 && cd $(SWIFT_PKG) && \
+		export LIBRARY_PATH=$(call SWIFT_LIBDIR,debug):$(SWIFT62_STUB) LD_LIBRARY_PATH=$(SWIFT62_STUB) && \
+		swift build --scratch-path .build-6.2 --build-tests -q && \
+		timeout --kill-after=30s 15m swift test --scratch-path .build-6.2 --skip-build --disable-swift-testing"
 
 test-swift-readme: swift-lib ## Swift: the README's quick start is examples/swift-cli's ReadmeQuickStart, and it prints what it says
 	python3 tests/readme/swift_snippets.py source
@@ -83,9 +102,12 @@ demo-swift: swift-lib ## Swift: the example CLI (two capabilities, an approval r
 bench-swift: swift-lib-release ## Swift: governed invoke vs a direct await of the closure (release)
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,release) swift run -q -c release OrpcAgentBench"
 
-TEST_TARGETS  += test-swift test-swift-readme
+bench-swift-6.2: swift-lib-release ## Swift: the same benchmark on Swift 6.2 (Task.immediate handlers)
+	$(SWIFT62_SH) "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,release) swift run -q -c release --scratch-path .build-6.2 OrpcAgentBench"
+
+TEST_TARGETS  += test-swift test-swift-6.2 test-swift-readme
 DEMO_TARGETS  += demo-swift
-BENCH_TARGETS += bench-swift
+BENCH_TARGETS += bench-swift bench-swift-6.2
 BUILD_TARGETS += build-swift
 LINT_TARGETS  += lint-swift
 FMT_TARGETS   += fmt-swift

@@ -5,9 +5,8 @@
 # Rust toolchain and no LIBRARY_PATH, and runs the README's quick start,
 # which must print what the README says.
 #
-# Swift 6.2 or later reads static-library artifact bundles: a `swift` of
-# that version on PATH is used, else Debian sid's swiftlang in its own
-# chroot (scripts/swift.sh with SWIFT_SUITE=sid; provisioned once, ~90 s).
+# Swift 6.2 or later reads static-library artifact bundles
+# (scripts/swift62.sh: a `swift` of that version on PATH, else Debian sid's).
 # The package is dist/swift's (make release), else built here from
 # `make swift-lib-release`.
 set -euo pipefail
@@ -40,12 +39,7 @@ let package = Package(
 )
 SWIFT
 
-if command -v swift >/dev/null && swift --version 2>/dev/null | grep -Eq 'Swift version (6\.([2-9]|[1-9][0-9])|[7-9])'; then
-  export SWIFT_NATIVE=1
-else
-  export SWIFT_NATIVE=0 SWIFT_SUITE=sid SWIFT_CHROOT=${SWIFT_SID_CHROOT:-/srv/orpc-agent-swift-sid}
-fi
-bash scripts/swift.sh run "swift --version 2>&1 | head -1 && cd '$APP' && env -u LIBRARY_PATH swift build -q && \
+bash scripts/swift62.sh "swift --version 2>&1 | head -1 && cd '$APP' && env -u LIBRARY_PATH swift build -q && \
   timeout 120 .build/debug/QuickStart > '$APP/out.txt'"
 python3 tests/readme/swift_snippets.py output "$APP/out.txt"
 echo "test-swift-package: ok"

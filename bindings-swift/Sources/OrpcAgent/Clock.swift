@@ -53,15 +53,21 @@ public struct SystemClock: AgentClock {
 }
 
 /// One thread that fires deadlines for `SystemClock`: arming is a lock and
-/// a heap push (the thread is woken only when the new deadline is the
-/// earliest), cancelling is a flag.
+/// a heap push, cancelling a lock and a heap removal — each entry knows its
+/// place in the heap, so nothing cancelled stays behind (deadlines are
+/// usually cancelled long before they fire, one per handler run). The
+/// thread is woken only for a deadline earlier than the instant it sleeps
+/// until: after a cancel it still sleeps until the cancelled deadline, so
+/// a stream of calls with the same timeout wakes it about once per timeout,
+/// not once per call.
 final class DeadlineThread: @unchecked Sendable {
     static let shared = DeadlineThread()
 
     final class Entry: AgentTimer, @unchecked Sendable {
         let at: UInt64
         let fire: @Sendable () -> Void
-        var cancelled = false
+        /// Its index in the heap; -1 once removed (cancelled or fired).
+        var slot = -1
         init(at: UInt64, fire: @escaping @Sendable () -> Void) {
             self.at = at
             self.fire = fire
@@ -71,21 +77,13 @@ final class DeadlineThread: @unchecked Sendable {
 
     let cond = NSCondition()
     private var heap: [Entry] = []
-    private var cancelledInHeap = 0
+    /// When the thread wakes by itself: `.max` asleep with nothing armed,
+    /// 0 while it is awake (it reads the heap before it sleeps again).
+    private var sleepingUntil: UInt64 = 0
 
-    /// Cancelled entries stay in the heap until popped, so cancelling is
-    /// O(1); when they are most of it, the heap is rebuilt without them
-    /// (deadlines are usually cancelled long before they fire).
     func cancel(_ e: Entry) {
         cond.lock()
-        if !e.cancelled {
-            e.cancelled = true
-            cancelledInHeap += 1
-            if cancelledInHeap > 1024, cancelledInHeap * 2 > heap.count {
-                heap = heap.filter { !$0.cancelled }.sorted { $0.at < $1.at }
-                cancelledInHeap = 0
-            }
-        }
+        if e.slot >= 0 { remove(at: e.slot) }
         cond.unlock()
     }
 
@@ -98,31 +96,33 @@ final class DeadlineThread: @unchecked Sendable {
     func schedule(atMs at: UInt64, _ fire: @escaping @Sendable () -> Void) -> AgentTimer {
         let e = Entry(at: at, fire: fire)
         cond.lock()
-        push(e)
-        let earliest = heap[0] === e
+        heap.append(e)
+        e.slot = heap.count - 1
+        up(e.slot)
+        let wake = at < sleepingUntil
         cond.unlock()
-        if earliest { cond.signal() }
+        if wake { cond.signal() }
         return e
     }
 
     private func loop() {
         cond.lock()
         while true {
-            while let top = heap.first, top.cancelled {
-                pop()
-                cancelledInHeap -= 1
-            }
             guard let top = heap.first else {
+                sleepingUntil = .max
                 cond.wait()
+                sleepingUntil = 0
                 continue
             }
             let now = SystemClock().nowMs()
             if top.at > now {
+                // Woken on time, or early by an earlier deadline.
+                sleepingUntil = top.at
                 _ = cond.wait(until: Date(timeIntervalSince1970: Double(top.at) / 1000))
+                sleepingUntil = 0
                 continue
             }
-            pop()
-            top.cancelled = true  // fired: a later cancel() is a no-op
+            remove(at: 0)  // fired: a later cancel() is a no-op
             cond.unlock()
             // Off this thread: what a deadline settles (the core's answer,
             // the finished audit record) must not delay the next deadline.
@@ -131,21 +131,38 @@ final class DeadlineThread: @unchecked Sendable {
         }
     }
 
-    private func push(_ e: Entry) {
-        heap.append(e)
-        var i = heap.count - 1
+    private func remove(at i: Int) {
+        let last = heap.count - 1
+        heap[i].slot = -1
+        if i != last {
+            heap.swapAt(i, last)
+            heap[i].slot = i
+        }
+        heap.removeLast()
+        if i < heap.count {
+            down(i)
+            up(i)
+        }
+    }
+
+    private func swap(_ a: Int, _ b: Int) {
+        heap.swapAt(a, b)
+        heap[a].slot = a
+        heap[b].slot = b
+    }
+
+    private func up(_ start: Int) {
+        var i = start
         while i > 0 {
             let p = (i - 1) / 2
             if heap[p].at <= heap[i].at { break }
-            heap.swapAt(p, i)
+            swap(p, i)
             i = p
         }
     }
 
-    private func pop() {
-        heap.swapAt(0, heap.count - 1)
-        heap.removeLast()
-        var i = 0
+    private func down(_ start: Int) {
+        var i = start
         while true {
             let l = 2 * i + 1
             let r = l + 1
@@ -153,7 +170,7 @@ final class DeadlineThread: @unchecked Sendable {
             if l < heap.count, heap[l].at < heap[m].at { m = l }
             if r < heap.count, heap[r].at < heap[m].at { m = r }
             if m == i { break }
-            heap.swapAt(i, m)
+            swap(i, m)
             i = m
         }
     }
@@ -192,6 +209,13 @@ final class FirstOf<T: Sendable>: @unchecked Sendable {
         }
         cleanup.append(f)
         lock.unlock()
+    }
+
+    /// Whether a winner has settled already.
+    var isFinished: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return done
     }
 
     /// The first call wins: the others are cancelled (cleanup), `settle`

@@ -105,10 +105,11 @@ final class Driver: @unchecked Sendable {
             }
         }
         switch inv.outcomeKind() {
-        case 0, 1:
-            // 0: Swift holds the output; 1: the core holds it as JSON.
+        case let kind where kind <= 1:
+            // 0: Swift holds the output; 1: the core holds it as JSON (only
+            // then is it fetched: a crossing that returns a string costs).
             let value: Any
-            if let text = inv.outcomeOutputJson() {
+            if kind == 1, let text = inv.outcomeOutputJson() {
                 value = try CoreJSON.parse("output", text)
             } else if let out = call.output {
                 value = out
@@ -197,11 +198,13 @@ final class Driver: @unchecked Sendable {
 
     /// The input in the handler's type: converted/validated at stage 4, or
     /// converted now (no stage 4 for `JSONValue` handlers without a
-    /// validator; on resume, from the stored JSON the core holds).
+    /// validator; on resume, from the stored JSON the core holds — on a
+    /// fresh call the core never holds it: this driver answers
+    /// `InputValid` without JSON).
     func handlerInput(_ cap: Capability) throws -> any Sendable {
         if let v = call.input { return v }
         let v: any Sendable
-        if let text = inv.inputJson() {
+        if call.resumed, let text = inv.inputJson() {
             v = try cap.hooks.acceptJSON(text)
         } else {
             v = try cap.hooks.accept(call.raw ?? JSONValue.null)
@@ -467,7 +470,10 @@ final class Driver: @unchecked Sendable {
     /// no await are performed (`advanceSync`), on the winner's thread; the
     /// others are cancelled and NOT awaited, so a handler that ignores
     /// cancellation cannot hold the call past its deadline (SI-9), and a
-    /// busy executor cannot delay the deadline's outcome.
+    /// busy executor cannot delay the deadline's outcome. (Where the work
+    /// starts on this thread, `startTask`, one that blocks before it first
+    /// suspends holds this thread, so the caller returns when it stops;
+    /// its outcome is still the deadline's, decided and audited then.)
     func race<T: Sendable>(
         deadlineMs: UInt64?, _ work: @escaping @Sendable () async throws -> T,
         answer: @escaping @Sendable (Raced<T>) -> UInt8
@@ -478,13 +484,19 @@ final class Driver: @unchecked Sendable {
         return await withTaskCancellationHandler {
             // Unsafe is sound here: FirstOf resumes exactly once.
             await withUnsafeContinuation { (c: UnsafeContinuation<UInt8, Never>) in
-                let job = Task {
-                    do { settle(.value(try await work())) } catch { settle(.failed(error)) }
-                }
-                first.onFinish { job.cancel() }
+                // The timer first: the work may run on this thread until it
+                // first suspends (`startTask`), and one that blocks there
+                // must still be settled at its deadline.
                 if let deadlineMs {
                     let timer = clock.schedule(atMs: deadlineMs) { settle(.timedOut) }
                     first.onFinish { timer.cancel() }
+                }
+                // Settled already (the caller was cancelled): no work starts.
+                if !first.isFinished {
+                    let job = startTask {
+                        do { settle(.value(try await work())) } catch { settle(.failed(error)) }
+                    }
+                    first.onFinish { job.cancel() }
                 }
                 first.attach(c)
             }
@@ -492,6 +504,24 @@ final class Driver: @unchecked Sendable {
             settle(.cancelled)
         }
     }
+}
+
+/// Starts `body` in a task of its own, which the caller can abandon at a
+/// deadline (SI-9). Where the toolchain and the OS have `Task.immediate`
+/// (Swift 6.2; macOS/iOS 26), the task starts on the calling thread and
+/// runs there until it first suspends: a handler that answers without
+/// suspending costs no hand-off to another thread (the wake-up of an idle
+/// worker was most of a call). A handler that blocks its thread before it
+/// first suspends delays its caller as it would in Node; its late answer is
+/// still the core's TIMEOUT (every answer carries the time), decided and
+/// audited at the deadline by the timer. Elsewhere, `Task { }`.
+func startTask(_ body: sending @escaping () async -> Void) -> Task<Void, Never> {
+    #if compiler(>=6.2)
+        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+            return Task.immediate(operation: body)
+        }
+    #endif
+    return Task(operation: body)
 }
 
 /// A decoding failure as an input issue: the coding path and a message

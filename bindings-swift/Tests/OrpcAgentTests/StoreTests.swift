@@ -154,5 +154,8 @@ final class StoreTests: XCTestCase {
             return try await reg.invoke("notes.read", input: JSONValue.null, frame: Frame(surface: .mcp))
         }
         await assertThrows(.cancelled) { _ = try await task.value }
+        // The call was settled before its handler's turn: no handler starts
+        // (the race starts the work only when nothing has settled it).
+        XCTAssertEqual(calls.with { $0 }, 0, "a handler ran for a call already cancelled")
     }
 }
