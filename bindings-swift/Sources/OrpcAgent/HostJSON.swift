@@ -40,6 +40,16 @@ enum HostJSON {
             return .json(text: w.out, nonFiniteAt: w.nonFiniteAt)
         }
         guard let e = value as? Encodable else { return .opaque }
+        // A raw input is only measured: most stream in one walk.
+        if textDepth == nil, let text = JSONStream.text(of: e, maxDepth: probeDepth) {
+            return .json(text: text, nonFiniteAt: nil)
+        }
+        return exact(e, textDepth: textDepth, probeDepth: probeDepth)
+    }
+
+    /// The probe, then `JSONEncoder`: what `measure` reports for any
+    /// `Encodable` (the reference `JSONStream` is checked against).
+    static func exact(_ e: Encodable, textDepth: Int?, probeDepth: Int) -> FfiHostInput {
         let probe = Probe(maxDepth: probeDepth)
         do {
             try probe.walk(e, depth: 0, path: [])

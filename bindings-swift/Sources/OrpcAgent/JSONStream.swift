@@ -1,0 +1,430 @@
+import Foundation
+
+/// The compact JSON text of an ordinary `Encodable`, written in the one walk
+/// of its `encode(to:)` — the fast path for measuring a raw input
+/// (`HostJSON.input`), where `JSONEncoder` (a tree, then text) and the
+/// depth probe were a quarter of a typed call.
+///
+/// It only streams what it can write in order: structs, enums, arrays,
+/// dictionaries, optionals and scalars, each container filled before its
+/// parent goes on. Anything else — a container written to after a sibling
+/// or its parent moved on, two containers from one encoder, a value that
+/// writes nothing, `superEncoder`, `Data`/`URL`/`Decimal`/`Date` (which
+/// `JSONEncoder` writes its own way), a `JSONValue`, a NaN or infinity, a
+/// container past `maxDepth`, a chain of delegating `encode(to:)` calls, or
+/// an `encode(to:)` that throws — returns `nil`, and the caller takes the
+/// exact path (the probe, then `JSONEncoder`), which reports what it met.
+/// So this never decides anything: the text goes to the core, as before.
+///
+/// Only for measuring (the core's input limits read the parsed text, so
+/// number formatting and escaping do not matter there); a value the core
+/// hashes or stores is still written by `JSONEncoder` (`HostJSON.export`).
+final class JSONStream {
+    struct Unstreamable: Error {}
+
+    private(set) var out = ""
+    let maxDepth: Int
+    /// The open containers, innermost last: an id, object or array, and
+    /// how many entries it has.
+    private var open: [(id: Int, object: Bool, count: Int)] = []
+    private var lastID = 0
+    /// One flag per `walk` in progress: whether its value has been written
+    /// (a container opened or a single value encoded).
+    private var written: [Bool] = []
+    /// Set where the protocol's non-throwing calls meet what cannot stream.
+    private var failed = false
+    private var nested = 0
+
+    init(maxDepth: Int) { self.maxDepth = maxDepth }
+
+    /// Types `JSONEncoder` writes its own way, and `JSONValue` (walked
+    /// iteratively on the exact path).
+    private static let ownWay = [Data.self, URL.self, Decimal.self, Date.self, JSONValue.self].map {
+        ObjectIdentifier($0 as Any.Type)
+    }
+
+    /// The text of `value`, or `nil` when it must take the exact path.
+    static func text(of value: Encodable, maxDepth: Int) -> String? {
+        let s = JSONStream(maxDepth: maxDepth)
+        do {
+            try s.walk(value, depth: 0)
+        } catch {
+            return nil
+        }
+        return s.failed ? nil : s.out
+    }
+
+    /// Writes `value`, whose enclosing containers are `depth` deep.
+    func walk(_ value: Encodable, depth: Int) throws {
+        // Value types compared by metatype: cheaper than `is` on an
+        // existential, which the walk of every field would pay.
+        let type = ObjectIdentifier(Swift.type(of: value))
+        if JSONStream.ownWay.contains(where: { $0 == type }) { throw Unstreamable() }
+        nested += 1
+        defer { nested -= 1 }
+        if nested > 4 * maxDepth { throw Unstreamable() }
+        let base = open.count
+        written.append(false)
+        try value.encode(to: StreamEncoder(stream: self, depth: depth, level: written.count - 1))
+        try check()
+        guard written.removeLast() else { throw Unstreamable() }
+        close(downTo: base)
+    }
+
+    func check() throws { if failed { throw Unstreamable() } }
+
+    /// The walk at `level` writes its value: only once, and only while it
+    /// is the innermost walk.
+    func begin(level: Int) -> Bool {
+        guard !failed, level == written.count - 1, !written[level] else {
+            failed = true
+            return false
+        }
+        written[level] = true
+        return true
+    }
+
+    /// Opens a container `depth` deep; its id.
+    func openContainer(object: Bool, depth: Int) -> Int {
+        if depth > maxDepth { failed = true }
+        lastID += 1
+        open.append((lastID, object, 0))
+        out += object ? "{" : "["
+        return lastID
+    }
+
+    /// Starts the next entry of container `id` (a comma, and the key of an
+    /// object's entry); closes the containers inside it, which are done.
+    func entry(_ id: Int, key: String?) throws {
+        try check()
+        var i = open.count - 1
+        while i >= 0, open[i].id != id { i -= 1 }
+        guard i >= 0 else { throw Unstreamable() }
+        close(downTo: i + 1)
+        if open[i].count > 0 { out += "," }
+        open[i].count += 1
+        if let key {
+            JSONWriter.writeString(key, to: &out)
+            out += ":"
+        }
+    }
+
+    private func close(downTo n: Int) {
+        while open.count > n { out += open.removeLast().object ? "}" : "]" }
+    }
+
+    func null() { out += "null" }
+    func scalar(_ v: Bool) { out += v ? "true" : "false" }
+    func scalar(_ s: String) { JSONWriter.writeString(s, to: &out) }
+    func scalar<T: BinaryInteger>(_ v: T) { out += String(v) }
+    func scalar(_ d: Double) throws {
+        guard d.isFinite else { throw Unstreamable() }
+        out += d.description
+    }
+}
+
+private struct StreamEncoder: Encoder {
+    let stream: JSONStream
+    let depth: Int
+    let level: Int
+    var codingPath: [CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy: Key.Type) -> KeyedEncodingContainer<Key> {
+        let id = stream.begin(level: level) ? stream.openContainer(object: true, depth: depth + 1) : -1
+        return KeyedEncodingContainer(StreamKeyed<Key>(stream: stream, id: id, depth: depth + 1))
+    }
+
+    func unkeyedContainer() -> UnkeyedEncodingContainer {
+        let id = stream.begin(level: level) ? stream.openContainer(object: false, depth: depth + 1) : -1
+        return StreamUnkeyed(stream: stream, id: id, depth: depth + 1)
+    }
+
+    func singleValueContainer() -> SingleValueEncodingContainer {
+        StreamSingle(stream: stream, depth: depth, level: level)
+    }
+}
+
+private struct StreamKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let stream: JSONStream
+    let id: Int
+    /// This container's own depth.
+    let depth: Int
+    var codingPath: [CodingKey] { [] }
+
+    private func at(_ key: Key) throws { try stream.entry(id, key: key.stringValue) }
+
+    mutating func encodeNil(forKey key: Key) throws {
+        try at(key)
+        stream.null()
+    }
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        try at(key)
+        try stream.scalar(value)
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        try at(key)
+        try stream.scalar(Double(value))
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int8, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int16, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int32, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int64, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws {
+        try at(key)
+        stream.scalar(value)
+    }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        try at(key)
+        try stream.walk(value, depth: depth)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        let id = opened(key, object: true)
+        return KeyedEncodingContainer(StreamKeyed<NestedKey>(stream: stream, id: id, depth: depth + 1))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> UnkeyedEncodingContainer {
+        StreamUnkeyed(stream: stream, id: opened(key, object: false), depth: depth + 1)
+    }
+
+    private func opened(_ key: Key, object: Bool) -> Int {
+        guard (try? at(key)) != nil else { return stream.fail() }
+        return stream.openContainer(object: object, depth: depth + 1)
+    }
+
+    mutating func superEncoder() -> Encoder { stream.unstreamableEncoder() }
+    mutating func superEncoder(forKey key: Key) -> Encoder { stream.unstreamableEncoder() }
+}
+
+private struct StreamUnkeyed: UnkeyedEncodingContainer {
+    let stream: JSONStream
+    let id: Int
+    /// This container's own depth.
+    let depth: Int
+    var codingPath: [CodingKey] { [] }
+    private(set) var count = 0
+
+    init(stream: JSONStream, id: Int, depth: Int) {
+        self.stream = stream
+        self.id = id
+        self.depth = depth
+    }
+
+    private mutating func next() throws {
+        try stream.entry(id, key: nil)
+        count += 1
+    }
+
+    mutating func encodeNil() throws {
+        try next()
+        stream.null()
+    }
+    mutating func encode(_ value: Bool) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: String) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Double) throws {
+        try next()
+        try stream.scalar(value)
+    }
+    mutating func encode(_ value: Float) throws {
+        try next()
+        try stream.scalar(Double(value))
+    }
+    mutating func encode(_ value: Int) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int8) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int16) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int32) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int64) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt8) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt16) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt32) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt64) throws {
+        try next()
+        stream.scalar(value)
+    }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try next()
+        try stream.walk(value, depth: depth)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(StreamKeyed<NestedKey>(stream: stream, id: opened(object: true), depth: depth + 1))
+    }
+
+    mutating func nestedUnkeyedContainer() -> UnkeyedEncodingContainer {
+        StreamUnkeyed(stream: stream, id: opened(object: false), depth: depth + 1)
+    }
+
+    private mutating func opened(object: Bool) -> Int {
+        guard (try? next()) != nil else { return stream.fail() }
+        return stream.openContainer(object: object, depth: depth + 1)
+    }
+
+    mutating func superEncoder() -> Encoder { stream.unstreamableEncoder() }
+}
+
+private struct StreamSingle: SingleValueEncodingContainer {
+    let stream: JSONStream
+    /// The containers around this value.
+    let depth: Int
+    let level: Int
+    var codingPath: [CodingKey] { [] }
+
+    private func begin() throws { guard stream.begin(level: level) else { throw JSONStream.Unstreamable() } }
+
+    mutating func encodeNil() throws {
+        try begin()
+        stream.null()
+    }
+    mutating func encode(_ value: Bool) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: String) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Double) throws {
+        try begin()
+        try stream.scalar(value)
+    }
+    mutating func encode(_ value: Float) throws {
+        try begin()
+        try stream.scalar(Double(value))
+    }
+    mutating func encode(_ value: Int) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int8) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int16) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int32) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: Int64) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt8) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt16) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt32) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode(_ value: UInt64) throws {
+        try begin()
+        stream.scalar(value)
+    }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try begin()
+        try stream.walk(value, depth: depth)
+    }
+}
+
+extension JSONStream {
+    /// Marks the walk unstreamable from a call that cannot throw; an id no
+    /// container has.
+    func fail() -> Int {
+        failed = true
+        return -1
+    }
+
+    /// What `superEncoder` returns: the walk is unstreamable.
+    func unstreamableEncoder() -> Encoder {
+        failed = true
+        return StreamEncoder(stream: self, depth: 0, level: -1)
+    }
+}
