@@ -180,13 +180,24 @@ final class DeadlineThread: @unchecked Sendable {
 /// timer, the caller's cancellation); later ones are discarded. The winner
 /// settles the outcome itself, on its own thread, before the awaiting task
 /// resumes: nothing the outcome needs waits for the awaiting task's
-/// executor to have a thread.
+/// executor to have a thread. The loser work and timer are cancelled.
 final class FirstOf<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var continuation: UnsafeContinuation<T, Never>?
     private var early: T?
     private var done = false
-    private var cleanup: [@Sendable () -> Void] = []
+    private var timer: AgentTimer?
+    private var job: Task<Void, Never>?
+
+    /// The value settled before anyone awaited it (the work finished on
+    /// the calling thread), taken once; `nil` if not settled yet.
+    func takeEarly() -> T? {
+        lock.lock()
+        defer { lock.unlock() }
+        let v = early
+        early = nil
+        return v
+    }
 
     func attach(_ c: UnsafeContinuation<T, Never>) {
         lock.lock()
@@ -200,14 +211,28 @@ final class FirstOf<T: Sendable>: @unchecked Sendable {
         lock.unlock()
     }
 
-    func onFinish(_ f: @escaping @Sendable () -> Void) {
+    /// The timer that may settle this race: cancelled when another wins
+    /// (at once if one has).
+    func arm(_ t: AgentTimer) {
         lock.lock()
         if done {
             lock.unlock()
-            f()
+            t.cancel()
             return
         }
-        cleanup.append(f)
+        timer = t
+        lock.unlock()
+    }
+
+    /// The work's task: cancelled when another wins (at once if one has).
+    func started(_ j: Task<Void, Never>) {
+        lock.lock()
+        if done {
+            lock.unlock()
+            j.cancel()
+            return
+        }
+        job = j
         lock.unlock()
     }
 
@@ -218,9 +243,9 @@ final class FirstOf<T: Sendable>: @unchecked Sendable {
         return done
     }
 
-    /// The first call wins: the others are cancelled (cleanup), `settle`
-    /// runs here, once, and its value resumes the awaiting task. Later
-    /// calls do nothing.
+    /// The first call wins: the others are cancelled, `settle` runs here,
+    /// once, and its value resumes the awaiting task. Later calls do
+    /// nothing.
     func finish(_ settle: () -> T) {
         lock.lock()
         guard !done else {
@@ -228,10 +253,12 @@ final class FirstOf<T: Sendable>: @unchecked Sendable {
             return
         }
         done = true
-        let fs = cleanup
-        cleanup = []
+        let (t, j) = (timer, job)
+        timer = nil
+        job = nil
         lock.unlock()
-        for f in fs { f() }
+        t?.cancel()
+        j?.cancel()
         let v = settle()
         lock.lock()
         let c = continuation

@@ -482,24 +482,21 @@ final class Driver: @unchecked Sendable {
         let clock = options.clock
         let settle: @Sendable (Raced<T>) -> Void = { [self] raced in first.finish { advanceSync(answer(raced)) } }
         return await withTaskCancellationHandler {
-            // Unsafe is sound here: FirstOf resumes exactly once.
-            await withUnsafeContinuation { (c: UnsafeContinuation<UInt8, Never>) in
-                // The timer first: the work may run on this thread until it
-                // first suspends (`startTask`), and one that blocks there
-                // must still be settled at its deadline.
-                if let deadlineMs {
-                    let timer = clock.schedule(atMs: deadlineMs) { settle(.timedOut) }
-                    first.onFinish { timer.cancel() }
-                }
-                // Settled already (the caller was cancelled): no work starts.
-                if !first.isFinished {
-                    let job = startTask {
+            // The timer first: the work may run on this thread until it
+            // first suspends (`startTask`), and one that blocks there must
+            // still be settled at its deadline.
+            if let deadlineMs { first.arm(clock.schedule(atMs: deadlineMs) { settle(.timedOut) }) }
+            // Settled already (the caller was cancelled): no work starts.
+            if !first.isFinished {
+                first.started(
+                    startTask {
                         do { settle(.value(try await work())) } catch { settle(.failed(error)) }
-                    }
-                    first.onFinish { job.cancel() }
-                }
-                first.attach(c)
+                    })
             }
+            // Settled on this thread (the work did not suspend): no await.
+            if let v = first.takeEarly() { return v }
+            // Unsafe is sound here: FirstOf resumes exactly once.
+            return await withUnsafeContinuation { first.attach($0) }
         } onCancel: {
             settle(.cancelled)
         }
