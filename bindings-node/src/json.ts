@@ -8,7 +8,7 @@
  * names why (the core's hash sub-codes, docs/decisions.md).
  */
 import { CapabilityError } from "./errors.js";
-import { MAX_HASH_DEPTH as MAX_DEPTH } from "./generated/protocol.js";
+import { MAX_EXACT_INTEGER, MAX_HASH_DEPTH as MAX_DEPTH, MIN_EXACT_INTEGER } from "./generated/protocol.js";
 import { N } from "./native.js";
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -52,7 +52,7 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
       }
       return;
     case "bigint":
-      if (v < -(2n ** 63n) || v >= 2n ** 64n) fail("UNREPRESENTABLE_NUMBER", path);
+      if (v < MIN_EXACT_INTEGER || v > MAX_EXACT_INTEGER) fail("UNREPRESENTABLE_NUMBER", path);
       if (v >= -MAX_SAFE && v <= MAX_SAFE) lossy = true;
       out.push(v.toString());
       return;

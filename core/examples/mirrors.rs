@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use orpc_agent_core::act::deterministic::MAX_HASH_DEPTH;
+use orpc_agent_core::act::deterministic::{MAX_EXACT_INTEGER, MAX_HASH_DEPTH, MIN_EXACT_INTEGER};
 use orpc_agent_core::error::INTERNAL_MESSAGE;
 use orpc_agent_core::ffi::{decision_code, sentinel};
 use orpc_agent_core::gateway;
@@ -67,6 +67,10 @@ fn typescript() -> String {
     let _ = writeln!(
         s,
         "/** How deep a value may nest for the approval hash (`act::MAX_HASH_DEPTH`): deeper is INVALID_INPUT `TOO_DEEP`. */\nexport const MAX_HASH_DEPTH = {MAX_HASH_DEPTH};\n"
+    );
+    let _ = writeln!(
+        s,
+        "/** The integers a value holds exactly (`act::MIN_EXACT_INTEGER`, `MAX_EXACT_INTEGER`): a BigInt outside is INVALID_INPUT `UNREPRESENTABLE_NUMBER`. */\nexport const MIN_EXACT_INTEGER = BigInt(\"{MIN_EXACT_INTEGER}\");\nexport const MAX_EXACT_INTEGER = BigInt(\"{MAX_EXACT_INTEGER}\");\n"
     );
     let _ = writeln!(
         s,

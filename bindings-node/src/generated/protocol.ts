@@ -48,6 +48,10 @@ export type CapabilityErrorCode =
 /** How deep a value may nest for the approval hash (`act::MAX_HASH_DEPTH`): deeper is INVALID_INPUT `TOO_DEEP`. */
 export const MAX_HASH_DEPTH = 256;
 
+/** The integers a value holds exactly (`act::MIN_EXACT_INTEGER`, `MAX_EXACT_INTEGER`): a BigInt outside is INVALID_INPUT `UNREPRESENTABLE_NUMBER`. */
+export const MIN_EXACT_INTEGER = BigInt("-9223372036854775808");
+export const MAX_EXACT_INTEGER = BigInt("18446744073709551615");
+
 /** EXECUTION_FAILED's message when an approval-input redactor fails (`pipeline::redaction`). */
 export const APPROVAL_VIEW_FAILED_MESSAGE = "The approval input could not be prepared for display.";
 

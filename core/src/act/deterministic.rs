@@ -27,6 +27,16 @@ use crate::error::{CapabilityError, ErrorCode};
 /// in code (or passed by a binding) against stack exhaustion.
 pub const MAX_HASH_DEPTH: usize = 256;
 
+/// The smallest and largest integers a JSON value holds exactly (as
+/// `serde_json::Number`'s `i64` and `u64`): what the hash binds, the store
+/// keeps and a resumed handler gets. A host integer outside them is
+/// INVALID_INPUT `UNREPRESENTABLE_NUMBER`, never a rounded float. Python
+/// and Swift meet the range in their conversions to `i64`/`u64`; Node's
+/// BigInts are compared against these (generated into `protocol.ts`).
+pub const MIN_EXACT_INTEGER: i64 = i64::MIN;
+/// See [`MIN_EXACT_INTEGER`].
+pub const MAX_EXACT_INTEGER: u64 = u64::MAX;
+
 /// 2^53: the largest magnitude up to which every integer is exact in an
 /// IEEE 754 double, hence in every host's number type.
 const SAFE_INTEGER: f64 = 9_007_199_254_740_992.0;
