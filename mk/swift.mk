@@ -54,21 +54,26 @@ test-swift: swift-lib ## Swift: bindings drift check, then swift test (vectors, 
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) swift build --build-tests -q && \
 		LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) timeout --kill-after=30s 15m swift test --skip-build --disable-swift-testing"
 
-# The same suite on Swift 6.2 (scripts/swift62.sh: Debian sid's swiftlang
-# unless a native swift ≥ 6.2), where the driver starts handlers with
-# `Task.immediate`; its own build directory, .build-6.2. Debian's swiftlang
-# 6.2.3 ships the _Testing_Foundation module without its library, which an
-# XCTest bundle links: an empty stand-in (nothing in it is called) lets the
-# link and the load succeed.
+# The same suite on Swift 6.2 (scripts/swift62.sh: a native swift ≥ 6.2,
+# else Debian sid's swiftlang in a chroot; skipped, saying so, where a
+# native Swift older than 6.2 is all there is), where the driver starts
+# hooks with `Task.immediate`; its own build directory, .build-6.2.
+# Debian's swiftlang 6.2.3 ships the _Testing_Foundation module without its
+# library, which an XCTest bundle links: where the module has no library
+# beside it, an empty stand-in (nothing in it is called) lets the link and
+# the load succeed.
 SWIFT62_SH   := scripts/swift62.sh
 SWIFT62_STUB := $(CURDIR)/target/swift-6.2-stub
 
 $(SWIFT62_STUB)/lib_Testing_Foundation.so:
 	mkdir -p $(@D) && printf '' | cc -shared -x c - -o $@
 
-test-swift-6.2: swift-lib $(SWIFT62_STUB)/lib_Testing_Foundation.so ## Swift: the suite again on Swift 6.2 (Task.immediate handlers)
+test-swift-6.2: swift-lib $(SWIFT62_STUB)/lib_Testing_Foundation.so ## Swift: the suite again on Swift 6.2 (Task.immediate hooks)
 	$(SWIFT62_SH) "swift --version 2>&1 | head -1 && cd $(SWIFT_PKG) && \
-		export LIBRARY_PATH=$(call SWIFT_LIBDIR,debug):$(SWIFT62_STUB) LD_LIBRARY_PATH=$(SWIFT62_STUB) && \
+		export LIBRARY_PATH=$(call SWIFT_LIBDIR,debug) && \
+		lib=\$$(dirname \"\$$(readlink -f \"\$$(command -v swift)\")\")/../lib/swift/linux && \
+		if [ -e \$$lib/_Testing_Foundation.swiftmodule ] && [ ! -e \$$lib/lib_Testing_Foundation.so ]; then \
+			export LIBRARY_PATH=\$$LIBRARY_PATH:$(SWIFT62_STUB) LD_LIBRARY_PATH=$(SWIFT62_STUB); fi && \
 		swift build --scratch-path .build-6.2 --build-tests -q && \
 		timeout --kill-after=30s 15m swift test --scratch-path .build-6.2 --skip-build --disable-swift-testing"
 
@@ -102,7 +107,7 @@ demo-swift: swift-lib ## Swift: the example CLI (two capabilities, an approval r
 bench-swift: swift-lib-release ## Swift: governed invoke vs a direct await of the closure (release)
 	$(SWIFT_SH) run "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,release) swift run -q -c release OrpcAgentBench"
 
-bench-swift-6.2: swift-lib-release ## Swift: the same benchmark on Swift 6.2 (Task.immediate handlers)
+bench-swift-6.2: swift-lib-release ## Swift: the same benchmark on Swift 6.2 (Task.immediate hooks)
 	$(SWIFT62_SH) "cd $(SWIFT_PKG) && LIBRARY_PATH=$(call SWIFT_LIBDIR,release) swift run -q -c release --scratch-path .build-6.2 OrpcAgentBench"
 
 TEST_TARGETS  += test-swift test-swift-6.2 test-swift-readme

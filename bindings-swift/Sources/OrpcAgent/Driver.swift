@@ -42,7 +42,9 @@ final class Call: @unchecked Sendable {
 /// steps that need no await after it (retry verdict, exports, audit
 /// records) before the loop resumes. So with every pool thread blocked by
 /// handlers, a call still ends at its deadline: TIMEOUT decided and audited
-/// then; only the caller's own task waits for a thread to resume on.
+/// then; only the caller's own task waits for a thread to resume on. (On
+/// Swift 6.2 a hook starts on the caller's thread, `startTask`: one that
+/// blocks before it first suspends holds that thread until it stops.)
 /// Only one side touches the call at a time: the loop is suspended while a
 /// winner settles.
 final class Driver: @unchecked Sendable {

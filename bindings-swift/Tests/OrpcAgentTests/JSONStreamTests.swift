@@ -38,29 +38,16 @@ final class JSONStreamTests: XCTestCase {
         let emptyObject: [String: Bool]
     }
 
-    /// Numbers as doubles: `JSONEncoder` writes 2.0 as `2`, the stream `2.0`
-    /// (the core's limits read parsed values; the text is only measured).
-    func normalized(_ v: JSONValue) -> JSONValue {
-        switch v {
-        case .int(let i): return .double(Double(i))
-        case .uint(let u): return .double(Double(u))
-        case .array(let a): return .array(a.map(normalized))
-        case .object(let o):
-            var out = JSONObject()
-            for (k, x) in o { out[k] = normalized(x) }
-            return .object(out)
-        default: return v
-        }
-    }
-
+    /// The same JSON as `JSONEncoder` writes, and as many bytes: the core's
+    /// input limits read the text's length as well as its parse.
     func assertSameJSON<T: Encodable>(_ value: T, file: StaticString = #filePath, line: UInt = #line) throws {
         guard let text = JSONStream.text(of: value, maxDepth: CoreDepth.input) else {
             return XCTFail("declined \(value)", file: file, line: line)
         }
         let exact = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
         XCTAssertEqual(
-            normalized(try JSONValue(parsing: text)), normalized(try JSONValue(parsing: exact)), "\(text) vs \(exact)",
-            file: file, line: line)
+            try JSONValue(parsing: text), try JSONValue(parsing: exact), "\(text) vs \(exact)", file: file, line: line)
+        XCTAssertEqual(text.utf8.count, exact.utf8.count, "\(text) vs \(exact)", file: file, line: line)
     }
 
     func testOrdinaryValuesStreamAsJSONEncoderWritesThem() throws {
@@ -77,6 +64,9 @@ final class JSONStreamTests: XCTestCase {
         try assertSameJSON([true, false])
         try assertSameJSON([Address(city: "Porto", zip: "4000")])
         try assertSameJSON(Optional<Int>.none)
+        try assertSameJSON([2.0, 0.1, 1e20, -0.0, 5e-324, 1e15, 123_456_789_012_345_678.0, 1.5e300, -2.5, 1e-7])
+        try assertSameJSON([Float(0.1), 2, 1e20, 3.402_823_5e38, 1e-7, -0.0])
+        try assertSameJSON(["a/b\"c\\d\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}é\u{2028}😀": "\u{0}/"])
     }
 
     /// Writes to a nested container after its parent moved on.
@@ -115,6 +105,45 @@ final class JSONStreamTests: XCTestCase {
         struct Nope: Error {}
         func encode(to encoder: Encoder) throws { throw Nope() }
     }
+    /// A NaN the value's own `encode(to:)` swallows (`try?`).
+    struct SwallowsNaN: Encodable {
+        enum K: String, CodingKey { case score, next }
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: K.self)
+            try? c.encode(Double.nan, forKey: .score)
+            try c.encode(1, forKey: .next)
+        }
+    }
+    /// One key twice (`JSONEncoder` keeps the last).
+    struct RepeatedKey: Encodable {
+        enum K: String, CodingKey { case a }
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: K.self)
+            try c.encode(1, forKey: .a)
+            try c.encode(2, forKey: .a)
+        }
+    }
+    /// Writes into its parent's container, kept from outside.
+    final class Stash: @unchecked Sendable {
+        var container: KeyedEncodingContainer<Outer.K>?
+    }
+    struct Inner: Encodable {
+        let stash: Stash
+        func encode(to encoder: Encoder) throws {
+            if var parent = stash.container { try parent.encode(5, forKey: .x) }
+            var c = encoder.singleValueContainer()
+            try c.encode(1)
+        }
+    }
+    struct Outer: Encodable {
+        enum K: String, CodingKey { case a, x }
+        let stash = Stash()
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: K.self)
+            stash.container = c
+            try c.encode(Inner(stash: stash), forKey: .a)
+        }
+    }
     struct WithData: Encodable { let d: Data }
     struct WithDate: Encodable { let d: Date }
     struct WithJSON: Encodable { let j: JSONValue }
@@ -136,6 +165,8 @@ final class JSONStreamTests: XCTestCase {
             ("superEncoder", Super()), ("throws", Throws()), ("Data", WithData(d: Data([1, 2]))),
             ("Date", WithDate(d: Date(timeIntervalSince1970: 0))), ("JSONValue", WithJSON(j: .int(1))),
             ("NaN", WithNaN(x: .nan)), ("infinity", WithNaN(x: -.infinity)), ("too deep", deep),
+            ("a swallowed NaN", SwallowsNaN()), ("a repeated key", RepeatedKey()),
+            ("a parent's container", Outer()),
         ]
         for (what, value) in declined {
             XCTAssertNil(JSONStream.text(of: value, maxDepth: CoreDepth.input), what)
