@@ -189,11 +189,32 @@ struct PolicyList: Sendable {
 /// text may quote the input); throw a `CapabilityError` to choose the
 /// message.
 public struct Capability: Sendable {
-    public let id: String
-    public let meta: AgentMeta
-    public let inputSchema: JSONValue?
-    public let outputSchema: JSONValue?
-    let hooks: Hooks
+    /// Everything, held by reference: the driver reads the capability at
+    /// several steps of every call, and a copy of a struct holding these
+    /// directly retained and released each of its fields (two dozen).
+    private let storage: Storage
+
+    public var id: String { storage.id }
+    public var meta: AgentMeta { storage.meta }
+    public var inputSchema: JSONValue? { storage.inputSchema }
+    public var outputSchema: JSONValue? { storage.outputSchema }
+    var hooks: Hooks { storage.hooks }
+
+    private final class Storage: Sendable {
+        let id: String
+        let meta: AgentMeta
+        let inputSchema: JSONValue?
+        let outputSchema: JSONValue?
+        let hooks: Hooks
+
+        init(id: String, meta: AgentMeta, inputSchema: JSONValue?, outputSchema: JSONValue?, hooks: Hooks) {
+            self.id = id
+            self.meta = meta
+            self.inputSchema = inputSchema
+            self.outputSchema = outputSchema
+            self.hooks = hooks
+        }
+    }
 
     /// Type-erased hooks: values cross as `any Sendable`.
     struct Hooks: Sendable {
@@ -225,16 +246,12 @@ public struct Capability: Sendable {
         policies: [Policy] = [],
         handler: @escaping @Sendable (Input, HandlerContext) async throws -> Output
     ) {
-        self.id = id
-        self.meta = meta
-        self.inputSchema = inputSchema
-        self.outputSchema = outputSchema
         @Sendable func typed<T>(_ v: any Sendable, _: T.Type) throws -> T {
             guard let t = v as? T else { throw CapabilityError(.internal, "a value changed type inside the pipeline") }
             return t
         }
         let policyList = PolicyList(declared: meta.json["policies"], given: policies)
-        hooks = Hooks(
+        let hooks = Hooks(
             accept: { raw in try JSONBridge.convert(raw, to: Input.self) },
             acceptJSON: { text in try JSONBridge.convert(try JSONValue(parsing: text), to: Input.self) },
             needsConversion: Input.self != JSONValue.self,
@@ -247,6 +264,7 @@ public struct Capability: Sendable {
             policies: policyList.policies,
             handler: { v, cx in try await handler(try typed(v, Input.self), cx) }
         )
+        storage = Storage(id: id, meta: meta, inputSchema: inputSchema, outputSchema: outputSchema, hooks: hooks)
     }
 
     /// The declaration JSON the core builds from: metadata with the
