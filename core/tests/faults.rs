@@ -40,6 +40,8 @@ enum Mode {
     ReturnSecret,
     Pending,
     SpinIgnoringCancel,
+    /// Panics (quoting the secret): a Rust host's thrown error.
+    Panics,
 }
 
 impl Probe {
@@ -70,6 +72,7 @@ impl Handler for Probe {
                     let _ = cx.cancel.is_cancelled();
                     tokio::task::yield_now().await;
                 },
+                Mode::Panics => panic!("handler crashed on {SECRET}"),
             }
         })
     }
@@ -90,6 +93,7 @@ impl Redactor for Redact {
         Box::pin(async move {
             match self.hang {
                 Some(Mode::Pending) => std::future::pending().await,
+                Some(Mode::Panics) => panic!("redactor crashed on {SECRET}"),
                 Some(_) => loop {
                     tokio::task::yield_now().await;
                 },
@@ -103,15 +107,18 @@ impl Redactor for Redact {
     }
 }
 
-/// A host policy that throws (quoting the secret), or hangs.
+/// A host policy that throws (quoting the secret), hangs, or panics.
 struct BadPolicy {
     hang: bool,
+    panics: bool,
 }
 
 impl Policy for BadPolicy {
     fn evaluate<'a>(&'a self, _r: PolicyRequest<'a>) -> BoxFuture<'a, Result<Decision, String>> {
         Box::pin(async move {
-            if self.hang {
+            if self.panics {
+                panic!("policy crashed on {SECRET}")
+            } else if self.hang {
                 std::future::pending().await
             } else {
                 Err(format!("policy crashed on {SECRET}"))
@@ -295,7 +302,14 @@ async fn a_host_policy_that_throws_or_hangs_denies() {
         let d = builder(&reg)
             .handler("orders.cancel", h.clone())
             .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
-            .policy("orders.cancel", 0, Arc::new(BadPolicy { hang }))
+            .policy(
+                "orders.cancel",
+                0,
+                Arc::new(BadPolicy {
+                    hang,
+                    panics: false,
+                }),
+            )
             .audit(audit.clone(), true)
             .build()
             .unwrap();
@@ -312,6 +326,77 @@ async fn a_host_policy_that_throws_or_hangs_denies() {
         let rec = audit.records.lock().unwrap().last().unwrap().to_json();
         assert_eq!(rec["policies"][0]["failed"], true, "{rec}");
     }
+}
+
+// ----- hooks that panic ---------------------------------------------------------
+
+/// A Rust host's thrown error is a panic: a handler, redactor or host policy
+/// that panics ends its call as a throwing one does in the other bindings
+/// (EXECUTION_FAILED, the output dropped, a failed policy that denies),
+/// audited once, never unwinding through the caller; nothing runs twice.
+#[tokio::test]
+async fn a_hook_that_panics_ends_its_call_as_a_thrown_one() {
+    let reg = caps(json!({"idempotent": true, "retry": {"maxAttempts": 3, "backoffMs": 1}}));
+    let h = Probe::new(Mode::Panics);
+    let audit = sink(SinkFault::None);
+    let d = build(&reg, h.clone(), Redact { hang: None }, audit.clone());
+    let o = d
+        .invoke("orders.cancel", json!({}), Call::new(frame()))
+        .await;
+    assert_eq!(error_of(&o).code, ErrorCode::ExecutionFailed);
+    assert_eq!(h.calls(), 1, "a panic is not retryable");
+    assert_no_secret(&o, &audit);
+    let finished = |a: &Sink| {
+        a.records
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r.outcome)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(finished(&audit), ["EXECUTION_FAILED"]);
+
+    let h = Probe::new(Mode::ReturnSecret);
+    let audit = sink(SinkFault::None);
+    let d = build(
+        &reg,
+        h.clone(),
+        Redact {
+            hang: Some(Mode::Panics),
+        },
+        audit.clone(),
+    );
+    let o = d
+        .invoke("orders.cancel", json!({}), Call::new(frame()))
+        .await;
+    assert_eq!(error_of(&o).code, ErrorCode::ExecutionFailed);
+    assert_no_secret(&o, &audit);
+    assert_eq!(finished(&audit), ["EXECUTION_FAILED"]);
+
+    let reg = caps(json!({"policies": [{"name": "tenant", "host": true}]}));
+    let h = Probe::new(Mode::ReturnSecret);
+    let audit = sink(SinkFault::None);
+    let d = builder(&reg)
+        .handler("orders.cancel", h.clone())
+        .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
+        .policy(
+            "orders.cancel",
+            0,
+            Arc::new(BadPolicy {
+                hang: false,
+                panics: true,
+            }),
+        )
+        .audit(audit.clone(), true)
+        .build()
+        .unwrap();
+    let o = d
+        .invoke("orders.cancel", json!({}), Call::new(frame()))
+        .await;
+    assert_eq!(error_of(&o).code, ErrorCode::PolicyDenied);
+    assert_eq!(h.calls(), 0);
+    assert_no_secret(&o, &audit);
+    assert_eq!(finished(&audit), ["POLICY_DENIED"]);
 }
 
 // ----- audit subscribers -------------------------------------------------------

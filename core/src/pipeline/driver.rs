@@ -103,7 +103,10 @@ pub trait Handler: Send + Sync {
 /// A validator that panics fails as a thrown validator does in the other
 /// bindings: INVALID_INPUT with the core's generic words
 /// ([`issues::VALIDATOR_FAILED`](super::issues::VALIDATOR_FAILED)), or
-/// OUTPUT_INVALID; the panic's text goes only to the panic hook.
+/// OUTPUT_INVALID; the panic's text goes only to the panic hook. So does
+/// every host hook the driver awaits (`unless_panicked`): a handler that
+/// panics is a plain failure, a redactor's drops the output, a host
+/// policy's denies.
 pub trait Validator: Send + Sync {
     fn validate<'a>(&'a self, value: &'a Value) -> BoxFuture<'a, Result<Value, String>>;
 }
@@ -600,10 +603,11 @@ impl Driver {
                     frame: inv.frame(),
                     context: cx,
                 };
-                let run = policy.evaluate(request);
+                let run = unless_panicked(|| policy.evaluate(request));
                 match tokio::time::timeout(Duration::from_millis(timeout_ms), run).await {
-                    Ok(Ok(d)) => Answer::PolicyDecision(d),
-                    Ok(Err(m)) => Answer::PolicyFailed(m),
+                    Ok(Some(Ok(d))) => Answer::PolicyDecision(d),
+                    Ok(Some(Err(m))) => Answer::PolicyFailed(m),
+                    Ok(None) => Answer::PolicyFailed("panicked".into()),
                     Err(_) => Answer::PolicyFailed("timed out".into()),
                 }
             }
@@ -675,9 +679,9 @@ impl Driver {
                 match hooks.and_then(|h| h.redact_output.as_ref()) {
                     Some(r) => tokio::select! {
                         biased;
-                        done = r.redact(v, info, cx) => match done {
-                            Ok(v) => Answer::Redacted(Payload::Json(v)),
-                            Err(_) => Answer::RedactorFailed,
+                        done = unless_panicked(|| r.redact(v, info, cx)) => match done {
+                            Some(Ok(v)) => Answer::Redacted(Payload::Json(v)),
+                            Some(Err(_)) | None => Answer::RedactorFailed,
                         },
                         _ = tokio::time::sleep(Duration::from_millis(remaining)) => Answer::RedactorFailed,
                     },
@@ -723,7 +727,7 @@ impl Driver {
             capability,
             context: call.context.as_ref(),
         };
-        let run = handler.call(input, cx);
+        let run = unless_panicked(|| handler.call(input, cx));
         // Order matters: at the deadline instant the timer wins, so a result
         // that is exactly on time or late is discarded, never delivered.
         let answer = tokio::select! {
@@ -733,8 +737,16 @@ impl Driver {
                 Answer::HandlerTimedOut { now_ms: self.clock.now_ms() }
             }
             r = run => match r {
-                Ok(v) => Answer::HandlerOk { output: Payload::Json(v), now_ms: self.clock.now_ms() },
-                Err(e) => Answer::HandlerError {
+                Some(Ok(v)) => Answer::HandlerOk { output: Payload::Json(v), now_ms: self.clock.now_ms() },
+                // A Rust host's thrown error: a plain failure (never
+                // retryable, its text only in the panic hook's output).
+                None => Answer::HandlerError {
+                    code: None,
+                    message: "panicked".to_owned(),
+                    retryable: false,
+                    now_ms: self.clock.now_ms(),
+                },
+                Some(Err(e)) => Answer::HandlerError {
                     code: e.code,
                     // A plain failure's answer carries its class, never its
                     // message (the audit record keeps it: see AuditRecord).
@@ -752,8 +764,9 @@ impl Driver {
 
 /// Runs a host hook's future to its end, `None` if making it or polling it
 /// panicked: the driver's host is Rust, whose thrown error is a panic, and a
-/// panicking validator must end its call as a throwing one does in Node,
-/// Python or Swift, not unwind through the caller's task.
+/// panicking hook (validator, handler, redactor, host policy) must end its
+/// call as a throwing one does in Node, Python or Swift — audited — not
+/// unwind through the caller's task.
 async fn unless_panicked<'a, T>(make: impl FnOnce() -> BoxFuture<'a, T>) -> Option<T> {
     use std::panic::{AssertUnwindSafe, catch_unwind};
     use std::task::Poll;
