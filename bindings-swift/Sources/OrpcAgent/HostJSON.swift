@@ -192,7 +192,10 @@ struct JSONWriter {
         }
     }
 
-    static func writeString(_ s: String, to out: inout String) {
+    /// A JSON string: the `JSONValue` text's escapes, or with
+    /// `asJSONEncoder` `JSONEncoder`'s (`\/`, `\b`, `\f` too: `JSONStream`,
+    /// whose length must be `JSONEncoder`'s).
+    static func writeString(_ s: String, to out: inout String, asJSONEncoder: Bool = false) {
         out += "\""
         for u in s.unicodeScalars {
             switch u {
@@ -201,6 +204,9 @@ struct JSONWriter {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
+            case "/" where asJSONEncoder: out += "\\/"
+            case "\u{8}" where asJSONEncoder: out += "\\b"
+            case "\u{c}" where asJSONEncoder: out += "\\f"
             default:
                 if u.value < 0x20 {
                     out += String(format: "\\u%04x", u.value)
@@ -211,6 +217,7 @@ struct JSONWriter {
         }
         out += "\""
     }
+
 }
 
 /// Walks an `Encodable`'s `encode(to:)` producing nothing, to learn what

@@ -124,7 +124,7 @@ final class JSONStream {
         if open[i].count > 0 { out += "," }
         open[i].count += 1
         if let key {
-            JSONStream.writeString(key, to: &out)
+            JSONWriter.writeString(key, to: &out, asJSONEncoder: true)
             out += ":"
         }
     }
@@ -135,7 +135,7 @@ final class JSONStream {
 
     func null() { out += "null" }
     func scalar(_ v: Bool) { out += v ? "true" : "false" }
-    func scalar(_ s: String) { JSONStream.writeString(s, to: &out) }
+    func scalar(_ s: String) { JSONWriter.writeString(s, to: &out, asJSONEncoder: true) }
     func scalar<T: BinaryInteger>(_ v: T) { out += String(v) }
     func scalar(_ d: Double) throws {
         guard d.isFinite else { throw unstreamable() }
@@ -150,32 +150,6 @@ final class JSONStream {
     /// trailing `.0` (`2.0` is `2`, `-0.0` is `-0`).
     private func number(_ description: String) {
         out += description.hasSuffix(".0") ? description.dropLast(2) : Substring(description)
-    }
-
-    /// A string as `JSONEncoder` escapes it.
-    static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "/": out += "\\/"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{8}": out += "\\b"
-            case "\u{c}": out += "\\f"
-            default:
-                if u.value < 0x20 {
-                    out += "\\u00"
-                    out += u.value < 0x10 ? "0" : "1"
-                    out += String(u.value & 0xf, radix: 16)
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        out += "\""
     }
 }
 
