@@ -202,6 +202,22 @@ fn build(
         .unwrap()
 }
 
+/// `build` with a host policy at index 0 (and no hanging redactor).
+fn build_with_policy(
+    reg: &Arc<CapabilityRegistry>,
+    handler: Arc<Probe>,
+    policy: BadPolicy,
+    audit: Arc<Sink>,
+) -> Driver {
+    builder(reg)
+        .handler("orders.cancel", handler)
+        .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
+        .policy("orders.cancel", 0, Arc::new(policy))
+        .audit(audit, true)
+        .build()
+        .unwrap()
+}
+
 async fn timed<F: Future>(f: F) -> (F::Output, Duration) {
     let t = tokio::time::Instant::now();
     let out = f.await;
@@ -299,20 +315,11 @@ async fn a_host_policy_that_throws_or_hangs_denies() {
         let reg = caps(json!({"policies": [{"name": "tenant", "host": true}]}));
         let h = Probe::new(Mode::ReturnSecret);
         let audit = sink(SinkFault::None);
-        let d = builder(&reg)
-            .handler("orders.cancel", h.clone())
-            .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
-            .policy(
-                "orders.cancel",
-                0,
-                Arc::new(BadPolicy {
-                    hang,
-                    panics: false,
-                }),
-            )
-            .audit(audit.clone(), true)
-            .build()
-            .unwrap();
+        let policy = BadPolicy {
+            hang,
+            panics: false,
+        };
+        let d = build_with_policy(&reg, h.clone(), policy, audit.clone());
         let (o, took) = timed(d.invoke("orders.cancel", json!({}), Call::new(frame()))).await;
         let e = error_of(&o);
         assert_eq!(e.code, ErrorCode::PolicyDenied, "hang={hang}");
@@ -376,20 +383,11 @@ async fn a_hook_that_panics_ends_its_call_as_a_thrown_one() {
     let reg = caps(json!({"policies": [{"name": "tenant", "host": true}]}));
     let h = Probe::new(Mode::ReturnSecret);
     let audit = sink(SinkFault::None);
-    let d = builder(&reg)
-        .handler("orders.cancel", h.clone())
-        .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
-        .policy(
-            "orders.cancel",
-            0,
-            Arc::new(BadPolicy {
-                hang: false,
-                panics: true,
-            }),
-        )
-        .audit(audit.clone(), true)
-        .build()
-        .unwrap();
+    let policy = BadPolicy {
+        hang: false,
+        panics: true,
+    };
+    let d = build_with_policy(&reg, h.clone(), policy, audit.clone());
     let o = d
         .invoke("orders.cancel", json!({}), Call::new(frame()))
         .await;
