@@ -43,6 +43,7 @@ pub struct Invocation {
 }
 
 impl Invocation {
+    #[inline(always)]
     pub(crate) fn new(shared: Arc<Shared>, inv: CoreInvocation, resumed: bool) -> Invocation {
         Invocation {
             shared,

@@ -127,38 +127,24 @@ fn memoryview_head<'py>(view: &Bound<'py, PyMemoryView>) -> Option<Bound<'py, Py
 }
 
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), Limit> {
-    let py = obj.py();
+    // The exact built-in types first: a comparison of the type pointer,
+    // where the subclass checks below are a call into the interpreter each
+    // (the stable ABI has no inline flag test). Most inputs are made of
+    // nothing else.
+    if let Ok(s) = obj.cast_exact::<PyString>() {
+        return string(s, meter, false);
+    }
+    if let Ok(d) = obj.cast_exact::<PyDict>() {
+        return dict(d, depth, meter);
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        return integer(obj, meter);
+    }
     if let Ok(s) = obj.cast::<PyString>() {
         return string(s, meter, false);
     }
     if let Ok(d) = obj.cast::<PyDict>() {
-        // The meter refuses a container past the depth limit before the
-        // walk descends into it: a dict that contains itself ends there.
-        meter.object(depth, d.len())?;
-        let mut pos: ffi::Py_ssize_t = 0;
-        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-        // SAFETY: `d` is a live dict (we hold a reference) and the GIL is
-        // held. PyDict_Next hands out borrowed references, made strong at
-        // once, before any other call into Python.
-        while unsafe { ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
-            // SAFETY: non-null borrowed references from PyDict_Next (above).
-            let (k, v) = unsafe {
-                (
-                    Bound::from_borrowed_ptr(py, key),
-                    Bound::from_borrowed_ptr(py, value),
-                )
-            };
-            match k.cast::<PyString>() {
-                Ok(s) => string(s, meter, true)?,
-                Err(_) => match bytes_like(&k, meter, true) {
-                    Some(verdict) => verdict?,
-                    None => meter.key("")?,
-                },
-            }
-            walk(&v, depth + 1, meter)?;
-        }
-        return Ok(());
+        return dict(d, depth, meter);
     }
     if obj.is_none() {
         return meter.null();
@@ -190,6 +176,38 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), L
             .try_for_each(|v| walk(&v, depth + 1, meter));
     }
     bytes_like(obj, meter, false).unwrap_or(Ok(()))
+}
+
+/// A dict: its size, then each key (as a string) and value.
+fn dict(d: &Bound<'_, PyDict>, depth: usize, meter: &mut Meter) -> Result<(), Limit> {
+    let py = d.py();
+    // The meter refuses a container past the depth limit before the
+    // walk descends into it: a dict that contains itself ends there.
+    meter.object(depth, d.len())?;
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: `d` is a live dict (we hold a reference) and the GIL is
+    // held. PyDict_Next hands out borrowed references, made strong at
+    // once, before any other call into Python.
+    while unsafe { ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
+        // SAFETY: non-null borrowed references from PyDict_Next (above).
+        let (k, v) = unsafe {
+            (
+                Bound::from_borrowed_ptr(py, key),
+                Bound::from_borrowed_ptr(py, value),
+            )
+        };
+        match k.cast_exact::<PyString>().or_else(|_| k.cast::<PyString>()) {
+            Ok(s) => string(s, meter, true)?,
+            Err(_) => match bytes_like(&k, meter, true) {
+                Some(verdict) => verdict?,
+                None => meter.key("")?,
+            },
+        }
+        walk(&v, depth + 1, meter)?;
+    }
+    Ok(())
 }
 
 /// An int, by its decimal length, read from its value (never through

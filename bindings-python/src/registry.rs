@@ -13,7 +13,7 @@ use orpc_agent_core::{CapabilityError, Invocation as CoreInvocation, Surface};
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::gc::{PyTraverseError, PyVisit};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict};
 use serde_json::Value;
 
 use crate::awaitable;
@@ -32,10 +32,44 @@ pub use orpc_agent_core::ffi::sentinel::{HANDLER_RAISED, SUSPENDED, VALIDATOR_RA
 
 /// The host callables the fast path performs steps with, per capability
 /// (each `None` when the capability has no such step for the fast path).
-pub(crate) struct FastHooks<'py> {
-    validate_input: Bound<'py, PyAny>,
-    handler: Bound<'py, PyAny>,
-    validate_output: Bound<'py, PyAny>,
+///
+/// One object per name in `fast_paths`, made once by `set_fast_paths`: the
+/// hot path reads its fields in place (a type check and borrows), where a
+/// tuple cost four item reads, their reference counts and an int
+/// extraction per call.
+#[pyclass(module = "orpc_agent._native", name = "FastPath", frozen)]
+pub(crate) struct FastPath {
+    index: u32,
+    validate_input: Option<Py<PyAny>>,
+    handler: Option<Py<PyAny>>,
+    validate_output: Option<Py<PyAny>>,
+}
+
+#[pymethods]
+impl FastPath {
+    /// Its callables, for the garbage collector (a handler that refers back
+    /// to its registry makes a cycle through this object).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.validate_input)?;
+        visit.call(&self.handler)?;
+        visit.call(&self.validate_output)
+    }
+}
+
+impl FastPath {
+    /// From the Python registry's `(index, validate | None, eager handler |
+    /// None, validate output | None)`.
+    fn from_entry(entry: &Bound<'_, PyAny>) -> PyResult<FastPath> {
+        let hook = |i: usize| -> PyResult<Option<Py<PyAny>>> { Ok(entry.get_item(i)?.extract()?) };
+        let (index, validate_input, handler, validate_output) =
+            (entry.get_item(0)?.extract()?, hook(1)?, hook(2)?, hook(3)?);
+        Ok(FastPath {
+            index,
+            validate_input,
+            handler,
+            validate_output,
+        })
+    }
 }
 
 /// What every invocation of one registry shares.
@@ -191,26 +225,29 @@ impl NativeRegistry {
     }
 
     /// Starts an invocation of the capability at `index` (hot path) with
-    /// the raw `input` (measured against the input limits before any step)
-    /// and returns it with the kind of its first host step: one crossing.
-    pub(crate) fn start_index(
+    /// the raw `input` (measured against the input limits before any step).
+    /// Returned by value and built in the caller's slot: the invocation is
+    /// a few hundred bytes, and each move of it was a copy on every call.
+    #[inline(always)]
+    fn start_index(
         &self,
         py: Python<'_>,
         index: u32,
         frame: &Frame,
         input: &Bound<'_, PyAny>,
-    ) -> PyResult<(Invocation, u8)> {
+    ) -> Invocation {
         let opts = self.shared.options(py);
-        let inv = CoreInvocation::start_index_measured(
-            Arc::clone(self.shared.host.registry()),
-            index,
-            Arc::clone(&frame.core),
-            opts,
-            Some(limits::measure(input)),
-        );
-        let mut inv = Invocation::new(Arc::clone(&self.shared), inv, false);
-        let kind = inv.first_step(py)?;
-        Ok((inv, kind))
+        Invocation::new(
+            Arc::clone(&self.shared),
+            CoreInvocation::start_index_measured(
+                Arc::clone(self.shared.host.registry()),
+                index,
+                Arc::clone(&frame.core),
+                opts,
+                Some(limits::measure(input)),
+            ),
+            false,
+        )
     }
 
     /// The hot path in one crossing (DESIGN §4): resolve `name` among the
@@ -243,14 +280,8 @@ impl NativeRegistry {
         else {
             return Ok(py.None().into_bound(py));
         };
-        let entry = entry.cast_into::<PyTuple>()?;
-        let index: u32 = entry.get_item(0)?.extract()?;
-        let hooks = FastHooks {
-            validate_input: entry.get_item(1)?,
-            handler: entry.get_item(2)?,
-            validate_output: entry.get_item(3)?,
-        };
-        self.run_fast(py, index, frame, &hooks, input)
+        let path = entry.cast_into_exact::<FastPath>()?;
+        self.run_fast(py, path.get(), frame, input)
     }
 
     /// What this object holds of Python, for the garbage collector: the
@@ -303,8 +334,13 @@ impl NativeRegistry {
     /// Sets the names `invoke_fast` resolves (once):
     /// `{name: (index, validate input | None, eager handler | None, validate output | None)}`.
     fn set_fast_paths(&self, paths: Bound<'_, PyDict>) -> PyResult<()> {
+        let py = paths.py();
+        let resolved = PyDict::new(py);
+        for (name, entry) in paths.iter() {
+            resolved.set_item(name, Bound::new(py, FastPath::from_entry(&entry)?)?)?;
+        }
         self.fast_paths
-            .set(paths.unbind())
+            .set(resolved.unbind())
             .map_err(|_| PyValueError::new_err("fast paths are already set"))
     }
     /// Starts an invocation by id or adapter tool name (stage 1 in the
@@ -504,18 +540,19 @@ impl NativeRegistry {
     fn run_fast<'py>(
         &self,
         py: Python<'py>,
-        index: u32,
+        path: &FastPath,
         frame: &Frame,
-        hooks: &FastHooks<'py>,
         input: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let validate = (!hooks.validate_input.is_none()).then_some(&hooks.validate_input);
-        let handler = (!hooks.handler.is_none()).then_some(&hooks.handler);
+        let validate = path.validate_input.as_ref().map(|v| v.bind(py));
+        let handler = path.handler.as_ref().map(|h| h.bind(py));
+        let validate_output = path.validate_output.as_ref().map(|v| v.bind(py));
         let step = |inv: Invocation, kind: u8, a: Bound<'py, PyAny>, b: Bound<'py, PyAny>| {
             (inv, kind, a, b).into_pyobject(py).map(Bound::into_any)
         };
         let none = || py.None().into_bound(py);
-        let (mut inv, mut kind) = self.start_index(py, index, frame, &input)?;
+        let mut inv = self.start_index(py, path.index, frame, &input);
+        let mut kind = inv.first_step(py)?;
         let mut value = input;
         if kind == StepKind::ValidateInput.as_u8()
             && let Some(validate) = validate
@@ -540,12 +577,14 @@ impl NativeRegistry {
         match stepped {
             Ok((_, eager::Sent::Returned(mut output))) => {
                 kind = inv.handler_ok(py)?;
-                if kind == StepKind::ValidateOutput.as_u8() && !hooks.validate_output.is_none() {
+                if kind == StepKind::ValidateOutput.as_u8()
+                    && let Some(validate_output) = validate_output
+                {
                     // As the driver loop's step: any `Exception` is an
                     // invalid output (its text stays here); anything else
                     // (KeyboardInterrupt) goes up, as from the input's
                     // validator.
-                    match hooks.validate_output.call1((&output,)) {
+                    match validate_output.call1((&output,)) {
                         Ok(valid) => {
                             output = valid;
                             kind = inv.output_valid(py)?;

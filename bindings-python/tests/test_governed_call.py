@@ -220,3 +220,27 @@ def test_a_call_left_suspended_when_its_loop_closes_is_collected_and_audited() -
     del task, loop
     gc.collect()
     assert [r["outcome"] for r in audit if r["event"] == "finished"] == ["INTERNAL"]
+
+
+def test_a_registry_its_own_handler_refers_to_is_collected() -> None:
+    # registry → native registry → fast path → handler → registry: a cycle
+    # through native objects only the garbage collector can free, and only
+    # if each native object reports what it holds.
+    import weakref
+
+    def make() -> weakref.ref[Any]:
+        holder: dict[str, Any] = {}
+
+        @capability(
+            id="c.self", description="Refers to its registry.", expose={"direct": True}, side_effect="read", risk="low"
+        )
+        async def refers(m: Msg) -> int:
+            return m.n if holder["registry"] is not None else 0
+
+        reg = create_capability_registry([refers])
+        holder["registry"] = reg
+        return weakref.ref(reg)
+
+    alive = make()
+    gc.collect()
+    assert alive() is None
