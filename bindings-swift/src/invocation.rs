@@ -401,17 +401,17 @@ impl FfiInvocation {
         self.answer(Answer::input_not_exportable(reason), now_ms)
     }
 
-    /// The current step is one Swift's mirror of `StepKind` does not know
-    /// (it drifted from the core's): the invocation ends as the core ends
-    /// any answer that does not fit its step, in INTERNAL. The answer fed is
-    /// one the current step does not accept (no step accepts both).
-    pub fn answer_unknown_step(&self, now_ms: u64) -> u8 {
-        let answer = if self.lock().step_kind() == StepKind::Audit {
-            Answer::RetryOn(false)
-        } else {
-            Answer::Audited
-        };
-        self.answer(answer, now_ms)
+    /// The driver cannot perform the current step: a kind Swift's mirror of
+    /// `StepKind` does not know (it drifted from the core's), or a value of
+    /// the core's it could not read or convert. The core ends the call
+    /// (INTERNAL with its own message, unless the outcome was settled) and
+    /// its finished audit record is delivered here, as for Node and Python
+    /// (`Invocation::abandon`): the binding picks no code and no words.
+    pub fn abandon(&self, now_ms: u64) -> u8 {
+        self.run_core(move |inv, host, audit| {
+            let _ = inv.abandon(now_ms); // `advance` delivers the record it owes
+            audit.advance(host, inv, now_ms).as_u8()
+        })
     }
 
     /// `EvaluatePolicy`: the host policy's decision.

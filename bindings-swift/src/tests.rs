@@ -292,7 +292,7 @@ fn an_input_with_no_json_form_ends_the_call_in_the_core() {
 }
 
 #[test]
-fn a_validator_failure_is_generic_and_an_unknown_step_is_internal() {
+fn a_validator_failure_is_generic_and_an_abandoned_step_is_internal() {
     let reg = registry();
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
     assert_eq!(inv.answer_validator_failed(1_000), 13);
@@ -304,8 +304,13 @@ fn a_validator_failure_is_generic_and_an_unknown_step_is_internal() {
         if at_handler {
             assert_eq!(inv.answer_input_valid(None, 1_000).unwrap(), 6);
         }
-        assert_eq!(inv.answer_unknown_step(1_000), 13);
-        assert_eq!(error_of(&inv).0, "INTERNAL");
+        assert_eq!(inv.abandon(1_000), 13);
+        let (code, message, _) = error_of(&inv);
+        assert_eq!(code, "INTERNAL");
+        assert_eq!(
+            message,
+            orpc_agent_core::pipeline::machine::ABANDONED_MESSAGE
+        );
     }
 }
 

@@ -4,7 +4,7 @@ import OrpcAgentFFI
 // `StepKind`, the core's step integers, is generated from the core
 // (Generated/Protocol.swift). A drift test also compares names and numbers
 // with the linked core (`stepKindNames()`); a kind this mirror does not
-// know ends the call in INTERNAL (`answerUnknownStep`), never as done.
+// know ends the call in INTERNAL (`abandon`), never as done.
 
 /// What the driver keeps of one call while the core holds the rest.
 final class Call: @unchecked Sendable {
@@ -73,7 +73,7 @@ final class Driver: @unchecked Sendable {
         loop: while true {
             guard let kind = kinds(next) else {
                 // A step this mirror does not know: the core ends the call.
-                _ = inv.answerUnknownStep(nowMs: clock.nowMs())
+                _ = inv.abandon(nowMs: clock.nowMs())
                 break
             }
             switch kind {
@@ -220,7 +220,7 @@ final class Driver: @unchecked Sendable {
     func validateInput() async -> UInt8 {
         let clock = options.clock
         guard let cap = capability() else {
-            return inv.answerInputInvalid(message: "no capability", nowMs: clock.nowMs())
+            return inv.abandon(nowMs: clock.nowMs())
         }
         let v: any Sendable
         do {
@@ -407,16 +407,18 @@ final class Driver: @unchecked Sendable {
     func runHandler() async -> UInt8 {
         let clock = options.clock
         guard let cap = capability() else {
-            return inv.answerHandlerError(code: nil, message: "no capability", retryable: false, nowMs: clock.nowMs())
+            return inv.abandon(nowMs: clock.nowMs())
         }
         let input: any Sendable
         do { input = try handlerInput(cap) } catch {
             // The approved input no longer decodes as the handler's type (a
             // request made before the type changed): the core's rule.
             if call.resumed { return inv.answerStoredInputUnusable(nowMs: clock.nowMs()) }
-            return inv.answerHandlerError(
-                code: ErrorCode.invalidInput.rawValue, message: "The input does not match the capability's input type.",
-                retryable: false, nowMs: clock.nowMs())
+            // A fresh call's input was converted when it was validated; one
+            // that does not convert now is this driver's failure, not the
+            // caller's: the core ends the call.
+            report(.inputValidator, error)
+            return inv.abandon(nowMs: clock.nowMs())
         }
         var frame = call.frame
         if call.resumed {
@@ -426,10 +428,7 @@ final class Driver: @unchecked Sendable {
                 frame = try frame.withRecorded(inv.frame())
             } catch {
                 report(.coreData("recorded frame"), error)
-                return inv.answerHandlerError(
-                    code: ErrorCode.internal.rawValue, message: internalMessage,
-                    retryable: false,
-                    nowMs: clock.nowMs())
+                return inv.abandon(nowMs: clock.nowMs())
             }
         }
         let deadline = inv.deadlineAtMs()

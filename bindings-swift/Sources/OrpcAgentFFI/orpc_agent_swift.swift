@@ -607,6 +607,16 @@ fileprivate struct FfiConverterData: FfiConverterRustBuffer {
 public protocol FfiInvocationProtocol: AnyObject, Sendable {
     
     /**
+     * The driver cannot perform the current step: a kind Swift's mirror of
+     * `StepKind` does not know (it drifted from the core's), or a value of
+     * the core's it could not read or convert. The core ends the call
+     * (INTERNAL with its own message, unless the outcome was settled) and
+     * its finished audit record is delivered here, as for Node and Python
+     * (`Invocation::abandon`): the binding picks no code and no words.
+     */
+    func abandon(nowMs: UInt64)  -> UInt8
+    
+    /**
      * `Audit`: delivered.
      */
     func answerAudited(nowMs: UInt64)  -> UInt8
@@ -738,14 +748,6 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      * as the handler's input type any more; the core ends the call.
      */
     func answerStoredInputUnusable(nowMs: UInt64)  -> UInt8
-    
-    /**
-     * The current step is one Swift's mirror of `StepKind` does not know
-     * (it drifted from the core's): the invocation ends as the core ends
-     * any answer that does not fit its step, in INTERNAL. The answer fed is
-     * one the current step does not accept (no step accepts both).
-     */
-    func answerUnknownStep(nowMs: UInt64)  -> UInt8
     
     /**
      * `ValidateInput`: the validator threw a plain error (not the
@@ -913,6 +915,24 @@ open class FfiInvocation: FfiInvocationProtocol, @unchecked Sendable {
 
     
 
+    
+    /**
+     * The driver cannot perform the current step: a kind Swift's mirror of
+     * `StepKind` does not know (it drifted from the core's), or a value of
+     * the core's it could not read or convert. The core ends the call
+     * (INTERNAL with its own message, unless the outcome was settled) and
+     * its finished audit record is delivered here, as for Node and Python
+     * (`Invocation::abandon`): the binding picks no code and no words.
+     */
+open func abandon(nowMs: UInt64) -> UInt8  {
+    return try!  FfiConverterUInt8.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_abandon(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
+    )
+})
+}
     
     /**
      * `Audit`: delivered.
@@ -1220,22 +1240,6 @@ open func answerStoredInputUnusable(nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_stored_input_unusable(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * The current step is one Swift's mirror of `StepKind` does not know
-     * (it drifted from the core's): the invocation ends as the core ends
-     * any answer that does not fit its step, in INTERNAL. The answer fed is
-     * one the current step does not accept (no step accepts both).
-     */
-open func answerUnknownStep(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_unknown_step(
             self.uniffiCloneHandle(),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
@@ -4500,6 +4504,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_func_open_postgres_registry() != 36959) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_abandon() != 59190) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_audited() != 55823) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -4561,9 +4568,6 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_stored_input_unusable() != 41632) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_unknown_step() != 12184) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_validator_failed() != 57438) {

@@ -58,6 +58,8 @@ final class ErrorCodeDriftTests: XCTestCase {
         await assertThrows(.internal) { let _: Outcome<JSONValue> = try await driver.run(JSONValue.self) }
         XCTAssertEqual(inv.stepKind(), StepKind.done.rawValue, "the core ended the invocation")
         XCTAssertEqual(inv.outcomeError()?.code, "INTERNAL")
+        // The core's words, not the binding's (the core's ABANDONED_MESSAGE).
+        XCTAssertEqual(inv.outcomeError()?.message, "The call could not be completed.")
         XCTAssertEqual(ran.with { $0 }, 0)
     }
 
