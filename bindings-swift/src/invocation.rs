@@ -409,7 +409,12 @@ impl FfiInvocation {
     /// (`Invocation::abandon`): the binding picks no code and no words.
     pub fn abandon(&self, now_ms: u64) -> u8 {
         self.run_core(move |inv, host, audit| {
-            let _ = inv.abandon(now_ms); // `advance` delivers the record it owes
+            // The core says whether a finished record is newly owed: one
+            // already pending went to the sink when it was reached, and is
+            // left for the driver to deliver (never twice), as in Node.
+            if !inv.abandon(now_ms) {
+                return inv.step_kind().as_u8();
+            }
             audit.advance(host, inv, now_ms).as_u8()
         })
     }

@@ -240,6 +240,44 @@ fn an_abandoned_call_ends_internal_with_its_finished_record() {
 }
 
 #[test]
+fn an_input_the_host_cannot_convert_as_the_handler_starts_is_refused_by_the_core() {
+    // No validator declared: stage 4 has nothing to run, and a host that
+    // converts the input to the handler's type only at the handler step
+    // (Swift) answers the failed conversion there.
+    let reg = registry(json!([{"id": "a.b", "meta": meta(&["mcp"])}]), Value::Null);
+    let issue = orpc_agent_core::pipeline::issues::InputIssue {
+        path: vec!["when".into()],
+        message: "Expected a date".into(),
+    };
+    for (answer, words) in [
+        (
+            Answer::InputIssues(vec![issue]),
+            "The input is invalid: /when: Expected a date.",
+        ),
+        (
+            Answer::InputValidatorFailed,
+            orpc_agent_core::pipeline::issues::VALIDATOR_FAILED,
+        ),
+    ] {
+        let mut inv = start(&reg, "a.b", Payload::Host, audited(0));
+        let mut records = Vec::new();
+        deliver_audits(&mut inv, &mut records);
+        assert_eq!(inv.step_kind(), StepKind::RunHandler);
+        inv.answer(answer).unwrap();
+        deliver_audits(&mut inv, &mut records);
+        let Some(Outcome::Error(e)) = inv.take_outcome() else {
+            panic!("not an error")
+        };
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (ErrorCode::InvalidInput, words)
+        );
+        assert_eq!(records.last().unwrap().outcome, Some("INVALID_INPUT"));
+        assert_eq!(inv.attempt(), 0, "no handler started");
+    }
+}
+
+#[test]
 fn a_cancellation_at_any_awaited_step_ends_the_call_cancelled() {
     // A host policy, then the handler: cancelled at the policy.
     let m = with(

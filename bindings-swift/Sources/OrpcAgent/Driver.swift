@@ -72,8 +72,9 @@ final class Driver: @unchecked Sendable {
         var next = inv.stepKind()
         loop: while true {
             guard let kind = kinds(next) else {
-                // A step this mirror does not know: the core ends the call.
-                _ = inv.abandon(nowMs: clock.nowMs())
+                // A step this mirror does not know: the core ends the call,
+                // and the finished record it owes is delivered.
+                _ = advanceSync(inv.abandon(nowMs: clock.nowMs()))
                 break
             }
             switch kind {
@@ -414,11 +415,10 @@ final class Driver: @unchecked Sendable {
             // The approved input no longer decodes as the handler's type (a
             // request made before the type changed): the core's rule.
             if call.resumed { return inv.answerStoredInputUnusable(nowMs: clock.nowMs()) }
-            // A fresh call's input was converted when it was validated; one
-            // that does not convert now is this driver's failure, not the
-            // caller's: the core ends the call.
-            report(.inputValidator, error)
-            return inv.abandon(nowMs: clock.nowMs())
+            // A capability that declares no validator has no stage 4 to
+            // convert at, so a fresh call's input is converted here: the core
+            // refuses one that does not convert, in its own words.
+            return inputRefused(error, validating: false)
         }
         var frame = call.frame
         if call.resumed {

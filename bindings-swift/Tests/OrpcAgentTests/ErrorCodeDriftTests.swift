@@ -38,15 +38,17 @@ final class ErrorCodeDriftTests: XCTestCase {
     /// the core (the invocation is over, nothing ran), never as done.
     func testAnUnknownStepKindEndsTheInvocationInInternal() async throws {
         let ran = Locked(0)
-        let reg = try CapabilityRegistry(capabilities: [
-            Capability(
-                "x.run", meta: AgentMeta(description: "Run.", expose: [.mcp: true], sideEffect: .read, risk: .low)
-            ) {
-                (v: JSONValue, _) in
-                ran.with { $0 += 1 }
-                return v
-            }
-        ])
+        let records = Locked<[AuditRecord]>([])
+        let reg = try CapabilityRegistry(
+            capabilities: [
+                Capability(
+                    "x.run", meta: AgentMeta(description: "Run.", expose: [.mcp: true], sideEffect: .read, risk: .low)
+                ) {
+                    (v: JSONValue, _) in
+                    ran.with { $0 += 1 }
+                    return v
+                }
+            ], options: RegistryOptions(audit: { r in records.with { $0.append(r) } }))
         let inv = try reg.core.start(
             capabilityIndex: 0, surface: Surface.mcp.index, details: nil, input: .opaque,
             nowMs: reg.options.clock.nowMs())
@@ -61,6 +63,9 @@ final class ErrorCodeDriftTests: XCTestCase {
         // The core's words, not the binding's (the core's ABANDONED_MESSAGE).
         XCTAssertEqual(inv.outcomeError()?.message, "The call could not be completed.")
         XCTAssertEqual(ran.with { $0 }, 0)
+        // Its finished record is delivered once (it was left at the Audit
+        // step, and the call never finished).
+        XCTAssertEqual(records.with { $0.filter { $0.event == "finished" }.map { $0.outcome ?? "?" } }, ["INTERNAL"])
     }
 
     func testEveryCodeRoundTripsThroughTheErrorEnum() {

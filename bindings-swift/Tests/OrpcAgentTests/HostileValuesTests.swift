@@ -279,8 +279,17 @@ final class HostileValuesTests: XCTestCase {
                     counts.with { $0.handled += 1 }
                     return o.id
                 },
+                // No validator, policy or gate: the input is first converted
+                // as the handler starts, and refused there by the core.
+                Capability(
+                    "json.plain",
+                    meta: AgentMeta(description: "Plain.", expose: [.mcp: true], sideEffect: .read, risk: .low)
+                ) { (v: JSONValue, _) in
+                    counts.with { $0.handled += 1 }
+                    return v
+                },
             ], options: auditing(records))
-        for name in ["opaque.gated", "json.gated", "opaque.predicated"] {
+        for name in ["opaque.gated", "json.gated", "opaque.predicated", "json.plain"] {
             do {
                 let _: Outcome<JSONValue> = try await reg.invoke(
                     name, input: Opaque(id: 7), frame: Frame(surface: .mcp))
@@ -293,10 +302,13 @@ final class HostileValuesTests: XCTestCase {
                     let what = name == "opaque.gated" ? "bound to an approval" : "judged by a policy"
                     XCTAssertEqual(e.message, "The input cannot be \(what): a value in it has no JSON form.")
                 }
+                if name == "json.plain" {
+                    XCTAssertEqual(e.message, "The input could not be validated, so the call did not run.")
+                }
             }
         }
         XCTAssertEqual(counts.with { $0.handled }, 0)
-        XCTAssertEqual(Self.finished(records), ["INVALID_INPUT", "INVALID_INPUT", "INVALID_INPUT"])
+        XCTAssertEqual(Self.finished(records), ["INVALID_INPUT", "INVALID_INPUT", "INVALID_INPUT", "INVALID_INPUT"])
     }
 
     // MARK: 5. a validator's plain error

@@ -793,6 +793,31 @@ impl Invocation {
                 };
                 self.attempt_failed(error);
             }
+            // A host that converts the caller's input to the handler's type
+            // only as the handler starts (Swift, for a capability that
+            // declares no validator, so stage 4 had nothing to run): a
+            // conversion that fails refuses the input as stage 4 would —
+            // INVALID_INPUT in the core's words, no handler started, not an
+            // attempt. A resumed call's approved input has its own rule
+            // (`StoredInputUnusable`).
+            (State::RunHandler, Answer::InputIssues(issues)) if self.resume_id.is_none() => {
+                self.attempts = self.attempts.saturating_sub(1);
+                self.fail(CapabilityError::new(
+                    ErrorCode::InvalidInput,
+                    super::issues::invalid_input_message(&issues),
+                ));
+            }
+            (State::RunHandler, Answer::InputInvalid(msg)) if self.resume_id.is_none() => {
+                self.attempts = self.attempts.saturating_sub(1);
+                self.fail(CapabilityError::new(ErrorCode::InvalidInput, msg));
+            }
+            (State::RunHandler, Answer::InputValidatorFailed) if self.resume_id.is_none() => {
+                self.attempts = self.attempts.saturating_sub(1);
+                self.fail(CapabilityError::new(
+                    ErrorCode::InvalidInput,
+                    super::issues::VALIDATOR_FAILED,
+                ));
+            }
             (State::RunHandler, Answer::StoredInputUnusable { now_ms })
                 if self.resume_id.is_some() =>
             {

@@ -216,14 +216,20 @@ pub enum Answer {
     /// To `ValidateInput`: the validated input (defaults applied).
     InputValid(Payload),
     /// To `ValidateInput`: why the input is invalid, written for the model
-    /// (Rust hosts; a binding reports [`Answer::InputIssues`] instead).
+    /// (Rust hosts, and a validator's own `CapabilityError`; a binding
+    /// reports [`Answer::InputIssues`] otherwise). Also to `RunHandler`, as
+    /// [`Answer::InputIssues`].
     InputInvalid(String),
     /// To `ValidateInput`: the problems the host's validator found; the core
     /// writes the model's message from them
-    /// ([`super::issues::invalid_input_message`]).
+    /// ([`super::issues::invalid_input_message`]). Also to `RunHandler` of
+    /// a fresh call, from a host that converts the input to the handler's
+    /// type only there (no validator declared) and could not: the input is
+    /// refused as at stage 4 and no handler starts.
     InputIssues(Vec<super::issues::InputIssue>),
     /// To `ValidateInput`: the validator threw instead of answering. Its
-    /// text never leaves (it may quote the input).
+    /// text never leaves (it may quote the input). Also to `RunHandler`, as
+    /// [`Answer::InputIssues`], for a conversion that failed without issues.
     InputValidatorFailed,
     /// To `ValidateInput`, `ValidateOutput` or `RedactOutput`: the hook had
     /// not answered at [`super::Invocation::call_deadline_ms`]. The call
