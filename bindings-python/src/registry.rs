@@ -56,13 +56,14 @@ impl FastPath {
     }
 }
 
+/// A fast path as the Python registry gives it: exactly a 4-tuple.
+type FastPathEntry = (u32, Option<Py<PyAny>>, Option<Py<PyAny>>, Option<Py<PyAny>>);
+
 impl FastPath {
     /// From the Python registry's `(index, validate | None, eager handler |
     /// None, validate output | None)`.
     fn from_entry(entry: &Bound<'_, PyAny>) -> PyResult<FastPath> {
-        let hook = |i: usize| -> PyResult<Option<Py<PyAny>>> { Ok(entry.get_item(i)?.extract()?) };
-        let (index, validate_input, handler, validate_output) =
-            (entry.get_item(0)?.extract()?, hook(1)?, hook(2)?, hook(3)?);
+        let (index, validate_input, handler, validate_output): FastPathEntry = entry.extract()?;
         Ok(FastPath {
             index,
             validate_input,
@@ -125,8 +126,8 @@ fn to_py_err(py: Python<'_>) -> impl Fn(CapabilityError) -> PyErr + '_ {
 pub struct NativeRegistry {
     pub(crate) shared: Arc<Shared>,
     /// What `invoke_fast` needs per name the host resolves itself:
-    /// `{name: (index, validate | None, eager handler | None)}`, set once by
-    /// the Python registry (`set_fast_paths`). Looked up here rather than
+    /// `{name: FastPath}`, made once from the Python registry's tuples
+    /// (`set_fast_paths`). Looked up here rather than
     /// in Python: the lookup and the unpacking were a tenth of a governed
     /// call's cost in bytecode.
     fast_paths: OnceLock<Py<PyDict>>,
@@ -222,32 +223,6 @@ impl NativeRegistry {
 
     fn now_ms(&self, py: Python<'_>) -> u64 {
         self.shared.now_ms(py)
-    }
-
-    /// Starts an invocation of the capability at `index` (hot path) with
-    /// the raw `input` (measured against the input limits before any step).
-    /// Returned by value and built in the caller's slot: the invocation is
-    /// a few hundred bytes, and each move of it was a copy on every call.
-    #[inline(always)]
-    fn start_index(
-        &self,
-        py: Python<'_>,
-        index: u32,
-        frame: &Frame,
-        input: &Bound<'_, PyAny>,
-    ) -> Invocation {
-        let opts = self.shared.options(py);
-        Invocation::new(
-            Arc::clone(&self.shared),
-            CoreInvocation::start_index_measured(
-                Arc::clone(self.shared.host.registry()),
-                index,
-                Arc::clone(&frame.core),
-                opts,
-                Some(limits::measure(input)),
-            ),
-            false,
-        )
     }
 
     /// The hot path in one crossing (DESIGN §4): resolve `name` among the
@@ -525,6 +500,32 @@ pub(crate) fn request_view_to_py<'py>(
 }
 
 impl NativeRegistry {
+    /// Starts an invocation of the capability at `index` (hot path) with
+    /// the raw `input` (measured against the input limits before any step).
+    /// Returned by value and built in the caller's slot: the invocation is
+    /// a few hundred bytes, and each move of it was a copy on every call.
+    #[inline(always)]
+    fn start_index(
+        &self,
+        py: Python<'_>,
+        index: u32,
+        frame: &Frame,
+        input: &Bound<'_, PyAny>,
+    ) -> Invocation {
+        let opts = self.shared.options(py);
+        Invocation::new(
+            Arc::clone(&self.shared),
+            CoreInvocation::start_index_measured(
+                Arc::clone(self.shared.host.registry()),
+                index,
+                Arc::clone(&frame.core),
+                opts,
+                Some(limits::measure(input)),
+            ),
+            false,
+        )
+    }
+
     /// The body of `invoke_fast` once the name is resolved.
     fn invoke_host_pair(&self) -> PyResult<&(Py<PyAny>, Py<Frame>)> {
         self.invoke_host

@@ -197,7 +197,8 @@ class CapabilityRegistry:
         self._specs = specs
         self._runtime_policies = runtime_policies
         # Capability ids resolved to registry indices once (DESIGN §4), and
-        # what the fast path of `invoke` reads per call, in one tuple.
+        # what the fast path of `invoke` reads per call (the native registry
+        # keeps each tuple as one native object).
         self._index: dict[str, int] = {s.id: i for i, s in enumerate(specs)}
         native.set_fast_paths(
             {
