@@ -44,6 +44,33 @@ use pyo3::types::{
 };
 use serde_json::Number;
 
+/// Clears the error a C call here set, without making a `PyErr` of it: the
+/// walk runs inside the awaitable's first send, where a dropped `PyErr`'s
+/// references would wait in pyo3's pool (`awaitable::guarded_first`).
+fn clear_error() {
+    // SAFETY: the GIL is held by every caller (they hold a `Bound`).
+    unsafe { ffi::PyErr_Clear() }
+}
+
+/// A str's UTF-8 text, without copying it; `None` (its UnicodeEncodeError
+/// cleared) for one with lone surrogates. pyo3's `to_str` would hand that
+/// error back as a `PyErr`, whose drop `clear_error` explains.
+fn utf8<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a str> {
+    let mut size: ffi::Py_ssize_t = 0;
+    // SAFETY: `s` is a live str and the GIL is held. The UTF-8 buffer is
+    // cached in the str object and lives as long as it (`'a`); CPython
+    // writes it as valid UTF-8.
+    unsafe {
+        let data = ffi::PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size);
+        if data.is_null() {
+            clear_error();
+            return None;
+        }
+        let bytes = std::slice::from_raw_parts(data.cast::<u8>(), usize::try_from(size).ok()?);
+        Some(std::str::from_utf8_unchecked(bytes))
+    }
+}
+
 /// The limits verdict on `input`.
 pub fn measure(input: &Bound<'_, PyAny>) -> Result<(), CapabilityError> {
     let mut meter = Meter::new();
@@ -56,17 +83,16 @@ pub fn measure(input: &Bound<'_, PyAny>) -> Result<(), CapabilityError> {
 /// replacement character).
 fn string(s: &Bound<'_, PyString>, meter: &mut Meter, key: bool) -> Result<(), Limit> {
     let report = |meter: &mut Meter, t: &str| if key { meter.key(t) } else { meter.string(t) };
-    if let Ok(t) = s.to_str() {
+    if let Some(t) = utf8(s) {
         return report(meter, t);
     }
-    let _ = PyErr::take(s.py()); // the UnicodeEncodeError of `to_str`
     // SAFETY: `s` is a live str and the GIL is held; the C codec allocates
     // a new bytes object (or fails with an exception, taken below).
     let encoded = unsafe {
         ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr())
     };
     if encoded.is_null() {
-        let _ = PyErr::take(s.py());
+        clear_error();
         return report(meter, "");
     }
     // SAFETY: a new, non-null reference (above).
@@ -105,7 +131,9 @@ fn bytes_like(obj: &Bound<'_, PyAny>, meter: &mut Meter, key: bool) -> Option<Re
         return Some(report(meter, unsafe { b.as_bytes() }));
     }
     if let Ok(view) = obj.cast::<PyMemoryView>() {
-        return Some(match memoryview_head(view) {
+        // Attached as pyo3 counts it (see `clear_error`): a view that cannot
+        // be flattened drops a `PyErr` here.
+        return Some(match Python::attach(|_| memoryview_head(view)) {
             Some(head) => report(meter, head.as_bytes()),
             None => Ok(()), // released: it holds nothing any schema can read
         });
@@ -130,15 +158,20 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), L
     // The exact built-in types first: a comparison of the type pointer,
     // where the subclass checks below are a call into the interpreter each
     // (the stable ABI has no inline flag test). Most inputs are made of
-    // nothing else.
-    if let Ok(s) = obj.cast_exact::<PyString>() {
+    // nothing else. (Tested before the cast: a failed cast makes an error
+    // value that holds the type.)
+    if obj.is_exact_instance_of::<PyString>()
+        && let Ok(s) = obj.cast_exact::<PyString>()
+    {
         return string(s, meter, false);
-    }
-    if let Ok(d) = obj.cast_exact::<PyDict>() {
-        return dict(d, depth, meter);
     }
     if obj.is_exact_instance_of::<PyInt>() {
         return integer(obj, meter);
+    }
+    if obj.is_exact_instance_of::<PyDict>()
+        && let Ok(d) = obj.cast_exact::<PyDict>()
+    {
+        return dict(d, depth, meter);
     }
     if let Ok(s) = obj.cast::<PyString>() {
         return string(s, meter, false);
@@ -198,7 +231,12 @@ fn dict(d: &Bound<'_, PyDict>, depth: usize, meter: &mut Meter) -> Result<(), Li
                 Bound::from_borrowed_ptr(py, value),
             )
         };
-        match k.cast_exact::<PyString>().or_else(|_| k.cast::<PyString>()) {
+        let exact = k.is_exact_instance_of::<PyString>();
+        match if exact {
+            k.cast_exact::<PyString>()
+        } else {
+            k.cast::<PyString>()
+        } {
             Ok(s) => string(s, meter, true)?,
             Err(_) => match bytes_like(&k, meter, true) {
                 Some(verdict) => verdict?,
@@ -220,7 +258,7 @@ fn integer(obj: &Bound<'_, PyAny>, meter: &mut Meter) -> Result<(), Limit> {
     let small = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj.as_ptr(), &mut overflow) };
     if overflow == 0 {
         if small == -1 {
-            let _ = PyErr::take(obj.py()); // none expected for an int
+            clear_error(); // none expected for an int
         }
         return meter.integer(small);
     }
@@ -231,7 +269,7 @@ fn integer(obj: &Bound<'_, PyAny>, meter: &mut Meter) -> Result<(), Limit> {
     // subclass is not asked for `__index__`) and returns a new reference.
     let hex = unsafe { ffi::PyNumber_ToBase(obj.as_ptr(), 16) };
     if hex.is_null() {
-        let _ = PyErr::take(obj.py());
+        clear_error();
         return Ok(());
     }
     // SAFETY: a new, non-null reference (above).

@@ -249,3 +249,28 @@ def test_a_registry_its_own_handler_refers_to_is_collected() -> None:
         assert alive() is None
     finally:
         gc.enable()
+
+
+async def test_the_first_send_keeps_nothing_of_the_input_once_it_returns() -> None:
+    # The fast path runs without pyo3's attach (`guarded_first`): a Python
+    # error it made and dropped would wait in pyo3's pool, holding what it
+    # refers to. Measuring a string with a lone surrogate raises (and clears)
+    # a UnicodeEncodeError that refers to the string.
+    import weakref
+
+    class Text(str):
+        pass
+
+    @capability(id="c.text", description="Counts.", expose={"direct": True}, side_effect="read", risk="low")
+    async def count(x: dict[str, Any]) -> int:
+        return len(x)
+
+    reg = create_capability_registry([count])
+    text = Text("\ud800")
+    alive = weakref.ref(text)
+    outcome = await reg.invoke("c.text", {"k": text})
+    del text
+    # Before anything enters pyo3 again (reading `outcome.output` would, and
+    # that releases the pool).
+    assert alive() is None
+    assert isinstance(outcome, InvokeOk) and outcome.output == 1
