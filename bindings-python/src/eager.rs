@@ -1,4 +1,5 @@
-//! Stepping a handler's coroutine once, synchronously, from Rust.
+//! Stepping a handler's coroutine once, synchronously, from Rust; and
+//! calling a hook with one argument without an argument tuple.
 //!
 //! Python's `coro.send(None)` reports a return by raising `StopIteration`,
 //! which costs more than the rest of a governed call. The C API's
@@ -40,5 +41,36 @@ pub fn send_none<'py>(coro: &Bound<'py, PyAny>) -> PyResult<Sent<'py>> {
             Ok(Sent::Yielded(unsafe { Bound::from_owned_ptr(py, result) }))
         }
         ffi::PySendResult::PYGEN_ERROR => Err(PyErr::fetch(py)),
+    }
+}
+
+/// `callable(arg)` without an argument tuple. Under the stable ABI before
+/// Python 3.12 (this module's `abi3-py310`), pyo3's `call1` builds a
+/// one-item tuple per call, which CPython unpacks again for a callable
+/// that takes vectorcall (a function, a bound method, a pydantic
+/// validator); `PyObject_CallFunctionObjArgs`, in the stable ABI, passes
+/// the argument on the C stack through vectorcall instead. For the hot
+/// path's validator and handler calls.
+pub fn call_one<'py>(
+    callable: &Bound<'py, PyAny>,
+    arg: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = callable.py();
+    // SAFETY: the GIL is held (`py`); both objects are live and only
+    // borrowed by the call; the argument list ends with NULL as the
+    // variadic function requires. The result is a new reference, or NULL
+    // with an exception set (which `fetch` takes).
+    let result = unsafe {
+        ffi::PyObject_CallFunctionObjArgs(
+            callable.as_ptr(),
+            arg.as_ptr(),
+            std::ptr::null_mut::<ffi::PyObject>(),
+        )
+    };
+    if result.is_null() {
+        Err(PyErr::fetch(py))
+    } else {
+        // SAFETY: a new, non-NULL reference (above).
+        Ok(unsafe { Bound::from_owned_ptr(py, result) })
     }
 }

@@ -558,7 +558,7 @@ impl NativeRegistry {
         if kind == StepKind::ValidateInput.as_u8()
             && let Some(validate) = validate
         {
-            match validate.call1((&value,)) {
+            match eager::call_one(validate, &value) {
                 Ok(v) => {
                     value = v;
                     kind = inv.input_valid(py)?;
@@ -572,8 +572,7 @@ impl NativeRegistry {
         let Some(handler) = handler.filter(|_| kind == StepKind::RunHandler.as_u8()) else {
             return step(inv, kind, value, none());
         };
-        let stepped = handler
-            .call1((&value,))
+        let stepped = eager::call_one(handler, &value)
             .and_then(|coro| eager::send_none(&coro).map(|sent| (coro, sent)));
         match stepped {
             Ok((_, eager::Sent::Returned(mut output))) => {
@@ -585,7 +584,7 @@ impl NativeRegistry {
                     // invalid output (its text stays here); anything else
                     // (KeyboardInterrupt) goes up, as from the input's
                     // validator.
-                    match validate_output.call1((&output,)) {
+                    match eager::call_one(validate_output, &output) {
                         Ok(valid) => {
                             output = valid;
                             kind = inv.output_valid(py)?;
