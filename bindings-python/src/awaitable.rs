@@ -11,6 +11,9 @@
 //! - **One step.** The first send runs the fast path; when the call ended
 //!   there, `await` returns the `InvokeOk` through `am_send`'s status (the
 //!   slot `PyIter_Send` reads), with no coroutine and no `StopIteration`.
+//!   (From CPython 3.12 an `await` inside a coroutine steps the object
+//!   through `tp_iternext` instead, whose return is a `StopIteration`, made
+//!   through the C API alone; asyncio's task step still reads `am_send`.)
 //! - **Otherwise it delegates**, as `yield from` does, to the Python
 //!   coroutine that continues the call (`CapabilityRegistry._invoke_slow`):
 //!   sends, `throw` (a task's cancellation) and `close` go through to it,
@@ -28,7 +31,7 @@ use std::ffi::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 
-use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -452,12 +455,31 @@ unsafe fn send_raising(obj: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> *mut
     match status {
         ffi::PySendResult::PYGEN_NEXT => result,
         ffi::PySendResult::PYGEN_ERROR => ptr::null_mut(),
-        ffi::PySendResult::PYGEN_RETURN => guarded(ptr::null_mut(), |py| {
-            // SAFETY: RETURN stored a new reference in `result`.
-            let value = unsafe { Bound::from_owned_ptr(py, result) };
-            PyStopIteration::new_err((value.unbind(),)).restore(py);
-            ptr::null_mut()
-        }),
+        // SAFETY: RETURN stored a new reference in `result`.
+        ffi::PySendResult::PYGEN_RETURN => unsafe { raise_stop_iteration(result) },
+    }
+}
+
+/// Raises `StopIteration(value)`, taking `value`'s reference; returns NULL.
+/// Through the C API alone, not pyo3's `PyErr`: this ends the first send
+/// on CPython 3.12+ (see the module doc), which runs without pyo3's
+/// attach (`guarded_first`), so nothing may be dropped into pyo3's pool.
+/// The exception is made first and then set, as a generator's return is:
+/// a value that is a tuple or an exception must not be read as the
+/// exception's arguments.
+///
+/// SAFETY: the GIL is held; `value` is a new reference.
+unsafe fn raise_stop_iteration(value: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    unsafe {
+        let stop = ffi::PyExc_StopIteration;
+        let exc = ffi::PyObject_CallFunctionObjArgs(stop, value, ptr::null_mut::<ffi::PyObject>());
+        ffi::Py_DECREF(value);
+        // NULL: the call failed with its own exception set (MemoryError).
+        if !exc.is_null() {
+            ffi::PyErr_SetObject(stop, exc);
+            ffi::Py_DECREF(exc);
+        }
+        ptr::null_mut()
     }
 }
 

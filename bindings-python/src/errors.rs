@@ -67,3 +67,18 @@ pub fn registry_error(py: Python<'_>, e: &RegistryError) -> PyErr {
     };
     made().unwrap_or_else(|_| PyValueError::new_err(e.to_string()))
 }
+
+/// Drops a Python error this crate swallows, attached as pyo3 counts it.
+/// The awaitable's first send runs without pyo3's attach
+/// (`awaitable::guarded_first`), where dropping a `PyErr` would leave its
+/// exception, type and traceback in pyo3's pool until the next entry into
+/// pyo3. Only error paths pay for the attach.
+pub fn drop_attached(e: PyErr) {
+    Python::attach(|_| drop(e));
+}
+
+/// Reports `e` through `sys.unraisablehook` for `what`, attached as pyo3
+/// counts it (see `drop_attached`): a lazy error's restore drops its parts.
+pub fn unraisable(e: PyErr, what: &Bound<'_, PyAny>) {
+    Python::attach(|py| e.write_unraisable(py, Some(what)));
+}

@@ -126,7 +126,7 @@ impl Invocation {
                     .map_err(PyErr::from)
                     .and_then(|v| telemetry.bind(py).call1((v,)).map(drop));
                 if let Err(e) = told {
-                    e.write_unraisable(py, Some(telemetry.bind(py)));
+                    crate::errors::unraisable(e, telemetry.bind(py));
                 }
             }
         }
@@ -140,7 +140,7 @@ impl Invocation {
             .map_err(PyErr::from)
             .and_then(|r| subscriber.bind(py).call1((r,)).map(drop));
         if let Err(e) = delivered {
-            e.write_unraisable(py, Some(subscriber.bind(py)));
+            crate::errors::unraisable(e, subscriber.bind(py));
         }
     }
 

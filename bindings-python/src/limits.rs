@@ -159,7 +159,7 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), L
     // where the subclass checks below are a call into the interpreter each
     // (the stable ABI has no inline flag test). Most inputs are made of
     // nothing else. (Tested before the cast: a failed cast makes an error
-    // value that holds the type.)
+    // value, with a new reference to the type, only to drop it.)
     if obj.is_exact_instance_of::<PyString>()
         && let Ok(s) = obj.cast_exact::<PyString>()
     {

@@ -100,7 +100,10 @@ impl Shared {
                 .bind(py)
                 .call0()
                 .and_then(|v| v.extract::<u64>())
-                .unwrap_or_else(|_| orpc_agent_core::clock::unix_now_ms()),
+                .unwrap_or_else(|e| {
+                    crate::errors::drop_attached(e);
+                    orpc_agent_core::clock::unix_now_ms()
+                }),
         }
     }
 

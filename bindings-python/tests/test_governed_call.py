@@ -274,3 +274,30 @@ async def test_the_first_send_keeps_nothing_of_the_input_once_it_returns() -> No
     # that releases the pool).
     assert alive() is None
     assert isinstance(outcome, InvokeOk) and outcome.output == 1
+
+
+async def test_a_clock_that_raises_leaves_nothing_behind_its_call() -> None:
+    # The clock is read inside the first send; its error is dropped there
+    # (the system clock answers instead) and must not wait in pyo3's pool
+    # with its traceback and what it refers to.
+    import weakref
+
+    class Marker:
+        pass
+
+    refs: list[weakref.ref[Marker]] = []
+
+    def clock() -> int:
+        marker = Marker()
+        refs.append(weakref.ref(marker))
+        raise RuntimeError(marker)
+
+    @capability(id="c.clocked", description="Counts.", expose={"direct": True}, side_effect="read", risk="low")
+    async def count(x: dict[str, Any]) -> int:
+        return len(x)
+
+    reg = create_capability_registry([count], clock=clock)
+    outcome = await reg.invoke("c.clocked", {"k": 1})
+    # Before anything enters pyo3 again (reading `outcome.output` would).
+    assert refs and all(r() is None for r in refs)
+    assert isinstance(outcome, InvokeOk) and outcome.output == 1
