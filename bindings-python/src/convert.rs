@@ -175,6 +175,23 @@ fn to_cbor(
     Err(not_json("NOT_JSON_VALUE", path, &kind_of(obj)))
 }
 
+/// A core record (a frame, an actor, redaction info, an approval request)
+/// as Python values, through its JSON form. Never a silent default: a
+/// record that does not serialize (it always does today) is an error
+/// naming `what`, not an empty value a hook would read as "no actor".
+pub fn record_to_py<'py>(
+    py: Python<'py>,
+    record: &impl serde::Serialize,
+    what: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let json = serde_json::to_value(record).map_err(|e| {
+        pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "orpc_agent: the core's {what} has no JSON form: {e}"
+        ))
+    })?;
+    json_to_py(py, &json)
+}
+
 /// JSON as plain Python values (dict, list, str, int, float, bool, None).
 pub fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match v {

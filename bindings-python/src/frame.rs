@@ -12,7 +12,7 @@ use orpc_agent_core::frame::{Actor, Frame as CoreFrame, TraceContext};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::convert::{json_to_py, py_to_json};
+use crate::convert::py_to_json;
 
 #[pyclass(module = "orpc_agent._native", name = "Frame", frozen)]
 pub struct Frame {
@@ -89,8 +89,7 @@ impl Frame {
     /// The actor as a dict `{id?, roles, attributes}` (a copy: the frame is frozen).
     #[getter]
     fn actor<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let json = serde_json::to_value(&self.core.actor).unwrap_or_default();
-        json_to_py(py, &json)
+        crate::convert::record_to_py(py, &self.core.actor, "actor")
     }
 
     #[getter]

@@ -297,18 +297,12 @@ impl Invocation {
     /// The frozen frame as the core sees it (on resume: the recorded
     /// surface and actor): `{surface, actor, trace?, requestId?, …}`.
     fn frame<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        json_to_py(
-            py,
-            &serde_json::to_value(self.inv.frame()).unwrap_or_default(),
-        )
+        crate::convert::record_to_py(py, &self.inv.frame(), "frame")
     }
 
     /// What redactors are told: `{surface, capabilityId, actor}`.
     fn redaction_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        json_to_py(
-            py,
-            &serde_json::to_value(self.inv.redaction_info()).unwrap_or_default(),
-        )
+        crate::convert::record_to_py(py, &self.inv.redaction_info(), "redaction info")
     }
 
     /// `RunHandler` on resume: the stored validated input (JSON), which

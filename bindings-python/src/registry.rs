@@ -441,8 +441,8 @@ impl NativeRegistry {
                 capability_index,
                 info,
             } => {
-                let info = serde_json::to_value(info).unwrap_or_default();
-                (0, Some(capability_index), Some(json_to_py(py, &info)?))
+                let info = crate::convert::record_to_py(py, &info, "redaction info")?;
+                (0, Some(capability_index), Some(info))
             }
             ApprovalInputView::AsStored => (1, None, None),
             // The core's NOT_FOUND (SI-8), as Node and Swift answer it.
@@ -489,7 +489,7 @@ pub(crate) fn request_to_py<'py>(
     py: Python<'py>,
     r: &ApprovalRequest,
 ) -> PyResult<Bound<'py, PyAny>> {
-    json_to_py(py, &serde_json::to_value(r).unwrap_or_default())
+    crate::convert::record_to_py(py, r, "approval request")
 }
 
 /// A request as an approval UI reads it at `now_ms` (`status` the
