@@ -489,7 +489,7 @@ pub(crate) fn request_to_py<'py>(
     py: Python<'py>,
     r: &ApprovalRequest,
 ) -> PyResult<Bound<'py, PyAny>> {
-    crate::convert::record_to_py(py, r, "approval request")
+    json_to_py(py, &r.to_json())
 }
 
 /// A request as an approval UI reads it at `now_ms` (`status` the

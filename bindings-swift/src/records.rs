@@ -227,8 +227,7 @@ impl FfiApprovalRequest {
     /// the core gave it when it persisted or found it (as every binding's
     /// outcome shows it), not one judged again at a later clock reading.
     pub(crate) fn as_stored(request: &ApprovalRequest) -> FfiApprovalRequest {
-        let json = serde_json::to_value(request).unwrap_or(Value::Null);
-        Self::with(request, request.status.as_str(), json)
+        Self::with(request, request.status.as_str(), request.to_json())
     }
 
     fn with(request: &ApprovalRequest, status: &str, json: Value) -> FfiApprovalRequest {

@@ -349,12 +349,20 @@ impl ApprovalRequest {
         }
     }
 
+    /// The request as JSON, as stored: what an `approval_required` outcome
+    /// shows in every binding (the status the core gave it when it
+    /// persisted or found it). Its fields are text, integers and JSON, so
+    /// the conversion cannot fail.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
     /// The request as JSON for an approval UI at `now_ms`: as stored, but
     /// with `status` the effective one (`expired` for a pending or approved
     /// request past its expiry), what get, list and decide show in every
     /// binding.
     pub fn to_json_at(&self, now_ms: u64) -> Value {
-        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        let mut v = self.to_json();
         if let Some(status) = v.get_mut("status") {
             *status = Value::from(self.effective_status(now_ms).as_str());
         }
