@@ -151,6 +151,18 @@ impl AuditSink for Sink {
     }
 }
 
+impl Sink {
+    /// The outcome of each finished record delivered so far, in order.
+    fn outcomes(&self) -> Vec<&'static str> {
+        self.records
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r.outcome)
+            .collect()
+    }
+}
+
 fn sink(fault: SinkFault) -> Arc<Sink> {
     Arc::new(Sink {
         fault,
@@ -253,14 +265,7 @@ async fn a_handler_that_ignores_its_cancellation_is_dropped_at_the_deadline() {
     assert_eq!(error_of(&o).code, ErrorCode::Timeout);
     assert!(took < Duration::from_millis(2_000), "{took:?}");
     assert_eq!(h.calls(), 1);
-    let outcomes: Vec<_> = audit
-        .records
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r.outcome)
-        .collect();
-    assert_eq!(outcomes, ["TIMEOUT"]);
+    assert_eq!(audit.outcomes(), ["TIMEOUT"]);
 }
 
 // ----- redactors that never finish ---------------------------------------------
@@ -353,15 +358,7 @@ async fn a_hook_that_panics_ends_its_call_as_a_thrown_one() {
     assert_eq!(error_of(&o).code, ErrorCode::ExecutionFailed);
     assert_eq!(h.calls(), 1, "a panic is not retryable");
     assert_no_secret(&o, &audit);
-    let finished = |a: &Sink| {
-        a.records
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|r| r.outcome)
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(finished(&audit), ["EXECUTION_FAILED"]);
+    assert_eq!(audit.outcomes(), ["EXECUTION_FAILED"]);
 
     let h = Probe::new(Mode::ReturnSecret);
     let audit = sink(SinkFault::None);
@@ -378,7 +375,7 @@ async fn a_hook_that_panics_ends_its_call_as_a_thrown_one() {
         .await;
     assert_eq!(error_of(&o).code, ErrorCode::ExecutionFailed);
     assert_no_secret(&o, &audit);
-    assert_eq!(finished(&audit), ["EXECUTION_FAILED"]);
+    assert_eq!(audit.outcomes(), ["EXECUTION_FAILED"]);
 
     let reg = caps(json!({"policies": [{"name": "tenant", "host": true}]}));
     let h = Probe::new(Mode::ReturnSecret);
@@ -394,7 +391,7 @@ async fn a_hook_that_panics_ends_its_call_as_a_thrown_one() {
     assert_eq!(error_of(&o).code, ErrorCode::PolicyDenied);
     assert_eq!(h.calls(), 0);
     assert_no_secret(&o, &audit);
-    assert_eq!(finished(&audit), ["POLICY_DENIED"]);
+    assert_eq!(audit.outcomes(), ["POLICY_DENIED"]);
 }
 
 // ----- audit subscribers -------------------------------------------------------
