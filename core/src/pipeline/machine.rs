@@ -166,6 +166,18 @@ pub struct Invocation {
     state: State,
 }
 
+/// The INVALID_INPUT a refusing stage-4 answer stands for, in the core's
+/// words: the validator's own message, the host's issues written out, or
+/// the generic text for a validator that threw.
+fn input_refusal(answer: Answer) -> CapabilityError {
+    let message = match answer {
+        Answer::InputInvalid(message) => message,
+        Answer::InputIssues(issues) => super::issues::invalid_input_message(&issues),
+        _ => super::issues::VALIDATOR_FAILED.to_owned(),
+    };
+    CapabilityError::new(ErrorCode::InvalidInput, message)
+}
+
 impl Invocation {
     fn blank(
         registry: Arc<CapabilityRegistry>,
@@ -637,20 +649,13 @@ impl Invocation {
                 let e = self.timeout_error();
                 self.fail(e);
             }
-            (State::ValidateInput, Answer::InputInvalid(msg)) => {
-                self.fail(CapabilityError::new(ErrorCode::InvalidInput, msg));
-            }
-            (State::ValidateInput, Answer::InputIssues(issues)) => {
-                self.fail(CapabilityError::new(
-                    ErrorCode::InvalidInput,
-                    super::issues::invalid_input_message(&issues),
-                ));
-            }
-            (State::ValidateInput, Answer::InputValidatorFailed) => {
-                self.fail(CapabilityError::new(
-                    ErrorCode::InvalidInput,
-                    super::issues::VALIDATOR_FAILED,
-                ));
+            (
+                State::ValidateInput,
+                refused @ (Answer::InputInvalid(_)
+                | Answer::InputIssues(_)
+                | Answer::InputValidatorFailed),
+            ) => {
+                self.fail(input_refusal(refused));
             }
             (State::EvaluatePolicy { scope, index }, Answer::PolicyDecision(d)) => {
                 // A host's requireApproval must give an expiry metadata
@@ -800,23 +805,14 @@ impl Invocation {
             // INVALID_INPUT in the core's words, no handler started, not an
             // attempt. A resumed call's approved input has its own rule
             // (`StoredInputUnusable`).
-            (State::RunHandler, Answer::InputIssues(issues)) if self.resume_id.is_none() => {
+            (
+                State::RunHandler,
+                refused @ (Answer::InputInvalid(_)
+                | Answer::InputIssues(_)
+                | Answer::InputValidatorFailed),
+            ) if self.resume_id.is_none() => {
                 self.attempts = self.attempts.saturating_sub(1);
-                self.fail(CapabilityError::new(
-                    ErrorCode::InvalidInput,
-                    super::issues::invalid_input_message(&issues),
-                ));
-            }
-            (State::RunHandler, Answer::InputInvalid(msg)) if self.resume_id.is_none() => {
-                self.attempts = self.attempts.saturating_sub(1);
-                self.fail(CapabilityError::new(ErrorCode::InvalidInput, msg));
-            }
-            (State::RunHandler, Answer::InputValidatorFailed) if self.resume_id.is_none() => {
-                self.attempts = self.attempts.saturating_sub(1);
-                self.fail(CapabilityError::new(
-                    ErrorCode::InvalidInput,
-                    super::issues::VALIDATOR_FAILED,
-                ));
+                self.fail(input_refusal(refused));
             }
             (State::RunHandler, Answer::StoredInputUnusable { now_ms })
                 if self.resume_id.is_some() =>
