@@ -36,6 +36,7 @@
 
 use orpc_agent_core::CapabilityError;
 use orpc_agent_core::limits::{Limit, MAX_STRING_BYTES, Meter};
+use pyo3::PyTypeInfo;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{
@@ -154,29 +155,27 @@ fn memoryview_head<'py>(view: &Bound<'py, PyMemoryView>) -> Option<Bound<'py, Py
     head.ok().and_then(|b| b.cast_into::<PyBytes>().ok())
 }
 
-fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), Limit> {
-    // The exact built-in types first: a comparison of the type pointer,
-    // where the subclass checks below are a call into the interpreter each
-    // (the stable ABI has no inline flag test). Most inputs are made of
-    // nothing else. (Tested before the cast: a failed cast makes an error
-    // value, with a new reference to the type, only to drop it.)
-    if obj.is_exact_instance_of::<PyString>()
-        && let Ok(s) = obj.cast_exact::<PyString>()
-    {
-        return string(s, meter, false);
+/// `obj` as a `T` (its subclasses included), testing the exact type first:
+/// a comparison of the type pointer, where the subclass test is a call into
+/// the interpreter (the stable ABI has no inline flag test). Most inputs
+/// are made of the exact built-in types.
+fn as_type<'a, 'py, T: PyTypeInfo>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, T>> {
+    if obj.is_exact_instance_of::<T>() {
+        obj.cast_exact::<T>().ok()
+    } else {
+        obj.cast::<T>().ok()
     }
+}
+
+fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), Limit> {
+    // An exact int first (a bool is not one: it is a subclass, below).
     if obj.is_exact_instance_of::<PyInt>() {
         return integer(obj, meter);
     }
-    if obj.is_exact_instance_of::<PyDict>()
-        && let Ok(d) = obj.cast_exact::<PyDict>()
-    {
-        return dict(d, depth, meter);
-    }
-    if let Ok(s) = obj.cast::<PyString>() {
+    if let Some(s) = as_type::<PyString>(obj) {
         return string(s, meter, false);
     }
-    if let Ok(d) = obj.cast::<PyDict>() {
+    if let Some(d) = as_type::<PyDict>(obj) {
         return dict(d, depth, meter);
     }
     if obj.is_none() {
@@ -231,14 +230,9 @@ fn dict(d: &Bound<'_, PyDict>, depth: usize, meter: &mut Meter) -> Result<(), Li
                 Bound::from_borrowed_ptr(py, value),
             )
         };
-        let exact = k.is_exact_instance_of::<PyString>();
-        match if exact {
-            k.cast_exact::<PyString>()
-        } else {
-            k.cast::<PyString>()
-        } {
-            Ok(s) => string(s, meter, true)?,
-            Err(_) => match bytes_like(&k, meter, true) {
+        match as_type::<PyString>(&k) {
+            Some(s) => string(s, meter, true)?,
+            None => match bytes_like(&k, meter, true) {
                 Some(verdict) => verdict?,
                 None => meter.key("")?,
             },

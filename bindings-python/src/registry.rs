@@ -529,7 +529,7 @@ impl NativeRegistry {
         )
     }
 
-    /// The body of `invoke_fast` once the name is resolved.
+    /// The Python registry and default frame `set_invoke_host` gave.
     fn invoke_host_pair(&self) -> PyResult<&(Py<PyAny>, Py<Frame>)> {
         self.invoke_host
             .get()
@@ -541,6 +541,7 @@ impl NativeRegistry {
         Ok(self.invoke_host_pair()?.0.bind(py).clone())
     }
 
+    /// The body of `invoke_fast` once the name is resolved to its fast path.
     fn run_fast<'py>(
         &self,
         py: Python<'py>,
