@@ -155,27 +155,37 @@ fn memoryview_head<'py>(view: &Bound<'py, PyMemoryView>) -> Option<Bound<'py, Py
     head.ok().and_then(|b| b.cast_into::<PyBytes>().ok())
 }
 
-/// `obj` as a `T` (its subclasses included), testing the exact type first:
-/// a comparison of the type pointer, where the subclass test is a call into
-/// the interpreter (the stable ABI has no inline flag test). Most inputs
-/// are made of the exact built-in types.
+/// `obj` as exactly a `T`: a comparison of the type pointer, where a
+/// subclass test is a call into the interpreter (the stable ABI has no
+/// inline flag test), and a failed cast makes an error value only to drop
+/// it. Most inputs are made of the exact built-in types.
+fn exact<'a, 'py, T: PyTypeInfo>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, T>> {
+    obj.is_exact_instance_of::<T>()
+        .then(|| obj.cast_exact::<T>().ok())
+        .flatten()
+}
+
+/// `obj` as a `T`, its subclasses included, the exact type tested first.
 fn as_type<'a, 'py, T: PyTypeInfo>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, T>> {
-    if obj.is_exact_instance_of::<T>() {
-        obj.cast_exact::<T>().ok()
-    } else {
-        obj.cast::<T>().ok()
-    }
+    exact::<T>(obj).or_else(|| obj.cast::<T>().ok())
 }
 
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), Limit> {
-    // An exact int first (a bool is not one: it is a subclass, below).
+    // The exact types first (a bool is not an exact int: it is a subclass,
+    // below), then their subclasses.
     if obj.is_exact_instance_of::<PyInt>() {
         return integer(obj, meter);
     }
-    if let Some(s) = as_type::<PyString>(obj) {
+    if let Some(s) = exact::<PyString>(obj) {
         return string(s, meter, false);
     }
-    if let Some(d) = as_type::<PyDict>(obj) {
+    if let Some(d) = exact::<PyDict>(obj) {
+        return dict(d, depth, meter);
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return string(s, meter, false);
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
         return dict(d, depth, meter);
     }
     if obj.is_none() {
