@@ -56,27 +56,19 @@ export declare function agentToolRecordedApprover(configured?: string | undefine
 /** Every error code of the core, in its stable order (drift tests). */
 export declare function allErrorCodes(): Array<string>
 
-/** `Audit`: delivered. */
-export declare function answerAudited(reg: number, h: number, now: number): number
-
-/** `RunHandler` or `Sleep`: the caller's signal aborted. */
-export declare function answerCancelled(reg: number, h: number, now: number): number
-
 /**
- * `ValidateInput`, `ValidateOutput`, `RedactOutput`: the hook had not
- * answered by the call's deadline.
+ * Any answer given as its code (`ffi::answer_code`, generated into
+ * `Answer`) with at most one text and one flag (`ffi::answer` says which
+ * answer reads which); the core reads it, and one it cannot read ends the
+ * call INTERNAL.
  */
-export declare function answerDeadlinePassed(reg: number, h: number, now: number): number
+export declare function answer(reg: number, h: number, code: number, now: number, text?: string | undefined | null, flag?: boolean | undefined | null): number
 
 /**
- * `RunHandler`: the handler failed. `code` is the handler's own
- * `CapabilityError` code, or absent for a plain throw (EXECUTION_FAILED
- * with a generic message: the thrown message never reaches the caller).
+ * `RunHandler`: the handler failed (`ffi::handler_error`): `code` is its
+ * own `CapabilityError` code, or absent for a plain throw.
  */
 export declare function answerHandlerError(reg: number, h: number, code: string | undefined | null, message: string, retryable: boolean, now: number): number
-
-/** `RunHandler`: the handler returned; the host keeps the output. */
-export declare function answerHandlerOk(reg: number, h: number, now: number): number
 
 /**
  * `RunHandler`: the handler threw an oRPC `ORPCError` (its fields as the
@@ -86,77 +78,12 @@ export declare function answerHandlerOk(reg: number, h: number, now: number): nu
  */
 export declare function answerHandlerOrpcError(reg: number, h: number, orpcCode: string, status: number | undefined | null, defined: boolean, message: string, now: number): number
 
-/** `RunHandler`: the deadline timer fired first. */
-export declare function answerHandlerTimedOut(reg: number, h: number, now: number): number
-
-/**
- * `ExportInput`: the validated input as JSON text (the façade's strict
- * conversion, `src/json.ts`); `rebuilds` is false when that text would not
- * give a resumed handler the value back (a Date, a Map, a small BigInt),
- * which the core refuses (`Answer::input_not_rebuilt`).
- */
-export declare function answerInputExported(reg: number, h: number, inputJson: string, rebuilds: boolean, now: number): number
-
-/** `ValidateInput`: invalid, with a message for the model. */
-export declare function answerInputInvalid(reg: number, h: number, message: string, now: number): number
-
-/**
- * `ValidateInput`: the validator's issues, `[{path: [string], message}]`
- * as JSON; the core writes the model's message from them. Issues that do
- * not have that shape count as a validator that failed.
- */
-export declare function answerInputIssues(reg: number, h: number, issuesJson: string, now: number): number
-
-/**
- * `ExportInput`: converting the validated input threw (src/json.ts
- * refused a value, or application code raised): the call fails with
- * INVALID_INPUT. `message` is a `CapabilityError`'s (the library's
- * converter or the app's own); anything else is the core's generic reason.
- */
-export declare function answerInputNotExportable(reg: number, h: number, message: string | undefined | null, now: number): number
-
-/** `ValidateInput`: valid; the host keeps the validated value. */
-export declare function answerInputValid(reg: number, h: number, now: number): number
-
-/**
- * `ValidateInput`: the validator threw instead of answering; its text
- * stays in the host.
- */
-export declare function answerInputValidatorFailed(reg: number, h: number, now: number): number
-
-/**
- * `ExportOutput`: the redacted output as JSON text for the audit payload
- * (`null` when it has no JSON form).
- */
-export declare function answerOutputExported(reg: number, h: number, outputJson: string, now: number): number
-
-/** `ValidateOutput`: invalid (the validator's message is dropped, SI-10). */
-export declare function answerOutputInvalid(reg: number, h: number, now: number): number
-
-/** `ValidateOutput`: valid; the host keeps the validated value. */
-export declare function answerOutputValid(reg: number, h: number, now: number): number
-
 /**
  * `EvaluatePolicy`: the decision by its code (`ffi::decision_code`,
  * generated into `DECISION_CODE`); a code that names none fails the
  * policy (which denies).
  */
 export declare function answerPolicy(reg: number, h: number, decision: number, reason: string | undefined | null, approvalType: string | undefined | null, expiresInMs: number | undefined | null, now: number): number
-
-/** `EvaluatePolicy`: the policy threw, timed out or answered nonsense. */
-export declare function answerPolicyFailed(reg: number, h: number, now: number): number
-
-/** `RedactOutput`: redacted; the host keeps the redacted value. */
-export declare function answerRedacted(reg: number, h: number, now: number): number
-
-/** `RedactOutput`: the redactor threw; the output is dropped. */
-export declare function answerRedactorFailed(reg: number, h: number, now: number): number
-
-/** `AskRetryOn`: the host's `retryOn` verdict. */
-export declare function answerRetryOn(reg: number, h: number, retry: boolean, now: number): number
-
-/** `Sleep`: the wait is over. */
-export declare function answerSlept(reg: number, h: number, now: number): number
 
 /**
  * Approves (`approve: true`) or rejects a pending request; returns the
@@ -257,14 +184,12 @@ export declare function gatewaySurfaceRefusal(name?: string | undefined | null):
 export declare function hostValueErrorMessage(reason: string, path: string, kind: string): string
 
 /**
- * `{start, startActor, inputValid, handlerOk, audited, auditRow}`: raw
- * Node-API functions for the hot path, with the same semantics as
- * `invokeStart` (surface-only frame, or surface and actor id),
- * `answerInputValid`, `answerHandlerOk`, `answerAudited` and
- * `invokeAuditRow` (the last two: every call with an audit subscriber,
- * twice).
+ * `{start, startActor, answer, auditRow}`: raw Node-API functions for
+ * the hot path, with the same semantics as `invokeStart` (surface-only
+ * frame, or surface and actor id), `answer` without text or flag, and
+ * `invokeAuditRow` (every call with an audit subscriber).
  */
-export declare function hotPath(): { start(reg: number, capability: number, surface: number, inputText: string | undefined, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText: string | undefined, now: number): number; inputValid(reg: number, h: number, now: number): number; handlerOk(reg: number, h: number, now: number): number; audited(reg: number, h: number, now: number): number; auditRow(reg: number, h: number): string }
+export declare function hotPath(): { start(reg: number, capability: number, surface: number, inputText: string | undefined, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText: string | undefined, now: number): number; answer(reg: number, h: number, code: number, now: number): number; auditRow(reg: number, h: number): string }
 
 /**
  * The approval input hash of DESIGN §5 for `capability_id` and the input

@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { actComponentEmbed, actComponentInspect, actManifestCheck, agentToolApprovalKey, agentToolApprovalRequiredText, agentToolGateDenies, agentToolKeptRequestHoldsTheCall, agentToolMessages, agentToolPreliminaryResult, agentToolRecordedApprover, allErrorCodes, answerAudited, answerCancelled, answerDeadlinePassed, answerHandlerError, answerHandlerOk, answerHandlerOrpcError, answerHandlerTimedOut, answerInputExported, answerInputInvalid, answerInputIssues, answerInputNotExportable, answerInputValid, answerInputValidatorFailed, answerOutputExported, answerOutputInvalid, answerOutputValid, answerPolicy, answerPolicyFailed, answerRedacted, answerRedactorFailed, answerRetryOn, answerSlept, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, capabilityGrantDecide, errorCodeTable, gatewayBoundDescription, gatewaySurfaceRefusal, hostValueErrorMessage, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, invokeTelemetry, mcpApprovalResult, mcpElicitationApproves, mcpElicitationDeclined, mcpElicitationParams, mcpElicits, mcpErrorResult, mcpMetaKeys, mcpOkParts, mcpTaskStatus, mcpTaskWaitingMessage, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryAttachAuditSink, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, registrySpanPayloads, resumeStart, shortInputTextChars, stdForwardUnwrap, stdForwardWrap, stdMetaCheck, stdMetaDecode, stdMetaEncode, stdToolDefinitionMeta, stepKinds, storeStep, surfaces, telemetryNames, telemetrySpanParent, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
+const { actComponentEmbed, actComponentInspect, actManifestCheck, agentToolApprovalKey, agentToolApprovalRequiredText, agentToolGateDenies, agentToolKeptRequestHoldsTheCall, agentToolMessages, agentToolPreliminaryResult, agentToolRecordedApprover, allErrorCodes, answer, answerHandlerError, answerHandlerOrpcError, answerPolicy, approvalDecide, approvalDecideAsync, approvalGet, approvalGetAsync, approvalInputView, approvalList, approvalMadeBy, approvalPage, approvalPageAsync, approvalPageSize, auditRecordFields, capabilityGrantDecide, errorCodeTable, gatewayBoundDescription, gatewaySurfaceRefusal, hostValueErrorMessage, hotPath, inputHash, invokeAbandon, invokeAttempt, invokeAuditRow, invokeAux, invokeCallDeadline, invokeCapability, invokeInputJson, invokeOutcome, invokePolicyTimeout, invokeRedactionInfo, invokeRetryError, invokeStart, invokeStartName, invokeTelemetry, mcpApprovalResult, mcpElicitationApproves, mcpElicitationDeclined, mcpElicitationParams, mcpElicits, mcpErrorResult, mcpMetaKeys, mcpOkParts, mcpTaskStatus, mcpTaskWaitingMessage, orpcErrorOf, orpcErrorTable, panicForTest, postgresAuditClose, postgresAuditFlush, postgresAuditOpen, postgresAuditRecord, postgresAuditStats, postgresOpen, progressCheck, progressMetadataCbor, registryAttachAuditSink, registryBuild, registryBuildPostgres, registryCapabilities, registryClose, registryDescriptors, registryDescriptorsCbor, registryInFlight, registryInspect, registrySpanPayloads, resumeStart, shortInputTextChars, stdForwardUnwrap, stdForwardWrap, stdMetaCheck, stdMetaDecode, stdMetaEncode, stdToolDefinitionMeta, stepKinds, storeStep, surfaces, telemetryNames, telemetrySpanParent, traceFromHttpHeaders, traceToHttpHeaders } = nativeBinding
 export { actComponentEmbed }
 export { actComponentInspect }
 export { actManifestCheck }
@@ -785,28 +785,10 @@ export { agentToolMessages }
 export { agentToolPreliminaryResult }
 export { agentToolRecordedApprover }
 export { allErrorCodes }
-export { answerAudited }
-export { answerCancelled }
-export { answerDeadlinePassed }
+export { answer }
 export { answerHandlerError }
-export { answerHandlerOk }
 export { answerHandlerOrpcError }
-export { answerHandlerTimedOut }
-export { answerInputExported }
-export { answerInputInvalid }
-export { answerInputIssues }
-export { answerInputNotExportable }
-export { answerInputValid }
-export { answerInputValidatorFailed }
-export { answerOutputExported }
-export { answerOutputInvalid }
-export { answerOutputValid }
 export { answerPolicy }
-export { answerPolicyFailed }
-export { answerRedacted }
-export { answerRedactorFailed }
-export { answerRetryOn }
-export { answerSlept }
 export { approvalDecide }
 export { approvalDecideAsync }
 export { approvalGet }

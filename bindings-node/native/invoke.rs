@@ -23,15 +23,15 @@
 use std::sync::Arc;
 
 use napi_derive::napi;
-use orpc_agent_core::ffi::{input_issues_answer, policy_answer};
+use orpc_agent_core::ffi;
 use orpc_agent_core::pipeline::PolicyScope;
 use orpc_agent_core::{
-    Actor, Answer, CapabilityError, ErrorCode, Frame, Invocation, InvokeOptions, Outcome, Payload,
+    Actor, Answer, CapabilityError, Frame, Invocation, InvokeOptions, Outcome, Payload,
     Step, StepKind, Surface,
 };
 use serde_json::{Value, json};
 
-use crate::errors::{internal, invalid, parse_json, throw};
+use crate::errors::{internal, invalid, throw};
 use crate::js_json::js_text;
 use crate::registry::{Registry, registry_call, with_registry};
 
@@ -326,13 +326,6 @@ pub fn invoke_call_deadline(reg: u32, h: u32) -> napi::Result<f64> {
     read(reg, h, |inv| inv.call_deadline_ms() as f64)
 }
 
-/// `ValidateInput`, `ValidateOutput`, `RedactOutput`: the hook had not
-/// answered by the call's deadline.
-#[napi(catch_unwind)]
-pub fn answer_deadline_passed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::DeadlinePassed { now_ms: ms(now) })
-}
-
 /// `RunHandler`: the attempt number (1-based).
 #[napi(catch_unwind)]
 pub fn invoke_attempt(reg: u32, h: u32) -> napi::Result<u32> {
@@ -467,31 +460,22 @@ pub fn invoke_abandon(reg: u32, h: u32, now: f64) -> Option<String> {
 
 // ----- answers -------------------------------------------------------------
 
-/// `ValidateInput`: valid; the host keeps the validated value.
-#[napi(catch_unwind)]
-pub fn answer_input_valid(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::InputValid(Payload::Host))
-}
-
-/// `ValidateInput`: invalid, with a message for the model.
-#[napi(catch_unwind)]
-pub fn answer_input_invalid(reg: u32, h: u32, message: String, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::InputInvalid(message))
-}
-
-/// `ValidateInput`: the validator's issues, `[{path: [string], message}]`
-/// as JSON; the core writes the model's message from them. Issues that do
-/// not have that shape count as a validator that failed.
-#[napi(catch_unwind)]
-pub fn answer_input_issues(reg: u32, h: u32, issues_json: String, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, input_issues_answer(&issues_json))
-}
-
-/// `ValidateInput`: the validator threw instead of answering; its text
-/// stays in the host.
-#[napi(catch_unwind)]
-pub fn answer_input_validator_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::InputValidatorFailed)
+/// Any answer given as its code (`ffi::answer_code`, generated into
+/// `Answer`) with at most one text and one flag (`ffi::answer` says which
+/// answer reads which); the core reads it, and one it cannot read ends the
+/// call INTERNAL.
+#[napi(js_name = "answer", catch_unwind)]
+pub fn answer_by_code(
+    reg: u32,
+    h: u32,
+    code: u32,
+    now: f64,
+    text: Option<String>,
+    flag: Option<bool>,
+) -> napi::Result<f64> {
+    let code = u8::try_from(code).unwrap_or(u8::MAX);
+    let a = ffi::answer(code, text, flag.unwrap_or(false), ms(now));
+    answer(reg, h, now, a)
 }
 
 /// `EvaluatePolicy`: the decision by its code (`ffi::decision_code`,
@@ -507,66 +491,12 @@ pub fn answer_policy(
     expires_in_ms: Option<f64>,
     now: f64,
 ) -> napi::Result<f64> {
-    let a = policy_answer(decision, reason, approval_type, expires_in_ms.map(ms));
+    let a = ffi::policy_answer(decision, reason, approval_type, expires_in_ms.map(ms));
     answer(reg, h, now, a)
 }
 
-/// `EvaluatePolicy`: the policy threw, timed out or answered nonsense.
-#[napi(catch_unwind)]
-pub fn answer_policy_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::PolicyFailed(String::new()))
-}
-
-/// `ExportInput`: the validated input as JSON text (the façade's strict
-/// conversion, `src/json.ts`); `rebuilds` is false when that text would not
-/// give a resumed handler the value back (a Date, a Map, a small BigInt),
-/// which the core refuses (`Answer::input_not_rebuilt`).
-#[napi(catch_unwind)]
-pub fn answer_input_exported(
-    reg: u32,
-    h: u32,
-    input_json: String,
-    rebuilds: bool,
-    now: f64,
-) -> napi::Result<f64> {
-    if !rebuilds {
-        return answer(reg, h, now, Answer::input_not_rebuilt());
-    }
-    let a = Answer::input_exported(parse_json(&input_json, "the input"));
-    answer(reg, h, now, a)
-}
-
-/// `ExportInput`: converting the validated input threw (src/json.ts
-/// refused a value, or application code raised): the call fails with
-/// INVALID_INPUT. `message` is a `CapabilityError`'s (the library's
-/// converter or the app's own); anything else is the core's generic reason.
-#[napi(catch_unwind)]
-pub fn answer_input_not_exportable(
-    reg: u32,
-    h: u32,
-    message: Option<String>,
-    now: f64,
-) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::input_not_exportable(message))
-}
-
-/// `RunHandler`: the handler returned; the host keeps the output.
-#[napi(catch_unwind)]
-pub fn answer_handler_ok(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(
-        reg,
-        h,
-        now,
-        Answer::HandlerOk {
-            output: Payload::Host,
-            now_ms: ms(now),
-        },
-    )
-}
-
-/// `RunHandler`: the handler failed. `code` is the handler's own
-/// `CapabilityError` code, or absent for a plain throw (EXECUTION_FAILED
-/// with a generic message: the thrown message never reaches the caller).
+/// `RunHandler`: the handler failed (`ffi::handler_error`): `code` is its
+/// own `CapabilityError` code, or absent for a plain throw.
 #[napi(catch_unwind)]
 pub fn answer_handler_error(
     reg: u32,
@@ -576,18 +506,8 @@ pub fn answer_handler_error(
     retryable: bool,
     now: f64,
 ) -> napi::Result<f64> {
-    let code = code.as_deref().and_then(ErrorCode::parse);
-    answer(
-        reg,
-        h,
-        now,
-        Answer::HandlerError {
-            code,
-            message,
-            retryable,
-            now_ms: ms(now),
-        },
-    )
+    let a = ffi::handler_error(code.as_deref(), message, retryable, ms(now));
+    answer(reg, h, now, a)
 }
 
 /// `RunHandler`: the handler threw an oRPC `ORPCError` (its fields as the
@@ -606,84 +526,13 @@ pub fn answer_handler_orpc_error(
 ) -> napi::Result<f64> {
     let status = status.and_then(|s| u16::try_from(s).ok());
     let e = orpc_agent_core::orpc_error::handler_error(&orpc_code, status, defined, &message);
-    answer(
-        reg,
-        h,
-        now,
-        Answer::HandlerError {
-            code: Some(e.code),
-            message: e.message,
-            retryable: e.retryable,
-            now_ms: ms(now),
-        },
-    )
-}
-
-/// `RunHandler`: the deadline timer fired first.
-#[napi(catch_unwind)]
-pub fn answer_handler_timed_out(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::HandlerTimedOut { now_ms: ms(now) })
-}
-
-/// `RunHandler` or `Sleep`: the caller's signal aborted.
-#[napi(catch_unwind)]
-pub fn answer_cancelled(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::Cancelled { now_ms: ms(now) })
-}
-
-/// `AskRetryOn`: the host's `retryOn` verdict.
-#[napi(catch_unwind)]
-pub fn answer_retry_on(reg: u32, h: u32, retry: bool, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::RetryOn(retry))
-}
-
-/// `Sleep`: the wait is over.
-#[napi(catch_unwind)]
-pub fn answer_slept(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::Slept { now_ms: ms(now) })
-}
-
-/// `ValidateOutput`: valid; the host keeps the validated value.
-#[napi(catch_unwind)]
-pub fn answer_output_valid(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::OutputValid(Payload::Host))
-}
-
-/// `ValidateOutput`: invalid (the validator's message is dropped, SI-10).
-#[napi(catch_unwind)]
-pub fn answer_output_invalid(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::OutputInvalid(String::new()))
-}
-
-/// `RedactOutput`: redacted; the host keeps the redacted value.
-#[napi(catch_unwind)]
-pub fn answer_redacted(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::Redacted(Payload::Host))
-}
-
-/// `RedactOutput`: the redactor threw; the output is dropped.
-#[napi(catch_unwind)]
-pub fn answer_redactor_failed(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::RedactorFailed)
-}
-
-/// `ExportOutput`: the redacted output as JSON text for the audit payload
-/// (`null` when it has no JSON form).
-#[napi(catch_unwind)]
-pub fn answer_output_exported(
-    reg: u32,
-    h: u32,
-    output_json: String,
-    now: f64,
-) -> napi::Result<f64> {
-    let v = parse_json(&output_json, "the output").ok();
-    answer(reg, h, now, Answer::output_exported(v))
-}
-
-/// `Audit`: delivered.
-#[napi(catch_unwind)]
-pub fn answer_audited(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
-    answer(reg, h, now, Answer::Audited)
+    let a = Answer::HandlerError {
+        code: Some(e.code),
+        message: e.message,
+        retryable: e.retryable,
+        now_ms: ms(now),
+    };
+    answer(reg, h, now, a)
 }
 
 /// The index of the capability the invocation resolved, or -1 (not yet

@@ -1,6 +1,6 @@
 //! Raw Node-API functions for the three crossings every invocation makes
-//! (start, input valid, handler ok) and the two an audit subscriber adds
-//! (audit row, audited). DESIGN §4 measured napi-derive's
+//! (start, input valid, handler ok: the last two are `answer`) and the two
+//! an audit subscriber adds (audit row, audited). DESIGN §4 measured napi-derive's
 //! per-call glue at 2–4× a raw Node-API function with integer arguments;
 //! on the hot path that difference is most of the binding's overhead.
 //!
@@ -18,7 +18,7 @@ use std::ptr;
 use napi::bindgen_prelude::{Env, Object};
 use napi::sys;
 use napi_derive::napi;
-use orpc_agent_core::{Answer, CapabilityError, Payload};
+use orpc_agent_core::CapabilityError;
 
 use crate::errors::{internal, invalid};
 use crate::invoke::{answer_in, audit_row_in, start_actor_in, start_in};
@@ -219,60 +219,22 @@ unsafe extern "C" fn raw_start_actor(
     unsafe { finish(env, r) }
 }
 
-/// `inputValid(reg, h, now)`: `answerInputValid` at the caller's
-/// `Date.now()`: a validator may have spent the deadline, and the core ends
-/// the attempt then instead of starting the handler (`Invocation::at`).
-unsafe extern "C" fn raw_input_valid(
+/// `answer(reg, h, code, now)`: the native `answer` with no text and no
+/// flag (`ffi::answer`), for the answers every call makes: input valid,
+/// handler ok, audited. The clock is the caller's `Date.now()`, the one
+/// clock of the binding: the core compares it with the deadline (a
+/// validator or subscriber may have spent it; a result at or after it is
+/// TIMEOUT), and tests drive deadlines with a mocked `Date`.
+unsafe extern "C" fn raw_answer(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: env/info are this callback's.
-    let [reg, h, now] = unsafe { args::<3>(env, info) };
+    let [reg, h, code, now] = unsafe { args::<4>(env, info) };
     let r = catch_unwind(AssertUnwindSafe(|| {
-        answer_in(int(reg), int(h), now, Answer::InputValid(Payload::Host))
-    }));
-    // SAFETY: as above.
-    unsafe { finish(env, r) }
-}
-
-/// `handlerOk(reg, h, now)`: `answerHandlerOk` at the caller's
-/// `Date.now()`, the one clock of the binding: the core compares it with
-/// the deadline (a result at or after it is TIMEOUT), and that deadline
-/// came from the same clock.
-unsafe extern "C" fn raw_handler_ok(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    // SAFETY: env/info are this callback's.
-    let [reg, h, now] = unsafe { args::<3>(env, info) };
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        let now_ms = crate::invoke::ms(now);
-        answer_in(
-            int(reg),
-            int(h),
-            now_ms as f64,
-            Answer::HandlerOk {
-                output: Payload::Host,
-                now_ms,
-            },
-        )
-    }));
-    // SAFETY: as above.
-    unsafe { finish(env, r) }
-}
-
-/// `audited(reg, h, now)`: `answerAudited`. The clock is the caller's
-/// `Date.now()`, not read here: the next step may be the handler, whose
-/// remaining time the core computes from this reading, and tests drive
-/// deadlines with a mocked `Date`.
-unsafe extern "C" fn raw_audited(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
-    // SAFETY: env/info are this callback's.
-    let [reg, h, now] = unsafe { args::<3>(env, info) };
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        answer_in(int(reg), int(h), now, Answer::Audited)
+        let code = u8::try_from(int(code)).unwrap_or(u8::MAX);
+        let a = orpc_agent_core::ffi::answer(code, None, false, crate::invoke::ms(now));
+        answer_in(int(reg), int(h), now, a)
     }));
     // SAFETY: as above.
     unsafe { finish(env, r) }
@@ -308,15 +270,13 @@ unsafe extern "C" fn raw_audit_row(
 
 type RawCallback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
 
-/// `{start, startActor, inputValid, handlerOk, audited, auditRow}`: raw
-/// Node-API functions for the hot path, with the same semantics as
-/// `invokeStart` (surface-only frame, or surface and actor id),
-/// `answerInputValid`, `answerHandlerOk`, `answerAudited` and
-/// `invokeAuditRow` (the last two: every call with an audit subscriber,
-/// twice).
+/// `{start, startActor, answer, auditRow}`: raw Node-API functions for
+/// the hot path, with the same semantics as `invokeStart` (surface-only
+/// frame, or surface and actor id), `answer` without text or flag, and
+/// `invokeAuditRow` (every call with an audit subscriber).
 #[napi(
     catch_unwind,
-    ts_return_type = "{ start(reg: number, capability: number, surface: number, inputText: string | undefined, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText: string | undefined, now: number): number; inputValid(reg: number, h: number, now: number): number; handlerOk(reg: number, h: number, now: number): number; audited(reg: number, h: number, now: number): number; auditRow(reg: number, h: number): string }"
+    ts_return_type = "{ start(reg: number, capability: number, surface: number, inputText: string | undefined, now: number): number; startActor(reg: number, capability: number, surface: number, actorId: string, inputText: string | undefined, now: number): number; answer(reg: number, h: number, code: number, now: number): number; auditRow(reg: number, h: number): string }"
 )]
 pub fn hot_path(env: &Env) -> napi::Result<Object<'_>> {
     let raw = env.raw();
@@ -326,12 +286,10 @@ pub fn hot_path(env: &Env) -> napi::Result<Object<'_>> {
     if status != sys::Status::napi_ok {
         return Err(napi::Error::from_reason("napi_create_object failed"));
     }
-    let fns: [(&std::ffi::CStr, RawCallback); 6] = [
+    let fns: [(&std::ffi::CStr, RawCallback); 4] = [
         (c"start", raw_start),
         (c"startActor", raw_start_actor),
-        (c"inputValid", raw_input_valid),
-        (c"handlerOk", raw_handler_ok),
-        (c"audited", raw_audited),
+        (c"answer", raw_answer),
         (c"auditRow", raw_audit_row),
     ];
     for (name, cb) in fns {

@@ -14,7 +14,7 @@ import {
 import { CapabilityError } from "./errors.js";
 import { capabilityErrorsToORPC } from "./orpc-errors.js";
 import { progressReporter, type ProgressListener, type ReportProgress } from "./progress.js";
-import { Kind } from "./generated/protocol.js";
+import { Answer, Kind } from "./generated/protocol.js";
 import { HOT, N } from "./native.js";
 import type { CapabilityHooks } from "./declare.js";
 import type { Timed } from "./deadlines.js";
@@ -352,7 +352,7 @@ export class Attempt implements Timed {
     this.output = output;
     let next: number;
     try {
-      next = HOT.handlerOk(this.host.handle, this.h, Date.now());
+      next = HOT.answer(this.host.handle, this.h, Answer.HandlerOk, Date.now());
     } catch {
       next = Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
     }
@@ -418,8 +418,8 @@ export class Attempt implements Timed {
         how === 0
           ? answerError(reg, this.h, err)
           : how === 1
-            ? N.answerHandlerTimedOut(reg, this.h, Date.now())
-            : N.answerCancelled(reg, this.h, Date.now());
+            ? N.answer(reg, this.h, Answer.HandlerTimedOut, Date.now())
+            : N.answer(reg, this.h, Answer.Cancelled, Date.now());
     } catch {
       next = Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
     }

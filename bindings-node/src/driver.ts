@@ -10,7 +10,7 @@
  * core's: nothing here decides whether a step happens, only how to do it.
  */
 import { CapabilityError, fromNative } from "./errors.js";
-import { DECISION_CODE as DECISION_CODES, Kind } from "./generated/protocol.js";
+import { Answer, DECISION_CODE as DECISION_CODES, Kind } from "./generated/protocol.js";
 import { HOT, N } from "./native.js";
 import { auditRecordFromRow } from "./audit.js";
 import { Attempt, isThenable } from "./attempt.js";
@@ -120,7 +120,9 @@ function hookAnswer<T>(
 
 /** The answer for a hook that did not settle in time or was cancelled. */
 function unsettled(b: Missed, reg: number, h: number): number {
-  return b.settled === "late" ? N.answerDeadlinePassed(reg, h, Date.now()) : N.answerCancelled(reg, h, Date.now());
+  return b.settled === "late"
+    ? N.answer(reg, h, Answer.DeadlinePassed, Date.now())
+    : N.answer(reg, h, Answer.Cancelled, Date.now());
 }
 
 /** A frozen shallow copy of the application context for hooks (SI-3). */
@@ -224,12 +226,12 @@ export async function drive(
           if (missed) {
             r = unsettled(missed, reg, h);
           } else if (res === undefined) {
-            r = N.answerInputValidatorFailed(reg, h, Date.now());
+            r = N.answer(reg, h, Answer.InputValidatorFailed, Date.now());
           } else if (res.issues) {
-            r = N.answerInputIssues(reg, h, issuesJson(res.issues), Date.now());
+            r = N.answer(reg, h, Answer.InputIssues, Date.now(), issuesJson(res.issues));
           } else {
             value = res.value;
-            r = HOT.inputValid(reg, h, Date.now());
+            r = HOT.answer(reg, h, Answer.InputValid, Date.now());
           }
           break;
         }
@@ -240,12 +242,18 @@ export async function drive(
         case Kind.ExportInput:
           try {
             const { text, rebuilds } = exportInputText(value);
-            r = N.answerInputExported(reg, h, text, rebuilds, Date.now());
+            r = N.answer(reg, h, Answer.InputExported, Date.now(), text, rebuilds);
           } catch (e) {
             // The core quotes the reason to the caller: only the library's
             // own (or the app's CapabilityError) says why; an exception of
             // application code (a throwing `toJSON` or getter) may quote data.
-            r = N.answerInputNotExportable(reg, h, e instanceof CapabilityError ? e.message : null, Date.now());
+            r = N.answer(
+              reg,
+              h,
+              Answer.InputNotExportable,
+              Date.now(),
+              e instanceof CapabilityError ? e.message : null,
+            );
           }
           break;
         case Kind.RunHandler: {
@@ -273,12 +281,12 @@ export async function drive(
           } catch {
             retry = false; // a throwing predicate does not retry
           }
-          r = N.answerRetryOn(reg, h, retry, Date.now());
+          r = N.answer(reg, h, Answer.RetryOn, Date.now(), null, retry);
           break;
         }
         case Kind.Sleep: {
           const aborted = await sleep(aux, signal);
-          r = aborted ? N.answerCancelled(reg, h, Date.now()) : N.answerSlept(reg, h, Date.now());
+          r = aborted ? N.answer(reg, h, Answer.Cancelled, Date.now()) : N.answer(reg, h, Answer.Slept, Date.now());
           break;
         }
         case Kind.ValidateOutput: {
@@ -304,10 +312,10 @@ export async function drive(
             r = unsettled(missed, reg, h);
           } else if (res.issues) {
             output = undefined;
-            r = N.answerOutputInvalid(reg, h, Date.now());
+            r = N.answer(reg, h, Answer.OutputInvalid, Date.now());
           } else {
             output = res.value;
-            r = N.answerOutputValid(reg, h, Date.now());
+            r = N.answer(reg, h, Answer.OutputValid, Date.now());
           }
           break;
         }
@@ -322,7 +330,7 @@ export async function drive(
             if (isThenable(b)) b = await b;
             if (b.settled === "value") {
               output = b.value;
-              r = N.answerRedacted(reg, h, Date.now());
+              r = N.answer(reg, h, Answer.Redacted, Date.now());
             } else {
               output = undefined; // the unredacted value goes nowhere (SI-10)
               r = unsettled(b, reg, h);
@@ -330,7 +338,7 @@ export async function drive(
           } catch (e) {
             output = undefined; // the unredacted value goes nowhere (SI-10)
             logFailure(host, h, "the output redactor", e);
-            r = N.answerRedactorFailed(reg, h, Date.now());
+            r = N.answer(reg, h, Answer.RedactorFailed, Date.now());
           }
           break;
         }
@@ -341,7 +349,7 @@ export async function drive(
           } catch {
             // no JSON form: the audit payload is null
           }
-          r = N.answerOutputExported(reg, h, text, Date.now());
+          r = N.answer(reg, h, Answer.OutputExported, Date.now(), text);
           break;
         }
         case Kind.Audit: {
@@ -357,7 +365,7 @@ export async function drive(
             const view = N.invokeTelemetry(reg, h);
             if (view !== null) span.finish(view);
           }
-          r = HOT.audited(reg, h, Date.now());
+          r = HOT.answer(reg, h, Answer.Audited, Date.now());
           break;
         }
         case Kind.DoneOkHost:
@@ -433,7 +441,7 @@ async function evaluatePolicy(
   const scope = aux % 2;
   const index = (aux - scope) / 2;
   const fn = scope === 0 ? host.runtimePolicies.get(index) : hooks.policies.get(index);
-  if (fn === undefined) return N.answerPolicyFailed(reg, h, Date.now());
+  if (fn === undefined) return N.answer(reg, h, Answer.PolicyFailed, Date.now());
   const timeoutMs = N.invokePolicyTimeout(reg, h);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const cancel = whenAborted(signal);
@@ -454,7 +462,7 @@ async function evaluatePolicy(
       });
       const got = await Promise.race([d, timedOut, cancel.aborted]);
       // The caller cancelled first: the core ends the call (CANCELLED).
-      if (got === CANCELLED) return N.answerCancelled(reg, h, Date.now());
+      if (got === CANCELLED) return N.answer(reg, h, Answer.Cancelled, Date.now());
       d = got;
     }
     const x = d as any;
@@ -464,12 +472,12 @@ async function evaluatePolicy(
     // policy, which denies), never one with a default in that field's place;
     // a number the core will not accept as an expiry is the core's to refuse.
     const fields = [field(x?.reason, "string"), field(x?.approvalType, "string"), field(x?.expiresInMs, "number")];
-    if (code === undefined || fields.includes(BAD)) return N.answerPolicyFailed(reg, h, Date.now());
+    if (code === undefined || fields.includes(BAD)) return N.answer(reg, h, Answer.PolicyFailed, Date.now());
     const [reason, approvalType, expiresInMs] = fields as [string | null, string | null, number | null];
     return N.answerPolicy(reg, h, code, reason, approvalType, expiresInMs, Date.now());
   } catch (e) {
     logFailure(host, h, `a policy (${scope === 0 ? "runtime" : "capability"} #${index})`, e);
-    return N.answerPolicyFailed(reg, h, Date.now());
+    return N.answer(reg, h, Answer.PolicyFailed, Date.now());
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     cancel.dispose();

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use orpc_agent_core::act::deterministic::{MAX_EXACT_INTEGER, MAX_HASH_DEPTH, MIN_EXACT_INTEGER};
 use orpc_agent_core::error::INTERNAL_MESSAGE;
-use orpc_agent_core::ffi::{decision_code, sentinel};
+use orpc_agent_core::ffi::{answer_code, decision_code, sentinel};
 use orpc_agent_core::gateway;
 use orpc_agent_core::pipeline::gate::NOT_FOUND_MESSAGE;
 use orpc_agent_core::pipeline::redaction::APPROVAL_VIEW_FAILED_MESSAGE;
@@ -99,7 +99,13 @@ fn typescript() -> String {
             decision_code::name(code).unwrap_or_default()
         );
     }
-    s.push_str("} as const;\n");
+    s.push_str("} as const;\n\n");
+    s.push_str("/** The answer codes (`ffi::answer_code`): what the native `answer` takes, with at most one text and one flag. */\n");
+    s.push_str("export const enum Answer {\n");
+    for (code, name) in answer_code::ALL {
+        let _ = writeln!(s, "  {name} = {code},");
+    }
+    s.push_str("}\n");
     s
 }
 
@@ -109,6 +115,12 @@ fn swift() -> String {
     s.push_str("enum StepKind: UInt8, CaseIterable {\n");
     for kind in StepKind::ALL {
         let _ = writeln!(s, "    case {} = {}", lower_camel(kind.name()), kind as u8);
+    }
+    s.push_str("}\n\n");
+    s.push_str("/// The answer codes (`ffi::answer_code`): what `FfiInvocation.answer` takes.\n");
+    s.push_str("enum AnswerCode: UInt8, CaseIterable {\n");
+    for (code, name) in answer_code::ALL {
+        let _ = writeln!(s, "    case {} = {code}", lower_camel(name));
     }
     s.push_str("}\n\n");
     s.push_str("extension Surface {\n");

@@ -75,3 +75,28 @@ export const DECISION_CODE = {
   requireApproval: 2,
   abstain: 3,
 } as const;
+
+/** The answer codes (`ffi::answer_code`): what the native `answer` takes, with at most one text and one flag. */
+export const enum Answer {
+  InputValid = 0,
+  InputInvalid = 1,
+  InputIssues = 2,
+  InputValidatorFailed = 3,
+  DeadlinePassed = 4,
+  PolicyFailed = 5,
+  InputExported = 6,
+  InputNotExportable = 7,
+  InputNotRebuilt = 8,
+  HandlerOk = 9,
+  HandlerTimedOut = 10,
+  StoredInputUnusable = 11,
+  Cancelled = 12,
+  RetryOn = 13,
+  Slept = 14,
+  OutputValid = 15,
+  OutputInvalid = 16,
+  Redacted = 17,
+  RedactorFailed = 18,
+  OutputExported = 19,
+  Audited = 20,
+}

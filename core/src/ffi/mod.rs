@@ -12,6 +12,8 @@
 //! `Payload::Host`.)
 
 pub mod act;
+mod answer;
+pub use answer::{answer, answer_code, handler_error};
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "postgres")]

@@ -311,6 +311,10 @@ pub enum Answer {
     OutputExported(Value),
     /// To `Audit`.
     Audited,
+    /// An answer a binding built from primitives the core cannot read: an
+    /// unknown code, or one without the text it needs
+    /// ([`crate::ffi::answer`]). It fits no step: the call ends INTERNAL.
+    Malformed { code: u8 },
 }
 
 /// Why a validated input has no JSON form when application code raised
@@ -387,6 +391,7 @@ impl Answer {
             Answer::RedactorFailed => "RedactorFailed",
             Answer::OutputExported(_) => "OutputExported",
             Answer::Audited => "Audited",
+            Answer::Malformed { .. } => "Malformed",
         }
     }
 }

@@ -17,6 +17,31 @@ enum StepKind: UInt8, CaseIterable {
     case done = 13
 }
 
+/// The answer codes (`ffi::answer_code`): what `FfiInvocation.answer` takes.
+enum AnswerCode: UInt8, CaseIterable {
+    case inputValid = 0
+    case inputInvalid = 1
+    case inputIssues = 2
+    case inputValidatorFailed = 3
+    case deadlinePassed = 4
+    case policyFailed = 5
+    case inputExported = 6
+    case inputNotExportable = 7
+    case inputNotRebuilt = 8
+    case handlerOk = 9
+    case handlerTimedOut = 10
+    case storedInputUnusable = 11
+    case cancelled = 12
+    case retryOn = 13
+    case slept = 14
+    case outputValid = 15
+    case outputInvalid = 16
+    case redacted = 17
+    case redactorFailed = 18
+    case outputExported = 19
+    case audited = 20
+}
+
 extension Surface {
     /// The core's index of the surface (`Surface::ALL` order): what crosses into Rust.
     var index: UInt8 {
