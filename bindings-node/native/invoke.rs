@@ -26,8 +26,8 @@ use napi_derive::napi;
 use orpc_agent_core::ffi;
 use orpc_agent_core::pipeline::PolicyScope;
 use orpc_agent_core::{
-    Actor, Answer, CapabilityError, Frame, Invocation, InvokeOptions, Outcome, Payload,
-    Step, StepKind, Surface,
+    Actor, Answer, CapabilityError, Frame, Invocation, InvokeOptions, Outcome, Payload, Step,
+    StepKind, Surface,
 };
 use serde_json::{Value, json};
 

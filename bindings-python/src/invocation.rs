@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use orpc_agent_core::ffi::policy_answer;
+use orpc_agent_core::ffi;
 use orpc_agent_core::pipeline::progress::ProgressChecker;
 use orpc_agent_core::pipeline::{Answer, PolicyScope, Step, StepKind};
 use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome, Payload};
@@ -59,9 +59,10 @@ impl Invocation {
         self.next(py)
     }
 
-    /// Feeds `answer`, then performs store and audit steps until the host
-    /// has work to do; returns that step's kind.
-    fn answer(&mut self, py: Python<'_>, answer: Answer) -> PyResult<u8> {
+    /// Feeds `answer` (the host's, or one a store step made on the
+    /// runtime), then performs store and audit steps until the host has
+    /// work to do; returns that step's kind.
+    pub(crate) fn feed(&mut self, py: Python<'_>, answer: Answer) -> PyResult<u8> {
         // An out-of-turn answer ends the machine in Done(INTERNAL); the
         // outcome carries the error, so nothing is lost by ignoring it here.
         let _ = self.inv.answer(answer);
@@ -156,9 +157,31 @@ impl Invocation {
         &self.inv
     }
 
-    /// Feeds an answer made elsewhere (a store step run on the runtime).
-    pub(crate) fn feed(&mut self, py: Python<'_>, answer: Answer) -> PyResult<u8> {
-        self.answer(py, answer)
+    // The answers of the eager fast path (`registry.rs`), which read the
+    // clock only where the core needs it.
+
+    pub(crate) fn input_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
+        // The validator ran in this thread for as long as it took: the
+        // machine is told the time before a handler starts (SI-9; Node and
+        // Swift send it with this answer).
+        self.waited = true;
+        self.feed(py, Answer::InputValid(Payload::Host))
+    }
+
+    /// The handler returned, at the registry's clock: the core judges a
+    /// result at or after the deadline late (TIMEOUT).
+    pub(crate) fn handler_ok(&mut self, py: Python<'_>) -> PyResult<u8> {
+        let now_ms = self.now(py);
+        let output = Payload::Host;
+        self.feed(py, Answer::HandlerOk { output, now_ms })
+    }
+
+    pub(crate) fn output_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.feed(py, Answer::OutputValid(Payload::Host))
+    }
+
+    pub(crate) fn output_invalid(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.feed(py, Answer::OutputInvalid(String::new()))
     }
 }
 
@@ -264,13 +287,6 @@ impl Invocation {
         left as f64 / 1000.0
     }
 
-    /// A hook had not answered by the call's deadline: the core ends the
-    /// call TIMEOUT.
-    fn deadline_passed(&mut self, py: Python<'_>) -> PyResult<u8> {
-        let now_ms = self.now(py);
-        self.answer(py, Answer::DeadlinePassed { now_ms })
-    }
-
     /// Seconds until the deadline, for arming the host's timer.
     fn remaining_s(&self, py: Python<'_>) -> f64 {
         let left = self.inv.deadline_at_ms().saturating_sub(self.now(py));
@@ -329,32 +345,25 @@ impl Invocation {
 
     // ----- answers: each returns the next step's kind ---------------------
 
-    pub(crate) fn input_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
-        // The validator ran in this thread for as long as it took: the
-        // machine is told the time before a handler starts (SI-9; Node and
-        // Swift send it with this answer).
+    /// Any answer without more than one text and one flag, by its code
+    /// (`ffi::answer_code`, the module's `ANSWER_*`), at the registry's
+    /// clock; the core reads it (`ffi::answer`), and one it cannot read
+    /// ends the call INTERNAL. `flag` is `RetryOn`'s verdict: only the
+    /// boolean `True` is a yes.
+    #[pyo3(signature = (code, text = None, flag = None))]
+    fn answer(
+        &mut self,
+        py: Python<'_>,
+        code: u8,
+        text: Option<String>,
+        flag: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u8> {
+        let yes = flag.is_some_and(|f| f.cast::<pyo3::types::PyBool>().is_ok_and(|b| b.is_true()));
+        // A hook may have run for as long as it took: the machine is told
+        // the time before a handler starts (SI-9).
         self.waited = true;
-        self.answer(py, Answer::InputValid(Payload::Host))
-    }
-
-    fn input_invalid(&mut self, py: Python<'_>, message: String) -> PyResult<u8> {
-        self.answer(py, Answer::InputInvalid(message))
-    }
-
-    /// `ValidateInput`: the validator's issues, `[(path segments, message)]`;
-    /// the core writes the model's message from them.
-    fn input_issues(&mut self, py: Python<'_>, issues: Vec<(Vec<String>, String)>) -> PyResult<u8> {
-        let issues = issues
-            .into_iter()
-            .map(|(path, message)| orpc_agent_core::pipeline::InputIssue { path, message })
-            .collect();
-        self.answer(py, Answer::InputIssues(issues))
-    }
-
-    /// `ValidateInput`: the validator raised something that is not a list
-    /// of issues; its text stays here.
-    fn input_validator_failed(&mut self, py: Python<'_>) -> PyResult<u8> {
-        self.answer(py, Answer::InputValidatorFailed)
+        let now_ms = self.now(py);
+        self.feed(py, ffi::answer(code, text, yes, now_ms))
     }
 
     /// `kind`: the decision's code (`ffi::decision_code`, the module's
@@ -380,64 +389,31 @@ impl Invocation {
         let answer = match fields {
             // A code that names no decision is a failed policy too (the core's).
             (Some(reason), Some(approval_type), Some(expires_in_ms)) => {
-                policy_answer(u32::from(kind), reason, approval_type, expires_in_ms)
+                ffi::policy_answer(u32::from(kind), reason, approval_type, expires_in_ms)
             }
             _ => Answer::PolicyFailed(String::new()),
         };
         self.waited = true;
-        self.answer(py, answer)
-    }
-
-    fn policy_failed(&mut self, py: Python<'_>) -> PyResult<u8> {
-        self.waited = true;
-        self.answer(py, Answer::PolicyFailed(String::new()))
+        self.feed(py, answer)
     }
 
     /// The validated input as JSON-model Python values (the core asked for
     /// it). A value with no JSON form (NaN, bytes, a 65-bit integer…) ends the
     /// call as the core decides (INVALID_INPUT), with an audit record.
     fn input_exported(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u8> {
-        self.answer(py, Answer::input_exported(py_to_json(value)))
-    }
-
-    /// The validated input could not even be dumped (its serializer
-    /// raised): ends the call as [`Self::input_exported`] does for a value
-    /// with no JSON form. `message` is the application's own
-    /// `CapabilityError` message, if it raised one; otherwise the core's
-    /// generic reason (a serializer's text may quote the input).
-    #[pyo3(signature = (message = None))]
-    fn input_not_exportable(&mut self, py: Python<'_>, message: Option<String>) -> PyResult<u8> {
-        self.answer(py, Answer::input_not_exportable(message))
-    }
-
-    /// The validated input's JSON form does not rebuild it
-    /// (`Answer::input_not_rebuilt`): nothing is bound to it.
-    fn input_not_rebuilt(&mut self, py: Python<'_>) -> PyResult<u8> {
-        self.answer(py, Answer::input_not_rebuilt())
+        self.feed(py, Answer::input_exported(py_to_json(value)))
     }
 
     /// The redacted output for the audit record (only with audit
     /// payloads). An output with no JSON form is recorded as `null`, as the
     /// Node binding does: the call's outcome stands.
     fn output_exported(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u8> {
-        self.answer(py, Answer::output_exported(py_to_json(value).ok()))
+        self.feed(py, Answer::output_exported(py_to_json(value).ok()))
     }
 
-    /// The handler returned, at the registry's clock: the core judges a
-    /// result at or after the deadline late (TIMEOUT).
-    pub(crate) fn handler_ok(&mut self, py: Python<'_>) -> PyResult<u8> {
-        let now_ms = self.now(py);
-        self.answer(
-            py,
-            Answer::HandlerOk {
-                output: Payload::Host,
-                now_ms,
-            },
-        )
-    }
-
-    /// The handler raised: with `code`, its own CapabilityError; without
-    /// (or an unknown code), a plain exception whose message never leaves.
+    /// The handler raised (`ffi::handler_error`): with `code`, its own
+    /// CapabilityError; without (or an unknown code), a plain exception
+    /// whose message never leaves.
     #[pyo3(signature = (code, message, retryable))]
     fn handler_error(
         &mut self,
@@ -447,35 +423,7 @@ impl Invocation {
         retryable: bool,
     ) -> PyResult<u8> {
         let now_ms = self.now(py);
-        let code = code.and_then(ErrorCode::parse);
-        self.answer(
-            py,
-            Answer::HandlerError {
-                code,
-                message,
-                retryable,
-                now_ms,
-            },
-        )
-    }
-
-    /// `RunHandler` of a resumed call: the approved input does not fit the
-    /// handler's input type any more; the core ends the call.
-    fn stored_input_unusable(&mut self, py: Python<'_>) -> PyResult<u8> {
-        let now_ms = self.now(py);
-        self.answer(py, Answer::StoredInputUnusable { now_ms })
-    }
-
-    fn handler_timed_out(&mut self, py: Python<'_>) -> PyResult<u8> {
-        let now_ms = self.now(py);
-        self.answer(py, Answer::HandlerTimedOut { now_ms })
-    }
-
-    /// The caller cancelled while the host performed the current step: the
-    /// core ends the call (CANCELLED) at any step the host awaits.
-    fn cancelled(&mut self, py: Python<'_>) -> PyResult<u8> {
-        let now_ms = self.now(py);
-        self.answer(py, Answer::Cancelled { now_ms })
+        self.feed(py, ffi::handler_error(code, message, retryable, now_ms))
     }
 
     /// The driver failed on the current step (an exception of its own): the
@@ -485,37 +433,6 @@ impl Invocation {
         let now_ms = self.now(py);
         let _ = self.inv.abandon(now_ms); // `next` delivers the record it owes
         self.next(py)
-    }
-
-    /// `AskRetryOn`: the host's `retry_on` answer, as it returned it. Only
-    /// the boolean `True` is the core's `true`; any other value (`"no"`,
-    /// `1`, `None`) is not a yes.
-    fn retry_on(&mut self, py: Python<'_>, verdict: &Bound<'_, PyAny>) -> PyResult<u8> {
-        let yes = verdict
-            .cast::<pyo3::types::PyBool>()
-            .is_ok_and(|b| b.is_true());
-        self.answer(py, Answer::RetryOn(yes))
-    }
-
-    fn slept(&mut self, py: Python<'_>) -> PyResult<u8> {
-        let now_ms = self.now(py);
-        self.answer(py, Answer::Slept { now_ms })
-    }
-
-    pub(crate) fn output_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
-        self.answer(py, Answer::OutputValid(Payload::Host))
-    }
-
-    pub(crate) fn output_invalid(&mut self, py: Python<'_>) -> PyResult<u8> {
-        self.answer(py, Answer::OutputInvalid(String::new()))
-    }
-
-    fn redacted(&mut self, py: Python<'_>) -> PyResult<u8> {
-        self.answer(py, Answer::Redacted(Payload::Host))
-    }
-
-    fn redactor_failed(&mut self, py: Python<'_>) -> PyResult<u8> {
-        self.answer(py, Answer::RedactorFailed)
     }
 
     /// The outcome, once the step is `Done`: `None` for ok (the host holds

@@ -365,6 +365,17 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         decision_codes.set_item(orpc_agent_core::ffi::decision_code::name(code), code)?;
     }
     m.add("DECISION_CODE", decision_codes)?;
+    // Answer codes, as `Invocation.answer` takes them: `ANSWER_INPUT_VALID`…
+    for (code, name) in orpc_agent_core::ffi::answer_code::ALL {
+        let mut constant = String::from("ANSWER");
+        for c in name.chars() {
+            if c.is_ascii_uppercase() {
+                constant.push('_');
+            }
+            constant.push(c.to_ascii_uppercase());
+        }
+        m.add(constant.as_str(), code)?;
+    }
     m.add("DONE_OK", invocation::DONE_OK)?;
     m.add("SUSPENDED", registry::SUSPENDED)?;
     m.add("VALIDATOR_RAISED", registry::VALIDATOR_RAISED)?;

@@ -12,24 +12,15 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use orpc_agent_core::ffi::{AuditRoute, BindingRegistry, StoreOp};
+use orpc_agent_core::ffi::{self, AuditRoute, BindingRegistry, StoreOp};
 use orpc_agent_core::pipeline::progress::ProgressChecker;
 use orpc_agent_core::pipeline::{Decision, PolicyScope};
 use orpc_agent_core::{
     Answer, CapabilityError, ErrorCode, Invocation, Outcome, Payload, Step, StepKind,
 };
 
-use crate::FfiError;
-use crate::convert::{FfiHostInput, export_answer, parse_json};
+use crate::convert::{FfiHostInput, export_answer};
 use crate::records::{FfiApprovalRequest, FfiAuditRecord, FfiFrame, FfiRedactionInfo};
-
-/// One problem the conversion of an input found: where (keys and indices
-/// from the root) and what, in words that never quote the value.
-#[derive(Debug, uniffi::Record)]
-pub struct FfiInputIssue {
-    pub path: Vec<String>,
-    pub message: String,
-}
 
 /// A `CapabilityError` as a record (outcomes, `AskRetryOn`).
 #[derive(Clone, Debug, uniffi::Record)]
@@ -154,7 +145,7 @@ impl FfiInvocation {
     /// handler step at or past its deadline (`Invocation::at`, applied by
     /// `BindingRegistry::advance`), so a validator, policy or audit
     /// subscriber that spent the deadline never lets a handler start.
-    fn answer(&self, answer: Answer, now_ms: u64) -> u8 {
+    fn apply(&self, answer: Answer, now_ms: u64) -> u8 {
         self.run_core(move |inv, host, audit| {
             // An out-of-turn answer ends the machine in Done(INTERNAL); the
             // returned kind (Done) and the outcome report it.
@@ -172,7 +163,7 @@ impl FfiInvocation {
 
     /// Feeds an answer made off this object (a store step).
     pub(crate) fn feed(&self, answer: Answer, now_ms: u64) -> u8 {
-        self.answer(answer, now_ms)
+        self.apply(answer, now_ms)
     }
 
     /// Runs core code on the invocation, catching a panic: the invocation
@@ -339,47 +330,17 @@ impl FfiInvocation {
 
     // ----- answers: each returns the next step kind -----------------------
 
-    /// `ValidateInput`: valid. `input_json` is the validated input when the
-    /// validator changed it and Swift wants the core to hold it; `None`
-    /// keeps it in Swift.
-    pub fn answer_input_valid(
-        &self,
-        input_json: Option<String>,
-        now_ms: u64,
-    ) -> Result<u8, FfiError> {
-        let payload = match input_json {
-            Some(text) => Payload::Json(parse_json(&text)?),
-            None => Payload::Host,
-        };
-        Ok(self.answer(Answer::InputValid(payload), now_ms))
+    /// Any answer without text, by its code (`ffi::answer_code`, generated
+    /// into `AnswerCode`); `flag` is `RetryOn`'s verdict. The core reads
+    /// it (`ffi::answer`): one it cannot read ends the call INTERNAL.
+    pub fn answer(&self, code: u8, flag: bool, now_ms: u64) -> u8 {
+        self.apply(ffi::answer(code, None, flag, now_ms), now_ms)
     }
 
-    /// `ValidateInput`: invalid, with a message for the model (the
-    /// application's own `CapabilityError` message, or the decoder's field
-    /// path and reason).
-    pub fn answer_input_invalid(&self, message: String, now_ms: u64) -> u8 {
-        self.answer(Answer::InputInvalid(message), now_ms)
-    }
-
-    /// `ValidateInput`: the problems the conversion to the handler's type
-    /// found (path and message, never the rejected value); the core writes
-    /// the model's message from them, as for Node's and Python's issues.
-    pub fn answer_input_issues(&self, issues: Vec<FfiInputIssue>, now_ms: u64) -> u8 {
-        let issues = issues
-            .into_iter()
-            .map(|i| orpc_agent_core::pipeline::InputIssue {
-                path: i.path,
-                message: i.message,
-            })
-            .collect();
-        self.answer(Answer::InputIssues(issues), now_ms)
-    }
-
-    /// `ValidateInput`: the validator threw a plain error (not the
-    /// application's own `CapabilityError`): INVALID_INPUT with the core's
-    /// generic message — the error's text may quote the input (SI-10).
-    pub fn answer_validator_failed(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::InputValidatorFailed, now_ms)
+    /// An answer with its text (`ffi::answer` says which answer reads it:
+    /// a message for the model, issues as JSON, an output as JSON).
+    pub fn answer_text(&self, code: u8, text: Option<String>, now_ms: u64) -> u8 {
+        self.apply(ffi::answer(code, text, false, now_ms), now_ms)
     }
 
     /// `ExportInput`: the validated input as Swift measured it
@@ -388,17 +349,7 @@ impl FfiInvocation {
     /// answers `InputNotExportable` (INVALID_INPUT, audited), as Node and
     /// Python do.
     pub fn answer_input_exported(&self, input: FfiHostInput, now_ms: u64) -> u8 {
-        self.answer(export_answer(input), now_ms)
-    }
-
-    /// `ExportInput`: the validated input could not even be produced in a
-    /// form to measure (its conversion or `encode(to:)` threw): the call
-    /// ends as for any input with no JSON form (INVALID_INPUT, audited).
-    /// `reason` is the application's own `CapabilityError` message, if it
-    /// threw one; otherwise a generic reason (the error's text may quote
-    /// the input).
-    pub fn answer_input_not_exportable(&self, reason: Option<String>, now_ms: u64) -> u8 {
-        self.answer(Answer::input_not_exportable(reason), now_ms)
+        self.apply(export_answer(input), now_ms)
     }
 
     /// The driver cannot perform the current step: a kind Swift's mirror of
@@ -421,31 +372,13 @@ impl FfiInvocation {
 
     /// `EvaluatePolicy`: the host policy's decision.
     pub fn answer_policy(&self, decision: FfiDecision, now_ms: u64) -> u8 {
-        self.answer(Answer::PolicyDecision(decision.into()), now_ms)
+        self.apply(Answer::PolicyDecision(decision.into()), now_ms)
     }
 
-    /// `EvaluatePolicy`: the policy threw or ran past its time limit (it
-    /// denies; its message is not kept).
-    pub fn answer_policy_failed(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::PolicyFailed(String::new()), now_ms)
-    }
-
-    /// `RunHandler`: the handler returned; Swift holds the output.
-    pub fn answer_handler_ok(&self, now_ms: u64) -> u8 {
-        self.answer(
-            Answer::HandlerOk {
-                output: Payload::Host,
-                now_ms,
-            },
-            now_ms,
-        )
-    }
-
-    /// `RunHandler`: the handler failed. `code` is the handler's own
-    /// `CapabilityError` code, or `None` for a plain thrown error (it
-    /// becomes a generic EXECUTION_FAILED; `message` never reaches the
-    /// caller; the core ignores `retryable` then). An unknown code counts
-    /// as a plain error.
+    /// `RunHandler`: the handler failed (`ffi::handler_error`). `code` is
+    /// the handler's own `CapabilityError` code, or `None` for a plain
+    /// thrown error (a generic EXECUTION_FAILED; `message` never reaches
+    /// the caller).
     pub fn answer_handler_error(
         &self,
         code: Option<String>,
@@ -453,84 +386,7 @@ impl FfiInvocation {
         retryable: bool,
         now_ms: u64,
     ) -> u8 {
-        let code = code.as_deref().and_then(ErrorCode::parse);
-        self.answer(
-            Answer::HandlerError {
-                code,
-                message,
-                retryable,
-                now_ms,
-            },
-            now_ms,
-        )
-    }
-
-    /// `RunHandler` of a resumed call: the approved input does not decode
-    /// as the handler's input type any more; the core ends the call.
-    pub fn answer_stored_input_unusable(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::StoredInputUnusable { now_ms }, now_ms)
-    }
-
-    /// `RunHandler`: the deadline timer fired first.
-    pub fn answer_handler_timed_out(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::HandlerTimedOut { now_ms }, now_ms)
-    }
-
-    /// `RunHandler` or `Sleep`: the caller cancelled.
-    pub fn answer_cancelled(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::Cancelled { now_ms }, now_ms)
-    }
-
-    /// `AskRetryOn`: the host's `retryOn` verdict.
-    pub fn answer_retry_on(&self, retry: bool, now_ms: u64) -> u8 {
-        self.answer(Answer::RetryOn(retry), now_ms)
-    }
-
-    /// `Sleep`: the wait is over.
-    pub fn answer_slept(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::Slept { now_ms }, now_ms)
-    }
-
-    /// `ValidateOutput`: valid (Swift holds the validated output).
-    pub fn answer_output_valid(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::OutputValid(Payload::Host), now_ms)
-    }
-
-    /// `ValidateOutput`: invalid (the message is dropped: it may quote the
-    /// unredacted output).
-    pub fn answer_output_invalid(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::OutputInvalid(String::new()), now_ms)
-    }
-
-    /// `RedactOutput`: redacted (Swift holds the redacted output).
-    pub fn answer_redacted(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::Redacted(Payload::Host), now_ms)
-    }
-
-    /// `RedactOutput`: the redactor threw; the output is dropped.
-    pub fn answer_redactor_failed(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::RedactorFailed, now_ms)
-    }
-
-    /// `ValidateInput`, `ValidateOutput` or `RedactOutput`: the hook was
-    /// still running at `call_deadline_ms`. The core ends the call in
-    /// TIMEOUT, failing closed (nothing of the unvalidated or unredacted
-    /// value leaves).
-    pub fn answer_deadline_passed(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::DeadlinePassed { now_ms }, now_ms)
-    }
-
-    /// `ExportOutput`: the redacted output as JSON text, for the audit
-    /// payload. An output with no JSON form (`None`, or text serde refuses:
-    /// too deep) is recorded as `null`, as in Node and Python: the call's
-    /// outcome stands.
-    pub fn answer_output_exported(&self, output_json: Option<String>, now_ms: u64) -> u8 {
-        let value = output_json.and_then(|t| parse_json(&t).ok());
-        self.answer(Answer::output_exported(value), now_ms)
-    }
-
-    /// `Audit`: delivered.
-    pub fn answer_audited(&self, now_ms: u64) -> u8 {
-        self.answer(Answer::Audited, now_ms)
+        let answer = ffi::handler_error(code.as_deref(), message, retryable, now_ms);
+        self.apply(answer, now_ms)
     }
 }

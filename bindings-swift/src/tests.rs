@@ -2,6 +2,8 @@
 //! answers, outcome reading, error mapping.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+use orpc_agent_core::ffi::answer_code as code;
+
 use crate::{
     FfiError, FfiHostInput, FfiRegistry, input_hash_cbor, input_hash_host, input_hash_json,
     input_max_depth, max_hash_depth, step_kind_names,
@@ -26,14 +28,10 @@ fn a_call_is_one_crossing_per_host_step() {
     let reg = registry();
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
     assert_eq!(inv.step_kind(), 1, "ValidateInput");
-    assert_eq!(
-        inv.answer_input_valid(None, 1_000).unwrap(),
-        6,
-        "RunHandler"
-    );
+    assert_eq!(inv.answer(code::INPUT_VALID, false, 1_000), 6, "RunHandler");
     assert_eq!(inv.deadline_at_ms(), 31_000);
     assert_eq!(inv.attempt(), 1);
-    assert_eq!(inv.answer_handler_ok(1_005), 13, "Done");
+    assert_eq!(inv.answer(code::HANDLER_OK, false, 1_005), 13, "Done");
     assert_eq!(inv.outcome_kind(), 0, "ok, output held by Swift");
 }
 
@@ -174,7 +172,7 @@ fn bad_arguments_are_typed_errors() {
 fn an_out_of_turn_answer_ends_in_internal() {
     let reg = registry();
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
-    assert_eq!(inv.answer_slept(1_000), 13);
+    assert_eq!(inv.answer(code::SLEPT, false, 1_000), 13);
     assert_eq!(inv.outcome_kind(), 3);
     assert_eq!(inv.outcome_error().unwrap().code, "INTERNAL");
 }
@@ -257,7 +255,7 @@ fn the_start_verdict_is_the_cores() {
 fn an_input_with_no_json_form_ends_the_call_in_the_core() {
     let reg = registry();
     for answer in [
-        |inv: &crate::FfiInvocation| inv.answer_input_not_exportable(None, 1_000),
+        |inv: &crate::FfiInvocation| inv.answer(code::INPUT_NOT_EXPORTABLE, false, 1_000),
         |inv: &crate::FfiInvocation| {
             inv.answer_input_exported(
                 FfiHostInput::Json {
@@ -295,14 +293,14 @@ fn an_input_with_no_json_form_ends_the_call_in_the_core() {
 fn a_validator_failure_is_generic_and_an_abandoned_step_is_internal() {
     let reg = registry();
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
-    assert_eq!(inv.answer_validator_failed(1_000), 13);
+    assert_eq!(inv.answer(code::INPUT_VALIDATOR_FAILED, false, 1_000), 13);
     let (code, message, _) = error_of(&inv);
     assert_eq!(code, "INVALID_INPUT");
     assert_eq!(message, orpc_agent_core::pipeline::issues::VALIDATOR_FAILED);
     for at_handler in [false, true] {
         let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
         if at_handler {
-            assert_eq!(inv.answer_input_valid(None, 1_000).unwrap(), 6);
+            assert_eq!(inv.answer(code::INPUT_VALID, false, 1_000), 6);
         }
         assert_eq!(inv.abandon(1_000), 13);
         let (code, message, _) = error_of(&inv);
@@ -319,13 +317,20 @@ fn an_output_with_no_json_form_is_audited_as_null() {
     let reg = FfiRegistry::new(READ.into(), "{}".into(), "\"memory\"".into(), true, true).unwrap();
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
     assert_eq!(
-        inv.answer_input_valid(None, 1_000).unwrap(),
+        inv.answer(code::INPUT_VALID, false, 1_000),
         12,
         "started record"
     );
-    assert_eq!(inv.answer_audited(1_000), 6);
-    assert_eq!(inv.answer_handler_ok(1_001), 11, "ExportOutput");
-    assert_eq!(inv.answer_output_exported(Some("[".repeat(300)), 1_001), 12);
+    assert_eq!(inv.answer(code::AUDITED, false, 1_000), 6);
+    assert_eq!(
+        inv.answer(code::HANDLER_OK, false, 1_001),
+        11,
+        "ExportOutput"
+    );
+    assert_eq!(
+        inv.answer_text(code::OUTPUT_EXPORTED, Some("[".repeat(300)), 1_001),
+        12
+    );
     let record = inv.audit_record().unwrap();
     assert_eq!(record.outcome.as_deref(), Some("ok"));
     assert_eq!(record.output_json.as_deref(), Some("null"));
@@ -385,13 +390,13 @@ fn every_answer_carries_the_time_and_a_spent_deadline_starts_no_handler() {
     // In time (the deadline is 31 000): the handler's step.
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
     assert_eq!(
-        inv.answer_input_valid(None, 30_999).unwrap(),
+        inv.answer(code::INPUT_VALID, false, 30_999),
         6,
         "RunHandler"
     );
     // The validator answered at the deadline: TIMEOUT, no handler step.
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
-    assert_eq!(inv.answer_input_valid(None, 31_000).unwrap(), 13, "Done");
+    assert_eq!(inv.answer(code::INPUT_VALID, false, 31_000), 13, "Done");
     assert_eq!(error_of(&inv).0, "TIMEOUT");
 }
 
@@ -401,16 +406,12 @@ fn a_hook_still_running_at_the_calls_deadline_is_timeout() {
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
     assert_eq!(inv.step_kind(), 1, "ValidateInput");
     assert_eq!(inv.call_deadline_ms(), 31_000);
-    assert_eq!(inv.answer_deadline_passed(31_000), 13, "Done");
+    assert_eq!(inv.answer(code::DEADLINE_PASSED, false, 31_000), 13, "Done");
     assert_eq!(error_of(&inv).0, "TIMEOUT");
     // Not at a hook's step: out of turn, INTERNAL.
     let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
-    assert_eq!(
-        inv.answer_input_valid(None, 1_000).unwrap(),
-        6,
-        "RunHandler"
-    );
-    assert_eq!(inv.answer_deadline_passed(31_000), 13);
+    assert_eq!(inv.answer(code::INPUT_VALID, false, 1_000), 6, "RunHandler");
+    assert_eq!(inv.answer(code::DEADLINE_PASSED, false, 31_000), 13);
     assert_eq!(error_of(&inv).0, "INTERNAL");
 }
 
@@ -443,4 +444,21 @@ fn an_approval_requests_typed_fields_say_what_its_json_says() {
     assert_eq!(later.status, "expired");
     let later_json: serde_json::Value = serde_json::from_str(&later.json).unwrap();
     assert_eq!(later_json["status"], "expired");
+}
+
+#[test]
+fn an_answer_code_the_core_does_not_know_ends_the_call_internal() {
+    let r = registry();
+    let inv = r.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    assert_eq!(inv.step_kind(), 1, "ValidateInput");
+    assert_eq!(inv.answer(250, false, 1_000), 13, "Done");
+    assert_eq!(inv.outcome_error().unwrap().code, "INTERNAL");
+    // A code that needs a text, without one, is no answer either.
+    let inv = r.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    assert_eq!(
+        inv.answer_text(code::INPUT_INVALID, None, 1_000),
+        13,
+        "Done"
+    );
+    assert_eq!(inv.outcome_error().unwrap().code, "INTERNAL");
 }

@@ -149,7 +149,7 @@ def _invalid_input(inv: Any, exc: BaseException) -> int:
     writes the model's message; anything else only says the input could
     not be validated — an exception's text may quote the input (SI-10)."""
     if isinstance(exc, InputIssues):
-        return int(inv.input_issues([([str(p) for p in path], str(msg)) for path, msg in exc.issues]))
+        return _issues_answer(inv, [([str(p) for p in path], str(msg)) for path, msg in exc.issues])
     errors = getattr(exc, "errors", None)
     if callable(errors):  # pydantic.ValidationError
         withheld = False
@@ -164,10 +164,16 @@ def _invalid_input(inv: Any, exc: BaseException) -> int:
         if withheld or not issues:
             _operator_log(inv, "the input validator", exc)
         if issues:
-            return int(inv.input_issues(issues))
+            return _issues_answer(inv, issues)
     else:
         _operator_log(inv, "the input validator", exc)
-    return int(inv.input_validator_failed())
+    return int(inv.answer(_native.ANSWER_INPUT_VALIDATOR_FAILED))
+
+
+def _issues_answer(inv: Any, issues: list[tuple[list[str], str]]) -> int:
+    """The validator's issues as the core reads them (``ffi::answer``)."""
+    text = json.dumps([{"path": path, "message": message} for path, message in issues])
+    return int(inv.answer(_native.ANSWER_INPUT_ISSUES, text))
 
 
 def _operator_log(inv: Any, what: str, exc: BaseException) -> None:
@@ -202,14 +208,14 @@ async def _race_deadline(inv: Any, fut: asyncio.Future[Any]) -> tuple[int, Any]:
         raise
     if not done:
         _abandon(fut)
-        return int(inv.handler_timed_out()), None
+        return int(inv.answer(_native.ANSWER_HANDLER_TIMED_OUT)), None
     if fut.cancelled():
-        return inv.cancelled(), None
+        return inv.answer(_native.ANSWER_CANCELLED), None
     exc = fut.exception()
     if exc is None:
-        return int(inv.handler_ok()), fut.result()
+        return int(inv.answer(_native.ANSWER_HANDLER_OK)), fut.result()
     if isinstance(exc, _CancelledError):
-        return int(inv.cancelled()), None
+        return int(inv.answer(_native.ANSWER_CANCELLED)), None
     return _handler_failed(inv, exc), None
 
 
@@ -254,9 +260,9 @@ def start_handler(
         try:
             first = coro.send(None)
         except StopIteration as stop:
-            return inv.handler_ok(), stop.value, None
+            return inv.answer(_native.ANSWER_HANDLER_OK), stop.value, None
         except _CancelledError:
-            return inv.cancelled(), None, None
+            return inv.answer(_native.ANSWER_CANCELLED), None, None
         except Exception as exc:
             return _handler_failed(inv, exc), None, None
         return RUN_HANDLER, None, continue_handler(coro, first)
@@ -283,7 +289,7 @@ def _decision_answer(inv: Any, decision: Any, capability_id: str, scope: int, in
         )
     # Not a decision: the policy failed, which denies (fail closed).
     _policy_failed_log(capability_id, scope, index, f"answered {type(decision).__name__}, not a decision")
-    return int(inv.policy_failed())
+    return int(inv.answer(_native.ANSWER_POLICY_FAILED))
 
 
 async def _evaluate_policy(
@@ -292,7 +298,7 @@ async def _evaluate_policy(
     scope, index, timeout_s = inv.policy_at()
     fn = registry._runtime_policies.get(index) if scope == 0 else spec.policies.get(index)
     if fn is None:
-        return int(inv.policy_failed())
+        return int(inv.answer(_native.ANSWER_POLICY_FAILED))
     request = PolicyRequest(spec.id, value, frame, frame.context, MappingProxyType(spec.meta))
     try:
         result = fn(request)
@@ -306,14 +312,14 @@ async def _evaluate_policy(
             if not done:
                 _abandon(task)
                 _policy_failed_log(spec.id, scope, index, "did not answer in time")
-                return int(inv.policy_failed())
+                return int(inv.answer(_native.ANSWER_POLICY_FAILED))
             result = task.result()
     except _CancelledError:
         raise
     except Exception as e:
         _policy_failed_log(spec.id, scope, index, f"raised {type(e).__name__}")
         _operator_log(inv, f"{'runtime' if scope == 0 else 'capability'} policy #{index}", e)
-        return int(inv.policy_failed())
+        return int(inv.answer(_native.ANSWER_POLICY_FAILED))
     return _decision_answer(inv, result, spec.id, scope, index)
 
 
@@ -354,11 +360,13 @@ def _export_input(inv: Any, schema: Any, value: Any) -> int:
     except Exception as e:
         # A serializer that raises: the core ends the call (INVALID_INPUT,
         # audited) with its own reason; the app's CapabilityError says its own.
-        return int(inv.input_not_exportable(e.message if isinstance(e, CapabilityError) else None))
+        return int(
+            inv.answer(_native.ANSWER_INPUT_NOT_EXPORTABLE, e.message if isinstance(e, CapabilityError) else None)
+        )
     if not rebuilds(schema, value, dumped) and _is_json(dumped):
         # (Text without a JSON form — NaN, a value no JSON holds — is
         # handed over as is: the core names why it cannot be bound.)
-        return int(inv.input_not_rebuilt())
+        return int(inv.answer(_native.ANSWER_INPUT_NOT_REBUILT))
     return int(inv.input_exported(dumped))
 
 
@@ -413,7 +421,7 @@ async def drive(
         # redactor, a store step): the core ends the call CANCELLED and its
         # finished record is delivered; a call already finished keeps its
         # outcome (the core refuses a late answer).
-        inv.cancelled()
+        inv.answer(_native.ANSWER_CANCELLED)
         raise
     except BaseException:
         # The call's own error outcome (``finish`` raised it: the core keeps
@@ -448,7 +456,7 @@ async def _drive_steps(
             except Exception as exc:
                 k = _invalid_input(inv, exc)
             else:
-                k = inv.input_valid()
+                k = inv.answer(_native.ANSWER_INPUT_VALID)
         elif k == RUN_HANDLER:
             if inv.resumed:
                 if inv.attempt == 1:
@@ -458,7 +466,7 @@ async def _drive_steps(
                     # The stored input no longer fits the capability's type (a
                     # request made before the model changed): the core ends
                     # the call; the error, which may quote the input, stays here.
-                    k = int(inv.stored_input_unusable())
+                    k = int(inv.answer(_native.ANSWER_STORED_INPUT_UNUSABLE))
                     continue
             k, output, pending = start_handler(inv, spec, value, frame)  # type: ignore[arg-type]
             if pending is not None:
@@ -468,9 +476,9 @@ async def _drive_steps(
                 output = spec.output.validate(output)  # type: ignore[union-attr]
             except Exception:
                 output = None
-                k = inv.output_invalid()
+                k = inv.answer(_native.ANSWER_OUTPUT_INVALID)
             else:
-                k = inv.output_valid()
+                k = inv.answer(_native.ANSWER_OUTPUT_VALID)
         elif k == DONE:
             request = inv.finish()
             if request is None:
@@ -508,14 +516,14 @@ async def _drive_steps(
             except Exception as e:
                 output = None  # dropped: nothing unredacted leaves (SI-10)
                 _operator_log(inv, "the output redactor", e)
-                k = inv.redactor_failed()
+                k = inv.answer(_native.ANSWER_REDACTOR_FAILED)
             else:
                 if late:
                     output = None
-                    k = inv.deadline_passed()
+                    k = inv.answer(_native.ANSWER_DEADLINE_PASSED)
                 else:
                     output = redacted
-                    k = inv.redacted()
+                    k = inv.answer(_native.ANSWER_REDACTED)
         elif k == EXPORT_OUTPUT:
             try:
                 dumped = _dump(spec.output, output) if spec else to_jsonable(output)
@@ -530,10 +538,10 @@ async def _drive_steps(
             # The answer as given: only the boolean True retries, which the
             # glue converts and the core decides (not Python's truthiness:
             # "no" and 1 do not retry, as in Node).
-            k = inv.retry_on(verdict)
+            k = inv.answer(_native.ANSWER_RETRY_ON, None, verdict)
         elif k == _native.SLEEP:
             await asyncio.sleep(inv.sleep_s())  # a cancellation: ``drive`` tells the core
-            k = inv.slept()
+            k = inv.answer(_native.ANSWER_SLEPT)
         elif k == PERSIST_APPROVAL or k == CONSUME_APPROVAL:
             # Only a store that waits (PostgreSQL) hands its steps back: run
             # on the native runtime, awaited here without holding the GIL.

@@ -270,7 +270,7 @@ class CapabilityRegistry:
             return await drive(self, inv, spec, None, f, _invalid_input(inv, extra))
         if k == HANDLER_RAISED:
             if isinstance(extra, asyncio.CancelledError):
-                k = inv.cancelled()
+                k = inv.answer(_native.ANSWER_CANCELLED)
             elif isinstance(extra, Exception):
                 k = _handler_failed(inv, extra)
             else:

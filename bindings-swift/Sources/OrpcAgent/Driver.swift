@@ -92,9 +92,9 @@ final class Driver: @unchecked Sendable {
                 let until = clock.nowMs() + inv.sleepMs()
                 do {
                     try await clock.sleep(untilMs: until)
-                    next = inv.answerSlept(nowMs: clock.nowMs())
+                    next = inv.answer(.slept, nowMs: clock.nowMs())
                 } catch {
-                    next = inv.answerCancelled(nowMs: clock.nowMs())
+                    next = inv.answer(.cancelled, nowMs: clock.nowMs())
                 }
             case .validateOutput:
                 next = await validateOutput()
@@ -155,14 +155,14 @@ final class Driver: @unchecked Sendable {
                     inv.retryError().map { error in
                         capability()?.hooks.retryOn?(CapabilityError(error)) ?? false
                     } ?? false
-                next = inv.answerRetryOn(retry: retry, nowMs: clock.nowMs())
+                next = inv.answer(.retryOn, flag: retry, nowMs: clock.nowMs())
             case .exportInput:
                 next = exportInput()
             case .exportOutput:
                 // An output with no JSON form is recorded as null (the core's rule).
                 var text: String?
                 if let out = call.output, case .json(let t, nil) = HostJSON.export(out) { text = t }
-                next = inv.answerOutputExported(outputJson: text, nowMs: clock.nowMs())
+                next = inv.answer(.outputExported, text: text, nowMs: clock.nowMs())
             case .audit:
                 if let sink = options.audit {
                     do {
@@ -176,7 +176,7 @@ final class Driver: @unchecked Sendable {
                         report(.coreData("audit record"), error)
                     }
                 }
-                next = inv.answerAudited(nowMs: clock.nowMs())
+                next = inv.answer(.audited, nowMs: clock.nowMs())
             default:
                 return next
             }
@@ -234,9 +234,9 @@ final class Driver: @unchecked Sendable {
             switch raced {
             case .value(let v): return inputValid(v)
             case .failed(let error): return inputRefused(error, validating: true)
-            case .timedOut: return inv.answerDeadlinePassed(nowMs: clock.nowMs())
+            case .timedOut: return inv.answer(.deadlinePassed, nowMs: clock.nowMs())
             // The caller cancelled: the core ends the call (CANCELLED).
-            case .cancelled: return inv.answerCancelled(nowMs: clock.nowMs())
+            case .cancelled: return inv.answer(.cancelled, nowMs: clock.nowMs())
             }
         }
     }
@@ -244,11 +244,7 @@ final class Driver: @unchecked Sendable {
     func inputValid(_ v: any Sendable) -> UInt8 {
         let now = options.clock.nowMs()
         call.input = v
-        do {
-            return try ffi { try inv.answerInputValid(inputJson: nil, nowMs: now) }
-        } catch {
-            return inv.answerValidatorFailed(nowMs: now)
-        }
+        return inv.answer(.inputValid, nowMs: now)
     }
 
     /// The conversion or the validator threw.
@@ -256,16 +252,16 @@ final class Driver: @unchecked Sendable {
         let now = options.clock.nowMs()
         switch error {
         case let e as CapabilityError:
-            return inv.answerInputInvalid(message: e.message, nowMs: now)
+            return inv.answer(.inputInvalid, text: e.message, nowMs: now)
         case let e as DecodingError:
             // Where and what, never the value (a `dataCorrupted` description
             // can quote it): the core writes the model's message (SI-10).
-            return inv.answerInputIssues(issues: [issue(of: e)], nowMs: now)
+            return inv.answer(.inputIssues, text: InputIssue.json([InputIssue(of: e)]), nowMs: now)
         default:
             // A plain error: the core's generic message (its text may quote
             // the input); the operator gets the error.
             if validating { report(.inputValidator, error) }
-            return inv.answerValidatorFailed(nowMs: now)
+            return inv.answer(.inputValidatorFailed, nowMs: now)
         }
     }
 
@@ -276,24 +272,24 @@ final class Driver: @unchecked Sendable {
         guard let validate = capability()?.hooks.validateOutput, let out = call.output else {
             report(.outputValidator, CapabilityError(.internal, "no output validator"))
             call.output = nil
-            return inv.answerOutputInvalid(nowMs: clock.nowMs())
+            return inv.answer(.outputInvalid, nowMs: clock.nowMs())
         }
         return await bounded({ try await validate(out) }) { [self] raced in
             switch raced {
             case .value(let v):
                 call.output = v
-                return inv.answerOutputValid(nowMs: clock.nowMs())
+                return inv.answer(.outputValid, nowMs: clock.nowMs())
             case .failed(let error):
                 call.output = nil
                 // Its text may quote the unredacted output: the operator's alone.
                 report(.outputValidator, error)
-                return inv.answerOutputInvalid(nowMs: clock.nowMs())
+                return inv.answer(.outputInvalid, nowMs: clock.nowMs())
             case .timedOut:
                 call.output = nil
-                return inv.answerDeadlinePassed(nowMs: clock.nowMs())
+                return inv.answer(.deadlinePassed, nowMs: clock.nowMs())
             case .cancelled:
                 call.output = nil
-                return inv.answerCancelled(nowMs: clock.nowMs())
+                return inv.answer(.cancelled, nowMs: clock.nowMs())
             }
         }
     }
@@ -309,28 +305,28 @@ final class Driver: @unchecked Sendable {
             // Never a redactor told a default surface or actor: the output is dropped.
             report(.coreData("redaction info"), error)
             call.output = nil
-            return inv.answerRedactorFailed(nowMs: clock.nowMs())
+            return inv.answer(.redactorFailed, nowMs: clock.nowMs())
         }
         guard let redact = capability()?.hooks.redactOutput, let out = call.output else {
             report(.outputRedactor, CapabilityError(.internal, "no output redactor"))
             call.output = nil
-            return inv.answerRedactorFailed(nowMs: clock.nowMs())
+            return inv.answer(.redactorFailed, nowMs: clock.nowMs())
         }
         return await bounded({ try await redact(out, info) }) { [self] raced in
             switch raced {
             case .value(let v):
                 call.output = v
-                return inv.answerRedacted(nowMs: clock.nowMs())
+                return inv.answer(.redacted, nowMs: clock.nowMs())
             case .failed(let error):
                 call.output = nil
                 report(.outputRedactor, error)
-                return inv.answerRedactorFailed(nowMs: clock.nowMs())
+                return inv.answer(.redactorFailed, nowMs: clock.nowMs())
             case .timedOut:
                 call.output = nil
-                return inv.answerDeadlinePassed(nowMs: clock.nowMs())
+                return inv.answer(.deadlinePassed, nowMs: clock.nowMs())
             case .cancelled:
                 call.output = nil
-                return inv.answerCancelled(nowMs: clock.nowMs())
+                return inv.answer(.cancelled, nowMs: clock.nowMs())
             }
         }
     }
@@ -351,12 +347,12 @@ final class Driver: @unchecked Sendable {
     /// audited).
     func exportInput() -> UInt8 {
         let clock = options.clock
-        guard let cap = capability() else { return inv.answerInputNotExportable(reason: nil, nowMs: clock.nowMs()) }
+        guard let cap = capability() else { return inv.answer(.inputNotExportable, text: nil, nowMs: clock.nowMs()) }
         do {
             let input = HostJSON.export(try handlerInput(cap))
             return inv.answerInputExported(input: input, nowMs: clock.nowMs())
         } catch {
-            return inv.answerInputNotExportable(reason: (error as? CapabilityError)?.message, nowMs: clock.nowMs())
+            return inv.answer(.inputNotExportable, text: (error as? CapabilityError)?.message, nowMs: clock.nowMs())
         }
     }
 
@@ -372,11 +368,11 @@ final class Driver: @unchecked Sendable {
 
     func evaluatePolicy() async -> UInt8 {
         let clock = options.clock
-        guard let at = inv.policyAt() else { return inv.answerPolicyFailed(nowMs: clock.nowMs()) }
+        guard let at = inv.policyAt() else { return inv.answer(.policyFailed, nowMs: clock.nowMs()) }
         let list = at.runtime ? registry.runtimePolicies : (capability()?.hooks.policies ?? [])
         guard let cap = capability(), Int(at.index) < list.count, case .host(let policy) = list[Int(at.index)],
             let input = policyInput()
-        else { return inv.answerPolicyFailed(nowMs: clock.nowMs()) }
+        else { return inv.answer(.policyFailed, nowMs: clock.nowMs()) }
         let request = PolicyRequest(capabilityId: cap.id, input: input, frame: call.frame)
         let inv = self.inv
         let logger = options.logger
@@ -395,12 +391,12 @@ final class Driver: @unchecked Sendable {
                 return inv.answerPolicy(decision: decision, nowMs: clock.nowMs())
             case .failed(let error):
                 logger.log(OperatorFailure(capabilityId: cap.id, hook: hook, error: error))
-                return inv.answerPolicyFailed(nowMs: clock.nowMs())
+                return inv.answer(.policyFailed, nowMs: clock.nowMs())
             case .timedOut:
-                return inv.answerPolicyFailed(nowMs: clock.nowMs())
+                return inv.answer(.policyFailed, nowMs: clock.nowMs())
             case .cancelled:
                 // The caller cancelled: the core ends the call (CANCELLED).
-                return inv.answerCancelled(nowMs: clock.nowMs())
+                return inv.answer(.cancelled, nowMs: clock.nowMs())
             }
         }
     }
@@ -414,7 +410,7 @@ final class Driver: @unchecked Sendable {
         do { input = try handlerInput(cap) } catch {
             // The approved input no longer decodes as the handler's type (a
             // request made before the type changed): the core's rule.
-            if call.resumed { return inv.answerStoredInputUnusable(nowMs: clock.nowMs()) }
+            if call.resumed { return inv.answer(.storedInputUnusable, nowMs: clock.nowMs()) }
             // A capability that declares no validator has no stage 4 to
             // convert at, so a fresh call's input is converted here: the core
             // refuses one that does not convert, in its own words.
@@ -445,7 +441,7 @@ final class Driver: @unchecked Sendable {
             switch raced {
             case .value(let out):
                 call.output = out
-                return inv.answerHandlerOk(nowMs: clock.nowMs())
+                return inv.answer(.handlerOk, nowMs: clock.nowMs())
             case .failed(let error as CapabilityError):
                 return inv.answerHandlerError(
                     code: error.code.rawValue, message: error.message, retryable: error.retryable, nowMs: clock.nowMs())
@@ -458,9 +454,9 @@ final class Driver: @unchecked Sendable {
                 return inv.answerHandlerError(
                     code: nil, message: String(describing: type(of: error)), retryable: false, nowMs: clock.nowMs())
             case .timedOut:
-                return inv.answerHandlerTimedOut(nowMs: clock.nowMs())
+                return inv.answer(.handlerTimedOut, nowMs: clock.nowMs())
             case .cancelled:
-                return inv.answerCancelled(nowMs: clock.nowMs())
+                return inv.answer(.cancelled, nowMs: clock.nowMs())
             }
         }
     }
@@ -524,13 +520,45 @@ func startTask(_ body: sending @escaping () async -> Void) -> Task<Void, Never> 
 
 /// A decoding failure as an input issue: the coding path and a message
 /// made from the failure's kind and the expected type only.
-private func issue(of e: DecodingError) -> FfiInputIssue {
-    let path = { (c: DecodingError.Context) in c.codingPath.map(\.stringValue) }
-    switch e {
-    case .keyNotFound(let k, let c): return FfiInputIssue(path: path(c) + [k.stringValue], message: "Required")
-    case .typeMismatch(let type, let c): return FfiInputIssue(path: path(c), message: "Expected \(type)")
-    case .valueNotFound(let type, let c): return FfiInputIssue(path: path(c), message: "Expected \(type), found null")
-    case .dataCorrupted(let c): return FfiInputIssue(path: path(c), message: "Not a valid value here")
-    @unknown default: return FfiInputIssue(path: [], message: "Does not match the input type")
+/// One problem the conversion of an input found: where (keys and indices
+/// from the root) and what, never the value. The core writes the model's
+/// message from a list of them (`ffi::answer_code::INPUT_ISSUES`).
+private struct InputIssue: Encodable {
+    let path: [String]
+    let message: String
+
+    init(path: [String], message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    init(of e: DecodingError) {
+        let path = { (c: DecodingError.Context) in c.codingPath.map(\.stringValue) }
+        switch e {
+        case .keyNotFound(let k, let c): self.init(path: path(c) + [k.stringValue], message: "Required")
+        case .typeMismatch(let type, let c): self.init(path: path(c), message: "Expected \(type)")
+        case .valueNotFound(let type, let c): self.init(path: path(c), message: "Expected \(type), found null")
+        case .dataCorrupted(let c): self.init(path: path(c), message: "Not a valid value here")
+        @unknown default: self.init(path: [], message: "Does not match the input type")
+        }
+    }
+
+    /// The issues as the core reads them; `nil` (no answer the core can
+    /// read: INTERNAL) only if strings failed to encode.
+    static func json(_ issues: [InputIssue]) -> String? {
+        (try? JSONEncoder().encode(issues)).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+extension FfiInvocation {
+    /// An answer without text by its code; `flag` is `RetryOn`'s verdict.
+    func answer(_ code: AnswerCode, flag: Bool = false, nowMs: UInt64) -> UInt8 {
+        answer(code: code.rawValue, flag: flag, nowMs: nowMs)
+    }
+
+    /// An answer with its text (a message for the model, issues or an
+    /// output as JSON: `ffi::answer` says which).
+    func answer(_ code: AnswerCode, text: String?, nowMs: UInt64) -> UInt8 {
+        answerText(code: code.rawValue, text: text, nowMs: nowMs)
     }
 }

@@ -617,41 +617,19 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func abandon(nowMs: UInt64)  -> UInt8
     
     /**
-     * `Audit`: delivered.
+     * Any answer without text, by its code (`ffi::answer_code`, generated
+     * into `AnswerCode`); `flag` is `RetryOn`'s verdict. The core reads
+     * it (`ffi::answer`): one it cannot read ends the call INTERNAL.
      */
-    func answerAudited(nowMs: UInt64)  -> UInt8
+    func answer(code: UInt8, flag: Bool, nowMs: UInt64)  -> UInt8
     
     /**
-     * `RunHandler` or `Sleep`: the caller cancelled.
-     */
-    func answerCancelled(nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `ValidateInput`, `ValidateOutput` or `RedactOutput`: the hook was
-     * still running at `call_deadline_ms`. The core ends the call in
-     * TIMEOUT, failing closed (nothing of the unvalidated or unredacted
-     * value leaves).
-     */
-    func answerDeadlinePassed(nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `RunHandler`: the handler failed. `code` is the handler's own
-     * `CapabilityError` code, or `None` for a plain thrown error (it
-     * becomes a generic EXECUTION_FAILED; `message` never reaches the
-     * caller; the core ignores `retryable` then). An unknown code counts
-     * as a plain error.
+     * `RunHandler`: the handler failed (`ffi::handler_error`). `code` is
+     * the handler's own `CapabilityError` code, or `None` for a plain
+     * thrown error (a generic EXECUTION_FAILED; `message` never reaches
+     * the caller).
      */
     func answerHandlerError(code: String?, message: String, retryable: Bool, nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `RunHandler`: the handler returned; Swift holds the output.
-     */
-    func answerHandlerOk(nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `RunHandler`: the deadline timer fired first.
-     */
-    func answerHandlerTimedOut(nowMs: UInt64)  -> UInt8
     
     /**
      * `ExportInput`: the validated input as Swift measured it
@@ -663,98 +641,15 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func answerInputExported(input: FfiHostInput, nowMs: UInt64)  -> UInt8
     
     /**
-     * `ValidateInput`: invalid, with a message for the model (the
-     * application's own `CapabilityError` message, or the decoder's field
-     * path and reason).
-     */
-    func answerInputInvalid(message: String, nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `ValidateInput`: the problems the conversion to the handler's type
-     * found (path and message, never the rejected value); the core writes
-     * the model's message from them, as for Node's and Python's issues.
-     */
-    func answerInputIssues(issues: [FfiInputIssue], nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `ExportInput`: the validated input could not even be produced in a
-     * form to measure (its conversion or `encode(to:)` threw): the call
-     * ends as for any input with no JSON form (INVALID_INPUT, audited).
-     * `reason` is the application's own `CapabilityError` message, if it
-     * threw one; otherwise a generic reason (the error's text may quote
-     * the input).
-     */
-    func answerInputNotExportable(reason: String?, nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `ValidateInput`: valid. `input_json` is the validated input when the
-     * validator changed it and Swift wants the core to hold it; `None`
-     * keeps it in Swift.
-     */
-    func answerInputValid(inputJson: String?, nowMs: UInt64) throws  -> UInt8
-    
-    /**
-     * `ExportOutput`: the redacted output as JSON text, for the audit
-     * payload. An output with no JSON form (`None`, or text serde refuses:
-     * too deep) is recorded as `null`, as in Node and Python: the call's
-     * outcome stands.
-     */
-    func answerOutputExported(outputJson: String?, nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `ValidateOutput`: invalid (the message is dropped: it may quote the
-     * unredacted output).
-     */
-    func answerOutputInvalid(nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `ValidateOutput`: valid (Swift holds the validated output).
-     */
-    func answerOutputValid(nowMs: UInt64)  -> UInt8
-    
-    /**
      * `EvaluatePolicy`: the host policy's decision.
      */
     func answerPolicy(decision: FfiDecision, nowMs: UInt64)  -> UInt8
     
     /**
-     * `EvaluatePolicy`: the policy threw or ran past its time limit (it
-     * denies; its message is not kept).
+     * An answer with its text (`ffi::answer` says which answer reads it:
+     * a message for the model, issues as JSON, an output as JSON).
      */
-    func answerPolicyFailed(nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `RedactOutput`: redacted (Swift holds the redacted output).
-     */
-    func answerRedacted(nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `RedactOutput`: the redactor threw; the output is dropped.
-     */
-    func answerRedactorFailed(nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `AskRetryOn`: the host's `retryOn` verdict.
-     */
-    func answerRetryOn(retry: Bool, nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `Sleep`: the wait is over.
-     */
-    func answerSlept(nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `RunHandler` of a resumed call: the approved input does not decode
-     * as the handler's input type any more; the core ends the call.
-     */
-    func answerStoredInputUnusable(nowMs: UInt64)  -> UInt8
-    
-    /**
-     * `ValidateInput`: the validator threw a plain error (not the
-     * application's own `CapabilityError`): INVALID_INPUT with the core's
-     * generic message — the error's text may quote the input (SI-10).
-     */
-    func answerValidatorFailed(nowMs: UInt64)  -> UInt8
+    func answerText(code: UInt8, text: String?, nowMs: UInt64)  -> UInt8
     
     /**
      * `RunHandler`: the attempt (1-based).
@@ -935,53 +830,27 @@ open func abandon(nowMs: UInt64) -> UInt8  {
 }
     
     /**
-     * `Audit`: delivered.
+     * Any answer without text, by its code (`ffi::answer_code`, generated
+     * into `AnswerCode`); `flag` is `RetryOn`'s verdict. The core reads
+     * it (`ffi::answer`): one it cannot read ends the call INTERNAL.
      */
-open func answerAudited(nowMs: UInt64) -> UInt8  {
+open func answer(code: UInt8, flag: Bool, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_audited(
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer(
             self.uniffiCloneHandle(),
+        FfiConverterUInt8.lower(code),
+        FfiConverterBool.lower(flag),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
 }
     
     /**
-     * `RunHandler` or `Sleep`: the caller cancelled.
-     */
-open func answerCancelled(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_cancelled(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `ValidateInput`, `ValidateOutput` or `RedactOutput`: the hook was
-     * still running at `call_deadline_ms`. The core ends the call in
-     * TIMEOUT, failing closed (nothing of the unvalidated or unredacted
-     * value leaves).
-     */
-open func answerDeadlinePassed(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_deadline_passed(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `RunHandler`: the handler failed. `code` is the handler's own
-     * `CapabilityError` code, or `None` for a plain thrown error (it
-     * becomes a generic EXECUTION_FAILED; `message` never reaches the
-     * caller; the core ignores `retryable` then). An unknown code counts
-     * as a plain error.
+     * `RunHandler`: the handler failed (`ffi::handler_error`). `code` is
+     * the handler's own `CapabilityError` code, or `None` for a plain
+     * thrown error (a generic EXECUTION_FAILED; `message` never reaches
+     * the caller).
      */
 open func answerHandlerError(code: String?, message: String, retryable: Bool, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
@@ -991,32 +860,6 @@ open func answerHandlerError(code: String?, message: String, retryable: Bool, no
         FfiConverterOptionString.lower(code),
         FfiConverterString.lower(message),
         FfiConverterBool.lower(retryable),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `RunHandler`: the handler returned; Swift holds the output.
-     */
-open func answerHandlerOk(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_handler_ok(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `RunHandler`: the deadline timer fired first.
-     */
-open func answerHandlerTimedOut(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_handler_timed_out(
-            self.uniffiCloneHandle(),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
@@ -1041,117 +884,6 @@ open func answerInputExported(input: FfiHostInput, nowMs: UInt64) -> UInt8  {
 }
     
     /**
-     * `ValidateInput`: invalid, with a message for the model (the
-     * application's own `CapabilityError` message, or the decoder's field
-     * path and reason).
-     */
-open func answerInputInvalid(message: String, nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_invalid(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(message),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `ValidateInput`: the problems the conversion to the handler's type
-     * found (path and message, never the rejected value); the core writes
-     * the model's message from them, as for Node's and Python's issues.
-     */
-open func answerInputIssues(issues: [FfiInputIssue], nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_issues(
-            self.uniffiCloneHandle(),
-        FfiConverterSequenceTypeFfiInputIssue.lower(issues),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `ExportInput`: the validated input could not even be produced in a
-     * form to measure (its conversion or `encode(to:)` threw): the call
-     * ends as for any input with no JSON form (INVALID_INPUT, audited).
-     * `reason` is the application's own `CapabilityError` message, if it
-     * threw one; otherwise a generic reason (the error's text may quote
-     * the input).
-     */
-open func answerInputNotExportable(reason: String?, nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_not_exportable(
-            self.uniffiCloneHandle(),
-        FfiConverterOptionString.lower(reason),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `ValidateInput`: valid. `input_json` is the validated input when the
-     * validator changed it and Swift wants the core to hold it; `None`
-     * keeps it in Swift.
-     */
-open func answerInputValid(inputJson: String?, nowMs: UInt64)throws  -> UInt8  {
-    return try  FfiConverterUInt8.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_valid(
-            self.uniffiCloneHandle(),
-        FfiConverterOptionString.lower(inputJson),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `ExportOutput`: the redacted output as JSON text, for the audit
-     * payload. An output with no JSON form (`None`, or text serde refuses:
-     * too deep) is recorded as `null`, as in Node and Python: the call's
-     * outcome stands.
-     */
-open func answerOutputExported(outputJson: String?, nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_output_exported(
-            self.uniffiCloneHandle(),
-        FfiConverterOptionString.lower(outputJson),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `ValidateOutput`: invalid (the message is dropped: it may quote the
-     * unredacted output).
-     */
-open func answerOutputInvalid(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_output_invalid(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `ValidateOutput`: valid (Swift holds the validated output).
-     */
-open func answerOutputValid(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_output_valid(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
      * `EvaluatePolicy`: the host policy's decision.
      */
 open func answerPolicy(decision: FfiDecision, nowMs: UInt64) -> UInt8  {
@@ -1166,96 +898,16 @@ open func answerPolicy(decision: FfiDecision, nowMs: UInt64) -> UInt8  {
 }
     
     /**
-     * `EvaluatePolicy`: the policy threw or ran past its time limit (it
-     * denies; its message is not kept).
+     * An answer with its text (`ffi::answer` says which answer reads it:
+     * a message for the model, issues as JSON, an output as JSON).
      */
-open func answerPolicyFailed(nowMs: UInt64) -> UInt8  {
+open func answerText(code: UInt8, text: String?, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_policy_failed(
+    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_text(
             self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `RedactOutput`: redacted (Swift holds the redacted output).
-     */
-open func answerRedacted(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_redacted(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `RedactOutput`: the redactor threw; the output is dropped.
-     */
-open func answerRedactorFailed(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_redactor_failed(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `AskRetryOn`: the host's `retryOn` verdict.
-     */
-open func answerRetryOn(retry: Bool, nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_retry_on(
-            self.uniffiCloneHandle(),
-        FfiConverterBool.lower(retry),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `Sleep`: the wait is over.
-     */
-open func answerSlept(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_slept(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `RunHandler` of a resumed call: the approved input does not decode
-     * as the handler's input type any more; the core ends the call.
-     */
-open func answerStoredInputUnusable(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_stored_input_unusable(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * `ValidateInput`: the validator threw a plain error (not the
-     * application's own `CapabilityError`): INVALID_INPUT with the core's
-     * generic message — the error's text may quote the input (SI-10).
-     */
-open func answerValidatorFailed(nowMs: UInt64) -> UInt8  {
-    return try!  FfiConverterUInt8.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_validator_failed(
-            self.uniffiCloneHandle(),
+        FfiConverterUInt8.lower(code),
+        FfiConverterOptionString.lower(text),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
@@ -2841,64 +2493,6 @@ public func FfiConverterTypeFfiFrameDetails_lower(_ value: FfiFrameDetails) -> R
 
 
 /**
- * One problem the conversion of an input found: where (keys and indices
- * from the root) and what, in words that never quote the value.
- */
-public struct FfiInputIssue: Equatable, Hashable {
-    public var path: [String]
-    public var message: String
-
-    // Default memberwise initializers are never public by default, so we
-    // declare one manually.
-    public init(path: [String], message: String) {
-        self.path = path
-        self.message = message
-    }
-
-    
-
-    
-}
-
-#if compiler(>=6)
-extension FfiInputIssue: Sendable {}
-#endif
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public struct FfiConverterTypeFfiInputIssue: FfiConverterRustBuffer {
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiInputIssue {
-        return
-            try FfiInputIssue(
-                path: FfiConverterSequenceString.read(from: &buf), 
-                message: FfiConverterString.read(from: &buf)
-        )
-    }
-
-    public static func write(_ value: FfiInputIssue, into buf: inout [UInt8]) {
-        FfiConverterSequenceString.write(value.path, into: &buf)
-        FfiConverterString.write(value.message, into: &buf)
-    }
-}
-
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeFfiInputIssue_lift(_ buf: RustBuffer) throws -> FfiInputIssue {
-    return try FfiConverterTypeFfiInputIssue.lift(buf)
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeFfiInputIssue_lower(_ value: FfiInputIssue) -> RustBuffer {
-    return FfiConverterTypeFfiInputIssue.lower(value)
-}
-
-
-/**
  * Which host policy an `EvaluatePolicy` step names.
  */
 public struct FfiPolicyAt: Equatable, Hashable {
@@ -4066,31 +3660,6 @@ fileprivate struct FfiConverterSequenceTypeFfiApprovalRequest: FfiConverterRustB
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
-fileprivate struct FfiConverterSequenceTypeFfiInputIssue: FfiConverterRustBuffer {
-    typealias SwiftType = [FfiInputIssue]
-
-    public static func write(_ value: [FfiInputIssue], into buf: inout [UInt8]) {
-        let len = Int32(value.count)
-        writeInt(&buf, len)
-        for item in value {
-            FfiConverterTypeFfiInputIssue.write(item, into: &buf)
-        }
-    }
-
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [FfiInputIssue] {
-        let len: Int32 = try readInt(&buf)
-        var seq = [FfiInputIssue]()
-        seq.reserveCapacity(Int(len))
-        for _ in 0 ..< len {
-            seq.append(try FfiConverterTypeFfiInputIssue.read(from: &buf))
-        }
-        return seq
-    }
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
 fileprivate struct FfiConverterSequenceTypeFfiPolicyRecord: FfiConverterRustBuffer {
     typealias SwiftType = [FfiPolicyRecord]
 
@@ -4507,70 +4076,19 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_abandon() != 59190) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_audited() != 55823) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer() != 2806) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_cancelled() != 50515) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_deadline_passed() != 57514) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_error() != 52738) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_ok() != 47592) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_timed_out() != 6468) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_error() != 2165) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_exported() != 63367) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_invalid() != 25390) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_issues() != 10715) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_not_exportable() != 8797) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_valid() != 6832) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_exported() != 29189) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_invalid() != 38550) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_output_valid() != 22348) {
-        return InitializationResult.apiChecksumMismatch
-    }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_policy() != 16537) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_policy_failed() != 13594) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_redacted() != 33724) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_redactor_failed() != 45007) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_retry_on() != 13548) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_slept() != 36011) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_stored_input_unusable() != 41632) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_validator_failed() != 57438) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_text() != 46747) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_attempt() != 33666) {

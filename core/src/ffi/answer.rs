@@ -109,11 +109,11 @@ pub fn answer(code: u8, text: Option<String>, flag: bool, now_ms: u64) -> Answer
         (DEADLINE_PASSED, _) => Answer::DeadlinePassed { now_ms },
         (POLICY_FAILED, _) => Answer::PolicyFailed(String::new()),
         (INPUT_EXPORTED, Some(_)) if !flag => Answer::input_not_rebuilt(),
-        (INPUT_EXPORTED, Some(json)) => Answer::input_exported(
-            serde_json::from_str(&json).map_err(|_| {
+        (INPUT_EXPORTED, Some(json)) => {
+            Answer::input_exported(serde_json::from_str(&json).map_err(|_| {
                 CapabilityError::new(ErrorCode::InvalidInput, "The input is not valid JSON.")
-            }),
-        ),
+            }))
+        }
         (INPUT_NOT_EXPORTABLE, reason) => Answer::input_not_exportable(reason),
         (INPUT_NOT_REBUILT, _) => Answer::input_not_rebuilt(),
         (HANDLER_OK, _) => Answer::HandlerOk {
@@ -181,10 +181,19 @@ mod tests {
 
     #[test]
     fn an_unknown_code_or_a_missing_text_is_malformed() {
-        assert!(matches!(answer(21, None, false, 0), Answer::Malformed { code: 21 }));
-        assert!(matches!(answer(255, Some("x".into()), true, 0), Answer::Malformed { code: 255 }));
+        assert!(matches!(
+            answer(21, None, false, 0),
+            Answer::Malformed { code: 21 }
+        ));
+        assert!(matches!(
+            answer(255, Some("x".into()), true, 0),
+            Answer::Malformed { code: 255 }
+        ));
         for code in [INPUT_INVALID, INPUT_ISSUES, INPUT_EXPORTED] {
-            assert!(matches!(answer(code, None, true, 0), Answer::Malformed { .. }), "{code}");
+            assert!(
+                matches!(answer(code, None, true, 0), Answer::Malformed { .. }),
+                "{code}"
+            );
         }
     }
 
@@ -194,11 +203,20 @@ mod tests {
             answer(INPUT_INVALID, Some("bad".into()), false, 0),
             Answer::InputInvalid(m) if m == "bad"
         ));
-        assert!(matches!(answer(RETRY_ON, None, true, 0), Answer::RetryOn(true)));
-        assert!(matches!(answer(RETRY_ON, None, false, 0), Answer::RetryOn(false)));
+        assert!(matches!(
+            answer(RETRY_ON, None, true, 0),
+            Answer::RetryOn(true)
+        ));
+        assert!(matches!(
+            answer(RETRY_ON, None, false, 0),
+            Answer::RetryOn(false)
+        ));
         assert!(matches!(
             answer(HANDLER_OK, None, false, 42),
-            Answer::HandlerOk { output: Payload::Host, now_ms: 42 }
+            Answer::HandlerOk {
+                output: Payload::Host,
+                now_ms: 42
+            }
         ));
         // Exported input: parsed when it rebuilds; text that is not JSON,
         // or that does not rebuild, is no JSON form to bind.
