@@ -2,15 +2,9 @@
 //!
 //! Every function here returns the **next step** as one number:
 //! `kind + 16 × aux`, where `kind` is the core's `StepKind` (1–13) or
-//! [`DONE_OK_HOST`], and `aux` is the one value the host needs for that
-//! step, so it needs no second crossing:
-//!
-//! | kind | aux |
-//! |---|---|
-//! | `RunHandler` (6) | the deadline, unix ms (arm the timer at it) |
-//! | `Sleep` (8) | milliseconds to wait |
-//! | `EvaluatePolicy` (2) | `index × 2 + scope` (scope 0 runtime, 1 capability) |
-//! | anything else | 0 |
+//! [`DONE_OK_HOST`] (`ffi::reported_kind`), and `aux` is the one value the
+//! host needs for that step (`ffi::step_aux`: a deadline, a wait, a
+//! policy's place), so it needs no second crossing.
 //!
 //! [`invoke_start`] returns `kind + 16 × handle` instead: the handle of the
 //! invocation in its registry's slab (read the deadline with
@@ -24,10 +18,9 @@ use std::sync::Arc;
 
 use napi_derive::napi;
 use orpc_agent_core::ffi;
-use orpc_agent_core::pipeline::PolicyScope;
 use orpc_agent_core::{
     Actor, Answer, CapabilityError, Frame, Invocation, InvokeOptions, Outcome, Payload, Step,
-    StepKind, Surface,
+    Surface,
 };
 use serde_json::{Value, json};
 
@@ -53,8 +46,9 @@ pub(crate) fn ms(now: f64) -> u64 {
     }
 }
 
-/// Runs the store steps, then reports the next host step; frees the slot
-/// when the call ended with a host-held output.
+/// Runs the store steps, then reports the next host step
+/// (`ffi::reported_kind`, `ffi::step_aux`); frees the slot when the call
+/// ended with a host-held output.
 fn next(r: &mut Registry, h: u32, now_ms: u64) -> Result<f64, CapabilityError> {
     let Registry {
         host,
@@ -66,24 +60,12 @@ fn next(r: &mut Registry, h: u32, now_ms: u64) -> Result<f64, CapabilityError> {
         .get_mut(h)
         .ok_or_else(|| internal("no such invocation"))?;
     let kind = route.advance(host, inv, now_ms);
-    if kind == StepKind::Done && matches!(inv.step(), Step::Done(Outcome::Ok(Payload::Host))) {
+    let reported = ffi::reported_kind(inv, kind);
+    let aux = ffi::step_aux(inv, kind);
+    if reported == ffi::sentinel::DONE_OK_HOST {
         invocations.remove(h);
-        return Ok(pack(DONE_OK_HOST, 0));
     }
-    Ok(pack(kind as u32, aux_of(inv, kind)))
-}
-
-/// The one number the host needs for step `kind` (see the module docs).
-fn aux_of(inv: &Invocation, kind: StepKind) -> u64 {
-    match kind {
-        StepKind::RunHandler => inv.deadline_at_ms(),
-        StepKind::Sleep => inv.sleep_ms(),
-        StepKind::EvaluatePolicy => {
-            let (scope, index) = inv.policy_at().unwrap_or((PolicyScope::Runtime, 0));
-            u64::from(index) * 2 + u64::from(matches!(scope, PolicyScope::Capability))
-        }
-        _ => 0,
-    }
+    Ok(pack(u32::from(reported), aux))
 }
 
 fn options(r: &Registry, now: f64) -> InvokeOptions {
@@ -316,7 +298,7 @@ fn read<T>(reg: u32, h: u32, f: impl FnOnce(&Invocation) -> T) -> napi::Result<T
 /// packed result carries the handle instead).
 #[napi(catch_unwind)]
 pub fn invoke_aux(reg: u32, h: u32) -> napi::Result<f64> {
-    read(reg, h, |inv| aux_of(inv, inv.step_kind()) as f64)
+    read(reg, h, |inv| ffi::step_aux(inv, inv.step_kind()) as f64)
 }
 
 /// The instant (unix ms) every hook of the call is bounded by
@@ -342,12 +324,7 @@ pub fn invoke_policy_timeout(reg: u32, h: u32) -> napi::Result<f64> {
 /// resumed call's stored input); `None` when the host holds it.
 #[napi(catch_unwind)]
 pub fn invoke_input_json(reg: u32, h: u32) -> napi::Result<Option<String>> {
-    read(reg, h, |inv| match inv.step() {
-        Step::RunHandler { input, .. }
-        | Step::ValidateInput { input }
-        | Step::EvaluatePolicy { input, .. } => input.as_json().map(js_text),
-        _ => None,
-    })
+    read(reg, h, |inv| ffi::step_json(inv).map(js_text))
 }
 
 /// `AskRetryOn`: the error as JSON.

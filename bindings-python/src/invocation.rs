@@ -90,11 +90,11 @@ impl Invocation {
                 StepKind::Done => {
                     // Hot path: an ok outcome is reported by the kind alone
                     // (the host holds the output), saving a `finish` call.
-                    if matches!(self.inv.step(), Step::Done(Outcome::Ok(Payload::Host))) {
+                    let reported = ffi::reported_kind(&self.inv, StepKind::Done);
+                    if reported == DONE_OK {
                         let _ = self.inv.take_outcome();
-                        return Ok(DONE_OK);
                     }
-                    return Ok(StepKind::Done.as_u8());
+                    return Ok(reported);
                 }
                 StepKind::RunHandler if self.waited => {
                     // Time passed between steps (an async host policy, a slow
@@ -324,13 +324,9 @@ impl Invocation {
     /// `RunHandler` on resume: the stored validated input (JSON), which
     /// the host turns back into its own type. `None` when the host holds it.
     fn input_json<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.inv.step() {
-            Step::RunHandler {
-                input: Payload::Json(v),
-                ..
-            } => Ok(Some(json_to_py(py, v)?)),
-            _ => Ok(None),
-        }
+        ffi::step_json(&self.inv)
+            .map(|v| json_to_py(py, v))
+            .transpose()
     }
 
     /// `AskRetryOn`: the error, as the exception the host's `retry_on` sees.

@@ -246,15 +246,7 @@ impl FfiInvocation {
     /// The current step's input when the core holds it as JSON (a resumed
     /// approval's stored input); `None` when Swift holds it.
     pub fn input_json(&self) -> Option<String> {
-        let inv = self.lock();
-        let payload = match inv.step() {
-            Step::ValidateInput { input }
-            | Step::EvaluatePolicy { input, .. }
-            | Step::RunHandler { input, .. } => input,
-            Step::ValidateOutput { output } | Step::RedactOutput { output, .. } => output,
-            _ => return None,
-        };
-        payload.as_json().map(|v| v.to_string())
+        ffi::step_json(&self.lock()).map(|v| v.to_string())
     }
 
     /// The frozen frame (on resume: the recorded surface and actor).
@@ -284,21 +276,15 @@ impl FfiInvocation {
     }
 
     /// How the invocation ended, once the step is `Done`, as one integer
-    /// (the hot path reads no record): 0 ok with the output in Swift, 1 ok
-    /// with the output held by the core (`outcome_output_json`), 2 approval
-    /// required (`outcome_approval`), 3 error (`outcome_error`),
-    /// 255 not finished.
+    /// (`ffi::outcome_code`; the hot path reads no record): 0 ok with the
+    /// output in Swift, 1 ok with the output held by the core
+    /// (`outcome_output_json`), 2 approval required (`outcome_approval`),
+    /// 3 error (`outcome_error`), 255 not finished.
     pub fn outcome_kind(&self) -> u8 {
         if self.panicked.load(Ordering::Relaxed) {
-            return 3;
+            return ffi::outcome_code::ERROR;
         }
-        match self.lock().step() {
-            Step::Done(Outcome::Ok(Payload::Host)) => 0,
-            Step::Done(Outcome::Ok(Payload::Json(_))) => 1,
-            Step::Done(Outcome::ApprovalRequired(_)) => 2,
-            Step::Done(Outcome::Error(_)) => 3,
-            _ => 255,
-        }
+        ffi::outcome_code(&self.lock())
     }
 
     /// `outcome_kind` 1: the output as JSON.

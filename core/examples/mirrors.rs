@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use orpc_agent_core::act::deterministic::{MAX_EXACT_INTEGER, MAX_HASH_DEPTH, MIN_EXACT_INTEGER};
 use orpc_agent_core::error::INTERNAL_MESSAGE;
-use orpc_agent_core::ffi::{answer_code, decision_code, sentinel};
+use orpc_agent_core::ffi::{answer_code, decision_code, outcome_code, sentinel};
 use orpc_agent_core::gateway;
 use orpc_agent_core::pipeline::gate::NOT_FOUND_MESSAGE;
 use orpc_agent_core::pipeline::redaction::APPROVAL_VIEW_FAILED_MESSAGE;
@@ -120,6 +120,12 @@ fn swift() -> String {
     s.push_str("/// The answer codes (`ffi::answer_code`): what `FfiInvocation.answer` takes.\n");
     s.push_str("enum AnswerCode: UInt8, CaseIterable {\n");
     for (code, name) in answer_code::ALL {
+        let _ = writeln!(s, "    case {} = {code}", lower_camel(name));
+    }
+    s.push_str("}\n\n");
+    s.push_str("/// How a finished call ended (`ffi::outcome_code`): what `FfiInvocation.outcomeKind` returns.\n");
+    s.push_str("enum OutcomeCode: UInt8, CaseIterable {\n");
+    for (code, name) in outcome_code::ALL {
         let _ = writeln!(s, "    case {} = {code}", lower_camel(name));
     }
     s.push_str("}\n\n");

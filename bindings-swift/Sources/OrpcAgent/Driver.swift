@@ -107,12 +107,13 @@ final class Driver: @unchecked Sendable {
                 next = await inv.storeStep(nowMs: clock.nowMs())
             }
         }
-        switch inv.outcomeKind() {
-        case let kind where kind <= 1:
-            // 0: Swift holds the output; 1: the core holds it as JSON (only
+        let outcome = OutcomeCode(rawValue: inv.outcomeKind())
+        switch outcome {
+        case .okHost, .okJson:
+            // Swift holds the output, or the core holds it as JSON (only
             // then is it fetched: a crossing that returns a string costs).
             let value: Any
-            if kind == 1, let text = inv.outcomeOutputJson() {
+            if outcome == .okJson, let text = inv.outcomeOutputJson() {
                 value = try CoreJSON.parse("output", text)
             } else if let out = call.output {
                 value = out
@@ -130,7 +131,7 @@ final class Driver: @unchecked Sendable {
                     capabilityId: capability()?.id ?? "", requestedType: String(describing: Output.self),
                     output: try? JSONValue(parsing: JSONBridge.text(of: value)))
             }
-        case 2:
+        case .approvalRequired:
             guard let request = inv.outcomeApproval() else {
                 throw CoreJSON.malformed("outcome", field: "approval request", expected: "present")
             }

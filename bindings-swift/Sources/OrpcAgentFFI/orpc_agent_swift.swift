@@ -702,10 +702,10 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     
     /**
      * How the invocation ended, once the step is `Done`, as one integer
-     * (the hot path reads no record): 0 ok with the output in Swift, 1 ok
-     * with the output held by the core (`outcome_output_json`), 2 approval
-     * required (`outcome_approval`), 3 error (`outcome_error`),
-     * 255 not finished.
+     * (`ffi::outcome_code`; the hot path reads no record): 0 ok with the
+     * output in Swift, 1 ok with the output held by the core
+     * (`outcome_output_json`), 2 approval required (`outcome_approval`),
+     * 3 error (`outcome_error`), 255 not finished.
      */
     func outcomeKind()  -> UInt8
     
@@ -1027,10 +1027,10 @@ open func outcomeError() -> FfiErrorInfo?  {
     
     /**
      * How the invocation ended, once the step is `Done`, as one integer
-     * (the hot path reads no record): 0 ok with the output in Swift, 1 ok
-     * with the output held by the core (`outcome_output_json`), 2 approval
-     * required (`outcome_approval`), 3 error (`outcome_error`),
-     * 255 not finished.
+     * (`ffi::outcome_code`; the hot path reads no record): 0 ok with the
+     * output in Swift, 1 ok with the output held by the core
+     * (`outcome_output_json`), 2 approval required (`outcome_approval`),
+     * 3 error (`outcome_error`), 255 not finished.
      */
 open func outcomeKind() -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
@@ -4118,7 +4118,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_error() != 47660) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_kind() != 33036) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_kind() != 8559) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_output_json() != 14097) {

@@ -13,7 +13,9 @@
 
 pub mod act;
 mod answer;
+mod step;
 pub use answer::{answer, answer_code, handler_error};
+pub use step::{outcome_code, reported_kind, step_aux, step_json};
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "postgres")]

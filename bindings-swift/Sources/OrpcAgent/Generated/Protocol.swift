@@ -42,6 +42,15 @@ enum AnswerCode: UInt8, CaseIterable {
     case audited = 20
 }
 
+/// How a finished call ended (`ffi::outcome_code`): what `FfiInvocation.outcomeKind` returns.
+enum OutcomeCode: UInt8, CaseIterable {
+    case okHost = 0
+    case okJson = 1
+    case approvalRequired = 2
+    case error = 3
+    case notDone = 255
+}
+
 extension Surface {
     /// The core's index of the surface (`Surface::ALL` order): what crosses into Rust.
     var index: UInt8 {
