@@ -39,7 +39,7 @@ pub fn step_aux(inv: &Invocation, kind: StepKind) -> u64 {
 /// The value the current step shows when the core holds it as JSON (a
 /// resumed call's approved input; an output the core produced); `None`
 /// when the host holds it, or the step shows none.
-pub fn step_json<'a>(inv: &'a Invocation) -> Option<&'a Value> {
+pub fn step_json(inv: &Invocation) -> Option<&Value> {
     match inv.step() {
         Step::ValidateInput { input }
         | Step::EvaluatePolicy { input, .. }
