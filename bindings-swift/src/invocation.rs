@@ -1,46 +1,20 @@
-//! One governed invocation, driven from Swift with synchronous calls.
-//!
-//! Each `answer_*` method feeds the host's answer to the current step, with
-//! the time Swift's clock read when it was made, and advances through the
-//! steps the core performs itself (synchronous approval-store steps),
-//! returning the next step kind Swift must perform: one crossing per host
-//! step. The step kinds are the core's `StepKind`
-//! integers. An answer that does not fit the step ends the invocation in
-//! `Done` with an INTERNAL error (the core's rule); the next kind says so.
+//! One governed invocation, driven from Swift with synchronous calls: the
+//! step it is at and how it ended. Its answers are in `answers.rs`.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use orpc_agent_core::ffi::{self, AuditRoute, BindingRegistry, StoreOp};
+use orpc_agent_core::pipeline::PolicyScope;
 use orpc_agent_core::pipeline::progress::ProgressChecker;
-use orpc_agent_core::pipeline::{Decision, PolicyScope};
 use orpc_agent_core::{
     Answer, CapabilityError, ErrorCode, Invocation, Outcome, Payload, Step, StepKind,
 };
 
-use crate::convert::{FfiHostInput, export_answer};
-use crate::records::{FfiApprovalRequest, FfiAuditRecord, FfiFrame, FfiRedactionInfo};
-
-/// A `CapabilityError` as a record (outcomes, `AskRetryOn`).
-#[derive(Clone, Debug, uniffi::Record)]
-pub struct FfiErrorInfo {
-    pub code: String,
-    pub message: String,
-    pub retryable: bool,
-    pub details_json: Option<String>,
-}
-
-impl From<&CapabilityError> for FfiErrorInfo {
-    fn from(e: &CapabilityError) -> FfiErrorInfo {
-        FfiErrorInfo {
-            code: e.code.as_str().to_owned(),
-            message: e.message.clone(),
-            retryable: e.retryable,
-            details_json: e.details.as_ref().map(|d| d.to_string()),
-        }
-    }
-}
+use crate::records::{
+    FfiApprovalRequest, FfiAuditRecord, FfiErrorInfo, FfiFrame, FfiRedactionInfo, ProgressReport,
+};
 
 /// Which host policy an `EvaluatePolicy` step names.
 #[derive(Debug, uniffi::Record)]
@@ -50,40 +24,6 @@ pub struct FfiPolicyAt {
     pub index: u32,
     /// How long the policy may run before it counts as failed (denies).
     pub timeout_ms: u64,
-}
-
-/// A host policy's decision.
-#[derive(Debug, uniffi::Enum)]
-pub enum FfiDecision {
-    Allow,
-    Deny {
-        reason: Option<String>,
-    },
-    RequireApproval {
-        approval_type: Option<String>,
-        reason: Option<String>,
-        expires_in_ms: Option<u64>,
-    },
-    Abstain,
-}
-
-impl From<FfiDecision> for Decision {
-    fn from(d: FfiDecision) -> Decision {
-        match d {
-            FfiDecision::Allow => Decision::Allow,
-            FfiDecision::Deny { reason } => Decision::Deny { reason },
-            FfiDecision::RequireApproval {
-                approval_type,
-                reason,
-                expires_in_ms,
-            } => Decision::RequireApproval {
-                approval_type,
-                reason,
-                expires_in_ms,
-            },
-            FfiDecision::Abstain => Decision::Abstain,
-        }
-    }
 }
 
 /// A running invocation. Swift holds it for the duration of one call.
@@ -98,13 +38,6 @@ pub struct FfiInvocation {
     panicked: AtomicBool,
     /// The handler's progress reports so far (`report_progress`).
     progress: Mutex<ProgressChecker>,
-}
-
-/// An accepted progress report: `total` carried forward once given.
-#[derive(uniffi::Record)]
-pub struct ProgressReport {
-    pub done: u64,
-    pub total: Option<u64>,
 }
 
 fn panic_error() -> CapabilityError {
@@ -139,13 +72,14 @@ impl FfiInvocation {
         self.inv.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Applies `answer`, runs the core's own store steps, returns the next
+    /// Applies `answer` (Swift's, or one a store step made off this
+    /// object), runs the core's own store steps, returns the next
     /// step kind for Swift. `now_ms` is Swift's clock when the answer was
     /// made: the core ends the attempt in TIMEOUT instead of handing out a
     /// handler step at or past its deadline (`Invocation::at`, applied by
     /// `BindingRegistry::advance`), so a validator, policy or audit
     /// subscriber that spent the deadline never lets a handler start.
-    fn apply(&self, answer: Answer, now_ms: u64) -> u8 {
+    pub(crate) fn apply(&self, answer: Answer, now_ms: u64) -> u8 {
         self.run_core(move |inv, host, audit| {
             // An out-of-turn answer ends the machine in Done(INTERNAL); the
             // returned kind (Done) and the outcome report it.
@@ -161,14 +95,12 @@ impl FfiInvocation {
         self.host.store_op(&inv, now_ms).map(|op| (op, kind))
     }
 
-    /// Feeds an answer made off this object (a store step).
-    pub(crate) fn feed(&self, answer: Answer, now_ms: u64) -> u8 {
-        self.apply(answer, now_ms)
-    }
-
     /// Runs core code on the invocation, catching a panic: the invocation
     /// then reports `Done` and an INTERNAL outcome.
-    fn run_core(&self, f: impl FnOnce(&mut Invocation, &BindingRegistry, &AuditRoute) -> u8) -> u8 {
+    pub(crate) fn run_core(
+        &self,
+        f: impl FnOnce(&mut Invocation, &BindingRegistry, &AuditRoute) -> u8,
+    ) -> u8 {
         if self.panicked.load(Ordering::Relaxed) {
             return StepKind::Done.as_u8();
         }
@@ -312,67 +244,5 @@ impl FfiInvocation {
             Step::Done(Outcome::Error(e)) => Some(e.into()),
             _ => None,
         }
-    }
-
-    // ----- answers: each returns the next step kind -----------------------
-
-    /// Any answer without text, by its code (`ffi::answer_code`, generated
-    /// into `AnswerCode`); `flag` is `RetryOn`'s verdict. The core reads
-    /// it (`ffi::answer`): one it cannot read ends the call INTERNAL.
-    pub fn answer(&self, code: u8, flag: bool, now_ms: u64) -> u8 {
-        self.apply(ffi::answer(code, None, flag, now_ms), now_ms)
-    }
-
-    /// An answer with its text (`ffi::answer` says which answer reads it:
-    /// a message for the model, issues as JSON, an output as JSON).
-    pub fn answer_text(&self, code: u8, text: Option<String>, now_ms: u64) -> u8 {
-        self.apply(ffi::answer(code, text, false, now_ms), now_ms)
-    }
-
-    /// `ExportInput`: the validated input as Swift measured it
-    /// (`HostJSON.measure`). One with no JSON form the core can bind — a
-    /// NaN or infinity, nesting past the hash's depth, text serde refuses —
-    /// answers `InputNotExportable` (INVALID_INPUT, audited), as Node and
-    /// Python do.
-    pub fn answer_input_exported(&self, input: FfiHostInput, now_ms: u64) -> u8 {
-        self.apply(export_answer(input), now_ms)
-    }
-
-    /// The driver cannot perform the current step: a kind Swift's mirror of
-    /// `StepKind` does not know (it drifted from the core's), or a value of
-    /// the core's it could not read or convert. The core ends the call
-    /// (INTERNAL with its own message, unless the outcome was settled) and
-    /// its finished audit record is delivered here, as for Node and Python
-    /// (`Invocation::abandon`): the binding picks no code and no words.
-    pub fn abandon(&self, now_ms: u64) -> u8 {
-        self.run_core(move |inv, host, audit| {
-            // The core says whether a finished record is newly owed: one
-            // already pending went to the sink when it was reached, and is
-            // left for the driver to deliver (never twice), as in Node.
-            if !inv.abandon(now_ms) {
-                return inv.step_kind().as_u8();
-            }
-            audit.advance(host, inv, now_ms).as_u8()
-        })
-    }
-
-    /// `EvaluatePolicy`: the host policy's decision.
-    pub fn answer_policy(&self, decision: FfiDecision, now_ms: u64) -> u8 {
-        self.apply(Answer::PolicyDecision(decision.into()), now_ms)
-    }
-
-    /// `RunHandler`: the handler failed (`ffi::handler_error`). `code` is
-    /// the handler's own `CapabilityError` code, or `None` for a plain
-    /// thrown error (a generic EXECUTION_FAILED; `message` never reaches
-    /// the caller).
-    pub fn answer_handler_error(
-        &self,
-        code: Option<String>,
-        message: String,
-        retryable: bool,
-        now_ms: u64,
-    ) -> u8 {
-        let answer = ffi::handler_error(code.as_deref(), message, retryable, now_ms);
-        self.apply(answer, now_ms)
     }
 }

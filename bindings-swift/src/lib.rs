@@ -19,6 +19,7 @@
 //! `Result`, so uniffi's own catch turns a panic into a thrown Swift error.
 //! Neither aborts the host process.
 
+mod answers;
 mod convert;
 mod invocation;
 mod postgres;

@@ -133,7 +133,7 @@ impl FfiInvocation {
             Err(e) if kind == StepKind::PersistApproval => Answer::StoreFailed(e),
             Err(e) => Answer::Consumed(Err(e)),
         };
-        self.feed(answer, now_ms)
+        self.apply(answer, now_ms)
     }
 }
 

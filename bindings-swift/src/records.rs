@@ -19,7 +19,7 @@ use orpc_agent_core::approval::{ApprovalRequest, ListFilter};
 use orpc_agent_core::ffi::next_cursor;
 use orpc_agent_core::pipeline::audit::{AuditRecord, PolicyRecord};
 use orpc_agent_core::pipeline::redaction::RedactionInfo;
-use orpc_agent_core::{Actor, Frame, Surface, TraceContext};
+use orpc_agent_core::{Actor, CapabilityError, Frame, Surface, TraceContext};
 use serde_json::{Map, Value};
 
 use crate::{FfiError, invalid_input};
@@ -417,4 +417,31 @@ impl FfiApprovalPage {
             next_cursor: next_cursor(page, filter),
         }
     }
+}
+
+/// A `CapabilityError` as a record (outcomes, `AskRetryOn`).
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct FfiErrorInfo {
+    pub code: String,
+    pub message: String,
+    pub retryable: bool,
+    pub details_json: Option<String>,
+}
+
+impl From<&CapabilityError> for FfiErrorInfo {
+    fn from(e: &CapabilityError) -> FfiErrorInfo {
+        FfiErrorInfo {
+            code: e.code.as_str().to_owned(),
+            message: e.message.clone(),
+            retryable: e.retryable,
+            details_json: e.details.as_ref().map(|d| d.to_string()),
+        }
+    }
+}
+
+/// An accepted progress report: `total` carried forward once given.
+#[derive(uniffi::Record)]
+pub struct ProgressReport {
+    pub done: u64,
+    pub total: Option<u64>,
 }

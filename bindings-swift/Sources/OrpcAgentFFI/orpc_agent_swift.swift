@@ -4073,22 +4073,22 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_func_open_postgres_registry() != 36959) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_abandon() != 59190) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_abandon() != 53976) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer() != 2806) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer() != 47107) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_error() != 2165) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_error() != 62997) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_exported() != 63367) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_exported() != 57815) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_policy() != 16537) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_policy() != 37500) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_text() != 46747) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_text() != 43090) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_attempt() != 33666) {
@@ -4115,7 +4115,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_approval() != 17388) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_error() != 47660) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_error() != 20164) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_outcome_kind() != 8559) {
@@ -4130,10 +4130,10 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_redaction_info() != 32288) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_report_progress() != 28723) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_report_progress() != 56065) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_retry_error() != 43911) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_retry_error() != 50092) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_sleep_ms() != 8759) {
