@@ -40,6 +40,8 @@ mod postgres;
 mod raw;
 mod registry;
 mod slab;
+mod start;
+mod step;
 mod telemetry;
 
 use napi_derive::napi;
@@ -54,6 +56,8 @@ pub use mcp::*;
 pub use postgres::*;
 pub use raw::*;
 pub use registry::*;
+pub use start::*;
+pub use step::*;
 pub use telemetry::*;
 
 /// Panics on purpose: lets the test suite check that a Rust panic becomes a

@@ -21,7 +21,9 @@ use napi_derive::napi;
 use orpc_agent_core::CapabilityError;
 
 use crate::errors::{internal, invalid};
-use crate::invoke::{answer_in, audit_row_in, start_actor_in, start_in};
+use crate::invoke::answer_in;
+use crate::start::{start_actor_in, start_in};
+use crate::step::audit_row_in;
 
 /// The callback's first `N` argument handles (missing ones stay null,
 /// which every `napi_get_value_*` rejects).

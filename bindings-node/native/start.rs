@@ -1,0 +1,209 @@
+//! Starting invocations: a fresh call by capability index or name, with a
+//! surface-only frame, an actor id or a whole frame, and a resume. Each
+//! returns the first step packed with the invocation's handle
+//! (`kind + 16 × handle`; see `invoke.rs`).
+
+use std::sync::Arc;
+
+use napi_derive::napi;
+use orpc_agent_core::{Actor, Answer, CapabilityError, Frame, Invocation, InvokeOptions, Surface};
+
+use crate::errors::{internal, invalid, throw};
+use crate::invoke::{DONE_OK_HOST, ms, next};
+use crate::registry::{Registry, registry_call, with_registry};
+
+fn options(r: &Registry, now: f64) -> InvokeOptions {
+    InvokeOptions {
+        now_ms: ms(now),
+        audit: r.audit,
+        audit_payloads: r.audit_payloads,
+        span_payloads: r.span_payloads,
+    }
+}
+
+/// A frame that is only a surface, one per surface, shared by every call
+/// that has no more than that (the core copies a frame only to change it).
+static SURFACE_FRAMES: std::sync::LazyLock<Vec<Arc<Frame>>> = std::sync::LazyLock::new(|| {
+    Surface::ALL
+        .iter()
+        .map(|s| Arc::new(Frame::new(*s)))
+        .collect()
+});
+
+fn frame_of(surface: u32, frame_json: Option<String>) -> Result<Arc<Frame>, CapabilityError> {
+    match frame_json {
+        Some(text) => serde_json::from_str(&text)
+            .map(Arc::new)
+            .map_err(|e| invalid(format!("invalid frame: {e}"))),
+        None => usize::try_from(surface)
+            .ok()
+            .and_then(|i| SURFACE_FRAMES.get(i))
+            .cloned()
+            .ok_or_else(|| invalid("invalid frame: unknown surface index")),
+    }
+}
+
+/// The core's verdict on the raw input as the façade serialized it
+/// (`JSON.stringify`); `None` when it has no JSON text (a BigInt, a cycle:
+/// only in-process code hands those over).
+fn measured(input_text: Option<&str>) -> Option<Result<(), CapabilityError>> {
+    input_text.map(orpc_agent_core::limits::check_serialized)
+}
+
+/// Registers a started invocation and returns its first step.
+fn started(r: &mut Registry, inv: Invocation, now_ms: u64) -> Result<f64, CapabilityError> {
+    let h = r.invocations.insert(inv);
+    let first = next(r, h, now_ms)?;
+    let kind = (first % 16.0) as u32;
+    if kind == DONE_OK_HOST {
+        // Cannot happen (no handler ran yet); keep the protocol simple.
+        return Err(internal("invocation finished before it started"));
+    }
+    Ok(f64::from(kind) + 16.0 * f64::from(h))
+}
+
+/// [`invoke_start`] without the JS error mapping (shared with `raw.rs`).
+pub fn start_in(
+    reg: u32,
+    capability: u32,
+    surface: u32,
+    frame_json: Option<String>,
+    input_text: Option<&str>,
+    now: f64,
+) -> Result<f64, CapabilityError> {
+    with_registry(reg, |r| {
+        let frame = frame_of(surface, frame_json)?;
+        start_index_in(r, capability, frame, input_text, now)
+    })
+}
+
+/// The start both index paths share: the host's measure of the raw input,
+/// then stages 1–3.
+fn start_index_in(
+    r: &mut Registry,
+    capability: u32,
+    frame: Arc<Frame>,
+    input_text: Option<&str>,
+    now: f64,
+) -> Result<f64, CapabilityError> {
+    let registry = Arc::clone(r.host.registry());
+    let inv = Invocation::start_index_measured(
+        registry,
+        capability,
+        frame,
+        options(r, now),
+        measured(input_text),
+    );
+    started(r, inv, ms(now))
+}
+
+/// [`start_in`] for a frame that is a surface and an actor with only an id.
+pub fn start_actor_in(
+    reg: u32,
+    capability: u32,
+    surface: u32,
+    actor_id: String,
+    input_text: Option<&str>,
+    now: f64,
+) -> Result<f64, CapabilityError> {
+    with_registry(reg, |r| {
+        let surface = u8::try_from(surface)
+            .ok()
+            .and_then(Surface::from_index)
+            .ok_or_else(|| invalid("invalid frame: unknown surface index"))?;
+        // Built, not cloned from the shared surface-only frame.
+        let frame = Frame::new(surface).with_actor(Actor {
+            id: Some(actor_id),
+            ..Actor::default()
+        });
+        start_index_in(r, capability, Arc::new(frame), input_text, now)
+    })
+}
+
+/// Starts an invocation of the capability at `capability` (an index the
+/// façade resolved once from an id or tool name). `surface` is the
+/// frame's surface index; `frame_json` carries the whole frame when it has
+/// more than a surface (actor, trace, ids); `input_text` the raw input's
+/// JSON text for the input limits. Returns `kind + 16 × handle`.
+#[napi(catch_unwind)]
+pub fn invoke_start(
+    reg: u32,
+    capability: u32,
+    surface: u32,
+    frame_json: Option<String>,
+    input_text: Option<String>,
+    now: f64,
+) -> napi::Result<f64> {
+    start_in(
+        reg,
+        capability,
+        surface,
+        frame_json,
+        input_text.as_deref(),
+        now,
+    )
+    .map_err(|e| throw(&e))
+}
+
+/// [`invoke_start`] by name, for names the façade does not know (the core
+/// answers NOT_FOUND exactly as for an unexposed capability, SI-8).
+#[napi(catch_unwind)]
+pub fn invoke_start_name(
+    reg: u32,
+    name: String,
+    surface: u32,
+    frame_json: Option<String>,
+    input_text: Option<String>,
+    now: f64,
+) -> napi::Result<f64> {
+    registry_call(reg, |r| {
+        let frame = frame_of(surface, frame_json)?;
+        let registry = Arc::clone(r.host.registry());
+        let inv = Invocation::start_measured(
+            registry,
+            &name,
+            frame,
+            options(r, now),
+            measured(input_text.as_deref()),
+        );
+        started(r, inv, ms(now))
+    })
+}
+
+/// Resumes an approved request (stage 7, then 9–14 with the recorded
+/// surface and actor). The frame contributes trace and ids only — unless
+/// `by_requester`: then its surface and actor must be the request's
+/// (`Invocation::resume_by_requester`), else APPROVAL_NOT_FOUND. With
+/// `through_capability` (a capability index: the resume comes through that
+/// capability's tool, as over MCP) the request must also be for it, and a
+/// frame without an actor may resume only a request made without one
+/// (`Invocation::resume_through_tool`).
+#[napi(catch_unwind)]
+pub fn resume_start(
+    reg: u32,
+    approval_id: String,
+    frame_json: Option<String>,
+    by_requester: bool,
+    now: f64,
+    through_capability: Option<u32>,
+    cancelled: Option<bool>,
+) -> napi::Result<f64> {
+    registry_call(reg, |r| {
+        let frame = frame_of(Surface::Direct.index().into(), frame_json)?;
+        let registry = std::sync::Arc::clone(r.host.registry());
+        let opts = options(r, now);
+        let mut inv = match (through_capability, by_requester) {
+            (Some(index), _) => {
+                Invocation::resume_through_tool(registry, &approval_id, index, frame, opts)
+            }
+            (None, true) => Invocation::resume_by_requester(registry, &approval_id, frame, opts),
+            (None, false) => Invocation::resume(registry, &approval_id, frame, opts),
+        };
+        // The caller's signal was already aborted: the core ends the call
+        // CANCELLED at its consume step, before the store runs it.
+        if cancelled == Some(true) {
+            let _ = inv.answer(Answer::Cancelled { now_ms: ms(now) });
+        }
+        started(r, inv, ms(now))
+    })
+}
