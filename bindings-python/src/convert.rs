@@ -223,3 +223,37 @@ pub fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>
         }
     })
 }
+
+/// `None`/absent → `Some(None)`; a `str` → `Some(Some(text))`; anything
+/// else → `None` (not text).
+pub(crate) fn opt_text(v: Option<&Bound<'_, PyAny>>) -> Option<Option<String>> {
+    match v {
+        None => Some(None),
+        Some(v) if v.is_none() => Some(None),
+        Some(v) => v
+            .cast::<pyo3::types::PyString>()
+            .ok()?
+            .to_str()
+            .ok()
+            .map(|s| Some(s.to_owned())),
+    }
+}
+
+/// A host's milliseconds: `None`/absent → `Some(None)`; an `int` or a
+/// `float` (never a `bool`) → its value, negatives and NaN as 0 and values
+/// past `u64` as `u64::MAX` for the core's bounds to refuse; anything else →
+/// `None` (not a number).
+pub(crate) fn opt_ms(v: Option<&Bound<'_, PyAny>>) -> Option<Option<u64>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Some(None);
+    };
+    if v.cast::<pyo3::types::PyBool>().is_ok() {
+        return None;
+    }
+    if v.cast::<pyo3::types::PyInt>().is_ok() {
+        let i: i128 = v.extract().unwrap_or(i128::MAX);
+        return Some(Some(u64::try_from(i.max(0)).unwrap_or(u64::MAX)));
+    }
+    let f = v.cast::<pyo3::types::PyFloat>().ok()?.value();
+    Some(Some(if f.is_nan() || f <= 0.0 { 0 } else { f as u64 }))
+}

@@ -17,7 +17,7 @@ use orpc_agent_core::pipeline::{Answer, PolicyScope, Step, StepKind};
 use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome, Payload};
 use pyo3::prelude::*;
 
-use crate::convert::{json_to_py, py_to_json};
+use crate::convert::{json_to_py, opt_ms, opt_text, py_to_json};
 use crate::errors::capability_error;
 use crate::registry::{Shared, request_to_py};
 
@@ -84,7 +84,7 @@ impl Invocation {
                 }
                 StepKind::Audit => {
                     self.waited = true;
-                    self.deliver_audit(py);
+                    crate::audit::deliver(py, &self.shared, &self.inv);
                     let _ = self.inv.answer(Answer::Audited);
                 }
                 StepKind::Done => {
@@ -108,40 +108,6 @@ impl Invocation {
                 }
                 kind => return Ok(kind.as_u8()),
             }
-        }
-    }
-
-    /// Hands the record to the subscriber. A subscriber that raises does not
-    /// change the outcome (audit is a delivery, not a gate); the exception
-    /// is reported through `sys.unraisablehook`.
-    fn deliver_audit(&self, py: Python<'_>) {
-        if let (Some(sink), Step::Audit(record)) = (&self.shared.pg_audit, self.inv.step()) {
-            // Queued for the sink's writer; never waits (src/postgres.rs).
-            orpc_agent_core::pipeline::driver::AuditSink::record(&**sink, record);
-        }
-        if let (Some(telemetry), Step::Audit(record)) = (&self.shared.telemetry, self.inv.step()) {
-            // The call's span ends with the core's view of it (a finished
-            // record only); a failure here changes nothing, as for audit.
-            if let Some(view) = orpc_agent_core::telemetry::call_telemetry(record) {
-                let told = pythonize::pythonize(py, &view)
-                    .map_err(PyErr::from)
-                    .and_then(|v| telemetry.bind(py).call1((v,)).map(drop));
-                if let Err(e) = told {
-                    crate::errors::unraisable(e, telemetry.bind(py));
-                }
-            }
-        }
-        let (Some(subscriber), Step::Audit(record)) = (&self.shared.audit, self.inv.step()) else {
-            return;
-        };
-        // Serialized straight into Python objects (pythonize drives the
-        // record's own `Serialize`: the same keys and omissions as
-        // `to_json`, without the intermediate `Value`).
-        let delivered = pythonize::pythonize(py, record)
-            .map_err(PyErr::from)
-            .and_then(|r| subscriber.bind(py).call1((r,)).map(drop));
-        if let Err(e) = delivered {
-            crate::errors::unraisable(e, subscriber.bind(py));
         }
     }
 
@@ -183,40 +149,6 @@ impl Invocation {
     pub(crate) fn output_invalid(&mut self, py: Python<'_>) -> PyResult<u8> {
         self.feed(py, Answer::OutputInvalid(String::new()))
     }
-}
-
-/// `None`/absent → `Some(None)`; a `str` → `Some(Some(text))`; anything
-/// else → `None` (not text).
-fn opt_text(v: Option<&Bound<'_, PyAny>>) -> Option<Option<String>> {
-    match v {
-        None => Some(None),
-        Some(v) if v.is_none() => Some(None),
-        Some(v) => v
-            .cast::<pyo3::types::PyString>()
-            .ok()?
-            .to_str()
-            .ok()
-            .map(|s| Some(s.to_owned())),
-    }
-}
-
-/// A host's milliseconds: `None`/absent → `Some(None)`; an `int` or a
-/// `float` (never a `bool`) → its value, negatives and NaN as 0 and values
-/// past `u64` as `u64::MAX` for the core's bounds to refuse; anything else →
-/// `None` (not a number).
-fn opt_ms(v: Option<&Bound<'_, PyAny>>) -> Option<Option<u64>> {
-    let Some(v) = v.filter(|v| !v.is_none()) else {
-        return Some(None);
-    };
-    if v.cast::<pyo3::types::PyBool>().is_ok() {
-        return None;
-    }
-    if v.cast::<pyo3::types::PyInt>().is_ok() {
-        let i: i128 = v.extract().unwrap_or(i128::MAX);
-        return Some(Some(u64::try_from(i.max(0)).unwrap_or(u64::MAX)));
-    }
-    let f = v.cast::<pyo3::types::PyFloat>().ok()?.value();
-    Some(Some(if f.is_nan() || f <= 0.0 { 0 } else { f as u64 }))
 }
 
 #[pymethods]

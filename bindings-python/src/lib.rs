@@ -5,6 +5,7 @@
 //! asyncio driver loop in `python/orpc_agent/_driver.py`. Every governance
 //! decision is the core's (`orpc-agent-core`).
 
+mod audit;
 mod awaitable;
 mod convert;
 mod eager;
