@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
+use orpc_agent_core::ffi::answer_code;
 use orpc_agent_core::pipeline::driver::Call;
 use orpc_agent_core::pipeline::{
     Answer, AuditEvent, Decision, Invocation, InvokeOptions, Outcome, Payload, PolicyScope, Stage,
@@ -87,6 +88,7 @@ fn any_answer() -> impl Strategy<Value = Answer> {
         Just(Answer::RedactorFailed),
         Just(Answer::OutputExported(json!(1))),
         Just(Answer::Audited),
+        any::<u8>().prop_map(|code| Answer::Malformed { code }),
     ]
 }
 
@@ -194,6 +196,27 @@ fn an_out_of_turn_answer_still_owes_the_finished_record() {
         ]
     );
     assert_eq!(inv.take_outcome(), Some(Outcome::Error(e)));
+}
+
+#[test]
+fn an_answer_code_the_core_cannot_read_ends_the_call_internal_at_any_step() {
+    // A binding's answer from primitives the core does not know (a code
+    // from a newer façade, a text it needs missing) is no answer to guess
+    // at: the call ends INTERNAL and its finished record is owed.
+    let reg = registry(json!([{"id": "a.b", "meta": meta(&["mcp"])}]), Value::Null);
+    for (code, text) in [(250, None), (answer_code::INPUT_INVALID, None)] {
+        let mut inv = start(&reg, "a.b", Payload::Host, audited(0));
+        let mut records = Vec::new();
+        deliver_audits(&mut inv, &mut records);
+        assert_eq!(inv.step_kind(), StepKind::RunHandler);
+        let answer = orpc_agent_core::ffi::answer(code, text, true, 1);
+        assert!(matches!(answer, Answer::Malformed { .. }));
+        let e = inv.answer(answer).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Internal);
+        deliver_audits(&mut inv, &mut records);
+        assert_eq!(records.last().unwrap().outcome, Some("INTERNAL"));
+        assert_eq!(inv.take_outcome(), Some(Outcome::Error(e)));
+    }
 }
 
 #[test]
