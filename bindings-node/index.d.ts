@@ -237,8 +237,9 @@ export declare function invokeCallDeadline(reg: number, h: number): number
 export declare function invokeCapability(reg: number, h: number): number
 
 /**
- * The input the current step shows, when the core holds it as JSON (a
- * resumed call's stored input); `None` when the host holds it.
+ * The value the current step shows, when the core holds it as JSON
+ * (`ffi::step_json`; the façade reads it at `RunHandler`: a resumed call's
+ * stored input); `None` when the host holds it.
  */
 export declare function invokeInputJson(reg: number, h: number): string | null
 

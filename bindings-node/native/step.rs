@@ -46,8 +46,9 @@ pub fn invoke_policy_timeout(reg: u32, h: u32) -> napi::Result<f64> {
     read(reg, h, |inv| inv.policy_timeout_ms() as f64)
 }
 
-/// The input the current step shows, when the core holds it as JSON (a
-/// resumed call's stored input); `None` when the host holds it.
+/// The value the current step shows, when the core holds it as JSON
+/// (`ffi::step_json`; the façade reads it at `RunHandler`: a resumed call's
+/// stored input); `None` when the host holds it.
 #[napi(catch_unwind)]
 pub fn invoke_input_json(reg: u32, h: u32) -> napi::Result<Option<String>> {
     read(reg, h, |inv| ffi::step_json(inv).map(js_text))

@@ -83,7 +83,7 @@ function whenAborted(signal: AbortSignal | undefined): { aborted: Promise<typeof
  * Awaits a hook's promise until the call's deadline (the core's
  * `callDeadline`) or the caller's cancellation: a validator or redactor
  * that never settles must not hold the call. The core decides what a late
- * or cancelled hook means (`answerDeadlinePassed`, `answerCancelled`); a
+ * or cancelled hook means (`Answer.DeadlinePassed`, `Answer.Cancelled`); a
  * hook already settled wins a tie.
  */
 async function bounded<T>(p: Promise<T>, reg: number, h: number, signal: AbortSignal | undefined): Promise<Bounded<T>> {

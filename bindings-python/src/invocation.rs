@@ -36,9 +36,10 @@ pub struct Invocation {
     resumed: bool,
     /// The handler's progress reports so far (`progress`).
     progress: ProgressChecker,
-    /// A step that may have taken a while (the input validator, an awaited
-    /// host policy, an audit delivery) ran since the start: check the
-    /// deadline before a handler starts.
+    /// A step that may have taken a while (the input validator, any hook
+    /// answered through `answer`, an awaited host policy, an audit
+    /// delivery) ran since the start: check the deadline before a handler
+    /// starts.
     waited: bool,
 }
 
@@ -253,8 +254,10 @@ impl Invocation {
         crate::convert::record_to_py(py, &self.inv.redaction_info(), "redaction info")
     }
 
-    /// `RunHandler` on resume: the stored validated input (JSON), which
-    /// the host turns back into its own type. `None` when the host holds it.
+    /// The value the current step shows when the core holds it as JSON
+    /// (`ffi::step_json`; read at `RunHandler` on resume: the stored
+    /// validated input, which the host turns back into its own type).
+    /// `None` when the host holds it.
     fn input_json<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         ffi::step_json(&self.inv)
             .map(|v| json_to_py(py, v))

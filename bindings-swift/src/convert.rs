@@ -6,7 +6,7 @@
 
 use orpc_agent_core::act::deterministic::{HashError, MAX_HASH_DEPTH};
 use orpc_agent_core::limits::{Meter, check_serialized};
-use orpc_agent_core::{Answer, CapabilityError, ErrorCode, Frame, Surface};
+use orpc_agent_core::{Answer, CapabilityError, Frame, Surface};
 use serde_json::Value;
 
 use crate::records::FfiFrameDetails;
@@ -68,9 +68,7 @@ pub(crate) fn json_value(input: FfiHostInput) -> Result<Value, CapabilityError> 
             non_finite_at: Some(path),
             ..
         } => Err(HashError::NonFinite { path }.into()),
-        FfiHostInput::Json { text, .. } => serde_json::from_str(&text).map_err(|e| {
-            CapabilityError::new(ErrorCode::InvalidInput, format!("not valid JSON: {e}"))
-        }),
+        FfiHostInput::Json { text, .. } => orpc_agent_core::ffi::exported_input(&text),
         FfiHostInput::Deeper { path, .. } => Err(HashError::TooDeep {
             path,
             limit: MAX_HASH_DEPTH,

@@ -154,7 +154,7 @@ impl FfiInvocation {
 
     /// The time every hook of this call is bounded by (unix ms): a
     /// validator, output validator or redactor still running then is
-    /// answered `answer_deadline_passed` (`Invocation::call_deadline_ms`;
+    /// answered `DeadlinePassed` (`Invocation::call_deadline_ms`;
     /// 0 before the capability is resolved).
     pub fn call_deadline_ms(&self) -> u64 {
         self.lock().call_deadline_ms()

@@ -664,7 +664,7 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     /**
      * The time every hook of this call is bounded by (unix ms): a
      * validator, output validator or redactor still running then is
-     * answered `answer_deadline_passed` (`Invocation::call_deadline_ms`;
+     * answered `DeadlinePassed` (`Invocation::call_deadline_ms`;
      * 0 before the capability is resolved).
      */
     func callDeadlineMs()  -> UInt64
@@ -940,7 +940,7 @@ open func auditRecord() -> FfiAuditRecord?  {
     /**
      * The time every hook of this call is bounded by (unix ms): a
      * validator, output validator or redactor still running then is
-     * answered `answer_deadline_passed` (`Invocation::call_deadline_ms`;
+     * answered `DeadlinePassed` (`Invocation::call_deadline_ms`;
      * 0 before the capability is resolved).
      */
 open func callDeadlineMs() -> UInt64  {
@@ -4097,7 +4097,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_audit_record() != 61580) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_call_deadline_ms() != 43955) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_call_deadline_ms() != 6555) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_capability_index() != 41033) {

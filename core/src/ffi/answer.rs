@@ -6,8 +6,10 @@
 //! decision, a handler's error, a host-measured input) keep their own
 //! builders ([`super::policy_answer`], [`Answer::HandlerError`]).
 //!
-//! The codes are mirrored in the generated protocol files and Python's
-//! module (`cargo run -p orpc-agent-core --example mirrors`).
+//! The codes are mirrored in the generated protocol files (`cargo run -p
+//! orpc-agent-core --example mirrors`: `Answer` in TypeScript, `AnswerCode`
+//! in Swift); Python's module builds its `ANSWER_*` constants from
+//! [`answer_code::ALL`] at import.
 
 use serde_json::Value;
 
@@ -109,11 +111,7 @@ pub fn answer(code: u8, text: Option<String>, flag: bool, now_ms: u64) -> Answer
         (DEADLINE_PASSED, _) => Answer::DeadlinePassed { now_ms },
         (POLICY_FAILED, _) => Answer::PolicyFailed(String::new()),
         (INPUT_EXPORTED, Some(_)) if !flag => Answer::input_not_rebuilt(),
-        (INPUT_EXPORTED, Some(json)) => {
-            Answer::input_exported(serde_json::from_str(&json).map_err(|_| {
-                CapabilityError::new(ErrorCode::InvalidInput, "The input is not valid JSON.")
-            }))
-        }
+        (INPUT_EXPORTED, Some(json)) => Answer::input_exported(exported_input(&json)),
         (INPUT_NOT_EXPORTABLE, reason) => Answer::input_not_exportable(reason),
         (INPUT_NOT_REBUILT, _) => Answer::input_not_rebuilt(),
         (HANDLER_OK, _) => Answer::HandlerOk {
@@ -135,6 +133,25 @@ pub fn answer(code: u8, text: Option<String>, flag: bool, now_ms: u64) -> Answer
         (AUDITED, _) => Answer::Audited,
         (code, _) => Answer::Malformed { code },
     }
+}
+
+/// The validated input from the JSON text a host exported it as, or why
+/// it has none, in the words of a refused export ("The input cannot be
+/// bound to an approval: …"): text nested past serde's own limit (which
+/// is past the input limits' depth too) says so; any other text that does
+/// not parse has no JSON form. One reading for every binding's export.
+pub fn exported_input(text: &str) -> Result<Value, CapabilityError> {
+    serde_json::from_str(text).map_err(|e| {
+        let reason = if e.to_string().contains("recursion limit") {
+            format!(
+                "it nests deeper than {} levels.",
+                crate::limits::MAX_INPUT_DEPTH
+            )
+        } else {
+            crate::pipeline::step::NO_JSON_FORM.to_owned()
+        };
+        CapabilityError::new(ErrorCode::InvalidInput, reason)
+    })
 }
 
 /// [`Answer::HandlerError`] as a host reports a failed handler: `code` is
@@ -226,7 +243,12 @@ mod tests {
         ));
         assert!(matches!(
             answer(INPUT_EXPORTED, Some("{".into()), true, 0),
-            Answer::InputNotExportable(_)
+            Answer::InputNotExportable(m) if m == crate::pipeline::step::NO_JSON_FORM
+        ));
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(matches!(
+            answer(INPUT_EXPORTED, Some(deep), true, 0),
+            Answer::InputNotExportable(m) if m == "it nests deeper than 64 levels."
         ));
         assert!(matches!(
             answer(INPUT_EXPORTED, Some("{}".into()), false, 0),

@@ -14,7 +14,7 @@
 pub mod act;
 mod answer;
 mod step;
-pub use answer::{answer, answer_code, handler_error};
+pub use answer::{answer, answer_code, exported_input, handler_error};
 pub use step::{outcome_code, reported_kind, step_aux, step_json};
 #[cfg(feature = "postgres")]
 mod postgres;
