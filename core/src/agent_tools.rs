@@ -20,21 +20,9 @@
 
 use crate::mcp;
 
-/// The message of the CREDENTIAL_REQUIRED error a gated call gets on a
-/// surface whose approvals are kept per caller, when its frame names no
-/// actor id and no session id: two anonymous callers could not be told
-/// apart, so neither may own a request.
-pub const CALLER_REQUIRED_MESSAGE: &str = "This call needs approval, and an approval here is kept \
-     for the caller who asked, but the call names no caller (no actor id, no session id). It \
-     did not run.";
-
-/// The details of that CREDENTIAL_REQUIRED error, `{"callerRequired":
-/// true}`: an in-process adapter shows it to the application as its own
-/// configuration error (the frame it was given names no caller) rather
-/// than to the model.
-pub fn caller_required_details() -> serde_json::Value {
-    serde_json::json!({"callerRequired": true})
-}
+// What the machine refuses a gated call that names no caller with (the
+// pipeline's words, here where the adapters read them).
+pub use crate::pipeline::gate::{CALLER_REQUIRED_MESSAGE, caller_required_details};
 
 /// APPROVAL_NOT_FOUND's message when a framework's history shows an approval
 /// response for a tool call this server holds no request for (a forged or

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::meta::Surface;
+use crate::vocab::Surface;
 
 /// The caller. `id` is what audit records and approvals name.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

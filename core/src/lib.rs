@@ -25,6 +25,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod registry;
 pub mod telemetry;
+pub mod vocab;
 pub mod wire_schema;
 
 pub use declaration::{DeclarationError, Declarations, Format};

@@ -152,7 +152,7 @@ pub fn error_result_from(
                 _ => e,
             }
         }
-        None => CapabilityError::new(ErrorCode::Internal, crate::agent_tools::FAILED_MESSAGE),
+        None => CapabilityError::new(ErrorCode::Internal, crate::error::FAILED_MESSAGE),
     };
     error_result(&error)
 }

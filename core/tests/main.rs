@@ -18,6 +18,7 @@ mod descriptor_schema;
 mod faults;
 mod fuzz_regressions;
 mod hash_vectors;
+mod layering;
 mod leak_scan;
 mod limits;
 mod pipeline_export;

@@ -5,8 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::meta::{AgentMeta, Discovery, Risk, SideEffect};
-use crate::registry::Capability;
+pub use crate::meta::mcp_annotations;
+use crate::meta::{Discovery, Risk, SideEffect};
+use crate::registry::{Capability, CapabilityRegistry};
+use crate::vocab::Surface;
 
 /// Tool names per adapter.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,28 +102,15 @@ impl Descriptor {
     }
 }
 
-/// MCP annotations from metadata: `readOnlyHint` for none/read,
-/// `destructiveHint` for destructive (stated `false` otherwise, since MCP's
-/// default is `true`), `idempotentHint` for `idempotent: true` or read-only,
-/// `openWorldHint` for external; then the declared overrides on top.
-pub fn mcp_annotations(m: &AgentMeta) -> Map<String, Value> {
-    let mut out = Map::new();
-    let read_only = m.side_effect.is_read_only();
-    out.insert("readOnlyHint".into(), read_only.into());
-    out.insert(
-        "destructiveHint".into(),
-        (m.side_effect == SideEffect::Destructive).into(),
-    );
-    out.insert(
-        "idempotentHint".into(),
-        (read_only || m.idempotent == Some(true)).into(),
-    );
-    out.insert(
-        "openWorldHint".into(),
-        (m.side_effect == SideEffect::External).into(),
-    );
-    for (k, v) in &m.adapters.mcp_annotations {
-        out.insert(k.clone(), v.clone());
+impl CapabilityRegistry {
+    /// Portable descriptors of the capabilities exposed on `surface`
+    /// (here, not in `registry`: a descriptor is a view of the registry,
+    /// which does not depend on its views).
+    pub fn descriptors(&self, surface: Surface) -> Vec<Descriptor> {
+        self.capabilities()
+            .iter()
+            .filter(|c| c.exposed_on(surface))
+            .map(Descriptor::of)
+            .collect()
     }
-    out
 }

@@ -37,7 +37,7 @@ pub mod answer_code {
     pub const POLICY_FAILED: u8 = 5;
     /// `ExportInput`: `text` is the validated input as JSON; `flag` says
     /// the text gives the host its value back (false: refused,
-    /// [`Answer::input_not_rebuilt`]).
+    /// [`crate::pipeline::Answer::input_not_rebuilt`]).
     pub const INPUT_EXPORTED: u8 = 6;
     /// `ExportInput`: converting the input threw; `text` is the library's
     /// or the app's `CapabilityError` message, or none (the core's reason).

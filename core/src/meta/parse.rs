@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::problem::{ProblemCode, Problems};
-use super::read::{ObjReader, string_list, type_name};
+use super::read::{ObjReader, enum_value, string_list, type_name};
 use super::{
     Adapters, AgentMeta, ApprovalConfig, Defaults, Discovery, Exposure, RedactHooks, RetryConfig,
     Risk, SideEffect, Surface, limits,
@@ -114,42 +114,6 @@ fn read_enum<T>(
 ) -> Option<T> {
     let v = r.required_value(key, p)?;
     enum_value(v, key, p, parse, expected)
-}
-
-fn enum_value<T>(
-    v: &Value,
-    path: impl std::fmt::Display,
-    p: &mut Problems,
-    parse: fn(&str) -> Option<T>,
-    expected: fn() -> String,
-) -> Option<T> {
-    let Value::String(s) = v else {
-        p.push(
-            path,
-            ProblemCode::WrongType,
-            format!("expected a string, got {}", type_name(v)),
-        );
-        return None;
-    };
-    let parsed = parse(s);
-    if parsed.is_none() {
-        p.push(
-            path,
-            ProblemCode::UnknownValue,
-            format!("unknown value `{s}`; expected one of {}", expected()),
-        );
-    }
-    parsed
-}
-
-pub(crate) fn parse_enum_at<T>(
-    v: &Value,
-    path: impl std::fmt::Display,
-    p: &mut Problems,
-    parse: fn(&str) -> Option<T>,
-    expected: fn() -> String,
-) -> Option<T> {
-    enum_value(v, path, p, parse, expected)
 }
 
 fn read_expose(v: &Value, p: &mut Problems) -> Option<Exposure> {

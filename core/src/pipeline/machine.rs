@@ -1130,9 +1130,9 @@ impl Invocation {
             return self.fail(
                 CapabilityError::new(
                     ErrorCode::CredentialRequired,
-                    crate::agent_tools::CALLER_REQUIRED_MESSAGE,
+                    super::gate::CALLER_REQUIRED_MESSAGE,
                 )
-                .with_details(crate::agent_tools::caller_required_details()),
+                .with_details(super::gate::caller_required_details()),
             );
         }
         let Some(input) = self.input_value() else {

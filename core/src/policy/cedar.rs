@@ -43,7 +43,7 @@ use serde_json::Value;
 use super::cedar_schema::{cedar_type, checked_input_type, schema_json};
 use super::cedar_value;
 use crate::frame::Frame;
-use crate::meta::{Discovery, Risk, SideEffect};
+use crate::vocab::{Discovery, Risk, SideEffect};
 
 /// A parsed Cedar policy set.
 #[derive(Clone, Debug, PartialEq)]
@@ -682,7 +682,7 @@ impl CedarCall<'_> {
 mod tests {
     use super::*;
     use crate::frame::Actor;
-    use crate::meta::Surface;
+    use crate::vocab::Surface;
     use serde_json::json;
 
     fn call<'a>(frame: &'a Frame, input: &'a Value, tags: &'a [String]) -> CedarCall<'a> {

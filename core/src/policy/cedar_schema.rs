@@ -25,7 +25,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::meta::Surface;
+use crate::vocab::Surface;
 
 /// How deep `$ref`s and nesting are followed before a type counts as
 /// inexpressible.

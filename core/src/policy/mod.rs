@@ -29,9 +29,9 @@ pub use predicate::{Op, Predicate};
 
 use serde_json::Value;
 
-use crate::meta::problem::{ProblemCode, Problems};
-use crate::meta::read::{ObjReader, string_list, type_name};
-use crate::meta::{Risk, SideEffect, Surface, limits, wire_enum};
+use crate::vocab::problem::{ProblemCode, Problems};
+use crate::vocab::read::{ObjReader, string_list, type_name};
+use crate::vocab::{Risk, SideEffect, Surface, limits, wire_enum};
 
 wire_enum! {
     /// `enforce` (default) or `shadow`: a shadow policy's decision is
@@ -156,7 +156,7 @@ pub(crate) fn parse_policy_list(v: &Value, path: &str, p: &mut Problems) -> Vec<
 }
 
 /// Parses a runtime-level policy list (capability `None` in problems).
-pub fn parse_policies(v: &Value) -> Result<Vec<PolicySpec>, Vec<crate::meta::Problem>> {
+pub fn parse_policies(v: &Value) -> Result<Vec<PolicySpec>, Vec<crate::vocab::problem::Problem>> {
     let mut list = Vec::new();
     let out = parse_policy_list(
         v,
@@ -175,7 +175,7 @@ fn parse_policy(v: &Value, path: &str, p: &mut Problems) -> Option<PolicySpec> {
     let name = r.str_opt("name", p).map(str::to_owned);
     let mode = match r.get("mode") {
         None => Some(PolicyMode::Enforce),
-        Some(m) => crate::meta::parse::parse_enum_at(
+        Some(m) => crate::vocab::read::parse_enum_at(
             m,
             r.field_path("mode"),
             p,
@@ -269,7 +269,7 @@ fn parse_policy(v: &Value, path: &str, p: &mut Problems) -> Option<PolicySpec> {
                 );
                 None
             }
-            Some(d) => crate::meta::parse::parse_enum_at(
+            Some(d) => crate::vocab::read::parse_enum_at(
                 d,
                 r.field_path("decision"),
                 p,

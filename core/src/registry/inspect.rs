@@ -4,8 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Capability, CapabilityDecl, RegistryOptions, analyse};
-use crate::descriptor::mcp_annotations;
-use crate::meta::{Problem, Warning, WarningCode, limits};
+use crate::meta::{Problem, Warning, WarningCode, limits, mcp_annotations};
 
 /// One capability's line in the report.
 #[derive(Clone, Debug, PartialEq)]

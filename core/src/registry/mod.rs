@@ -318,15 +318,6 @@ impl CapabilityRegistry {
     pub fn inspect(&self) -> InspectReport {
         inspect::report(&self.capabilities, &self.options, Vec::new())
     }
-
-    /// Portable descriptors of the capabilities exposed on `surface`.
-    pub fn descriptors(&self, surface: Surface) -> Vec<crate::descriptor::Descriptor> {
-        self.capabilities
-            .iter()
-            .filter(|c| c.exposed_on(surface))
-            .map(crate::descriptor::Descriptor::of)
-            .collect()
-    }
 }
 
 /// Name → capability index without copying a name: entries are

@@ -240,3 +240,39 @@ pub(crate) fn integer_in(
     }
     u64::try_from(i).ok()
 }
+
+pub(crate) fn enum_value<T>(
+    v: &Value,
+    path: impl std::fmt::Display,
+    p: &mut Problems,
+    parse: fn(&str) -> Option<T>,
+    expected: fn() -> String,
+) -> Option<T> {
+    let Value::String(s) = v else {
+        p.push(
+            path,
+            ProblemCode::WrongType,
+            format!("expected a string, got {}", type_name(v)),
+        );
+        return None;
+    };
+    let parsed = parse(s);
+    if parsed.is_none() {
+        p.push(
+            path,
+            ProblemCode::UnknownValue,
+            format!("unknown value `{s}`; expected one of {}", expected()),
+        );
+    }
+    parsed
+}
+
+pub(crate) fn parse_enum_at<T>(
+    v: &Value,
+    path: impl std::fmt::Display,
+    p: &mut Problems,
+    parse: fn(&str) -> Option<T>,
+    expected: fn() -> String,
+) -> Option<T> {
+    enum_value(v, path, p, parse, expected)
+}
