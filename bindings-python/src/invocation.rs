@@ -17,7 +17,7 @@ use orpc_agent_core::pipeline::{Answer, PolicyScope, Step, StepKind};
 use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome, Payload};
 use pyo3::prelude::*;
 
-use crate::convert::{json_to_py, opt_ms, opt_text, py_to_json};
+use crate::convert::{count, json_to_py, policy_answer, py_to_json};
 use crate::errors::capability_error;
 use crate::registry::{Shared, request_to_py};
 
@@ -164,12 +164,6 @@ impl Invocation {
         done: &Bound<'_, PyAny>,
         total: Option<&Bound<'_, PyAny>>,
     ) -> Option<(u64, Option<u64>)> {
-        let count = |v: &Bound<'_, PyAny>| {
-            if v.is_instance_of::<pyo3::types::PyBool>() {
-                return None;
-            }
-            v.extract::<u64>().ok()
-        };
         let done = count(done)?;
         let total = match total {
             Some(t) => Some(count(t)?),
@@ -235,10 +229,7 @@ impl Invocation {
     /// `EvaluatePolicy`: `(scope, index, timeout_s)`, scope 0 = runtime, 1 = capability.
     fn policy_at(&self) -> Option<(u8, u32, f64)> {
         self.inv.policy_at().map(|(scope, index)| {
-            let scope = match scope {
-                PolicyScope::Runtime => 0,
-                PolicyScope::Capability => 1,
-            };
+            let scope = u8::from(scope == PolicyScope::Capability);
             (scope, index, self.inv.policy_timeout_ms() as f64 / 1000.0)
         })
     }
@@ -308,22 +299,7 @@ impl Invocation {
         approval_type: Option<&Bound<'_, PyAny>>,
         expires_in_ms: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u8> {
-        // The decision's fields as the host gave them; a field of the wrong
-        // type makes it no decision at all (a failed policy, which denies),
-        // never a decision with a default in its place. An expiry the core
-        // would not accept (0, negative) is the core's to refuse.
-        let fields = (
-            opt_text(reason),
-            opt_text(approval_type),
-            opt_ms(expires_in_ms),
-        );
-        let answer = match fields {
-            // A code that names no decision is a failed policy too (the core's).
-            (Some(reason), Some(approval_type), Some(expires_in_ms)) => {
-                ffi::policy_answer(u32::from(kind), reason, approval_type, expires_in_ms)
-            }
-            _ => Answer::PolicyFailed(String::new()),
-        };
+        let answer = policy_answer(kind, reason, approval_type, expires_in_ms);
         self.waited = true;
         self.feed(py, answer)
     }
