@@ -255,11 +255,15 @@ export declare function invokePolicyTimeout(reg: number, h: number): number
 
 /**
  * `RedactOutput` (and any later step): `{surface, capabilityId, actor}`
- * from the frozen frame — on resume, the recorded one (SI-3).
+ * from the frozen frame — on resume, the recorded one (SI-3) — as text
+ * for `parseCoreJson` (the actor's attributes keep integers past 2^53).
  */
 export declare function invokeRedactionInfo(reg: number, h: number): string
 
-/** `AskRetryOn`: the error as JSON. */
+/**
+ * `AskRetryOn`: the error as text for `parseCoreJson` (its `details`
+ * keep integers past 2^53 exact).
+ */
 export declare function invokeRetryError(reg: number, h: number): string
 
 /**

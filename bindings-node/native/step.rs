@@ -54,21 +54,23 @@ pub fn invoke_input_json(reg: u32, h: u32) -> napi::Result<Option<String>> {
     read(reg, h, |inv| ffi::step_json(inv).map(js_text))
 }
 
-/// `AskRetryOn`: the error as JSON.
+/// `AskRetryOn`: the error as text for `parseCoreJson` (its `details`
+/// keep integers past 2^53 exact).
 #[napi(catch_unwind)]
 pub fn invoke_retry_error(reg: u32, h: u32) -> napi::Result<String> {
     read(reg, h, |inv| match inv.step() {
-        Step::AskRetryOn { error } => error.to_json().to_string(),
+        Step::AskRetryOn { error } => js_text(&error.to_json()),
         _ => Value::Null.to_string(),
     })
 }
 
 /// `RedactOutput` (and any later step): `{surface, capabilityId, actor}`
-/// from the frozen frame — on resume, the recorded one (SI-3).
+/// from the frozen frame — on resume, the recorded one (SI-3) — as text
+/// for `parseCoreJson` (the actor's attributes keep integers past 2^53).
 #[napi(catch_unwind)]
 pub fn invoke_redaction_info(reg: u32, h: u32) -> napi::Result<String> {
     read(reg, h, |inv| {
-        serde_json::to_string(&inv.redaction_info()).unwrap_or_else(|_| "null".into())
+        serde_json::to_value(inv.redaction_info()).map_or_else(|_| "null".into(), |v| js_text(&v))
     })
 }
 

@@ -273,7 +273,7 @@ export async function drive(
           break;
         }
         case Kind.AskRetryOn: {
-          const error = CapabilityError.fromJSON(JSON.parse(N.invokeRetryError(reg, h)));
+          const error = CapabilityError.fromJSON(parseCoreJson(N.invokeRetryError(reg, h)));
           let retry = false;
           try {
             hooks ??= hooksOf(host, h);
@@ -320,7 +320,7 @@ export async function drive(
           break;
         }
         case Kind.RedactOutput: {
-          const raw = JSON.parse(N.invokeRedactionInfo(reg, h));
+          const raw = parseCoreJson(N.invokeRedactionInfo(reg, h));
           try {
             // The frozen context copy reads the app context's getters: one
             // that throws fails the redactor, like a redactor that throws.

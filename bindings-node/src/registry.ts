@@ -154,14 +154,22 @@ export interface InspectReport {
 }
 
 function frameJson(frame: Frame, trace: TraceContext | undefined = frame.trace): string {
-  return JSON.stringify({
+  const value = {
     surface: frame.surface,
     actor: frame.actor,
     trace,
     requestId: frame.requestId,
     agentId: frame.agentId,
     sessionId: frame.sessionId,
-  });
+  };
+  try {
+    return JSON.stringify(value);
+  } catch {
+    // A BigInt attribute (written exactly, and read back exactly by the
+    // hooks the core shows the actor to), or a value with no JSON form (a
+    // cycle: INVALID_INPUT in the library's words, not INTERNAL).
+    return toJsonText(value);
+  }
 }
 
 /** Whether the frame carries more than a known surface and an actor. */

@@ -171,3 +171,35 @@ test("a sparse array is hashed as JSON writes it: each hole a null", () => {
   // biome-ignore lint/suspicious/noSparseArray: a hole is what this test writes
   assert.equal(inputHash("c", [, 1]), inputHash("c", [null, 1]));
 });
+
+// What a redactor is told crosses as the core's marked text too: an actor
+// attribute past 2^53 reaches it exactly (it used to fail the call with
+// INTERNAL before it started: the frame's JSON.stringify threw on BigInt).
+test("a redactor reads the actor's large integer attributes exactly", async () => {
+  const infos = [];
+  const registry = await createCapabilityRegistry({
+    read: base
+      .meta({
+        agent: {
+          description: "Reads.",
+          expose: { direct: true },
+          sideEffect: "read",
+          risk: "low",
+          redact: { output: (o, info) => (infos.push(info), o) },
+        },
+      })
+      .input(z.object({}))
+      .handler(async () => ({ ok: true })),
+  });
+  const actor = { id: "alice", roles: ["clerk"], attributes: { account: BIG, small: 7 } };
+  const r = await registry.invoke("read", {}, { surface: "direct", actor });
+  assert.equal(r.status, "ok");
+  assert.deepEqual(infos[0].actor.attributes, { account: BIG, small: 7 });
+  assert.equal(typeof infos[0].actor.attributes.small, "number");
+  // A frame with no JSON form is the library's INVALID_INPUT, not INTERNAL.
+  const cyclic = { id: "bob", attributes: {} };
+  cyclic.attributes.self = cyclic;
+  await assert.rejects(registry.invoke("read", {}, { surface: "direct", actor: cyclic }), {
+    code: "INVALID_INPUT",
+  });
+});
