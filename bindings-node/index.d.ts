@@ -203,8 +203,9 @@ export declare function inputHash(capabilityId: string, inputJson: string): stri
  * Ends and frees an invocation the host gave up on (its driver threw):
  * the core's `Invocation::abandon` (INTERNAL, unless its outcome was
  * settled), and the finished audit record it still owes, for the façade
- * to deliver: `{row, telemetry}` JSON, the record as a row
- * ([`invoke_audit_row`]'s form) and its telemetry view, or null.
+ * to deliver: `{row, telemetry}` as text for `parseCoreJson`, the record
+ * as a row ([`invoke_audit_row`]'s form) and its telemetry view as JSON
+ * text (what `Span.finish` takes), or null.
  */
 export declare function invokeAbandon(reg: number, h: number, now: number): string | null
 

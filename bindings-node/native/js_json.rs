@@ -66,6 +66,25 @@ pub fn js_text(v: &Value) -> String {
     format!("{MARKED}{}", marked(v))
 }
 
+/// `v` serialized for `parseCoreJson`, without building a `Value` unless
+/// its text has a run of 16 digits (every integer past 2^53 has one; so may
+/// a string or a safe integer, which then only take the longer way): the
+/// audit row, on the hot path of every call with an audit subscriber.
+pub fn js_text_of<T: serde::Serialize>(v: &T) -> String {
+    let Ok(text) = serde_json::to_string(v) else {
+        return "null".into();
+    };
+    let mut run = 0;
+    let long_run = text.bytes().any(|b| {
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        run >= 16
+    });
+    if !long_run {
+        return text;
+    }
+    serde_json::to_value(v).map_or(text, |value| js_text(&value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +107,16 @@ mod tests {
         assert_eq!(back["m"], "\u{0}n-9007199254740993");
         assert_eq!(back["s"], "\u{0}s\u{0}x");
         assert_eq!(back["f"], 1e300);
+    }
+
+    #[test]
+    fn serialized_values_are_marked_only_when_an_integer_needs_it() {
+        let plain = json!({"n": 9007199254740991_u64, "s": "123456789012345"});
+        assert_eq!(js_text_of(&plain), plain.to_string());
+        let safe_but_long = json!({"s": "12345678901234567"});
+        assert_eq!(js_text_of(&safe_but_long), safe_but_long.to_string());
+        let big = json!({"n": 9007199254740993_u64});
+        assert_eq!(js_text_of(&big), js_text(&big));
+        assert!(js_text_of(&big).starts_with(MARKED));
     }
 }

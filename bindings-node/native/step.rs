@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::errors::{internal, throw};
 use crate::invoke::ms;
-use crate::js_json::js_text;
+use crate::js_json::{js_text, js_text_of};
 use crate::registry::{registry_call, with_registry};
 
 fn read<T>(reg: u32, h: u32, f: impl FnOnce(&Invocation) -> T) -> napi::Result<T> {
@@ -90,9 +90,7 @@ pub fn audit_row_in(reg: u32, h: u32) -> Result<String, CapabilityError> {
             .get(h)
             .ok_or_else(|| internal("no such invocation"))?;
         Ok(match inv.step() {
-            Step::Audit(record) => {
-                serde_json::to_string(&record.row()).unwrap_or_else(|_| "null".into())
-            }
+            Step::Audit(record) => js_text_of(&record.row()),
             _ => "null".into(),
         })
     })
@@ -135,8 +133,9 @@ pub fn invoke_outcome(reg: u32, h: u32) -> napi::Result<String> {
 /// Ends and frees an invocation the host gave up on (its driver threw):
 /// the core's `Invocation::abandon` (INTERNAL, unless its outcome was
 /// settled), and the finished audit record it still owes, for the façade
-/// to deliver: `{row, telemetry}` JSON, the record as a row
-/// ([`invoke_audit_row`]'s form) and its telemetry view, or null.
+/// to deliver: `{row, telemetry}` as text for `parseCoreJson`, the record
+/// as a row ([`invoke_audit_row`]'s form) and its telemetry view as JSON
+/// text (what `Span.finish` takes), or null.
 #[napi(catch_unwind)]
 pub fn invoke_abandon(reg: u32, h: u32, now: f64) -> Option<String> {
     crate::registry::with_registry(reg, |r| {
@@ -153,11 +152,12 @@ pub fn invoke_abandon(reg: u32, h: u32, now: f64) -> Option<String> {
             return Ok(None);
         }
         Ok(match inv.step() {
-            Step::Audit(record) => serde_json::to_string(&json!({
+            Step::Audit(record) => Some(js_text_of(&json!({
                 "row": record.row(),
-                "telemetry": orpc_agent_core::telemetry::call_telemetry(record),
-            }))
-            .ok(),
+                // Its own text, as `Span.finish` takes it.
+                "telemetry": orpc_agent_core::telemetry::call_telemetry(record)
+                    .and_then(|view| serde_json::to_string(&view).ok()),
+            }))),
             _ => None,
         })
     })

@@ -354,7 +354,7 @@ export async function drive(
         }
         case Kind.Audit: {
           if (host.audit !== undefined) {
-            const record = auditRecordFromRow(JSON.parse(HOT.auditRow(reg, h)));
+            const record = auditRecordFromRow(parseCoreJson(HOT.auditRow(reg, h)));
             try {
               host.audit(record);
             } catch {
@@ -389,13 +389,13 @@ export async function drive(
     // it still owes, so every call that started is audited as finished.
     const owed = N.invokeAbandon(reg, h, Date.now());
     if (owed !== null) {
-      const { row, telemetry } = JSON.parse(owed);
+      const { row, telemetry } = parseCoreJson(owed);
       try {
         host.audit?.(auditRecordFromRow(row));
       } catch {
         // A subscriber's failure does not change the call's outcome.
       }
-      if (telemetry !== null) span?.finish(JSON.stringify(telemetry));
+      if (telemetry !== null) span?.finish(telemetry);
     }
     const error = fromNative(e);
     span?.endWithError(error instanceof CapabilityError ? error.code : "INTERNAL");

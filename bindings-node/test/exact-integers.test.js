@@ -203,3 +203,24 @@ test("a redactor reads the actor's large integer attributes exactly", async () =
     code: "INVALID_INPUT",
   });
 });
+
+// The audit subscriber's record crosses as the core's marked text too: an
+// audited payload with an integer past 2^53 arrives exactly.
+test("an audit subscriber reads a large integer in the recorded output exactly", async () => {
+  const records = [];
+  const registry = await createCapabilityRegistry(
+    {
+      count: base
+        .meta({
+          agent: { description: "Counts.", expose: { direct: true }, sideEffect: "read", risk: "low" },
+        })
+        .input(z.object({}))
+        .handler(async () => ({ total: BIG, label: "1234567890123456789" })),
+    },
+    { audit: { subscriber: (r) => records.push(r), payloads: true } },
+  );
+  const r = await registry.invoke("count", {}, { surface: "direct" });
+  assert.equal(r.status, "ok");
+  const finished = records.find((x) => x.event === "finished");
+  assert.deepEqual(finished.output, { total: BIG, label: "1234567890123456789" });
+});
