@@ -185,7 +185,12 @@ test("a redactor reads the actor's large integer attributes exactly", async () =
           expose: { direct: true },
           sideEffect: "read",
           risk: "low",
-          redact: { output: (o, info) => (infos.push(info), o) },
+          redact: {
+            output: (o, info) => {
+              infos.push(info);
+              return o;
+            },
+          },
         },
       })
       .input(z.object({}))
