@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::errors::{internal, throw};
 use crate::invoke::ms;
-use crate::js_json::{js_text, js_text_of};
+use crate::js_json::{js_text, js_text_if};
 use crate::registry::{registry_call, with_registry};
 
 fn read<T>(reg: u32, h: u32, f: impl FnOnce(&Invocation) -> T) -> napi::Result<T> {
@@ -90,7 +90,7 @@ pub fn audit_row_in(reg: u32, h: u32) -> Result<String, CapabilityError> {
             .get(h)
             .ok_or_else(|| internal("no such invocation"))?;
         Ok(match inv.step() {
-            Step::Audit(record) => js_text_of(&record.row()),
+            Step::Audit(record) => js_text_if(&record.row(), record.output.as_ref()),
             _ => "null".into(),
         })
     })
@@ -152,12 +152,15 @@ pub fn invoke_abandon(reg: u32, h: u32, now: f64) -> Option<String> {
             return Ok(None);
         }
         Ok(match inv.step() {
-            Step::Audit(record) => Some(js_text_of(&json!({
-                "row": record.row(),
-                // Its own text, as `Span.finish` takes it.
-                "telemetry": orpc_agent_core::telemetry::call_telemetry(record)
-                    .and_then(|view| serde_json::to_string(&view).ok()),
-            }))),
+            Step::Audit(record) => Some(js_text_if(
+                &json!({
+                    "row": record.row(),
+                    // Its own text, as `Span.finish` takes it.
+                    "telemetry": orpc_agent_core::telemetry::call_telemetry(record)
+                        .and_then(|view| serde_json::to_string(&view).ok()),
+                }),
+                record.output.as_ref(),
+            )),
             _ => None,
         })
     })
