@@ -17,7 +17,7 @@ import {
 import { call, CapabilityError, fromNative } from "./errors.js";
 import { parseCoreJson, toJsonText } from "./json.js";
 import { Deadlines } from "./deadlines.js";
-import { APPROVAL_VIEW_FAILED_MESSAGE } from "./generated/protocol.js";
+import { APPROVAL_VIEW_FAILED_MESSAGE, INTERNAL_MESSAGE } from "./generated/protocol.js";
 import { HOT, N, SHORT_INPUT_TEXT, SURFACE_INDEX } from "./native.js";
 import { type CallSpan, Telemetry, type TelemetryOptions } from "./telemetry.js";
 import {
@@ -154,21 +154,38 @@ export interface InspectReport {
 }
 
 function frameJson(frame: Frame, trace: TraceContext | undefined = frame.trace): string {
-  const value = {
+  return frameText({
     surface: frame.surface,
     actor: frame.actor,
     trace,
     requestId: frame.requestId,
     agentId: frame.agentId,
     sessionId: frame.sessionId,
-  };
+  });
+}
+
+/**
+ * A frame's JSON text as the core reads it, and hands back to the hooks
+ * it shows the actor to with the same types: `JSON.stringify` (fast), or,
+ * when that throws on a BigInt or wrote a run of 16 digits (an integer
+ * Number past 2^53, which the core would hold as an exact integer and hand
+ * back as a BigInt), the façade's writer, which keeps a BigInt exact and
+ * such a Number a Number, as for inputs. A frame with no JSON form at all
+ * (a cycle) stays the app's INTERNAL error: it is not the caller's input.
+ */
+function frameText(value: Record<string, unknown>): string {
+  let text: string | undefined;
+  let error: unknown;
   try {
-    return JSON.stringify(value);
-  } catch {
-    // A BigInt attribute (written exactly, and read back exactly by the
-    // hooks the core shows the actor to), or a value with no JSON form (a
-    // cycle: INVALID_INPUT in the library's words, not INTERNAL).
+    text = JSON.stringify(value);
+  } catch (e) {
+    error = e;
+  }
+  if (text !== undefined && !/\d{16}/.test(text)) return text;
+  try {
     return toJsonText(value);
+  } catch {
+    throw error ?? new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
   }
 }
 
@@ -445,7 +462,7 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
       frame = { surface: "direct", ...o };
       const by = o.asRequester;
       span = this.telemetry?.begin(o.trace);
-      const fj = JSON.stringify({
+      const fj = frameText({
         surface: by?.surface ?? "direct",
         actor: by?.actor,
         trace: span === undefined ? o.trace : span.trace,

@@ -10,7 +10,7 @@
  */
 import { argumentError, decideArguments, listFilterJson, requireString } from "./arguments.js";
 import { call, fromNative } from "./errors.js";
-import { parseCoreJson } from "./json.js";
+import { parseCoreJson, toJsonText } from "./json.js";
 import { N } from "./native.js";
 import type { ApprovalRequest, AuditRecord } from "./types.js";
 
@@ -127,9 +127,12 @@ export class PostgresAuditSink {
     return this.#id;
   }
 
-  /** Queues one record; never waits. */
+  /**
+   * Queues one record; never waits. A record's audited output may hold a
+   * BigInt (an integer past 2^53, as the core recorded it): written exactly.
+   */
   record(record: AuditRecord): void {
-    N.postgresAuditRecord(this.#id, JSON.stringify(record));
+    N.postgresAuditRecord(this.#id, toJsonText(record));
   }
 
   stats(): AuditSinkStats {

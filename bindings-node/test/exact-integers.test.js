@@ -172,9 +172,10 @@ test("a sparse array is hashed as JSON writes it: each hole a null", () => {
   assert.equal(inputHash("c", [, 1]), inputHash("c", [null, 1]));
 });
 
-// What a redactor is told crosses as the core's marked text too: an actor
-// attribute past 2^53 reaches it exactly (it used to fail the call with
-// INTERNAL before it started: the frame's JSON.stringify threw on BigInt).
+// What a redactor is told crosses as the core's marked text too: a BigInt
+// actor attribute reaches it exactly (it used to fail the call with
+// INTERNAL before it started: the frame's JSON.stringify threw on BigInt),
+// and a Number stays a Number.
 test("a redactor reads the actor's large integer attributes exactly", async () => {
   const infos = [];
   const registry = await createCapabilityRegistry({
@@ -196,16 +197,20 @@ test("a redactor reads the actor's large integer attributes exactly", async () =
       .input(z.object({}))
       .handler(async () => ({ ok: true })),
   });
-  const actor = { id: "alice", roles: ["clerk"], attributes: { account: BIG, small: 7 } };
+  const actor = { id: "alice", roles: ["clerk"], attributes: { account: BIG, small: 7, wide: 2 ** 60 } };
   const r = await registry.invoke("read", {}, { surface: "direct", actor });
   assert.equal(r.status, "ok");
-  assert.deepEqual(infos[0].actor.attributes, { account: BIG, small: 7 });
-  assert.equal(typeof infos[0].actor.attributes.small, "number");
-  // A frame with no JSON form is the library's INVALID_INPUT, not INTERNAL.
+  // A BigInt comes back a BigInt; a Number (even past 2^53) a Number.
+  assert.deepEqual(infos[0].actor.attributes, { account: BIG, small: 7, wide: 2 ** 60 });
+  // Without a BigInt in the frame, a wide Number still comes back a Number.
+  const numbers = { id: "carol", attributes: { wide: 2 ** 60 } };
+  assert.equal((await registry.invoke("read", {}, { surface: "direct", actor: numbers })).status, "ok");
+  assert.equal(infos[1].actor.attributes.wide, 2 ** 60);
+  // A frame with no JSON form is the app's error (INTERNAL), not the caller's.
   const cyclic = { id: "bob", attributes: {} };
   cyclic.attributes.self = cyclic;
   await assert.rejects(registry.invoke("read", {}, { surface: "direct", actor: cyclic }), {
-    code: "INVALID_INPUT",
+    code: "INTERNAL",
   });
 });
 

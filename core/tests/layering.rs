@@ -20,13 +20,21 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The modules `text` names as `crate::<module>`, outside comments and
-/// outside a trailing `#[cfg(test)] mod tests`.
+/// The modules `text` names as `crate::<module>` or in a grouped
+/// `crate::{<module>, …}`, outside line comments and outside the unit-test
+/// module (`#[cfg(test)] mod tests`, which may reach anywhere).
 fn referenced(text: &str) -> BTreeSet<String> {
+    let text = text.replace("\r\n", "\n");
     let code = text
         .split("#[cfg(test)]\nmod tests")
         .next()
         .unwrap_or_default();
+    let module_at = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+            .collect()
+    };
     let mut out = BTreeSet::new();
     for line in code.lines() {
         let line = line.trim_start();
@@ -34,13 +42,19 @@ fn referenced(text: &str) -> BTreeSet<String> {
             continue;
         }
         for (i, _) in line.match_indices("crate::") {
-            let name: String = line[i + 7..]
-                .chars()
-                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                out.insert(name);
-            }
+            let rest = &line[i + 7..];
+            let names: Vec<String> = match rest.strip_prefix('{') {
+                // One line of a grouped import: each item's first segment.
+                Some(group) => group
+                    .split('}')
+                    .next()
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(module_at)
+                    .collect(),
+                None => vec![module_at(rest)],
+            };
+            out.extend(names.into_iter().filter(|n| !n.is_empty()));
         }
     }
     out
@@ -52,7 +66,8 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
     for entry in std::fs::read_dir(&src).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        if name == "lib" {
+        let is_rust = path.extension().is_some_and(|e| e == "rs");
+        if name == "lib" || !(path.is_dir() || is_rust) {
             continue;
         }
         let mut files = Vec::new();
@@ -63,7 +78,7 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
         }
         let edges = graph.entry(name.clone()).or_default();
         for file in files {
-            let text = std::fs::read_to_string(&file).unwrap();
+            let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
             edges.extend(referenced(&text).into_iter().filter(|m| *m != name));
         }
     }
