@@ -995,6 +995,56 @@ fn resume_checks_the_hash_of_the_stored_input_in_the_machine() {
 }
 
 #[test]
+fn an_approved_input_the_host_cannot_convert_is_the_cores_stored_input_rule_however_reported() {
+    // A host that converts the input only as the handler starts reports a
+    // failed conversion the same way for a fresh call and a resumed one:
+    // the core, which knows it resumes, applies the approved input's rule.
+    let m = with(meta(&["mcp"]), json!({"approval": {"required": true}}));
+    let reg = registry(json!([{"id": "pay.send", "meta": m}]), Value::Null);
+    let mut inv = start(
+        &reg,
+        "pay.send",
+        Payload::Json(json!({"amount": 1})),
+        InvokeOptions::at(0),
+    );
+    let (o, _) = drive_sync(&mut inv, permissive);
+    let Outcome::ApprovalRequired(req) = o else {
+        panic!()
+    };
+    let issue = orpc_agent_core::pipeline::issues::InputIssue {
+        path: vec!["amount".into()],
+        message: "Expected a string".into(),
+    };
+    for answer in [
+        Answer::InputIssues(vec![issue]),
+        Answer::InputInvalid("bad".into()),
+        Answer::InputValidatorFailed,
+        Answer::StoredInputUnusable { now_ms: 11 },
+    ] {
+        let mut inv = Invocation::resume(
+            Arc::clone(&reg),
+            &req.id.clone(),
+            Frame::new(Surface::Mcp),
+            InvokeOptions::at(10),
+        );
+        inv.answer(Answer::Consumed(Ok(req.clone()))).unwrap();
+        assert_eq!(inv.step_kind(), StepKind::RunHandler);
+        inv.answer(answer).unwrap();
+        let Some(Outcome::Error(e)) = inv.take_outcome() else {
+            panic!("not an error")
+        };
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                ErrorCode::ExecutionFailed,
+                orpc_agent_core::pipeline::machine::STORED_INPUT_UNUSABLE_MESSAGE
+            )
+        );
+        assert_eq!(inv.attempt(), 0, "no handler started");
+    }
+}
+
+#[test]
 fn a_store_failure_at_persist_fails_closed() {
     let m = with(meta(&["mcp"]), json!({"approval": {"required": true}}));
     let reg = registry(json!([{"id": "pay.send", "meta": m}]), Value::Null);

@@ -409,12 +409,11 @@ final class Driver: @unchecked Sendable {
         }
         let input: any Sendable
         do { input = try handlerInput(cap) } catch {
-            // The approved input no longer decodes as the handler's type (a
-            // request made before the type changed): the core's rule.
-            if call.resumed { return inv.answer(.storedInputUnusable, nowMs: clock.nowMs()) }
             // A capability that declares no validator has no stage 4 to
-            // convert at, so a fresh call's input is converted here: the core
-            // refuses one that does not convert, in its own words.
+            // convert at, so the input is converted here. One that does not
+            // convert is the core's to judge: a fresh call's input refused in
+            // its words, or a resumed call's approved input that no longer
+            // fits the handler's type (a request made before it changed).
             return inputRefused(error, validating: false)
         }
         var frame = call.frame

@@ -803,8 +803,9 @@ impl Invocation {
             // declares no validator, so stage 4 had nothing to run): a
             // conversion that fails refuses the input as stage 4 would —
             // INVALID_INPUT in the core's words, no handler started, not an
-            // attempt. A resumed call's approved input has its own rule
-            // (`StoredInputUnusable`).
+            // attempt. A resumed call's approved input has its own rule,
+            // whichever way the host reports the failed conversion: the
+            // host need not know which call it runs.
             (
                 State::RunHandler,
                 refused @ (Answer::InputInvalid(_)
@@ -814,10 +815,16 @@ impl Invocation {
                 self.attempts = self.attempts.saturating_sub(1);
                 self.fail(input_refusal(refused));
             }
-            (State::RunHandler, Answer::StoredInputUnusable { now_ms })
-                if self.resume_id.is_some() =>
-            {
-                self.clock(now_ms);
+            (
+                State::RunHandler,
+                unusable @ (Answer::StoredInputUnusable { .. }
+                | Answer::InputInvalid(_)
+                | Answer::InputIssues(_)
+                | Answer::InputValidatorFailed),
+            ) if self.resume_id.is_some() => {
+                if let Answer::StoredInputUnusable { now_ms } = unusable {
+                    self.clock(now_ms);
+                }
                 // The handler was never started: not an attempt.
                 self.attempts = self.attempts.saturating_sub(1);
                 self.keep_failure_text("StoredInputUnusable");
