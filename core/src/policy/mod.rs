@@ -175,7 +175,7 @@ fn parse_policy(v: &Value, path: &str, p: &mut Problems) -> Option<PolicySpec> {
     let name = r.str_opt("name", p).map(str::to_owned);
     let mode = match r.get("mode") {
         None => Some(PolicyMode::Enforce),
-        Some(m) => crate::vocab::read::parse_enum_at(
+        Some(m) => crate::vocab::read::enum_value(
             m,
             r.field_path("mode"),
             p,
@@ -269,7 +269,7 @@ fn parse_policy(v: &Value, path: &str, p: &mut Problems) -> Option<PolicySpec> {
                 );
                 None
             }
-            Some(d) => crate::vocab::read::parse_enum_at(
+            Some(d) => crate::vocab::read::enum_value(
                 d,
                 r.field_path("decision"),
                 p,

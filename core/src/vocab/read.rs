@@ -241,6 +241,8 @@ pub(crate) fn integer_in(
     u64::try_from(i).ok()
 }
 
+/// A wire enum's value at `path`: a string `parse` knows, or a problem
+/// naming what was expected.
 pub(crate) fn enum_value<T>(
     v: &Value,
     path: impl std::fmt::Display,
@@ -265,14 +267,4 @@ pub(crate) fn enum_value<T>(
         );
     }
     parsed
-}
-
-pub(crate) fn parse_enum_at<T>(
-    v: &Value,
-    path: impl std::fmt::Display,
-    p: &mut Problems,
-    parse: fn(&str) -> Option<T>,
-    expected: fn() -> String,
-) -> Option<T> {
-    enum_value(v, path, p, parse, expected)
 }
