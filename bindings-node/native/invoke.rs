@@ -96,9 +96,21 @@ pub fn answer_by_code(
     text: Option<String>,
     flag: Option<bool>,
 ) -> napi::Result<f64> {
+    coded_answer_in(reg, h, code, now, text, flag.unwrap_or(false)).map_err(|e| throw(&e))
+}
+
+/// [`answer_by_code`] without the napi glue (shared with `raw.rs`): a code
+/// past `u8` is one the core does not know either.
+pub fn coded_answer_in(
+    reg: u32,
+    h: u32,
+    code: u32,
+    now: f64,
+    text: Option<String>,
+    flag: bool,
+) -> Result<f64, CapabilityError> {
     let code = u8::try_from(code).unwrap_or(u8::MAX);
-    let a = ffi::answer(code, text, flag.unwrap_or(false), ms(now));
-    answer(reg, h, now, a)
+    answer_in(reg, h, now, ffi::answer(code, text, flag, ms(now)))
 }
 
 /// `EvaluatePolicy`: the decision by its code (`ffi::decision_code`,

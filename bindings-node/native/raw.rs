@@ -21,7 +21,7 @@ use napi_derive::napi;
 use orpc_agent_core::CapabilityError;
 
 use crate::errors::{internal, invalid};
-use crate::invoke::answer_in;
+use crate::invoke::coded_answer_in;
 use crate::start::{start_actor_in, start_in};
 use crate::step::audit_row_in;
 
@@ -234,9 +234,7 @@ unsafe extern "C" fn raw_answer(
     // SAFETY: env/info are this callback's.
     let [reg, h, code, now] = unsafe { args::<4>(env, info) };
     let r = catch_unwind(AssertUnwindSafe(|| {
-        let code = u8::try_from(int(code)).unwrap_or(u8::MAX);
-        let a = orpc_agent_core::ffi::answer(code, None, false, crate::invoke::ms(now));
-        answer_in(int(reg), int(h), now, a)
+        coded_answer_in(int(reg), int(h), int(code), now, None, false)
     }));
     // SAFETY: as above.
     unsafe { finish(env, r) }
