@@ -3,18 +3,19 @@
 //!
 //! Every method is a synchronous crossing that feeds one answer to the
 //! core's state machine and returns the kind of the next step the *host*
-//! must perform, as a small integer (`StepKind`). Steps the host need not
-//! see are performed here, inside the same crossing: approval-store steps
-//! (with the GIL released) and audit delivery (a synchronous call of the
-//! subscriber). Payloads stay Python objects (`Payload::Host`); the core
-//! asks for JSON only through the export steps.
+//! must perform, as a small integer (`StepKind`); the steps the host need
+//! not see are performed inside the same crossing (`drive.rs`). Payloads
+//! stay Python objects (`Payload::Host`); the core asks for JSON only
+//! through the export steps.
+
+mod drive;
 
 use std::sync::Arc;
 
 use orpc_agent_core::ffi;
 use orpc_agent_core::pipeline::progress::ProgressChecker;
-use orpc_agent_core::pipeline::{Answer, PolicyScope, Step, StepKind};
-use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome, Payload};
+use orpc_agent_core::pipeline::{Answer, PolicyScope, Step};
+use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome};
 use pyo3::prelude::*;
 
 use crate::convert::{count, json_to_py, policy_answer, py_to_json};
@@ -43,115 +44,6 @@ pub struct Invocation {
     waited: bool,
 }
 
-impl Invocation {
-    #[inline(always)]
-    pub(crate) fn new(shared: Arc<Shared>, inv: CoreInvocation, resumed: bool) -> Invocation {
-        Invocation {
-            shared,
-            inv,
-            resumed,
-            progress: ProgressChecker::new(),
-            waited: false,
-        }
-    }
-
-    /// Performs store and audit steps until the host has work to do.
-    pub(crate) fn first_step(&mut self, py: Python<'_>) -> PyResult<u8> {
-        self.next(py)
-    }
-
-    /// Feeds `answer` (the host's, or one a store step made on the
-    /// runtime), then performs store and audit steps until the host has
-    /// work to do; returns that step's kind.
-    pub(crate) fn feed(&mut self, py: Python<'_>, answer: Answer) -> PyResult<u8> {
-        // An out-of-turn answer ends the machine in Done(INTERNAL); the
-        // outcome carries the error, so nothing is lost by ignoring it here.
-        let _ = self.inv.answer(answer);
-        self.next(py)
-    }
-
-    fn next(&mut self, py: Python<'_>) -> PyResult<u8> {
-        loop {
-            match self.inv.step_kind() {
-                StepKind::PersistApproval | StepKind::ConsumeApproval => {
-                    let now = self.shared.now_ms(py);
-                    let (host, inv) = (&self.shared.host, &mut self.inv);
-                    let kind = py.detach(|| host.advance(inv, now));
-                    if matches!(kind, StepKind::PersistApproval | StepKind::ConsumeApproval) {
-                        // A store that waits (PostgreSQL): the host awaits
-                        // `store_step` (src/postgres.rs).
-                        return Ok(kind.as_u8());
-                    }
-                }
-                StepKind::Audit => {
-                    self.waited = true;
-                    crate::audit::deliver(py, &self.shared, &self.inv);
-                    let _ = self.inv.answer(Answer::Audited);
-                }
-                StepKind::Done => {
-                    // Hot path: an ok outcome is reported by the kind alone
-                    // (the host holds the output), saving a `finish` call.
-                    let reported = ffi::reported_kind(&self.inv, StepKind::Done);
-                    if reported == DONE_OK {
-                        let _ = self.inv.take_outcome();
-                    }
-                    return Ok(reported);
-                }
-                StepKind::RunHandler if self.waited => {
-                    // Time passed between steps (an async host policy, a slow
-                    // audit subscriber): the machine is told the time, and
-                    // ends the attempt itself if the deadline has passed.
-                    self.inv.at(self.shared.now_ms(py));
-                    if self.inv.step_kind() != StepKind::RunHandler {
-                        continue;
-                    }
-                    return Ok(StepKind::RunHandler.as_u8());
-                }
-                kind => return Ok(kind.as_u8()),
-            }
-        }
-    }
-
-    fn now(&self, py: Python<'_>) -> u64 {
-        self.shared.now_ms(py)
-    }
-
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
-    }
-
-    pub(crate) fn core(&self) -> &CoreInvocation {
-        &self.inv
-    }
-
-    // The answers of the eager fast path (`registry.rs`), which read the
-    // clock only where the core needs it.
-
-    pub(crate) fn input_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
-        // The validator ran in this thread for as long as it took: the
-        // machine is told the time before a handler starts (SI-9; Node and
-        // Swift send it with this answer).
-        self.waited = true;
-        self.feed(py, Answer::InputValid(Payload::Host))
-    }
-
-    /// The handler returned, at the registry's clock: the core judges a
-    /// result at or after the deadline late (TIMEOUT).
-    pub(crate) fn handler_ok(&mut self, py: Python<'_>) -> PyResult<u8> {
-        let now_ms = self.now(py);
-        let output = Payload::Host;
-        self.feed(py, Answer::HandlerOk { output, now_ms })
-    }
-
-    pub(crate) fn output_valid(&mut self, py: Python<'_>) -> PyResult<u8> {
-        self.feed(py, Answer::OutputValid(Payload::Host))
-    }
-
-    pub(crate) fn output_invalid(&mut self, py: Python<'_>) -> PyResult<u8> {
-        self.feed(py, Answer::OutputInvalid(String::new()))
-    }
-}
-
 #[pymethods]
 impl Invocation {
     /// A progress report of the handler, checked by the core
@@ -165,10 +57,8 @@ impl Invocation {
         total: Option<&Bound<'_, PyAny>>,
     ) -> Option<(u64, Option<u64>)> {
         let done = count(done)?;
-        let total = match total {
-            Some(t) => Some(count(t)?),
-            None => None,
-        };
+        // No total, or a total that is a count; anything else drops the report.
+        let total = total.map(count).map_or(Some(None), |t| t.map(Some))?;
         self.progress
             .report(done, total)
             .ok()
