@@ -18,15 +18,22 @@
 //! invocation in INTERNAL; the other calls that reach core code return
 //! `Result`, so uniffi's own catch turns a panic into a thrown Swift error.
 //! Neither aborts the host process.
+//!
+//! Each uniffi export (function, type, object method) stays in the module
+//! that has always defined it: uniffi writes that module path into the
+//! export's metadata, so moving one would change the generated Swift (its
+//! checksum and its place in the file). Submodules take the rest.
 
 mod answers;
 mod convert;
+mod error;
 mod invocation;
 mod postgres;
 mod records;
 mod registry;
 
 pub use convert::{FfiHostInput, surface_names};
+pub(crate) use error::invalid_input;
 pub use invocation::FfiInvocation;
 pub use records::{
     FfiActor, FfiApprovalPage, FfiApprovalRequest, FfiAuditRecord, FfiFrame, FfiFrameDetails,
@@ -36,7 +43,6 @@ pub use registry::{FfiApprovalView, FfiRegistry, FfiResumeLimit};
 
 uniffi::setup_scaffolding!();
 
-use orpc_agent_core::meta::RegistryError;
 use orpc_agent_core::{CapabilityError, ErrorCode};
 
 /// An error crossing into Swift. `Capability` carries a core
@@ -58,31 +64,6 @@ pub enum FfiError {
         /// `[{capability, path, code, message}]` as JSON text.
         problems_json: String,
     },
-}
-
-impl From<CapabilityError> for FfiError {
-    fn from(e: CapabilityError) -> FfiError {
-        FfiError::Capability {
-            code: e.code.as_str().to_owned(),
-            message: e.message,
-            retryable: e.retryable,
-            details_json: e.details.map(|d| d.to_string()),
-        }
-    }
-}
-
-impl From<RegistryError> for FfiError {
-    fn from(e: RegistryError) -> FfiError {
-        let json = orpc_agent_core::ffi::registry_error_json(&e);
-        FfiError::Registry {
-            message: e.to_string(),
-            problems_json: json["problems"].to_string(),
-        }
-    }
-}
-
-pub(crate) fn invalid_input(message: impl Into<String>) -> FfiError {
-    CapabilityError::new(ErrorCode::InvalidInput, message).into()
 }
 
 /// Every error code of the core, as wire strings: the Swift error enum's

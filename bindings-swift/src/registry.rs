@@ -1,16 +1,23 @@
 //! The registry object Swift holds: a core `BindingRegistry` (registry +
 //! approval store) plus the audit switches of its invocations.
+//!
+//! This module holds what uniffi exports (the records, the object and its
+//! methods), because uniffi writes an export's module path into its
+//! metadata: the generated Swift bindings' checksums and order depend on
+//! it. What the methods work out beyond one core call lives in the
+//! submodules: `setup` (how a registry is put together and what each of
+//! its invocations starts with) and `approvals` (the resume a limit selects,
+//! the view of a request's input).
+
+mod approvals;
+mod setup;
 
 use std::sync::Arc;
 
 use orpc_agent_core::approval::Decision as ApprovalDecision;
-use orpc_agent_core::ffi::{
-    AuditRoute, BindingRegistry, BuildError, StoreConfig, list_filter_from_json,
-};
-use orpc_agent_core::pipeline::ApprovalInputView;
+use orpc_agent_core::ffi::{BindingRegistry, BuildError, StoreConfig, list_filter_from_json};
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
-use orpc_agent_core::pipeline::driver::AuditSink;
-use orpc_agent_core::{Invocation, InvokeOptions, Surface};
+use orpc_agent_core::{Invocation, Surface};
 
 use crate::convert::{FfiHostInput, frame, parse_json, start_verdict};
 use crate::invocation::FfiInvocation;
@@ -53,37 +60,6 @@ pub struct FfiRegistry {
     /// The PostgreSQL audit sink (`attach_postgres_audit`): records are
     /// queued to it from Rust, with or without a Swift subscriber.
     pub(crate) pg_audit: std::sync::OnceLock<Arc<PostgresAuditSink>>,
-}
-
-impl FfiRegistry {
-    /// A registry on a store opened elsewhere (`postgres.rs`).
-    pub(crate) fn from_host(
-        host: BindingRegistry,
-        audit: bool,
-        audit_payloads: bool,
-    ) -> Arc<FfiRegistry> {
-        Arc::new(FfiRegistry {
-            host: Arc::new(host),
-            audit,
-            audit_payloads,
-            pg_audit: std::sync::OnceLock::new(),
-        })
-    }
-
-    /// Where this registry's audit records go, for a new invocation.
-    fn audit_route(&self) -> AuditRoute {
-        AuditRoute {
-            sink: self
-                .pg_audit
-                .get()
-                .map(|s| Arc::clone(s) as Arc<dyn AuditSink>),
-            to_host: self.audit,
-        }
-    }
-
-    pub(crate) fn host(&self) -> &BindingRegistry {
-        &self.host
-    }
 }
 
 #[uniffi::export]
@@ -155,12 +131,7 @@ impl FfiRegistry {
         let limits = start_verdict(input);
         let inv =
             Invocation::start_index_measured(registry, capability_index, frame, options, limits);
-        Ok(FfiInvocation::new(
-            Arc::clone(&self.host),
-            inv,
-            now_ms,
-            self.audit_route(),
-        ))
+        Ok(self.invocation(inv, now_ms))
     }
 
     /// Like `start`, by id or adapter tool name (an unknown name ends in
@@ -178,12 +149,7 @@ impl FfiRegistry {
         let options = self.options(now_ms);
         let limits = start_verdict(input);
         let inv = Invocation::start_measured(registry, &id_or_tool_name, frame, options, limits);
-        Ok(FfiInvocation::new(
-            Arc::clone(&self.host),
-            inv,
-            now_ms,
-            self.audit_route(),
-        ))
+        Ok(self.invocation(inv, now_ms))
     }
 
     /// Resumes an approved request (stage 7, then 9–14 with the recorded
@@ -200,27 +166,8 @@ impl FfiRegistry {
         let frame = frame(surface, details)?;
         let registry = Arc::clone(self.host.registry());
         let opts = self.options(now_ms);
-        let inv = match limit {
-            FfiResumeLimit::Trusted => Invocation::resume(registry, &approval_id, frame, opts),
-            FfiResumeLimit::Requester => {
-                Invocation::resume_by_requester(registry, &approval_id, frame, opts)
-            }
-            FfiResumeLimit::ThroughTool { id_or_tool_name } => {
-                // A name no capability has can have no request: an index
-                // past the last makes the core answer APPROVAL_NOT_FOUND
-                // (consuming nothing), as Node's façade does.
-                let index = registry
-                    .resolve(&id_or_tool_name)
-                    .map_or(u32::MAX, |c| c.index);
-                Invocation::resume_through_tool(registry, &approval_id, index, frame, opts)
-            }
-        };
-        Ok(FfiInvocation::new(
-            Arc::clone(&self.host),
-            inv,
-            now_ms,
-            self.audit_route(),
-        ))
+        let inv = limit.resume(registry, &approval_id, frame, opts);
+        Ok(self.invocation(inv, now_ms))
     }
 
     /// One approval request as of `now_ms` (`status` the effective
@@ -272,29 +219,7 @@ impl FfiRegistry {
     /// What an approval UI may show of a request's input.
     pub fn approval_input_view(&self, id: String) -> Result<FfiApprovalView, FfiError> {
         let request = self.host.existing_approval(&id)?;
-        Ok(match self.host.approval_input_view(&request) {
-            ApprovalInputView::AsStored => FfiApprovalView {
-                kind: 0,
-                capability_index: 0,
-                input_json: Some(request.input.to_string()),
-                info: None,
-            },
-            ApprovalInputView::Redact {
-                capability_index,
-                info,
-            } => FfiApprovalView {
-                kind: 1,
-                capability_index,
-                input_json: Some(request.input.to_string()),
-                info: Some(info.into()),
-            },
-            // The capability is gone: the same NOT_FOUND as a call (SI-8).
-            ApprovalInputView::Withhold => {
-                return Err(
-                    orpc_agent_core::pipeline::gate::not_found(&request.capability_id).into(),
-                );
-            }
-        })
+        FfiApprovalView::of(&request, self.host.approval_input_view(&request))
     }
 
     /// The inspect() report as JSON.
@@ -317,16 +242,5 @@ impl FfiRegistry {
             self.host.registry(),
             &surface,
         )?)
-    }
-}
-
-impl FfiRegistry {
-    fn options(&self, now_ms: u64) -> InvokeOptions {
-        InvokeOptions {
-            now_ms,
-            audit: self.audit || self.pg_audit.get().is_some(),
-            audit_payloads: self.audit_payloads,
-            span_payloads: false,
-        }
     }
 }
