@@ -18,8 +18,9 @@ use orpc_agent_core::pipeline::{Answer, PolicyScope, Step};
 use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome};
 use pyo3::prelude::*;
 
-use crate::convert::{count, json_to_py, policy_answer, py_to_json};
+use crate::convert::{json_to_py, py_to_json};
 use crate::errors::capability_error;
+use crate::host_answers::{count, policy_answer};
 use crate::registry::{Shared, request_to_py};
 
 /// Returned instead of `Done` when the invocation ended ok with the output

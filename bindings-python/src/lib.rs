@@ -13,6 +13,7 @@ mod convert;
 mod eager;
 mod errors;
 mod frame;
+mod host_answers;
 mod invocation;
 mod limits;
 mod outcome;

@@ -30,20 +30,21 @@
 //! with `surrogatepass` when they hold lone surrogates (which
 //! `json.loads` produces), bytes and bytearrays by their buffers, a
 //! memoryview through its own (C) `cast`/`tobytes` — the type cannot be
-//! subclassed. This module, `eager.rs` and `awaitable.rs` are the crate's only
-//! `unsafe`.
+//! subclassed. This module (with `limits/text.rs`), `eager.rs` and
+//! `awaitable` are the crate's only `unsafe`.
 #![allow(unsafe_code)]
 
+mod text;
+
 use orpc_agent_core::CapabilityError;
-use orpc_agent_core::limits::{Limit, MAX_STRING_BYTES, Meter};
+use orpc_agent_core::limits::{Limit, Meter};
 use pyo3::PyTypeInfo;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PySlice, PyString,
-    PyTuple,
-};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Number;
+
+use text::{bytes_like, string};
 
 /// Clears the error a C call here set, without making a `PyErr` of it: the
 /// walk runs inside the awaitable's first send, where a dropped `PyErr`'s
@@ -53,106 +54,10 @@ fn clear_error() {
     unsafe { ffi::PyErr_Clear() }
 }
 
-/// A str's UTF-8 text, without copying it; `None` (its UnicodeEncodeError
-/// cleared) for one with lone surrogates. pyo3's `to_str` would hand that
-/// error back as a `PyErr`, whose drop `clear_error` explains.
-fn utf8<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a str> {
-    let mut size: ffi::Py_ssize_t = 0;
-    // SAFETY: `s` is a live str and the GIL is held. The UTF-8 buffer is
-    // cached in the str object and lives as long as it (`'a`); CPython
-    // writes it as valid UTF-8.
-    unsafe {
-        let data = ffi::PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size);
-        if data.is_null() {
-            clear_error();
-            return None;
-        }
-        let bytes = std::slice::from_raw_parts(data.cast::<u8>(), usize::try_from(size).ok()?);
-        Some(std::str::from_utf8_unchecked(bytes))
-    }
-}
-
 /// The limits verdict on `input`.
 pub fn measure(input: &Bound<'_, PyAny>) -> Result<(), CapabilityError> {
     let mut meter = Meter::new();
     walk(input, 1, &mut meter).map_err(|l| meter.error(l))
-}
-
-/// A string (a value, or a key when `key`): its UTF-8 text without
-/// copying it; one with lone surrogates, which has none, through its
-/// `surrogatepass` encoding (each surrogate counted as the 3 bytes of a
-/// replacement character).
-fn string(s: &Bound<'_, PyString>, meter: &mut Meter, key: bool) -> Result<(), Limit> {
-    let report = |meter: &mut Meter, t: &str| if key { meter.key(t) } else { meter.string(t) };
-    if let Some(t) = utf8(s) {
-        return report(meter, t);
-    }
-    // SAFETY: `s` is a live str and the GIL is held; the C codec allocates
-    // a new bytes object (or fails with an exception, taken below).
-    let encoded = unsafe {
-        ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr())
-    };
-    if encoded.is_null() {
-        clear_error();
-        return report(meter, "");
-    }
-    // SAFETY: a new, non-null reference (above).
-    let encoded = unsafe { Bound::from_owned_ptr(s.py(), encoded) };
-    let bytes = encoded
-        .cast::<pyo3::types::PyBytes>()
-        .map(|b| b.as_bytes())
-        .unwrap_or_default();
-    report(meter, &String::from_utf8_lossy(bytes))
-}
-
-/// The bytes of a bytes-like value that decide its measure: all of them,
-/// or the first `MAX_STRING_BYTES + 1` — decoding never makes text shorter
-/// than its bytes, so a longer value is over the string limit either way
-/// and the meter gives the same verdict without a copy of all of it.
-const BYTES_HEAD: usize = MAX_STRING_BYTES + 1;
-
-/// A bytes-like value (a value, or a key when `key`) reported as the
-/// string it becomes; `None` when `obj` is not bytes-like.
-fn bytes_like(obj: &Bound<'_, PyAny>, meter: &mut Meter, key: bool) -> Option<Result<(), Limit>> {
-    let report = |meter: &mut Meter, data: &[u8]| {
-        let text = String::from_utf8_lossy(&data[..data.len().min(BYTES_HEAD)]);
-        if key {
-            meter.key(&text)
-        } else {
-            meter.string(&text)
-        }
-    };
-    if let Ok(b) = obj.cast::<PyBytes>() {
-        return Some(report(meter, b.as_bytes()));
-    }
-    if let Ok(b) = obj.cast::<PyByteArray>() {
-        // SAFETY: the slice is read and dropped inside `report`, which runs
-        // no Python code (Rust allocation and the meter's counting only), so
-        // nothing can resize the bytearray while it is borrowed.
-        return Some(report(meter, unsafe { b.as_bytes() }));
-    }
-    if let Ok(view) = obj.cast::<PyMemoryView>() {
-        // Attached as pyo3 counts it (see `clear_error`): a view that cannot
-        // be flattened drops a `PyErr` here.
-        return Some(match Python::attach(|_| memoryview_head(view)) {
-            Some(head) => report(meter, head.as_bytes()),
-            None => Ok(()), // released: it holds nothing any schema can read
-        });
-    }
-    None
-}
-
-/// The first `BYTES_HEAD` bytes of a memoryview as bytes: a contiguous
-/// view flattened to bytes (`cast("B")`) and sliced, else (a strided view)
-/// all of it (`tobytes`).
-fn memoryview_head<'py>(view: &Bound<'py, PyMemoryView>) -> Option<Bound<'py, PyBytes>> {
-    let py = view.py();
-    let head = view
-        .call_method1("cast", ("B",))
-        .and_then(|flat| flat.get_item(PySlice::new(py, 0, BYTES_HEAD as isize, 1)))
-        .and_then(|head| head.call_method0("tobytes"))
-        .or_else(|_| view.call_method0("tobytes"));
-    head.ok().and_then(|b| b.cast_into::<PyBytes>().ok())
 }
 
 /// `obj` as exactly a `T`: a comparison of the type pointer, where a

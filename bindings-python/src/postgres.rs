@@ -16,13 +16,14 @@
 //! A registry made before a fork refuses PostgreSQL calls in the child with
 //! a clear error (create the registry after forking, e.g. in each worker).
 
+mod approvals;
+
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use orpc_agent_core::approval::{ApprovalRequest, ApprovalStore, Decision as ApprovalDecision};
+use orpc_agent_core::approval::ApprovalStore;
 use orpc_agent_core::ffi::{
-    list_filter_from_json, next_cursor, open_postgres, open_postgres_audit,
-    postgres_options_from_json, postgres_runtime,
+    open_postgres, open_postgres_audit, postgres_options_from_json, postgres_runtime,
 };
 use orpc_agent_core::pipeline::Answer;
 use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
@@ -31,10 +32,9 @@ use pyo3::prelude::*;
 use serde_json::Value;
 use tokio::runtime::Runtime;
 
-use crate::convert::py_to_json;
 use crate::errors::capability_error;
 use crate::invocation::Invocation;
-use crate::registry::{NativeRegistry, request_view_to_py};
+use crate::registry::NativeRegistry;
 
 /// The runtime and the process it was made in.
 fn internal(message: impl Into<String>) -> CapabilityError {
@@ -166,160 +166,6 @@ pub fn store_answered(
     inv.borrow_mut().feed(py, answer)
 }
 
-fn store_of(reg: &NativeRegistry) -> Arc<dyn ApprovalStore> {
-    Arc::clone(reg.shared.host.store())
-}
-
-fn page_to_py(
-    py: Python<'_>,
-    page: &[ApprovalRequest],
-    filter: &orpc_agent_core::approval::ListFilter,
-) -> PyResult<Py<PyAny>> {
-    let requests: Vec<Bound<'_, PyAny>> = page
-        .iter()
-        .map(|r| request_view_to_py(py, r, filter.now_ms))
-        .collect::<PyResult<_>>()?;
-    Ok((requests, next_cursor(page, filter))
-        .into_pyobject(py)?
-        .into_any()
-        .unbind())
-}
-
-/// `(requests, next_cursor)` of one page; `next_cursor` is `None` on the
-/// last page. Any store: a waiting one blocks with the GIL released.
-#[pyfunction]
-pub fn approval_page(
-    py: Python<'_>,
-    reg: &Bound<'_, NativeRegistry>,
-    filter: &Bound<'_, PyAny>,
-) -> PyResult<Py<PyAny>> {
-    let now = reg.get().shared.now_ms(py);
-    let filter = py_to_json(filter)
-        .and_then(|f| list_filter_from_json(&f, now))
-        .map_err(|e| capability_error(py, &e))?;
-    let store = store_of(reg.get());
-    let page = if store.waits() {
-        let f = filter.clone();
-        block_on(py, async move {
-            store.list(&f).await.map_err(CapabilityError::from)
-        })?
-    } else {
-        let host = &reg.get().shared.host;
-        py.detach(|| host.approvals(&filter))
-            .map_err(|e| capability_error(py, &e))?
-    };
-    page_to_py(py, &page, &filter)
-}
-
-/// [`approval_page`] without blocking: an awaitable.
-#[pyfunction]
-pub fn approval_page_async(
-    py: Python<'_>,
-    reg: &Bound<'_, NativeRegistry>,
-    filter: &Bound<'_, PyAny>,
-) -> PyResult<Py<PyAny>> {
-    let now = reg.get().shared.now_ms(py);
-    let filter = py_to_json(filter)
-        .and_then(|f| list_filter_from_json(&f, now))
-        .map_err(|e| capability_error(py, &e))?;
-    let store = store_of(reg.get());
-    let f = filter.clone();
-    spawn(
-        py,
-        async move { store.list(&f).await.map_err(CapabilityError::from) },
-        move |py, page| page_to_py(py, &page, &filter),
-    )
-}
-
-/// One request (dict) or `None`, as an awaitable.
-#[pyfunction]
-pub fn approval_get_async(
-    py: Python<'_>,
-    reg: &Bound<'_, NativeRegistry>,
-    id: String,
-) -> PyResult<Py<PyAny>> {
-    let store = store_of(reg.get());
-    let now = reg.get().shared.now_ms(py);
-    spawn(
-        py,
-        async move { store.get(&id).await.map_err(CapabilityError::from) },
-        move |py, found| match found {
-            Some(r) => Ok(request_view_to_py(py, &r, now)?.unbind()),
-            None => Ok(py.None()),
-        },
-    )
-}
-
-/// Approve or reject (with `approverMustDiffer`), as an awaitable of the
-/// decided request (dict).
-#[pyfunction]
-#[pyo3(signature = (reg, id, approve, approver = None, reason = None))]
-pub fn decide_async(
-    py: Python<'_>,
-    reg: &Bound<'_, NativeRegistry>,
-    id: String,
-    approve: bool,
-    approver: Option<String>,
-    reason: Option<String>,
-) -> PyResult<Py<PyAny>> {
-    let shared = &reg.get().shared;
-    let decision = ApprovalDecision::approving(approve);
-    let now = shared.now_ms(py);
-    let decided = shared
-        .host
-        .decide_owned(id, decision, approver, reason, now);
-    spawn(py, decided, move |py, r| {
-        Ok(request_view_to_py(py, &r, now)?.unbind())
-    })
-}
-
-/// Approve or reject, blocking with the GIL released (any store).
-#[pyfunction]
-#[pyo3(signature = (reg, id, approve, approver = None, reason = None))]
-pub fn decide_blocking(
-    py: Python<'_>,
-    reg: &Bound<'_, NativeRegistry>,
-    id: String,
-    approve: bool,
-    approver: Option<String>,
-    reason: Option<String>,
-) -> PyResult<Py<PyAny>> {
-    let shared = &reg.get().shared;
-    let store = Arc::clone(shared.host.store());
-    if !store.waits() {
-        return Ok(reg
-            .call_method1("decide", (id, approve, approver, reason))?
-            .unbind());
-    }
-    let decision = ApprovalDecision::approving(approve);
-    let now = shared.now_ms(py);
-    let decided = shared
-        .host
-        .decide_owned(id, decision, approver, reason, now);
-    let r = block_on(py, decided)?;
-    Ok(request_view_to_py(py, &r, now)?.unbind())
-}
-
-/// One request or `None`, blocking with the GIL released (any store).
-#[pyfunction]
-pub fn approval_get_blocking(
-    py: Python<'_>,
-    reg: &Bound<'_, NativeRegistry>,
-    id: String,
-) -> PyResult<Py<PyAny>> {
-    let store = store_of(reg.get());
-    if !store.waits() {
-        return Ok(reg.call_method1("approval_get", (id,))?.unbind());
-    }
-    let now = reg.get().shared.now_ms(py);
-    match block_on(py, async move {
-        store.get(&id).await.map_err(CapabilityError::from)
-    })? {
-        Some(r) => Ok(request_view_to_py(py, &r, now)?.unbind()),
-        None => Ok(py.None()),
-    }
-}
-
 /// The registry's PostgreSQL audit sink's counters:
 /// `(written, dropped, failed)`, or `None` without a sink.
 #[pyfunction]
@@ -366,12 +212,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for f in [
         wrap_pyfunction!(store_step, m)?,
         wrap_pyfunction!(store_answered, m)?,
-        wrap_pyfunction!(approval_page, m)?,
-        wrap_pyfunction!(approval_page_async, m)?,
-        wrap_pyfunction!(approval_get_async, m)?,
-        wrap_pyfunction!(approval_get_blocking, m)?,
-        wrap_pyfunction!(decide_async, m)?,
-        wrap_pyfunction!(decide_blocking, m)?,
+        wrap_pyfunction!(approvals::approval_page, m)?,
+        wrap_pyfunction!(approvals::approval_page_async, m)?,
+        wrap_pyfunction!(approvals::approval_get_async, m)?,
+        wrap_pyfunction!(approvals::approval_get_blocking, m)?,
+        wrap_pyfunction!(approvals::decide_async, m)?,
+        wrap_pyfunction!(approvals::decide_blocking, m)?,
         wrap_pyfunction!(audit_stats, m)?,
         wrap_pyfunction!(audit_flush, m)?,
         wrap_pyfunction!(audit_flush_async, m)?,
