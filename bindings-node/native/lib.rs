@@ -24,7 +24,7 @@
 //! Node with "failed to initiate panic"). `test/robustness.test.js` keeps
 //! it that way.
 
-// `unsafe` only in raw.rs (raw Node-API for the hot path).
+// `unsafe` only in raw.rs and raw_values.rs (raw Node-API for the hot path).
 #![deny(unsafe_code)]
 
 mod act;
@@ -36,8 +36,12 @@ mod invoke;
 mod js_json;
 mod mcp;
 mod postgres;
+mod postgres_approvals;
+mod postgres_audit;
 #[allow(unsafe_code)]
 mod raw;
+#[allow(unsafe_code)]
+mod raw_values;
 mod registry;
 mod slab;
 mod start;
@@ -54,6 +58,8 @@ pub use gateway::*;
 pub use invoke::*;
 pub use mcp::*;
 pub use postgres::*;
+pub use postgres_approvals::*;
+pub use postgres_audit::*;
 pub use raw::*;
 pub use registry::*;
 pub use start::*;

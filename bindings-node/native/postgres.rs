@@ -15,6 +15,11 @@
 //!
 //! Opened stores and sinks wait in process-wide tables (they are `Send`
 //! and outlive any one Node thread), addressed by integer handles.
+//!
+//! This module opens the store, builds registries on it and runs their
+//! store steps, and holds what the other two share (the handle counter, the
+//! error mapping, the options parser): the approvals API for a store that
+//! waits is in `postgres_approvals`, the audit sink in `postgres_audit`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -24,33 +29,27 @@ use napi::Env;
 use napi::bindgen_prelude::PromiseRaw;
 use napi_derive::napi;
 use orpc_agent_core::CapabilityError;
-use orpc_agent_core::approval::{
-    ApprovalStore, Decision as ApprovalDecision, PostgresApprovalStore,
-};
+use orpc_agent_core::approval::{ApprovalStore, PostgresApprovalStore};
 use orpc_agent_core::ffi::{
-    AuditRoute, BindingRegistry, BuildError, list_filter_from_json, open_postgres,
-    open_postgres_audit, page_json, postgres_options_from_json, registry_error_json,
+    BindingRegistry, BuildError, open_postgres, postgres_options_from_json, registry_error_json,
 };
-use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
-use orpc_agent_core::pipeline::driver::AuditSink;
-use serde_json::{Value, json};
 
 use crate::errors::{internal, parse_json, throw, throw_json};
 use crate::invoke::answer_in;
 use crate::invoke::ms;
-use crate::js_json::js_text;
-use crate::registry::{Registry, insert_registry, registry_call, with_registry};
+use crate::registry::{Registry, insert_registry, with_registry};
 
-static NEXT: AtomicU32 = AtomicU32::new(1);
+pub(crate) static NEXT: AtomicU32 = AtomicU32::new(1);
 static STORES: LazyLock<Mutex<HashMap<u32, Arc<PostgresApprovalStore>>>> =
     LazyLock::new(Mutex::default);
-static SINKS: LazyLock<Mutex<HashMap<u32, Arc<PostgresAuditSink>>>> = LazyLock::new(Mutex::default);
 
-fn to_napi(e: CapabilityError) -> napi::Error {
+pub(crate) fn to_napi(e: CapabilityError) -> napi::Error {
     throw(&e)
 }
 
-fn options(text: &str) -> Result<(orpc_agent_core::approval::PostgresOptions, usize), napi::Error> {
+pub(crate) fn options(
+    text: &str,
+) -> Result<(orpc_agent_core::approval::PostgresOptions, usize), napi::Error> {
     postgres_options_from_json(&parse_json(text, "the PostgreSQL options").map_err(to_napi)?)
         .map_err(to_napi)
 }
@@ -137,165 +136,4 @@ fn js_now(env: &Env) -> napi::Result<f64> {
     let date: napi::bindgen_prelude::Object = env.get_global()?.get_named_property("Date")?;
     let now: napi::bindgen_prelude::Function<(), f64> = date.get_named_property("now")?;
     now.apply(date, ())
-}
-
-/// The store of registry `reg`, to run an approval operation off the JS
-/// thread.
-fn store_of(reg: u32) -> napi::Result<Arc<dyn ApprovalStore>> {
-    registry_call(reg, |r| Ok(Arc::clone(r.host.store())))
-}
-
-/// `approvals.get` for a store that waits: the request as JSON, or null.
-#[napi(catch_unwind)]
-pub fn approval_get_async<'env>(
-    env: &'env Env,
-    reg: u32,
-    id: String,
-    now: f64,
-) -> napi::Result<PromiseRaw<'env, Option<String>>> {
-    let store = store_of(reg)?;
-    env.spawn_future(async move {
-        let found = store
-            .get(&id)
-            .await
-            .map_err(|e| to_napi(CapabilityError::from(e)))?;
-        Ok(found.map(|r| js_text(&r.to_json_at(ms(now)))))
-    })
-}
-
-/// One page of requests with the cursor of the next (synchronous stores):
-/// `{requests, nextCursor}`; `nextCursor` is null on the last page.
-#[napi(catch_unwind)]
-pub fn approval_page(reg: u32, filter: String, now: f64) -> napi::Result<String> {
-    registry_call(reg, |r| {
-        let filter = list_filter_from_json(&parse_json(&filter, "the filter")?, ms(now))?;
-        Ok(js_text(&page_json(&r.host.approvals(&filter)?, &filter)))
-    })
-}
-
-/// [`approval_page`] for a store that waits.
-#[napi(catch_unwind)]
-pub fn approval_page_async<'env>(
-    env: &'env Env,
-    reg: u32,
-    filter: String,
-    now: f64,
-) -> napi::Result<PromiseRaw<'env, String>> {
-    let filter = list_filter_from_json(
-        &parse_json(&filter, "the filter").map_err(to_napi)?,
-        ms(now),
-    )
-    .map_err(to_napi)?;
-    let store = store_of(reg)?;
-    env.spawn_future(async move {
-        let page = store
-            .list(&filter)
-            .await
-            .map_err(|e| to_napi(CapabilityError::from(e)))?;
-        Ok(js_text(&page_json(&page, &filter)))
-    })
-}
-
-/// `approvals.approve`/`reject` for a store that waits, with the
-/// registry's `approverMustDiffer` rule; resolves to the decided request.
-#[napi(catch_unwind)]
-pub fn approval_decide_async<'env>(
-    env: &'env Env,
-    reg: u32,
-    id: String,
-    approve: bool,
-    approver: Option<String>,
-    reason: Option<String>,
-    now: f64,
-) -> napi::Result<PromiseRaw<'env, String>> {
-    let decision = ApprovalDecision::approving(approve);
-    let decide = registry_call(reg, |r| {
-        Ok(r.host.decide_owned(id, decision, approver, reason, ms(now)))
-    })?;
-    env.spawn_future(async move {
-        let decided = decide.await.map_err(to_napi)?;
-        Ok(js_text(&decided.to_json_at(ms(now))))
-    })
-}
-
-// ----- audit sink ------------------------------------------------------------
-
-/// Connects a PostgreSQL audit sink (its own small pool, migrations
-/// applied) and resolves to its handle.
-#[napi(catch_unwind)]
-pub fn postgres_audit_open<'env>(
-    env: &'env Env,
-    url: String,
-    options_json: String,
-) -> napi::Result<PromiseRaw<'env, u32>> {
-    let (opts, queue) = options(&options_json)?;
-    env.spawn_future(async move {
-        let sink = open_postgres_audit(&url, opts, queue)
-            .await
-            .map_err(to_napi)?;
-        let id = NEXT.fetch_add(1, Ordering::Relaxed);
-        SINKS
-            .lock()
-            .map_err(|_| to_napi(internal("sink table poisoned")))?
-            .insert(id, sink);
-        Ok(id)
-    })
-}
-
-fn sink(id: u32) -> Option<Arc<PostgresAuditSink>> {
-    SINKS.lock().ok()?.get(&id).cloned()
-}
-
-/// Queues one audit record (JSON text). Never waits; a full queue or a
-/// closed sink counts the record as dropped.
-#[napi(catch_unwind)]
-pub fn postgres_audit_record(id: u32, record: String) {
-    if let (Some(s), Ok(v)) = (sink(id), serde_json::from_str::<Value>(&record)) {
-        s.record_json(v);
-    }
-}
-
-/// `{written, dropped, failed}` of a sink.
-#[napi(catch_unwind)]
-pub fn postgres_audit_stats(id: u32) -> napi::Result<String> {
-    let s = sink(id).ok_or_else(|| to_napi(internal("this audit sink was closed")))?;
-    Ok(json!({"written": s.written(), "dropped": s.dropped(), "failed": s.failed()}).to_string())
-}
-
-/// Resolves once every record queued before the call is written (or
-/// counted as failed).
-#[napi(catch_unwind)]
-pub fn postgres_audit_flush<'env>(env: &'env Env, id: u32) -> napi::Result<PromiseRaw<'env, ()>> {
-    let s = sink(id);
-    env.spawn_future(async move {
-        if let Some(s) = s {
-            s.flush().await;
-        }
-        Ok(())
-    })
-}
-
-/// Sends registry `reg`'s audit records to sink `id` from Rust (each
-/// record is queued as the core holds it, never through JavaScript);
-/// `to_host`: the façade still sees them (a subscriber or telemetry).
-#[napi(catch_unwind)]
-pub fn registry_attach_audit_sink(reg: u32, id: u32, to_host: bool) -> napi::Result<()> {
-    let s = sink(id).ok_or_else(|| to_napi(internal("this audit sink was closed")))?;
-    registry_call(reg, |r| {
-        r.route = AuditRoute {
-            sink: Some(s as Arc<dyn AuditSink>),
-            to_host,
-        };
-        Ok(())
-    })
-}
-
-/// Forgets a sink: its writer finishes the queue and stops.
-#[napi(catch_unwind)]
-pub fn postgres_audit_close(id: u32) {
-    // Closed, not only forgotten: a registry that sends it records from
-    // Rust (`registryAttachAuditSink`) holds the sink too.
-    if let Some(sink) = SINKS.lock().ok().and_then(|mut t| t.remove(&id)) {
-        sink.close();
-    }
 }

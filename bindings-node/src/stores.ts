@@ -3,7 +3,7 @@
  * approval queue shared by every instance of an app.
  *
  * PostgreSQL calls really wait, so they are the only asynchronous
- * crossings into Rust (`native/postgres.rs`): opening the pool, the two
+ * crossings into Rust (`native/postgres*.rs`): opening the pool, the two
  * store steps of an invocation (`PersistApproval`, `ConsumeApproval`) and
  * the approval UI's calls. A registry on the memory or SQLite store never
  * reaches any of them — its store steps run inside the synchronous calls.
