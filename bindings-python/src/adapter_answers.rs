@@ -3,6 +3,7 @@
 //! in-band confirmation, and the agent frameworks' approval turn. The
 //! same words as the Node adapters'; conversion only.
 
+use orpc_agent_core::agent_tools as at;
 use pyo3::prelude::*;
 
 use crate::{convert, errors};
@@ -26,7 +27,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agent_tool_approval_required_text, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_recorded_approver, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_kept_request_holds_the_call, m)?)?;
-    use orpc_agent_core::agent_tools as at;
     m.add("AGENT_TOOL_UNKNOWN_APPROVAL", at::UNKNOWN_APPROVAL_MESSAGE)?;
     m.add("AGENT_TOOL_OUTPUT_NOT_JSON", at::OUTPUT_NOT_JSON_MESSAGE)?;
     m.add("AGENT_TOOL_FAILED", at::FAILED_MESSAGE)?;

@@ -23,8 +23,8 @@
 //! so `asyncio.run`, `create_task`, `gather` and anyio accept it.
 //!
 //! The type is built with the C API (`PyType_FromSpec`) because pyo3 has no
-//! `am_send`. Every function here holds the GIL (CPython calls them with it)
-//! and never unwinds into C.
+//! `am_send`. Every function in this module and its submodules holds the
+//! GIL (CPython calls them with it) and never unwinds into C.
 #![allow(unsafe_code)]
 
 mod guard;
@@ -32,14 +32,16 @@ mod send;
 mod throw;
 mod type_object;
 
-use type_object::create_type;
+use std::ptr;
 
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
 use crate::registry::NativeRegistry;
+use type_object::create_type;
 
 /// The object's memory: the call's arguments (owned until the object is
 /// freed: `throw` before the first send needs them), and the coroutine it
@@ -94,5 +96,48 @@ pub(crate) fn new_call<'py>(
         (*raw).input = input.clone().into_ptr();
         (*raw).frame = frame.clone().into_ptr();
         Ok(Bound::from_owned_ptr(py, obj))
+    }
+}
+
+/// New references to the call's arguments; an error, not a dangling
+/// read, once the collector cleared them (`clear`, which it calls only on
+/// an unreachable call).
+///
+/// SAFETY: the GIL is held; `raw` is live. Each field is a live reference
+/// from `new_call` or NULL (`release_fields`, from `clear` or `dealloc`).
+unsafe fn arguments<'py>(py: Python<'py>, raw: *mut RawCall) -> PyResult<Arguments<'py>> {
+    let field = |p: *mut ffi::PyObject| {
+        // SAFETY: `p` is NULL or a live reference (above).
+        unsafe { Bound::from_borrowed_ptr_or_opt(py, p) }
+            .ok_or_else(|| PyRuntimeError::new_err("orpc_agent: this governed call was cleared"))
+    };
+    // SAFETY: `raw` is live (above).
+    unsafe {
+        Ok((
+            field((*raw).registry)?,
+            field((*raw).name)?,
+            field((*raw).input)?,
+            field((*raw).frame)?,
+        ))
+    }
+}
+
+/// `(registry, name, input, frame)` as `registry.invoke` was given them.
+type Arguments<'py> = (
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+);
+
+/// The delegate ended (or failed): this object is done with it.
+///
+/// SAFETY: the GIL is held; `raw` is live.
+unsafe fn finish(raw: *mut RawCall, inner: *mut ffi::PyObject) {
+    unsafe {
+        if (*raw).inner == inner {
+            (*raw).inner = ptr::null_mut();
+            ffi::Py_DECREF(inner);
+        }
     }
 }

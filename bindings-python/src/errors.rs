@@ -70,7 +70,7 @@ pub fn registry_error(py: Python<'_>, e: &RegistryError) -> PyErr {
 
 /// Drops a Python error this crate swallows, attached as pyo3 counts it.
 /// The awaitable's first send runs without pyo3's attach
-/// (`awaitable::guarded_first`), where dropping a `PyErr` would leave its
+/// (`awaitable::guard::guarded_first`), where dropping a `PyErr` would leave its
 /// exception, type and traceback in pyo3's pool until the next entry into
 /// pyo3. Only error paths pay for the attach.
 pub fn drop_attached(e: PyErr) {

@@ -9,16 +9,17 @@
 //! through the export steps.
 
 mod drive;
+mod step_view;
 
 use std::sync::Arc;
 
 use orpc_agent_core::ffi;
+use orpc_agent_core::pipeline::Answer;
 use orpc_agent_core::pipeline::progress::ProgressChecker;
-use orpc_agent_core::pipeline::{Answer, PolicyScope, Step};
 use orpc_agent_core::{CapabilityError, ErrorCode, Invocation as CoreInvocation, Outcome};
 use pyo3::prelude::*;
 
-use crate::convert::{json_to_py, py_to_json};
+use crate::convert::py_to_json;
 use crate::errors::capability_error;
 use crate::host_answers::{count, policy_answer};
 use crate::registry::{Shared, request_to_py};
@@ -58,8 +59,10 @@ impl Invocation {
         total: Option<&Bound<'_, PyAny>>,
     ) -> Option<(u64, Option<u64>)> {
         let done = count(done)?;
-        // No total, or a total that is a count; anything else drops the report.
-        let total = total.map(count).map_or(Some(None), |t| t.map(Some))?;
+        let total = match total {
+            Some(t) => Some(count(t)?),
+            None => None,
+        };
         self.progress
             .report(done, total)
             .ok()
@@ -69,91 +72,6 @@ impl Invocation {
     /// The first step the host must perform.
     fn advance(&mut self, py: Python<'_>) -> PyResult<u8> {
         self.next(py)
-    }
-
-    /// Index of the resolved capability, or `None` (NOT_FOUND).
-    #[getter]
-    fn capability_index(&self) -> Option<u32> {
-        self.inv.capability().map(|c| c.index)
-    }
-
-    #[getter]
-    fn capability_id(&self) -> Option<String> {
-        self.inv.capability().map(|c| c.id.clone())
-    }
-
-    #[getter]
-    fn resumed(&self) -> bool {
-        self.resumed
-    }
-
-    /// `RunHandler`: attempt number, 1-based.
-    #[getter]
-    fn attempt(&self) -> u32 {
-        self.inv.attempt()
-    }
-
-    #[getter]
-    fn deadline_at_ms(&self) -> u64 {
-        self.inv.deadline_at_ms()
-    }
-
-    /// Seconds until the call's deadline (`Invocation::call_deadline_ms`),
-    /// which bounds every hook the driver awaits.
-    fn call_remaining_s(&self, py: Python<'_>) -> f64 {
-        let left = self.inv.call_deadline_ms().saturating_sub(self.now(py));
-        left as f64 / 1000.0
-    }
-
-    /// Seconds until the deadline, for arming the host's timer.
-    fn remaining_s(&self, py: Python<'_>) -> f64 {
-        let left = self.inv.deadline_at_ms().saturating_sub(self.now(py));
-        // Millisecond counts are far below 2^52: exact as f64.
-        left as f64 / 1000.0
-    }
-
-    /// `Sleep`: seconds to wait.
-    fn sleep_s(&self) -> f64 {
-        self.inv.sleep_ms() as f64 / 1000.0
-    }
-
-    /// `EvaluatePolicy`: `(scope, index, timeout_s)`, scope 0 = runtime, 1 = capability.
-    fn policy_at(&self) -> Option<(u8, u32, f64)> {
-        self.inv.policy_at().map(|(scope, index)| {
-            let scope = u8::from(scope == PolicyScope::Capability);
-            (scope, index, self.inv.policy_timeout_ms() as f64 / 1000.0)
-        })
-    }
-
-    /// The frozen frame as the core sees it (on resume: the recorded
-    /// surface and actor): `{surface, actor, trace?, requestId?, …}`.
-    fn frame<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::convert::record_to_py(py, &self.inv.frame(), "frame")
-    }
-
-    /// What redactors are told: `{surface, capabilityId, actor}`.
-    fn redaction_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::convert::record_to_py(py, &self.inv.redaction_info(), "redaction info")
-    }
-
-    /// The value the current step shows when the core holds it as JSON
-    /// (`ffi::step_json`; read at `RunHandler` on resume: the stored
-    /// validated input, which the host turns back into its own type).
-    /// `None` when the host holds it.
-    fn input_json<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        ffi::step_json(&self.inv)
-            .map(|v| json_to_py(py, v))
-            .transpose()
-    }
-
-    /// `AskRetryOn`: the error, as the exception the host's `retry_on` sees.
-    fn retry_error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        match self.inv.step() {
-            Step::AskRetryOn { error } => {
-                Some(capability_error(py, error).into_value(py).into_any())
-            }
-            _ => None,
-        }
     }
 
     // ----- answers: each returns the next step's kind ---------------------

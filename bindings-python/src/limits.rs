@@ -48,9 +48,9 @@ use text::{bytes_like, string};
 
 /// Clears the error a C call here set, without making a `PyErr` of it: the
 /// walk runs inside the awaitable's first send, where a dropped `PyErr`'s
-/// references would wait in pyo3's pool (`awaitable::guarded_first`).
-fn clear_error() {
-    // SAFETY: the GIL is held by every caller (they hold a `Bound`).
+/// references would wait in pyo3's pool (`awaitable::guard::guarded_first`).
+fn clear_error(_py: Python<'_>) {
+    // SAFETY: the GIL is held (the caller shows a `Python` token).
     unsafe { ffi::PyErr_Clear() }
 }
 
@@ -167,7 +167,7 @@ fn integer(obj: &Bound<'_, PyAny>, meter: &mut Meter) -> Result<(), Limit> {
     let small = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj.as_ptr(), &mut overflow) };
     if overflow == 0 {
         if small == -1 {
-            clear_error(); // none expected for an int
+            clear_error(obj.py()); // none expected for an int
         }
         return meter.integer(small);
     }
@@ -178,7 +178,7 @@ fn integer(obj: &Bound<'_, PyAny>, meter: &mut Meter) -> Result<(), Limit> {
     // subclass is not asked for `__index__`) and returns a new reference.
     let hex = unsafe { ffi::PyNumber_ToBase(obj.as_ptr(), 16) };
     if hex.is_null() {
-        clear_error();
+        clear_error(obj.py());
         return Ok(());
     }
     // SAFETY: a new, non-null reference (above).

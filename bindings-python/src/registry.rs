@@ -1,5 +1,9 @@
-//! `NativeRegistry`: the core's `BindingRegistry` (registry + approval store),
-//! the clock, and the audit subscriber — what every invocation shares.
+//! `NativeRegistry`: the core's `BindingRegistry` (registry + approval
+//! store) with what every invocation shares (`Shared`: the clock, the
+//! audit subscriber, the PostgreSQL sink, telemetry). This module builds
+//! it and starts and resumes calls; its other methods are in
+//! `approvals` (requests as an approval UI reads them), `catalog`
+//! (indexes, `inspect`, descriptors) and `fast` (the eager fast path).
 //!
 //! Store operations run with the GIL released (`py.detach`): a SQLite call
 //! may wait on the file lock of another process.

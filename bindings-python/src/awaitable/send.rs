@@ -10,8 +10,8 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 
-use super::RawCall;
 use super::guard::{exclusive, guarded, guarded_first};
+use super::{RawCall, arguments, finish};
 use crate::frame::Frame;
 use crate::outcome::InvokeOk;
 use crate::registry::NativeRegistry;
@@ -95,18 +95,6 @@ unsafe fn step(
     }
 }
 
-/// The delegate ended (or failed): this object is done with it.
-///
-/// SAFETY: the GIL is held; `raw` is live.
-pub(super) unsafe fn finish(raw: *mut RawCall, inner: *mut ffi::PyObject) {
-    unsafe {
-        if (*raw).inner == inner {
-            (*raw).inner = ptr::null_mut();
-            ffi::Py_DECREF(inner);
-        }
-    }
-}
-
 enum Started<'py> {
     /// The call ended in the fast path: its `InvokeOk`.
     Finished(Bound<'py, PyAny>),
@@ -114,9 +102,9 @@ enum Started<'py> {
     Continues(Bound<'py, PyAny>),
 }
 
-/// SAFETY: the GIL is held; `raw`'s argument fields are live references.
+/// SAFETY: the GIL is held; `raw` is live.
 unsafe fn first_send<'py>(py: Python<'py>, raw: *mut RawCall) -> PyResult<Started<'py>> {
-    let (registry, name, input, frame) = unsafe { arguments(py, raw) };
+    let (registry, name, input, frame) = unsafe { arguments(py, raw) }?;
     let registry = registry.cast_into::<NativeRegistry>()?;
     let native = registry.get();
     if let Ok(f) = frame.cast::<Frame>() {
@@ -131,29 +119,6 @@ unsafe fn first_send<'py>(py: Python<'py>, raw: *mut RawCall) -> PyResult<Starte
     let host = native.invoke_host(py)?;
     let slow = host.call_method1(intern!(py, "_invoke_any_frame"), (name, input, frame))?;
     Ok(Started::Continues(slow))
-}
-
-/// New references to the call's arguments.
-///
-/// SAFETY: the GIL is held; the fields are live references (set in
-/// `new_call`, released only in `dealloc`).
-pub(super) unsafe fn arguments<'py>(
-    py: Python<'py>,
-    raw: *mut RawCall,
-) -> (
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-) {
-    unsafe {
-        (
-            Bound::from_borrowed_ptr(py, (*raw).registry),
-            Bound::from_borrowed_ptr(py, (*raw).name),
-            Bound::from_borrowed_ptr(py, (*raw).input),
-            Bound::from_borrowed_ptr(py, (*raw).frame),
-        )
-    }
 }
 
 /// `next(call)` and `call.send(value)` from Python: a return is raised as
@@ -173,7 +138,7 @@ unsafe fn send_raising(obj: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> *mut
 
 /// Raises `StopIteration(value)`, taking `value`'s reference; returns NULL.
 /// Through the C API alone, not pyo3's `PyErr`: this ends the first send
-/// on CPython 3.12+ (see the module doc), which runs without pyo3's
+/// on CPython 3.12+ (see `awaitable`'s module doc), which runs without pyo3's
 /// attach (`guarded_first`), so nothing may be dropped into pyo3's pool.
 /// The exception is made first and then set, as a generator's return is:
 /// a value that is a tuple or an exception must not be read as the

@@ -12,7 +12,7 @@ use pyo3::types::PyTuple;
 
 use super::RawCall;
 use super::guard::{exclusive, guarded};
-use super::send::{arguments, finish};
+use super::{arguments, finish};
 use crate::registry::NativeRegistry;
 
 pub(super) unsafe extern "C" fn throw_method(
@@ -60,7 +60,7 @@ unsafe fn throw<'py>(
             return outcome;
         }
         (*raw).started = true;
-        let (registry, name, input, frame) = arguments(py, raw);
+        let (registry, name, input, frame) = arguments(py, raw)?;
         let host = registry
             .cast_into::<NativeRegistry>()?
             .get()

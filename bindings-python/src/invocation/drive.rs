@@ -2,7 +2,7 @@
 //! then performs the steps the host need not see (approval-store steps with
 //! the GIL released, audit delivery, the deadline check before a handler)
 //! until one is the host's. Also the eager fast path's answers
-//! (`registry.rs`), which read the clock only where the core needs it.
+//! (`registry/fast.rs`), which read the clock only where the core needs it.
 
 use std::sync::Arc;
 

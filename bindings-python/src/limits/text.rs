@@ -21,7 +21,7 @@ fn utf8<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a str> {
     unsafe {
         let data = ffi::PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size);
         if data.is_null() {
-            clear_error();
+            clear_error(s.py());
             return None;
         }
         let bytes = std::slice::from_raw_parts(data.cast::<u8>(), usize::try_from(size).ok()?);
@@ -44,7 +44,7 @@ pub(super) fn string(s: &Bound<'_, PyString>, meter: &mut Meter, key: bool) -> R
         ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr())
     };
     if encoded.is_null() {
-        clear_error();
+        clear_error(s.py());
         return report(meter, "");
     }
     // SAFETY: a new, non-null reference (above).

@@ -37,7 +37,7 @@ fn page_to_py(
 /// `(requests, next_cursor)` of one page; `next_cursor` is `None` on the
 /// last page. Any store: a waiting one blocks with the GIL released.
 #[pyfunction]
-pub fn approval_page(
+pub(super) fn approval_page(
     py: Python<'_>,
     reg: &Bound<'_, NativeRegistry>,
     filter: &Bound<'_, PyAny>,
@@ -62,7 +62,7 @@ pub fn approval_page(
 
 /// [`approval_page`] without blocking: an awaitable.
 #[pyfunction]
-pub fn approval_page_async(
+pub(super) fn approval_page_async(
     py: Python<'_>,
     reg: &Bound<'_, NativeRegistry>,
     filter: &Bound<'_, PyAny>,
@@ -82,7 +82,7 @@ pub fn approval_page_async(
 
 /// One request (dict) or `None`, as an awaitable.
 #[pyfunction]
-pub fn approval_get_async(
+pub(super) fn approval_get_async(
     py: Python<'_>,
     reg: &Bound<'_, NativeRegistry>,
     id: String,
@@ -103,7 +103,7 @@ pub fn approval_get_async(
 /// decided request (dict).
 #[pyfunction]
 #[pyo3(signature = (reg, id, approve, approver = None, reason = None))]
-pub fn decide_async(
+pub(super) fn decide_async(
     py: Python<'_>,
     reg: &Bound<'_, NativeRegistry>,
     id: String,
@@ -125,7 +125,7 @@ pub fn decide_async(
 /// Approve or reject, blocking with the GIL released (any store).
 #[pyfunction]
 #[pyo3(signature = (reg, id, approve, approver = None, reason = None))]
-pub fn decide_blocking(
+pub(super) fn decide_blocking(
     py: Python<'_>,
     reg: &Bound<'_, NativeRegistry>,
     id: String,
@@ -151,7 +151,7 @@ pub fn decide_blocking(
 
 /// One request or `None`, blocking with the GIL released (any store).
 #[pyfunction]
-pub fn approval_get_blocking(
+pub(super) fn approval_get_blocking(
     py: Python<'_>,
     reg: &Bound<'_, NativeRegistry>,
     id: String,

@@ -27,7 +27,7 @@ use crate::outcome::InvokeOk;
 /// tuple cost four item reads, their reference counts and an int
 /// extraction per call.
 #[pyclass(module = "orpc_agent._native", name = "FastPath", frozen)]
-pub(crate) struct FastPath {
+struct FastPath {
     index: u32,
     validate_input: Option<Py<PyAny>>,
     handler: Option<Py<PyAny>>,

@@ -16,7 +16,7 @@ pub(crate) struct Shared {
     pub(crate) clock: Option<Py<PyAny>>,
     /// Receives each audit record as a dict, synchronously.
     pub(crate) audit: Option<Py<PyAny>>,
-    pub(crate) audit_payloads: bool,
+    pub(super) audit_payloads: bool,
     /// The PostgreSQL audit sink (`audit={"postgres": url}`): records go
     /// to it straight from the core, without a Python dict.
     pub(crate) pg_audit: Option<Arc<orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink>>,
@@ -24,7 +24,7 @@ pub(crate) struct Shared {
     /// `orpc_agent.telemetry`), synchronously, in the call's context.
     pub(crate) telemetry: Option<Py<PyAny>>,
     /// Spans carry the (redacted) output (`Telemetry(payloads=True)`).
-    pub(crate) span_payloads: bool,
+    pub(super) span_payloads: bool,
 }
 
 impl Shared {
