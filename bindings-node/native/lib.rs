@@ -36,8 +36,6 @@ mod invoke;
 mod js_json;
 mod mcp;
 mod postgres;
-mod postgres_approvals;
-mod postgres_audit;
 #[allow(unsafe_code)]
 mod raw;
 #[allow(unsafe_code)]
@@ -58,8 +56,6 @@ pub use gateway::*;
 pub use invoke::*;
 pub use mcp::*;
 pub use postgres::*;
-pub use postgres_approvals::*;
-pub use postgres_audit::*;
 pub use raw::*;
 pub use registry::*;
 pub use start::*;

@@ -1,25 +1,32 @@
-//! The PostgreSQL approval store and audit sink for Node (issue 8).
+//! The PostgreSQL approval store for Node (issue 8): opening it, building
+//! registries on it, and running their store steps.
 //!
 //! PostgreSQL calls really wait, so they cannot run inside the synchronous
-//! crossings of the hot path. Everything here returns a Promise: the
-//! database work runs on napi-rs's process-wide multi-thread tokio runtime
-//! (feature `tokio_rt`), which also owns the pool's connection tasks — one
-//! long-lived runtime, never one per call. The promise settles on the JS
-//! thread (`spawn_future_with_callback`), where the invocation and registry
-//! slabs live.
+//! crossings of the hot path. Every call that reaches the database returns
+//! a Promise: the work runs on napi-rs's process-wide multi-thread tokio
+//! runtime (feature `tokio_rt`), which also owns the pool's connection
+//! tasks — one long-lived runtime, never one per call. The promise settles
+//! on the JS thread (`spawn_future_with_callback`), where the invocation
+//! and registry slabs live.
 //!
 //! Only registries built on a store that waits ever reach these calls: the
 //! driver loop sees `PersistApproval`/`ConsumeApproval` only when
 //! `BindingRegistry::advance` could not perform the step synchronously, so the
 //! memory and SQLite fast path is unchanged.
 //!
-//! Opened stores and sinks wait in process-wide tables (they are `Send`
-//! and outlive any one Node thread), addressed by integer handles.
+//! Opened stores wait in a process-wide table (they are `Send` and outlive
+//! any one Node thread), addressed by integer handles from one counter
+//! that the audit sinks share.
 //!
-//! This module opens the store, builds registries on it and runs their
-//! store steps, and holds what the other two share (the handle counter, the
-//! error mapping, the options parser): the approvals API for a store that
-//! waits is in `postgres_approvals`, the audit sink in `postgres_audit`.
+//! Submodules: the approvals API for a store that waits (`approvals`) and
+//! the PostgreSQL audit sink (`audit`). This module holds what they share:
+//! the handle counter, the error mapping and the options parser.
+
+mod approvals;
+mod audit;
+
+pub use approvals::*;
+pub use audit::*;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -39,17 +46,15 @@ use crate::invoke::answer_in;
 use crate::invoke::ms;
 use crate::registry::{Registry, insert_registry, with_registry};
 
-pub(crate) static NEXT: AtomicU32 = AtomicU32::new(1);
+static NEXT: AtomicU32 = AtomicU32::new(1);
 static STORES: LazyLock<Mutex<HashMap<u32, Arc<PostgresApprovalStore>>>> =
     LazyLock::new(Mutex::default);
 
-pub(crate) fn to_napi(e: CapabilityError) -> napi::Error {
+fn to_napi(e: CapabilityError) -> napi::Error {
     throw(&e)
 }
 
-pub(crate) fn options(
-    text: &str,
-) -> Result<(orpc_agent_core::approval::PostgresOptions, usize), napi::Error> {
+fn options(text: &str) -> Result<(orpc_agent_core::approval::PostgresOptions, usize), napi::Error> {
     postgres_options_from_json(&parse_json(text, "the PostgreSQL options").map_err(to_napi)?)
         .map_err(to_napi)
 }

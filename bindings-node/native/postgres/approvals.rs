@@ -1,8 +1,8 @@
 //! The approvals API (`get`, `list` by page, `approve`/`reject`) for
-//! registries on a store that waits, such as PostgreSQL (issue 8), plus
-//! the page call of synchronous stores it mirrors. Split from `postgres`,
-//! which opens the store and drives its store steps; these calls return a
-//! Promise whose store work runs on the same tokio runtime.
+//! registries on a store that waits, such as PostgreSQL (issue 8): each
+//! returns a Promise whose store work runs on the tokio runtime of
+//! `postgres`. Beside them, `approval_page` is the synchronous stores'
+//! page call, which returns the page itself.
 
 use std::sync::Arc;
 
@@ -13,10 +13,10 @@ use orpc_agent_core::CapabilityError;
 use orpc_agent_core::approval::{ApprovalStore, Decision as ApprovalDecision};
 use orpc_agent_core::ffi::{list_filter_from_json, page_json};
 
+use super::to_napi;
 use crate::errors::parse_json;
 use crate::invoke::ms;
 use crate::js_json::js_text;
-use crate::postgres::to_napi;
 use crate::registry::registry_call;
 
 /// The store of registry `reg`, to run an approval operation off the JS

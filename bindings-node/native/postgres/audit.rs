@@ -1,7 +1,7 @@
 //! The PostgreSQL audit sink for Node (issue 8): opening it, queueing
 //! records, its counters, flushing, attaching it to a registry, closing it.
-//! Split from `postgres` (the approval store); opened sinks wait in a
-//! process-wide table, addressed by handles from the same counter as stores.
+//! Opened sinks wait in a process-wide table, addressed by handles from
+//! the same counter as stores.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -15,8 +15,8 @@ use orpc_agent_core::pipeline::audit_postgres::PostgresAuditSink;
 use orpc_agent_core::pipeline::driver::AuditSink;
 use serde_json::{Value, json};
 
+use super::{NEXT, options, to_napi};
 use crate::errors::internal;
-use crate::postgres::{NEXT, options, to_napi};
 use crate::registry::registry_call;
 
 static SINKS: LazyLock<Mutex<HashMap<u32, Arc<PostgresAuditSink>>>> = LazyLock::new(Mutex::default);
