@@ -8,12 +8,12 @@
 //! Values that are open-ended JSON in the core (an actor's attributes, a
 //! request's input, a recorded output) cross as JSON text: Swift's type for
 //! them is `JSONValue`. Approval requests and audit records also carry
-//! their whole JSON form, which Swift exposes as `json`, written once here
-//! by the core's own serialization.
+//! their whole JSON form, which Swift exposes as `json`, written once (in
+//! the conversions) by the core's own serialization.
 //!
 //! The conversions are `From` impls on the core's types (as matrix-rust-sdk
 //! does) that destructure them whole, so a field added to a core type is a
-//! compile error here until it is carried or deliberately left out.
+//! compile error in them until it is carried or deliberately left out.
 //!
 //! The record types are defined here; their conversions live in the
 //! submodules, by subject: `frame` (surface, actor, trace, frame,

@@ -114,8 +114,9 @@ final class CoreDecodingTests: XCTestCase {
 }
 
 /// A record's typed fields say what its JSON form says (the record and its
-/// `json` both come from the core: `bindings-swift/src/records.rs` must
-/// carry every field as the core's serialization writes it).
+/// `json` both come from the core: `bindings-swift/src/records.rs` and the
+/// conversions in `records/` must carry every field as the core's
+/// serialization writes it).
 func assertTypedFieldsAgreeWithJSON(
     _ r: AuditRecord, _ at: String, file: StaticString = #filePath, line: UInt = #line
 ) {

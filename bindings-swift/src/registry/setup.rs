@@ -28,7 +28,7 @@ impl FfiRegistry {
     }
 
     /// Where this registry's audit records go, for a new invocation.
-    pub(super) fn audit_route(&self) -> AuditRoute {
+    fn audit_route(&self) -> AuditRoute {
         AuditRoute {
             sink: self
                 .pg_audit
