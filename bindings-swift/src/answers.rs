@@ -6,46 +6,10 @@
 //! (`ffi::answer`), ends the invocation in `Done` with an INTERNAL error
 //! (the core's rule); the next kind says so.
 
-use orpc_agent_core::Answer;
 use orpc_agent_core::ffi;
-use orpc_agent_core::pipeline::Decision;
 
 use crate::convert::{FfiHostInput, export_answer};
 use crate::invocation::FfiInvocation;
-
-/// A host policy's decision.
-#[derive(Debug, uniffi::Enum)]
-pub enum FfiDecision {
-    Allow,
-    Deny {
-        reason: Option<String>,
-    },
-    RequireApproval {
-        approval_type: Option<String>,
-        reason: Option<String>,
-        expires_in_ms: Option<u64>,
-    },
-    Abstain,
-}
-
-impl From<FfiDecision> for Decision {
-    fn from(d: FfiDecision) -> Decision {
-        match d {
-            FfiDecision::Allow => Decision::Allow,
-            FfiDecision::Deny { reason } => Decision::Deny { reason },
-            FfiDecision::RequireApproval {
-                approval_type,
-                reason,
-                expires_in_ms,
-            } => Decision::RequireApproval {
-                approval_type,
-                reason,
-                expires_in_ms,
-            },
-            FfiDecision::Abstain => Decision::Abstain,
-        }
-    }
-}
 
 #[uniffi::export]
 impl FfiInvocation {
@@ -91,9 +55,20 @@ impl FfiInvocation {
         })
     }
 
-    /// `EvaluatePolicy`: the host policy's decision.
-    pub fn answer_policy(&self, decision: FfiDecision, now_ms: u64) -> u8 {
-        self.apply(Answer::PolicyDecision(decision.into()), now_ms)
+    /// `EvaluatePolicy`: the host policy's decision by its code
+    /// (`ffi::decision_code`, generated into `DecisionCode`) with its
+    /// fields; the core reads it (`ffi::policy_answer`), as it does
+    /// Node's and Python's, and a code it does not know is a failed policy.
+    pub fn answer_policy(
+        &self,
+        code: u8,
+        reason: Option<String>,
+        approval_type: Option<String>,
+        expires_in_ms: Option<u64>,
+        now_ms: u64,
+    ) -> u8 {
+        let answer = ffi::policy_answer(u32::from(code), reason, approval_type, expires_in_ms);
+        self.apply(answer, now_ms)
     }
 
     /// `RunHandler`: the handler failed (`ffi::handler_error`). `code` is

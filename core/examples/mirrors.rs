@@ -123,6 +123,13 @@ fn swift() -> String {
         let _ = writeln!(s, "    case {} = {code}", lower_camel(name));
     }
     s.push_str("}\n\n");
+    s.push_str("/// A host policy's decision codes (`ffi::decision_code`): what `FfiInvocation.answerPolicy` takes.\n");
+    s.push_str("enum DecisionCode: UInt8, CaseIterable {\n");
+    for code in decision_code::ALL {
+        let name = decision_code::name(code).unwrap_or_default();
+        let _ = writeln!(s, "    case {name} = {code}");
+    }
+    s.push_str("}\n\n");
     s.push_str("/// How a finished call ended (`ffi::outcome_code`): what `FfiInvocation.outcomeKind` returns.\n");
     s.push_str("enum OutcomeCode: UInt8, CaseIterable {\n");
     for (code, name) in outcome_code::ALL {

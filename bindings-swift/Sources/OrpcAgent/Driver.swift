@@ -381,15 +381,19 @@ final class Driver: @unchecked Sendable {
         return await race(deadlineMs: clock.nowMs() + at.timeoutMs, { try await policy.evaluate(request) }) { raced in
             switch raced {
             case .value(let d):
-                let decision: FfiDecision
+                let now = clock.nowMs()
                 switch d {
-                case .allow: decision = .allow
-                case .deny(let reason): decision = .deny(reason: reason)
+                case .allow:
+                    return inv.answerPolicy(DecisionCode.allow, nowMs: now)
+                case .deny(let reason):
+                    return inv.answerPolicy(DecisionCode.deny, reason: reason, nowMs: now)
                 case .requireApproval(let type, let reason, let expires):
-                    decision = .requireApproval(approvalType: type, reason: reason, expiresInMs: expires)
-                case .abstain: decision = .abstain
+                    return inv.answerPolicy(
+                        DecisionCode.requireApproval, reason: reason, approvalType: type, expiresInMs: expires,
+                        nowMs: now)
+                case .abstain:
+                    return inv.answerPolicy(DecisionCode.abstain, nowMs: now)
                 }
-                return inv.answerPolicy(decision: decision, nowMs: clock.nowMs())
             case .failed(let error):
                 logger.log(OperatorFailure(capabilityId: cap.id, hook: hook, error: error))
                 return inv.answer(.policyFailed, nowMs: clock.nowMs())
@@ -554,6 +558,15 @@ extension FfiInvocation {
     /// An answer without text by its code; `flag` is `RetryOn`'s verdict.
     func answer(_ code: AnswerCode, flag: Bool = false, nowMs: UInt64) -> UInt8 {
         answer(code: code.rawValue, flag: flag, nowMs: nowMs)
+    }
+
+    /// A host policy's decision by its code, with the fields it has.
+    func answerPolicy(
+        _ code: DecisionCode, reason: String? = nil, approvalType: String? = nil, expiresInMs: UInt64? = nil,
+        nowMs: UInt64
+    ) -> UInt8 {
+        answerPolicy(
+            code: code.rawValue, reason: reason, approvalType: approvalType, expiresInMs: expiresInMs, nowMs: nowMs)
     }
 
     /// An answer with its text (a message for the model, issues or an

@@ -641,9 +641,12 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func answerInputExported(input: FfiHostInput, nowMs: UInt64)  -> UInt8
     
     /**
-     * `EvaluatePolicy`: the host policy's decision.
+     * `EvaluatePolicy`: the host policy's decision by its code
+     * (`ffi::decision_code`, generated into `DecisionCode`) with its
+     * fields; the core reads it (`ffi::policy_answer`), as it does
+     * Node's and Python's, and a code it does not know is a failed policy.
      */
-    func answerPolicy(decision: FfiDecision, nowMs: UInt64)  -> UInt8
+    func answerPolicy(code: UInt8, reason: String?, approvalType: String?, expiresInMs: UInt64?, nowMs: UInt64)  -> UInt8
     
     /**
      * An answer with its text (`ffi::answer` says which answer reads it:
@@ -884,14 +887,20 @@ open func answerInputExported(input: FfiHostInput, nowMs: UInt64) -> UInt8  {
 }
     
     /**
-     * `EvaluatePolicy`: the host policy's decision.
+     * `EvaluatePolicy`: the host policy's decision by its code
+     * (`ffi::decision_code`, generated into `DecisionCode`) with its
+     * fields; the core reads it (`ffi::policy_answer`), as it does
+     * Node's and Python's, and a code it does not know is a failed policy.
      */
-open func answerPolicy(decision: FfiDecision, nowMs: UInt64) -> UInt8  {
+open func answerPolicy(code: UInt8, reason: String?, approvalType: String?, expiresInMs: UInt64?, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_policy(
             self.uniffiCloneHandle(),
-        FfiConverterTypeFfiDecision_lower(decision),
+        FfiConverterUInt8.lower(code),
+        FfiConverterOptionString.lower(reason),
+        FfiConverterOptionString.lower(approvalType),
+        FfiConverterOptionUInt64.lower(expiresInMs),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
@@ -2844,97 +2853,6 @@ public func FfiConverterTypeProgressReport_lower(_ value: ProgressReport) -> Rus
 
 
 /**
- * A host policy's decision.
- */
-
-public enum FfiDecision: Equatable, Hashable {
-    
-    case allow
-    case deny(reason: String?
-    )
-    case requireApproval(approvalType: String?, reason: String?, expiresInMs: UInt64?
-    )
-    case abstain
-
-
-
-
-
-}
-
-#if compiler(>=6)
-extension FfiDecision: Sendable {}
-#endif
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public struct FfiConverterTypeFfiDecision: FfiConverterRustBuffer {
-    typealias SwiftType = FfiDecision
-
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FfiDecision {
-        let variant: Int32 = try readInt(&buf)
-        switch variant {
-        
-        case 1: return .allow
-        
-        case 2: return .deny(reason: try FfiConverterOptionString.read(from: &buf)
-        )
-        
-        case 3: return .requireApproval(approvalType: try FfiConverterOptionString.read(from: &buf), reason: try FfiConverterOptionString.read(from: &buf), expiresInMs: try FfiConverterOptionUInt64.read(from: &buf)
-        )
-        
-        case 4: return .abstain
-        
-        default: throw UniffiInternalError.unexpectedEnumCase
-        }
-    }
-
-    public static func write(_ value: FfiDecision, into buf: inout [UInt8]) {
-        switch value {
-        
-        
-        case .allow:
-            writeInt(&buf, Int32(1))
-        
-        
-        case let .deny(reason):
-            writeInt(&buf, Int32(2))
-            FfiConverterOptionString.write(reason, into: &buf)
-            
-        
-        case let .requireApproval(approvalType,reason,expiresInMs):
-            writeInt(&buf, Int32(3))
-            FfiConverterOptionString.write(approvalType, into: &buf)
-            FfiConverterOptionString.write(reason, into: &buf)
-            FfiConverterOptionUInt64.write(expiresInMs, into: &buf)
-            
-        
-        case .abstain:
-            writeInt(&buf, Int32(4))
-        
-        }
-    }
-}
-
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeFfiDecision_lift(_ buf: RustBuffer) throws -> FfiDecision {
-    return try FfiConverterTypeFfiDecision.lift(buf)
-}
-
-#if swift(>=5.8)
-@_documentation(visibility: private)
-#endif
-public func FfiConverterTypeFfiDecision_lower(_ value: FfiDecision) -> RustBuffer {
-    return FfiConverterTypeFfiDecision.lower(value)
-}
-
-
-
-/**
  * An error crossing into Swift. `Capability` carries a core
  * `CapabilityError` by code (the Swift layer maps it to its enum);
  * `Registry` is the aggregate build error with every problem as JSON.
@@ -4085,7 +4003,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_exported() != 57815) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_policy() != 37500) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_policy() != 21097) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_text() != 43090) {

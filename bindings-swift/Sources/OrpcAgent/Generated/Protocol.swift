@@ -42,6 +42,14 @@ enum AnswerCode: UInt8, CaseIterable {
     case audited = 20
 }
 
+/// A host policy's decision codes (`ffi::decision_code`): what `FfiInvocation.answerPolicy` takes.
+enum DecisionCode: UInt8, CaseIterable {
+    case allow = 0
+    case deny = 1
+    case requireApproval = 2
+    case abstain = 3
+}
+
 /// How a finished call ended (`ffi::outcome_code`): what `FfiInvocation.outcomeKind` returns.
 enum OutcomeCode: UInt8, CaseIterable {
     case okHost = 0

@@ -275,7 +275,7 @@ uint8_t uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_input_exported(ui
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIINVOCATION_ANSWER_POLICY
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIINVOCATION_ANSWER_POLICY
-uint8_t uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_policy(uint64_t ptr, RustBuffer decision, uint64_t now_ms, RustCallStatus *_Nonnull out_status
+uint8_t uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_policy(uint64_t ptr, uint8_t code, RustBuffer reason, RustBuffer approval_type, RustBuffer expires_in_ms, uint64_t now_ms, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIINVOCATION_ANSWER_TEXT
