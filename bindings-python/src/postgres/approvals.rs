@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use orpc_agent_core::CapabilityError;
-use orpc_agent_core::approval::{ApprovalRequest, ApprovalStore, Decision as ApprovalDecision};
+use orpc_agent_core::approval::{
+    ApprovalRequest, ApprovalStore, Decision as ApprovalDecision, ListFilter,
+};
 use orpc_agent_core::ffi::{list_filter_from_json, next_cursor};
 use pyo3::prelude::*;
 
@@ -19,10 +21,30 @@ fn store_of(reg: &NativeRegistry) -> Arc<dyn ApprovalStore> {
     Arc::clone(reg.shared.host.store())
 }
 
+/// A list filter from the caller's dict, at the registry's clock.
+fn list_filter(
+    py: Python<'_>,
+    reg: &NativeRegistry,
+    filter: &Bound<'_, PyAny>,
+) -> PyResult<ListFilter> {
+    let now = reg.shared.now_ms(py);
+    py_to_json(filter)
+        .and_then(|f| list_filter_from_json(&f, now))
+        .map_err(|e| capability_error(py, &e))
+}
+
+/// A request found (shown as of `now_ms`), or `None`.
+fn found_to_py(py: Python<'_>, found: Option<ApprovalRequest>, now_ms: u64) -> PyResult<Py<PyAny>> {
+    match found {
+        Some(r) => Ok(request_view_to_py(py, &r, now_ms)?.unbind()),
+        None => Ok(py.None()),
+    }
+}
+
 fn page_to_py(
     py: Python<'_>,
     page: &[ApprovalRequest],
-    filter: &orpc_agent_core::approval::ListFilter,
+    filter: &ListFilter,
 ) -> PyResult<Py<PyAny>> {
     let requests: Vec<Bound<'_, PyAny>> = page
         .iter()
@@ -42,10 +64,7 @@ pub(super) fn approval_page(
     reg: &Bound<'_, NativeRegistry>,
     filter: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyAny>> {
-    let now = reg.get().shared.now_ms(py);
-    let filter = py_to_json(filter)
-        .and_then(|f| list_filter_from_json(&f, now))
-        .map_err(|e| capability_error(py, &e))?;
+    let filter = list_filter(py, reg.get(), filter)?;
     let store = store_of(reg.get());
     let page = if store.waits() {
         let f = filter.clone();
@@ -67,10 +86,7 @@ pub(super) fn approval_page_async(
     reg: &Bound<'_, NativeRegistry>,
     filter: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyAny>> {
-    let now = reg.get().shared.now_ms(py);
-    let filter = py_to_json(filter)
-        .and_then(|f| list_filter_from_json(&f, now))
-        .map_err(|e| capability_error(py, &e))?;
+    let filter = list_filter(py, reg.get(), filter)?;
     let store = store_of(reg.get());
     let f = filter.clone();
     spawn(
@@ -92,10 +108,7 @@ pub(super) fn approval_get_async(
     spawn(
         py,
         async move { store.get(&id).await.map_err(CapabilityError::from) },
-        move |py, found| match found {
-            Some(r) => Ok(request_view_to_py(py, &r, now)?.unbind()),
-            None => Ok(py.None()),
-        },
+        move |py, found| found_to_py(py, found, now),
     )
 }
 
@@ -161,10 +174,8 @@ pub(super) fn approval_get_blocking(
         return Ok(reg.call_method1("approval_get", (id,))?.unbind());
     }
     let now = reg.get().shared.now_ms(py);
-    match block_on(py, async move {
+    let found = block_on(py, async move {
         store.get(&id).await.map_err(CapabilityError::from)
-    })? {
-        Some(r) => Ok(request_view_to_py(py, &r, now)?.unbind()),
-        None => Ok(py.None()),
-    }
+    })?;
+    found_to_py(py, found, now)
 }
