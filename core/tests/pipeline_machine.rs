@@ -841,6 +841,29 @@ fn host_policies_get_scope_index_and_the_capability_timeout() {
 
 // ----- approvals ----------------------------------------------------------
 
+/// `pay.send`, exposed on MCP, that always requires an approval.
+fn pay_send_registry() -> Arc<CapabilityRegistry> {
+    let m = with(meta(&["mcp"]), json!({"approval": {"required": true}}));
+    registry(json!([{"id": "pay.send", "meta": m}]), Value::Null)
+}
+
+/// [`pay_send_registry`] and the request a call of `{"amount": 1}` left
+/// pending.
+fn pending_pay_send() -> (Arc<CapabilityRegistry>, Box<ApprovalRequest>) {
+    let reg = pay_send_registry();
+    let mut inv = start(
+        &reg,
+        "pay.send",
+        Payload::Json(json!({"amount": 1})),
+        InvokeOptions::at(0),
+    );
+    let (o, _) = drive_sync(&mut inv, permissive);
+    let Outcome::ApprovalRequired(req) = o else {
+        panic!("pay.send did not ask for an approval: {o:?}")
+    };
+    (reg, req)
+}
+
 fn normalised(mut r: ApprovalRequest) -> ApprovalRequest {
     r.id = String::new();
     r
@@ -893,8 +916,7 @@ async fn static_and_policy_approvals_produce_identical_requests_and_round_trip()
 
 #[tokio::test(start_paused = true)]
 async fn rejected_and_unknown_requests_fail_with_their_own_codes() {
-    let m = with(meta(&["mcp"]), json!({"approval": {"required": true}}));
-    let reg = registry(json!([{"id": "pay.send", "meta": m}]), Value::Null);
+    let reg = pay_send_registry();
     let d = builder(&reg)
         .handler("pay.send", Fixture::new(Behaviour::Echo))
         .build()
@@ -950,18 +972,7 @@ async fn the_approver_must_differ_when_the_registry_says_so() {
 
 #[test]
 fn resume_checks_the_hash_of_the_stored_input_in_the_machine() {
-    let m = with(meta(&["mcp"]), json!({"approval": {"required": true}}));
-    let reg = registry(json!([{"id": "pay.send", "meta": m}]), Value::Null);
-    let mut inv = start(
-        &reg,
-        "pay.send",
-        Payload::Json(json!({"amount": 1})),
-        InvokeOptions::at(0),
-    );
-    let (o, _) = drive_sync(&mut inv, permissive);
-    let Outcome::ApprovalRequired(req) = o else {
-        panic!()
-    };
+    let (reg, req) = pending_pay_send();
     for (tamper, code) in [
         (json!({"amount": 1}), None),
         (json!({"amount": 2}), Some(ErrorCode::ApprovalInvalid)),
@@ -999,18 +1010,7 @@ fn an_approved_input_the_host_cannot_convert_is_the_cores_stored_input_rule_howe
     // A host that converts the input only as the handler starts reports a
     // failed conversion the same way for a fresh call and a resumed one:
     // the core, which knows it resumes, applies the approved input's rule.
-    let m = with(meta(&["mcp"]), json!({"approval": {"required": true}}));
-    let reg = registry(json!([{"id": "pay.send", "meta": m}]), Value::Null);
-    let mut inv = start(
-        &reg,
-        "pay.send",
-        Payload::Json(json!({"amount": 1})),
-        InvokeOptions::at(0),
-    );
-    let (o, _) = drive_sync(&mut inv, permissive);
-    let Outcome::ApprovalRequired(req) = o else {
-        panic!()
-    };
+    let (reg, req) = pending_pay_send();
     let issue = orpc_agent_core::pipeline::issues::InputIssue {
         path: vec!["amount".into()],
         message: "Expected a string".into(),
@@ -1046,8 +1046,7 @@ fn an_approved_input_the_host_cannot_convert_is_the_cores_stored_input_rule_howe
 
 #[test]
 fn a_store_failure_at_persist_fails_closed() {
-    let m = with(meta(&["mcp"]), json!({"approval": {"required": true}}));
-    let reg = registry(json!([{"id": "pay.send", "meta": m}]), Value::Null);
+    let reg = pay_send_registry();
     let mut inv = start(
         &reg,
         "pay.send",
