@@ -5,7 +5,7 @@
 # about 90 s and 3.4 GB).
 #
 # Why a second toolchain: from 6.2 the driver starts a handler with
-# `Task.immediate` (Driver.swift, `startTask`), and 6.0 with `Task { }`;
+# `Task.immediate` (Race.swift, `startTask`), and 6.0 with `Task { }`;
 # `make test` runs the Swift suite on both (test-swift, test-swift-6.2); a
 # machine whose own Swift is older than 6.2 skips the second, saying so.
 # `make test-swift-package` needs 6.2 to read an artifact bundle.
