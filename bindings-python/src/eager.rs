@@ -5,7 +5,7 @@
 //! which costs more than the rest of a governed call. The C API's
 //! `PyIter_Send` reports it as a status instead. Rust never *awaits* the
 //! coroutine: if it yields, the host's event loop continues it (see
-//! `_driver.continue_handler`). One of the three modules with `unsafe` (with
+//! `_handler.continue_handler`). One of the three modules with `unsafe` (with
 //! `limits.rs` and `awaitable.rs`).
 #![allow(unsafe_code)]
 

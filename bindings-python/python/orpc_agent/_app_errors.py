@@ -1,0 +1,89 @@
+"""What the core is told when application code raises (an input validator,
+a handler, a host policy, a redactor), and what the operator's log gets:
+the exception itself, never passed on to the caller or the model (SI-10).
+
+Separate from the step loop (``_driver``) because the registry's fast path
+(``CapabilityRegistry._invoke_slow``) maps a validator or handler that
+raised in the native crossing the same way, before the loop runs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from . import _native
+from .errors import CapabilityError
+from .schema import InputIssues
+
+_log = logging.getLogger("orpc_agent")
+
+
+#: pydantic error types whose message ends in the text of an exception that
+#: application code raised (a validator's ``ValueError``/``assert``, a
+#: getter, an iterator, a mapping): that text may quote the input or hold a
+#: secret (``int('4111…')``, a connection string), so only pydantic's own
+#: words are kept. A message meant for the model is raised as
+#: ``PydanticCustomError`` or :class:`InputIssues`.
+_EXCEPTION_TEXT = {
+    "value_error": "Value error",
+    "assertion_error": "Assertion failed",
+    "get_attribute_error": "Error extracting attribute",
+    "iteration_error": "Error iterating over object",
+    "mapping_type": "Input should be a valid mapping",
+}
+
+
+def _invalid_input(inv: Any, exc: BaseException) -> int:
+    """Stage 4's answer for a validator that raised: its issues (pydantic's
+    field paths and reasons, or a :class:`InputIssues`), from which the core
+    writes the model's message; anything else only says the input could
+    not be validated — an exception's text may quote the input (SI-10)."""
+    if isinstance(exc, InputIssues):
+        return _issues_answer(inv, [([str(p) for p in path], str(msg)) for path, msg in exc.issues])
+    errors = getattr(exc, "errors", None)
+    if callable(errors):  # pydantic.ValidationError
+        withheld = False
+        try:
+            issues = []
+            for e in errors(include_url=False, include_input=False, include_context=False):
+                msg = _EXCEPTION_TEXT.get(e.get("type"))
+                withheld = withheld or msg is not None
+                issues.append(([str(p) for p in e.get("loc", ())], msg if msg is not None else str(e.get("msg"))))
+        except Exception:
+            issues = []
+        if withheld or not issues:
+            _operator_log(inv, "the input validator", exc)
+        if issues:
+            return _issues_answer(inv, issues)
+    else:
+        _operator_log(inv, "the input validator", exc)
+    return int(inv.answer(_native.ANSWER_INPUT_VALIDATOR_FAILED))
+
+
+def _issues_answer(inv: Any, issues: list[tuple[list[str], str]]) -> int:
+    """The validator's issues as the core reads them (``ffi::answer``)."""
+    text = json.dumps([{"path": path, "message": message} for path, message in issues])
+    return int(inv.answer(_native.ANSWER_INPUT_ISSUES, text))
+
+
+def _operator_log(inv: Any, what: str, exc: BaseException) -> None:
+    """Tells the operator what application code raised, with the real
+    exception (type, message, traceback) on the ``orpc_agent`` logger; the
+    caller and the model only ever get the core's generic error."""
+    _log.warning(
+        "orpc_agent: %s of capability %s failed; the caller was only told that it failed",
+        what,
+        inv.capability_id,
+        exc_info=exc,
+    )
+
+
+def _handler_failed(inv: Any, exc: BaseException) -> int:
+    if isinstance(exc, CapabilityError):
+        return int(inv.handler_error(exc.code, exc.message, exc.retryable))
+    # A plain exception: the core replaces it by a generic EXECUTION_FAILED;
+    # its text never reaches the caller (SI-10), only the operator's log.
+    _operator_log(inv, "the handler", exc)
+    return int(inv.handler_error(None, type(exc).__name__, False))
