@@ -1,166 +1,20 @@
 /**
  * Stage 11 for the driver loop: one attempt of a capability's handler —
- * the oRPC procedure's own middleware chain and handler, raced against the
- * deadline the core named and the caller's signal.
+ * the oRPC procedure's own middleware chain and handler (run by
+ * `procedure-runner.ts`), raced against the deadline the core named and
+ * the caller's signal (a failed attempt's answer: `attempt-failures.ts`).
  */
-import {
-  createORPCErrorConstructorMap,
-  middlewareOutputFn,
-  ORPCError,
-  validateORPCError,
-  type AnyProcedure,
-} from "@orpc/server";
+import type { AnyProcedure } from "@orpc/server";
 
-import { CapabilityError } from "./errors.js";
-import { capabilityErrorsToORPC } from "./orpc-errors.js";
 import { progressReporter, type ProgressListener, type ReportProgress } from "./progress.js";
 import { Answer, Kind } from "./generated/protocol.js";
-import { HOT, N } from "./native.js";
+import { HOT } from "./native.js";
 import type { CapabilityHooks } from "./declare.js";
 import type { Timed } from "./deadlines.js";
-import type { DriverHost } from "./driver.js";
-import { errorClass, logFailure } from "./log.js";
-
-export function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return v !== null && typeof v === "object" && typeof (v as any).then === "function";
-}
-
-/**
- * What oRPC calls an event iterator (`isAsyncIteratorObject` in
- * `@orpc/shared`): what an `async function*` handler returns.
- */
-function isEventIterator(v: unknown): v is AsyncIterator<unknown, unknown> {
-  return (
-    v !== null &&
-    typeof v === "object" &&
-    typeof (v as any).next === "function" &&
-    typeof (v as any)[Symbol.asyncIterator] === "function"
-  );
-}
-
-/** Why a handler's signal aborted at the deadline. */
-function deadlineReason(): Error {
-  const e = new Error("The capability's deadline passed.");
-  e.name = "TimeoutError";
-  return e;
-}
-
-// ----- running an oRPC procedure without its validation ---------------------
-
-/** What a governed call of a procedure needs of it, made once. */
-interface Prepared {
-  /** The handler's `errors` (oRPC's constructor map). */
-  readonly errors: unknown;
-  /**
-   * The middlewares, without `capabilityErrorsToORPC`: that one converts a
-   * thrown `CapabilityError` for oRPC's own HTTP handlers; in the governed
-   * path the core reads the `CapabilityError` itself.
-   */
-  readonly middlewares: readonly any[];
-}
-
-const prepared = new WeakMap<AnyProcedure, Prepared>();
-
-function prepare(procedure: AnyProcedure): Prepared {
-  let p = prepared.get(procedure);
-  if (p === undefined) {
-    const def = procedure["~orpc"];
-    p = {
-      errors: createORPCErrorConstructorMap(def.errorMap),
-      middlewares: def.middlewares.filter((m: unknown) => m !== capabilityErrorsToORPC),
-    };
-    prepared.set(procedure, p);
-  }
-  return p;
-}
-
-/**
- * The options object a middleware or handler receives, as oRPC builds it.
- * A class, not an object literal: a literal with `get` accessors is created
- * on V8's slow path, and this object is made once per middleware and
- * handler of every call. `signal` and `progress` are getters on the
- * prototype, so the AbortController behind the signal is made only if
- * someone reads it (a spread `{...options}` therefore does not copy them;
- * recorded in docs/decisions.md).
- */
-class ProcedureOptions {
-  readonly lastEventId = undefined;
-  readonly #attempt: Attempt;
-
-  constructor(
-    readonly context: unknown,
-    readonly input: unknown,
-    readonly errors: unknown,
-    readonly path: readonly string[],
-    readonly procedure: AnyProcedure,
-    attempt: Attempt,
-  ) {
-    this.#attempt = attempt;
-  }
-
-  get signal(): AbortSignal {
-    return this.#attempt.signal();
-  }
-
-  get progress(): ReportProgress {
-    return this.#attempt.progress();
-  }
-}
-
-/**
- * A middleware's options: the procedure options and its `next`. Middlewares
- * composed with oRPC's `concat()` receive `{...options, next}`, a spread,
- * which does not copy the prototype's `signal` and `progress`: they see
- * them undefined, as in oRPC's own `call()` without a signal; the rest of
- * the chain and the handler still get both. (Own accessors on every
- * instance cost a quarter of the governed call; see docs/decisions.md.)
- */
-class MiddlewareOptions extends ProcedureOptions {
-  constructor(
-    context: unknown,
-    input: unknown,
-    errors: unknown,
-    path: readonly string[],
-    procedure: AnyProcedure,
-    attempt: Attempt,
-    readonly next: (nextOptions?: {
-      context?: Record<string, unknown>;
-    }) => Promise<{ output: unknown; context: unknown }>,
-  ) {
-    super(context, input, errors, path, procedure, attempt);
-  }
-}
-
-/**
- * Runs the procedure's own middleware chain and handler, as oRPC's
- * `executeProcedureInternal` does, without its input/output validation:
- * the core asks for validation once, at stages 4 and 12. Middlewares see
- * the validated input. Context merging follows oRPC (`next({context})`
- * merges into the current context).
- */
-function runProcedure(hooks: CapabilityHooks, input: unknown, context: unknown, attempt: Attempt): unknown {
-  const procedure = hooks.procedure;
-  const def = procedure["~orpc"];
-  const { errors, middlewares } = prepare(procedure);
-  const path = hooks.path;
-  const handler = (ctx: unknown) =>
-    def.handler(new ProcedureOptions(ctx, input, errors, path, procedure, attempt) as any);
-  if (middlewares.length === 0) return handler(context);
-  const next = async (index: number, ctx: any): Promise<unknown> => {
-    const mid = middlewares[index];
-    if (mid === undefined) return handler(ctx);
-    const options = new MiddlewareOptions(ctx, input, errors, path, procedure, attempt, async (nextOptions) => {
-      const nextContext = nextOptions?.context ?? {};
-      return {
-        output: await next(index + 1, { ...ctx, ...nextContext }),
-        context: nextContext,
-      };
-    });
-    const result = await mid(options as any, input, middlewareOutputFn as any);
-    return (result as { output: unknown }).output;
-  };
-  return next(0, context);
-}
+import type { DriverHost } from "./driver-host.js";
+import { isEventIterator, runProcedure } from "./procedure-runner.js";
+import { deadlineReason, failureAnswer, thrown } from "./attempt-failures.js";
+import { isThenable } from "./bounded-waits.js";
 
 /**
  * Stage 11: one attempt. One timer, armed at the deadline the core named;
@@ -277,12 +131,12 @@ export class Attempt implements Timed {
       try {
         p = runProcedure(hooks, input, context, this);
       } catch (e) {
-        return this.thrown(hooks.procedure, e);
+        return thrown(this, hooks.procedure, e);
       }
       if (isThenable(p)) {
         p.then(
           (o) => this.#delivered(hooks.procedure, o),
-          (e) => this.thrown(hooks.procedure, e),
+          (e) => thrown(this, hooks.procedure, e),
         );
       } else {
         this.#delivered(hooks.procedure, p);
@@ -296,7 +150,7 @@ export class Attempt implements Timed {
     try {
       stream = isEventIterator(o);
     } catch (e) {
-      this.thrown(procedure, e); // a getter of the handler's value threw
+      thrown(this, procedure, e); // a getter of the handler's value threw
       return;
     }
     if (stream) void this.#consume(procedure, o as AsyncIterator<unknown, unknown>);
@@ -339,7 +193,7 @@ export class Attempt implements Timed {
       }
     } catch (e) {
       this.#stream = undefined;
-      this.thrown(procedure, e);
+      thrown(this, procedure, e);
     }
   }
 
@@ -357,24 +211,6 @@ export class Attempt implements Timed {
       next = Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
     }
     this.#resolve!(next);
-  }
-
-  /**
-   * The handler threw. An `ORPCError` first goes through oRPC's own
-   * `validateORPCError` against the procedure's `.errors({...})`, as
-   * oRPC's `call` does: that decides `defined` (a declared code whose
-   * status and data match), which the core reads.
-   */
-  thrown(procedure: AnyProcedure, err: unknown): void {
-    if (!(err instanceof ORPCError)) {
-      this.failed(err);
-      return;
-    }
-    validateORPCError(procedure["~orpc"].errorMap, err).then(
-      (e) => this.failed(e),
-      // The data's validator threw: not shown as declared.
-      () => this.failed(new ORPCError(err.code, { status: err.status, message: err.message, cause: err })),
-    );
   }
 
   failed(err: unknown): void {
@@ -407,39 +243,6 @@ export class Attempt implements Timed {
 
   /** 0: the handler failed with `err`; 1: timed out; 2: cancelled. */
   #answer(how: 0 | 1 | 2, err: unknown): void {
-    const reg = this.host.handle;
-    let next: number;
-    try {
-      // The operator's log gets what the caller was not shown: not a
-      // CapabilityError or a declared oRPC error (the procedure's own outcomes).
-      if (how === 0 && !(err instanceof CapabilityError) && !(err instanceof ORPCError && err.defined === true))
-        logFailure(this.host, this.h, "the handler", err);
-      next =
-        how === 0
-          ? answerError(reg, this.h, err)
-          : how === 1
-            ? N.answer(reg, this.h, Answer.HandlerTimedOut, Date.now())
-            : N.answer(reg, this.h, Answer.Cancelled, Date.now());
-    } catch {
-      next = Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
-    }
-    this.#resolve!(next);
+    this.#resolve!(failureAnswer(this.host, this.h, how, err));
   }
-}
-
-function answerError(reg: number, h: number, err: unknown): number {
-  if (err instanceof CapabilityError) {
-    return N.answerHandlerError(reg, h, err.code, err.message, err.retryable, Date.now());
-  }
-  if (err instanceof ORPCError) {
-    // Its fields only: the core's table (core/src/orpc_error.rs) decides
-    // the code, whether it is retryable and whether the message is shown.
-    const status = Number.isInteger(err.status) && err.status >= 0 ? err.status : null;
-    const message = typeof err.message === "string" ? err.message : "";
-    return N.answerHandlerOrpcError(reg, h, String(err.code), status, err.defined === true, message, Date.now());
-  }
-  // A plain throw: EXECUTION_FAILED with the core's generic message. Only
-  // the error's class is passed on, for the operator's audit record; the
-  // thrown text may quote data (SI-10) and goes to the logger instead.
-  return N.answerHandlerError(reg, h, null, errorClass(err), false, Date.now());
 }

@@ -9,12 +9,11 @@
  * Every decision (order, eligibility, deadlines, what may leak) is the
  * core's: nothing here decides whether a step happens, only how to do it.
  */
-import { CapabilityError, fromNative } from "./errors.js";
-import { Answer, DECISION_CODE as DECISION_CODES, Kind } from "./generated/protocol.js";
+import { CapabilityError } from "./errors.js";
+import { Answer, Kind } from "./generated/protocol.js";
 import { HOT, N } from "./native.js";
 import { auditRecordFromRow } from "./audit.js";
-import { Attempt, isThenable } from "./attempt.js";
-import type { Deadlines } from "./deadlines.js";
+import { Attempt } from "./attempt.js";
 import type { ReportProgress } from "./progress.js";
 import { exportInputText, parseCoreJson, toJsonText } from "./json.js";
 import { storeStep } from "./stores.js";
@@ -22,159 +21,18 @@ import { logFailure } from "./log.js";
 import type { CallSpan } from "./telemetry.js";
 import { issuesJson, type StandardResult } from "./schema.js";
 import type { CapabilityHooks } from "./declare.js";
-import type {
-  AuditRecord,
-  Frame,
-  FrozenFrame,
-  InvokeResult,
-  PolicyDecision,
-  PolicyFunction,
-  RedactionInfo,
-} from "./types.js";
-
-/** What the loop needs of its registry. */
-export interface DriverHost {
-  readonly handle: number;
-  readonly caps: readonly CapabilityHooks[];
-  readonly runtimePolicies: ReadonlyMap<number, PolicyFunction>;
-  readonly audit: ((record: AuditRecord) => void) | undefined;
-  readonly deadlines: Deadlines;
-  readonly logger: { warn(message: string, error: unknown): void } | undefined;
-}
-
-// ----- host answers -----------------------------------------------------------
-
-/** The core's decision codes by name (a Map: own entries only, so no `constructor`). */
-const DECISION_CODE: ReadonlyMap<string, number> = new Map(Object.entries(DECISION_CODES));
-
-/** A decision field as given: absent (null) or of its type; else the `BAD` marker. */
-const BAD = Symbol("not a decision field");
-function field(v: unknown, type: "string" | "number"): unknown {
-  return v === undefined || v === null ? null : typeof v === type ? v : BAD;
-}
-
-/**
- * What a hook's promise came to, or what came first: the call's deadline
- * (`late`) or the caller's cancellation (`cancelled`).
- */
-type Bounded<T> = { settled: "value"; value: T } | { settled: "late" } | { settled: "cancelled" };
-
-/** A hook that did not settle in time or was cancelled. */
-type Missed = { settled: "late" | "cancelled" };
-
-const CANCELLED = Symbol("cancelled by the caller");
-
-/**
- * A promise that settles with `CANCELLED` when the caller's signal aborts
- * (never, without a signal), and its listener's removal.
- */
-function whenAborted(signal: AbortSignal | undefined): { aborted: Promise<typeof CANCELLED>; dispose(): void } {
-  if (signal === undefined) return { aborted: new Promise(() => {}), dispose() {} };
-  if (signal.aborted) return { aborted: Promise.resolve(CANCELLED), dispose() {} };
-  let onAbort: () => void = () => {};
-  const aborted = new Promise<typeof CANCELLED>((resolve) => {
-    onAbort = () => resolve(CANCELLED);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  return { aborted, dispose: () => signal.removeEventListener("abort", onAbort) };
-}
-
-/**
- * Awaits a hook's promise until the call's deadline (the core's
- * `callDeadline`) or the caller's cancellation: a validator or redactor
- * that never settles must not hold the call. The core decides what a late
- * or cancelled hook means (`Answer.DeadlinePassed`, `Answer.Cancelled`); a
- * hook already settled wins a tie.
- */
-async function bounded<T>(p: Promise<T>, reg: number, h: number, signal: AbortSignal | undefined): Promise<Bounded<T>> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<Bounded<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ settled: "late" }), Math.max(0, N.invokeCallDeadline(reg, h) - Date.now()));
-  });
-  const cancel = whenAborted(signal);
-  try {
-    return await Promise.race([
-      p.then((value) => ({ settled: "value" as const, value })),
-      late,
-      cancel.aborted.then(() => ({ settled: "cancelled" as const })),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    cancel.dispose();
-  }
-}
-
-/**
- * A hook's answer as `bounded` reports it: at once for a value (no extra
- * turn of the event loop on the hot path), bounded by the call's deadline
- * and the caller's cancellation for a promise.
- */
-function hookAnswer<T>(
-  got: T | PromiseLike<T>,
-  reg: number,
-  h: number,
-  signal: AbortSignal | undefined,
-): Bounded<T> | Promise<Bounded<T>> {
-  return isThenable(got) ? bounded(Promise.resolve(got), reg, h, signal) : { settled: "value", value: got as T };
-}
-
-/** The answer for a hook that did not settle in time or was cancelled. */
-function unsettled(b: Missed, reg: number, h: number): number {
-  return b.settled === "late"
-    ? N.answer(reg, h, Answer.DeadlinePassed, Date.now())
-    : N.answer(reg, h, Answer.Cancelled, Date.now());
-}
-
-/** A frozen shallow copy of the application context for hooks (SI-3). */
-export function frozenContext(context: unknown): unknown {
-  return context !== null && typeof context === "object" ? Object.freeze({ ...context }) : context;
-}
-
-function frozenFrame(frame: Frame, context: unknown): FrozenFrame {
-  const actor = frame.actor ?? {};
-  return Object.freeze({
-    surface: frame.surface,
-    actor: Object.freeze({
-      ...actor,
-      roles: Object.freeze([...(actor.roles ?? [])]) as string[],
-      attributes: Object.freeze({ ...(actor.attributes ?? {}) }),
-    }),
-    context,
-    trace: frame.trace,
-    requestId: frame.requestId,
-    agentId: frame.agentId,
-    sessionId: frame.sessionId,
-  });
-}
-
-/** Waits `ms` or until `signal` aborts; true if it aborted. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(true);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(true);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve(false);
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
+import { hooksOf, type DriverHost } from "./driver-host.js";
+import { hookAnswer, isThenable, sleep, unsettled, type Missed } from "./bounded-waits.js";
+import { frozenContext, redactionInfo } from "./frozen-views.js";
+import { evaluatePolicy } from "./policy-step.js";
+import { abandon, outcome } from "./call-end.js";
+import type { Frame, InvokeResult } from "./types.js";
 
 /**
  * One governed invocation. `start` is the packed result of
  * `invokeStart`/`invokeStartName`/`resumeStart`; `input` the caller's raw
  * input (`undefined` on resume: the core holds the stored input).
  */
-/** The hooks of the capability an invocation resolved (name path, resume). */
-function hooksOf(host: DriverHost, h: number): CapabilityHooks {
-  const hooks = host.caps[N.invokeCapability(host.handle, h)];
-  if (hooks === undefined) throw new CapabilityError("INTERNAL", "no capability for this step");
-  return hooks;
-}
-
 export async function drive(
   host: DriverHost,
   start: number,
@@ -385,101 +243,6 @@ export async function drive(
       aux = (r - kind) / 16;
     }
   } catch (e) {
-    // The core ends the call (INTERNAL) and hands over the finished record
-    // it still owes, so every call that started is audited as finished.
-    const owed = N.invokeAbandon(reg, h, Date.now());
-    if (owed !== null) {
-      const { row, telemetry } = parseCoreJson(owed);
-      try {
-        host.audit?.(auditRecordFromRow(row));
-      } catch {
-        // A subscriber's failure does not change the call's outcome.
-      }
-      if (telemetry !== null) span?.finish(telemetry);
-    }
-    const error = fromNative(e);
-    span?.endWithError(error instanceof CapabilityError ? error.code : "INTERNAL");
-    throw error;
-  }
-}
-
-function outcome(o: any, output: unknown): InvokeResult {
-  switch (o.status) {
-    case "ok":
-      return { status: "ok", output: "output" in o ? o.output : output };
-    case "approval_required":
-      return { status: "approval_required", request: o.request };
-    default:
-      throw CapabilityError.fromJSON(o.error);
-  }
-}
-
-export function redactionInfo(raw: any, context: unknown): RedactionInfo {
-  const actor = raw.actor ?? {};
-  return Object.freeze({
-    surface: raw.surface,
-    capabilityId: raw.capabilityId,
-    actor: Object.freeze({
-      ...actor,
-      roles: Object.freeze([...(actor.roles ?? [])]) as string[],
-      attributes: Object.freeze({ ...(actor.attributes ?? {}) }),
-    }),
-    context,
-  });
-}
-
-async function evaluatePolicy(
-  host: DriverHost,
-  hooks: CapabilityHooks,
-  h: number,
-  aux: number,
-  input: unknown,
-  frame: Frame,
-  signal: AbortSignal | undefined,
-): Promise<number> {
-  const reg = host.handle;
-  const scope = aux % 2;
-  const index = (aux - scope) / 2;
-  const fn = scope === 0 ? host.runtimePolicies.get(index) : hooks.policies.get(index);
-  if (fn === undefined) return N.answer(reg, h, Answer.PolicyFailed, Date.now());
-  const timeoutMs = N.invokePolicyTimeout(reg, h);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const cancel = whenAborted(signal);
-  try {
-    // The frozen copies read the app's frame and context: a getter that
-    // throws fails the policy (deny), as a policy that throws does.
-    const context = frozenContext(frame.context);
-    const request = Object.freeze({
-      capability: Object.freeze({ id: hooks.id, meta: hooks.meta }),
-      input,
-      frame: frozenFrame(frame, context),
-      context,
-    });
-    let d: PolicyDecision | Promise<PolicyDecision> = fn(request);
-    if (isThenable(d)) {
-      const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("policy timed out")), timeoutMs);
-      });
-      const got = await Promise.race([d, timedOut, cancel.aborted]);
-      // The caller cancelled first: the core ends the call (CANCELLED).
-      if (got === CANCELLED) return N.answer(reg, h, Answer.Cancelled, Date.now());
-      d = got;
-    }
-    const x = d as any;
-    const code =
-      d && typeof d === "object" && typeof x.decision === "string" ? DECISION_CODE.get(x.decision) : undefined;
-    // A decision with a field of the wrong type is no decision (a failed
-    // policy, which denies), never one with a default in that field's place;
-    // a number the core will not accept as an expiry is the core's to refuse.
-    const fields = [field(x?.reason, "string"), field(x?.approvalType, "string"), field(x?.expiresInMs, "number")];
-    if (code === undefined || fields.includes(BAD)) return N.answer(reg, h, Answer.PolicyFailed, Date.now());
-    const [reason, approvalType, expiresInMs] = fields as [string | null, string | null, number | null];
-    return N.answerPolicy(reg, h, code, reason, approvalType, expiresInMs, Date.now());
-  } catch (e) {
-    logFailure(host, h, `a policy (${scope === 0 ? "runtime" : "capability"} #${index})`, e);
-    return N.answer(reg, h, Answer.PolicyFailed, Date.now());
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-    cancel.dispose();
+    throw abandon(host, reg, h, e, span);
   }
 }

@@ -6,17 +6,19 @@ export { agentProcedure } from "./declare.js";
 export { capabilityErrorsToORPC } from "./orpc-errors.js";
 export {
   createCapabilityRegistry,
-  inputHash,
-  CapabilityRegistry,
   type Logger,
   type RegistryOptions,
+  type ApprovalStoreOption,
+  type InspectReport,
+} from "./create-registry.js";
+export { CapabilityRegistry } from "./registry.js";
+export {
+  inputHash,
   type ResumeOptions,
   type Approvals,
   type ApprovalListFilter,
-  type ApprovalStoreOption,
   type DecideOptions,
-  type InspectReport,
-} from "./registry.js";
+} from "./approvals.js";
 export type { TelemetryOptions } from "./telemetry.js";
 export {
   CapabilityError,

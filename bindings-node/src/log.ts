@@ -4,7 +4,7 @@
  * get this text (the core's answer carries none of it); the registry's
  * `logger` option (default `console`) does, with the real error.
  */
-import type { DriverHost } from "./driver.js";
+import type { DriverHost } from "./driver-host.js";
 import { N } from "./native.js";
 
 /**

@@ -3,8 +3,9 @@
 // and what it should be — never napi's "Failed to convert JavaScript value
 // … into rust type …", never a JavaScript "Cannot read properties of …" —
 // and the natural call works (an approver given as an actor `{id}` is that
-// id). Every public function of `registry.ts` and `stores.ts` is passed
-// wrong types here.
+// id). Every public function of the registry (`registry.ts`,
+// `create-registry.ts`, `approvals.ts`) and of `stores.ts` is passed wrong
+// types here.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { os } from "@orpc/server";

@@ -10,7 +10,7 @@ import type { ExposureSurface, Frame, InvokeResult } from "../types.js";
 export { CapabilityError } from "../errors.js";
 export { MCP_META_KEYS, mcpApprovalResult, mcpErrorResult, mcpOkResult } from "../mcp-answer.js";
 export type { ApprovalRequest, CapabilityDescriptor, InvokeResult, TraceContext } from "../types.js";
-export type { ResumeOptions } from "../registry.js";
+export type { ResumeOptions } from "../approvals.js";
 
 /** Any registry, whatever its application context type. */
 export type AdapterRegistry = CapabilityRegistry<any>;

@@ -1,0 +1,141 @@
+/**
+ * How a governed call crosses into the core, for `registry.invoke` and
+ * `registry.resume`: its frame as the surface alone, an actor id or JSON
+ * text, and its raw input as the JSON text the core measures against the
+ * input limits; and the span of a call that never crossed. Conversions
+ * only, apart from the registry class, whose `invoke` and `resume` call
+ * them.
+ */
+import { CapabilityError } from "./errors.js";
+import { toJsonText } from "./json.js";
+import { INTERNAL_MESSAGE } from "./generated/protocol.js";
+import { SHORT_INPUT_TEXT } from "./native.js";
+import type { CallSpan } from "./telemetry.js";
+import type { Frame, TraceContext } from "./types.js";
+
+export function frameJson(frame: Frame, trace: TraceContext | undefined = frame.trace): string {
+  return frameText({
+    surface: frame.surface,
+    actor: frame.actor,
+    trace,
+    requestId: frame.requestId,
+    agentId: frame.agentId,
+    sessionId: frame.sessionId,
+  });
+}
+
+/**
+ * A frame's JSON text as the core reads it, and hands back to the hooks
+ * it shows the actor to with the same types: `JSON.stringify` (fast), or,
+ * when that throws on a BigInt or wrote a run of 16 digits (an integer
+ * Number past 2^53, which the core would hold as an exact integer and hand
+ * back as a BigInt), the façade's writer, which keeps a BigInt exact and
+ * such a Number a Number, as for inputs. A frame with no JSON form at all
+ * (a cycle) stays the app's INTERNAL error: it is not the caller's input.
+ */
+export function frameText(value: Record<string, unknown>): string {
+  let text: string | undefined;
+  let error: unknown;
+  try {
+    text = JSON.stringify(value);
+  } catch (e) {
+    error = e;
+  }
+  if (text !== undefined && !/\d{16}/.test(text)) return text;
+  try {
+    return toJsonText(value);
+  } catch {
+    throw error ?? new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
+  }
+}
+
+/** Whether the frame carries more than a known surface and an actor. */
+export function needsJson(frame: Frame, surface: number | undefined): boolean {
+  return (
+    surface === undefined ||
+    frame.trace !== undefined ||
+    frame.requestId !== undefined ||
+    frame.agentId !== undefined ||
+    frame.sessionId !== undefined
+  );
+}
+
+/** JSON nested deeper than any input may be (see `rawInputText`). */
+const TOO_DEEP_TEXT = "[".repeat(SHORT_INPUT_TEXT) + "]".repeat(SHORT_INPUT_TEXT);
+
+/**
+ * The raw input's JSON text for the core's input limits, or `undefined`
+ * when it has none (`undefined` itself, a BigInt, a cycle: values only
+ * in-process code can hand over; transports deliver JSON).
+ */
+export function rawInputText(input: unknown): string | undefined {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(input);
+  } catch (e) {
+    // A RangeError: nested deeper (or larger) than JSON.stringify can go,
+    // so past every limit — the core is handed a stand-in it refuses as too
+    // deep. A TypeError: a BigInt or a cycle somewhere.
+    text = e instanceof RangeError ? TOO_DEEP_TEXT : textWithBigInts(input);
+  }
+  // Text this short cannot exceed a limit (the core says how short): it
+  // need not cross.
+  return text !== undefined && text.length > SHORT_INPUT_TEXT ? text : undefined;
+}
+
+/**
+ * The input's text with each BigInt written as its digits (a string: the
+ * measure counts them as the Python binding counts a big int's digits), or,
+ * when the input contains itself, the too-deep stand-in: a cycle is nested
+ * without end, and the Python binding refuses it as too deep too. Anything
+ * else that has no JSON text (a `toJSON` that throws) is the app's own
+ * value, not measured.
+ */
+function textWithBigInts(input: unknown): string | undefined {
+  try {
+    return JSON.stringify(input, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  } catch (e) {
+    return e instanceof RangeError || containsItself(input) ? TOO_DEEP_TEXT : undefined;
+  }
+}
+
+/** Whether `value` reaches itself through its own properties (a cycle). */
+function containsItself(value: unknown, ancestors: Set<object> = new Set()): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (ancestors.has(value)) return true;
+  ancestors.add(value);
+  try {
+    for (const key of Object.keys(value)) {
+      if (containsItself((value as Record<string, unknown>)[key], ancestors)) return true;
+    }
+  } catch (e) {
+    return e instanceof RangeError; // too deep to walk: past every limit
+  } finally {
+    ancestors.delete(value);
+  }
+  return false;
+}
+
+/**
+ * The actor's id when the actor is nothing else (no roles, no attributes):
+ * such a frame crosses as one string instead of JSON. `null` when there is
+ * no actor, `undefined` when the actor needs JSON.
+ */
+export function bareActorId(actor: Frame["actor"]): string | null | undefined {
+  if (actor === undefined) return null;
+  if (typeof actor.id !== "string") return undefined;
+  for (const key in actor) {
+    if (key === "id") continue;
+    const v = (actor as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    if (key === "roles" && Array.isArray(v) && v.length === 0) continue;
+    return undefined;
+  }
+  return actor.id;
+}
+
+/** A call the core never started: its span (if any) ends with the error. */
+export function notStarted(error: unknown, span: CallSpan | undefined): unknown {
+  span?.endWithError(error instanceof CapabilityError ? error.code : "INTERNAL");
+  return error;
+}
