@@ -35,7 +35,7 @@ import {
   resumeAsCaller,
   toResult,
   type ToolTarget,
-} from "./mcp.js";
+} from "./mcp-call.js";
 
 /** `registerMcpTools({tasks})`. */
 export interface McpTaskOptions {

@@ -22,13 +22,14 @@
 import type { ToolSet } from "ai";
 
 import { CapabilityError } from "../errors.js";
-import { GATEWAY, NOT_FOUND_MESSAGE } from "../generated/protocol.js";
+import { NOT_FOUND_MESSAGE } from "../generated/protocol.js";
 import { N } from "../native.js";
-import type { ApprovalRequest, CapabilityDescriptor, InvokeResult, TraceContext } from "../types.js";
+import type { CapabilityDescriptor, TraceContext } from "../types.js";
 import { createGatewayClient, type AgentGatewayClient, type GatewayClientOptions } from "../gateway/client.js";
-import { capabilityErrorOf, type GatewayInvokeOutput } from "../gateway/wire.js";
-import { toAiSdkTools, type AiSdkToolsOptions, type ApprovalIdStore } from "./ai-sdk.js";
-import type { AdapterRegistry } from "./registry-port.js";
+import type { GatewayInvokeOutput } from "../gateway/wire.js";
+import { toAiSdkTools, type AiSdkToolsOptions } from "./ai-sdk.js";
+import type { ApprovalIdStore } from "./approval-ids.js";
+import { callOptions, merge, remote, remoteRegistry } from "./remote-registry.js";
 
 /**
  * What a remote tool set knows of its caller. The actor and surface are the
@@ -124,84 +125,6 @@ export async function presentBound(options: BoundPresentationOptions): Promise<B
   };
 }
 
-// ----- the registry port over a gateway ----------------------------------------
-
-interface Binding {
-  name: string;
-  id: string;
-  fixed: Record<string, unknown>;
-}
-
-/** The part of `CapabilityRegistry` the AI SDK adapter uses, as gateway calls. */
-function remoteRegistry(
-  client: AgentGatewayClient,
-  descriptors: CapabilityDescriptor[],
-  bind: Binding | undefined,
-): AdapterRegistry {
-  const port = {
-    descriptors: () => descriptors,
-    async invoke(name: string, input: unknown, frame: RemoteFrame): Promise<InvokeResult> {
-      const call =
-        bind !== undefined && name === bind.name
-          ? { capability: bind.id, input: merge(input, bind.fixed) }
-          : { capability: name, input };
-      return asResult(await remote(() => client.invoke(call, callOptions(frame))));
-    },
-    async resume(requestId: string, frame: RemoteFrame): Promise<InvokeResult> {
-      return asResult(await remote(() => client.approvals.resume({ id: requestId }, callOptions(frame))));
-    },
-    approvals: {
-      approve: (id: string, o: { reason?: string } = {}) => decide(client, id, true, o.reason),
-      reject: (id: string, o: { reason?: string } = {}) => decide(client, id, false, o.reason),
-    },
-  };
-  return port as unknown as AdapterRegistry;
-}
-
-async function decide(
-  client: AgentGatewayClient,
-  id: string,
-  approve: boolean,
-  reason?: string,
-): Promise<ApprovalRequest> {
-  try {
-    return (await client.approvals.decide({
-      id,
-      approve,
-      ...(reason === undefined ? {} : { reason }),
-    })) as ApprovalRequest;
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === "FORBIDDEN") {
-      // This user may not decide: the adapter resumes anyway and the core
-      // reports the request's state (APPROVAL_PENDING until someone who may decides).
-      // (The core's oRPC table reads FORBIDDEN as POLICY_DENIED.)
-      throw new CapabilityError("POLICY_DENIED", GATEWAY.mayNotDecideMessage, { cause: error });
-    }
-    throw capabilityErrorOf(error) ?? error;
-  }
-}
-
-function asResult(out: GatewayInvokeOutput): InvokeResult {
-  return out.status === "ok" ? out : { status: "approval_required", request: out.request as ApprovalRequest };
-}
-
-/** A remote call: capability errors come back as `CapabilityError`. */
-async function remote<T>(f: () => Promise<T>): Promise<T> {
-  try {
-    return await f();
-  } catch (error) {
-    throw capabilityErrorOf(error) ?? error;
-  }
-}
-
-function callOptions(frame: RemoteFrame) {
-  return {
-    ...(frame.signal === undefined ? {} : { signal: frame.signal }),
-    context: frame.trace === undefined ? {} : { trace: frame.trace },
-  };
-}
-
 function adapterFrame(frame: RemoteFrame) {
   return {
     ...(frame.actorId === undefined ? {} : { actor: { id: frame.actorId } }),
@@ -248,13 +171,6 @@ function clientOf(options: RemoteAiSdkToolsOptions): AgentGatewayClient {
     ...(options.headers === undefined ? {} : { headers: options.headers }),
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
-}
-
-/** The model's arguments with the fixed ones on top (fixed win). */
-function merge(input: unknown, fixed: Record<string, unknown>): unknown {
-  if (input === undefined || input === null) return { ...fixed };
-  if (typeof input !== "object" || Array.isArray(input)) return input; // the gateway rejects it
-  return { ...(input as Record<string, unknown>), ...fixed };
 }
 
 /** The input schema without the fixed properties (the model sees only the free ones). */

@@ -7,7 +7,8 @@ import type { RouterClient } from "@orpc/server";
 
 import { optionalPeer } from "../adapters/optional-peer.js";
 import type { TraceContext } from "../types.js";
-import { traceHeaders, type AgentGatewayRouter } from "./server.js";
+import type { AgentGatewayRouter } from "./server.js";
+import { traceHeaders } from "./trace-headers.js";
 
 /** What a call may carry to the gateway besides its body. */
 export interface GatewayClientContext {

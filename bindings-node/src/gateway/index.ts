@@ -1,12 +1,6 @@
 /** The agent gateway (server and client) and progress helpers (issue 9). */
-export {
-  createAgentGateway,
-  traceOf,
-  traceHeaders,
-  type AgentGatewayOptions,
-  type AgentGatewayRouter,
-  type HeadersLike,
-} from "./server.js";
+export { createAgentGateway, type AgentGatewayOptions, type AgentGatewayRouter } from "./server.js";
+export { traceOf, traceHeaders, type HeadersLike } from "./trace-headers.js";
 export {
   createGatewayClient,
   type AgentGatewayClient,

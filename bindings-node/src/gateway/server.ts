@@ -22,29 +22,18 @@
  */
 import { ORPCError, os } from "@orpc/server";
 
-import { CapabilityError } from "../errors.js";
 import { GATEWAY } from "../generated/protocol.js";
 import { N } from "../native.js";
 import type { CapabilityRegistry } from "../registry.js";
-import type { Actor, ApprovalRequest, ExposureSurface, Frame, TraceContext } from "../types.js";
+import type { Actor, ApprovalRequest, ExposureSurface } from "../types.js";
+import { gatewayCallers } from "./callers.js";
+import { guard, toOrpc } from "./guard.js";
 import { readDecideInput, readDescriptorsInput, readId, readInvokeInput, readListInput } from "./parse.js";
 import { progressMetadataCbor, type ProgressEvent } from "../progress.js";
-import {
-  statusOf,
-  type GatewayStreamEvent,
-  type GatewayApprovalView,
-  type GatewayDescriptorsOutput,
-  type GatewayInvokeOutput,
-  type GatewayListInput,
-} from "./wire.js";
+import type { HeadersLike } from "./trace-headers.js";
+import type { GatewayStreamEvent, GatewayApprovalView, GatewayDescriptorsOutput, GatewayInvokeOutput } from "./wire.js";
 
 type Awaitable<T> = T | Promise<T>;
-
-/** Request headers in any of the forms Node servers and fetch handlers give them. */
-export type HeadersLike =
-  | Headers
-  | Record<string, string | string[] | undefined>
-  | readonly string[] /* Node's `rawHeaders` */;
 
 export interface AgentGatewayOptions<TContext = any, TAppContext = any> {
   /** The surface this mount serves (default `aiSdk`). `direct` is refused. */
@@ -76,119 +65,11 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
   if (typeof options.actor !== "function") throw new TypeError("createAgentGateway needs an actor(context) option.");
   const base = os.$context<TContext>();
 
-  async function actorOf(context: TContext): Promise<Actor> {
-    let actor: Actor | undefined | null;
-    try {
-      actor = await options.actor(context);
-    } catch {
-      actor = undefined;
-    }
-    if (actor === undefined || actor === null || typeof actor !== "object") {
-      throw new ORPCError("UNAUTHORIZED", { status: 401, message: "Authentication required." });
-    }
-    return actor;
-  }
-
-  async function mayDecide(actor: Actor, request: ApprovalRequest, context: TContext): Promise<boolean> {
-    if (options.canDecide === undefined) return false;
-    try {
-      return (await options.canDecide(actor, request, context)) === true;
-    } catch {
-      return false;
-    }
-  }
-
-  const appContext = (context: TContext): TAppContext =>
-    options.context === undefined ? (context as unknown as TAppContext) : options.context(context);
-
-  function frameOf(context: TContext, actor: Actor, signal: AbortSignal | undefined): Frame<TAppContext> {
-    const frame: Frame<TAppContext> = { surface, actor, context: appContext(context) };
-    if (signal !== undefined) frame.signal = signal;
-    const trace = traceOf((options.headers ?? defaultHeaders)(context));
-    if (trace !== undefined) frame.trace = trace;
-    const ids = options.ids?.(context);
-    if (ids?.requestId !== undefined) frame.requestId = ids.requestId;
-    if (ids?.agentId !== undefined) frame.agentId = ids.agentId;
-    if (ids?.sessionId !== undefined) frame.sessionId = ids.sessionId;
-    return frame;
-  }
-
-  async function view(request: ApprovalRequest, context: TContext): Promise<GatewayApprovalView> {
-    let input: unknown;
-    try {
-      input = await registry.redactApprovalInput(request, { context: appContext(context) });
-    } catch {
-      input = null; // withheld: a redactor failed or the capability withholds it
-    }
-    return { ...request, input };
-  }
-
-  /** The request if `actor` may see it (requester or decider), else APPROVAL_NOT_FOUND (nothing leaks). */
-  async function visible(id: string, actor: Actor, context: TContext): Promise<ApprovalRequest> {
-    const request = await guard(() => registry.approvals.get(id));
-    if (request !== null && (isRequester(surface, actor, request) || (await mayDecide(actor, request, context))))
-      return request;
-    throw toOrpc(new CapabilityError("APPROVAL_NOT_FOUND", GATEWAY.notVisibleMessage));
-  }
-
-  /**
-   * The first page of the requests `actor` may see. Two store queries, each
-   * paged until it holds a page of what the caller may see, or the store
-   * ends, or the core's `gateway::LIST_SCAN_PAGES` pages were read: the caller's own requests,
-   * filtered in the store by its actor id and this gateway's surface —
-   * exactly `Requester::made_on`'s, so the store's first page is the whole
-   * answer and no scan limit hides any (the check below is a guard) — and,
-   * when the app has a `canDecide` hook, the others it allows (the app's
-   * predicate: scanned, at most that many pages). The two are merged
-   * in creation order.
-   */
-  async function visiblePage(filter: GatewayListInput, actor: Actor, context: TContext): Promise<ApprovalRequest[]> {
-    const size = N.approvalPageSize(filter.limit ?? 0);
-    const query = { ...filter, limit: size };
-    const streams: Promise<ApprovalRequest[]>[] = [];
-    if (typeof actor.id === "string") {
-      streams.push(scan({ ...query, actorId: actor.id, surface }, size, async (r) => isRequester(surface, actor, r)));
-    }
-    if (options.canDecide !== undefined) {
-      streams.push(
-        scan(query, size, async (r) => !isRequester(surface, actor, r) && (await mayDecide(actor, r, context))),
-      );
-    }
-    const found = (await Promise.all(streams)).flat();
-    // Each query is in the store's creation order; a stable sort by creation
-    // time merges them and keeps that order within each (same-millisecond
-    // requests of the two queries keep the order of the queries).
-    found.sort((a, b) => a.createdAt - b.createdAt);
-    return found.slice(0, size);
-  }
-
-  /** Up to `size` requests of `filter` that `keep` accepts, reading at most `GATEWAY.listScanPages` pages. */
-  async function scan(
-    filter: GatewayListInput & { actorId?: string; surface?: ExposureSurface },
-    size: number,
-    keep: (request: ApprovalRequest) => Promise<boolean>,
-  ): Promise<ApprovalRequest[]> {
-    const kept: ApprovalRequest[] = [];
-    let cursor: string | undefined;
-    for (let pages = 0; pages < GATEWAY.listScanPages; pages++) {
-      const page = await guard(() => registry.approvals.page(cursor === undefined ? filter : { ...filter, cursor }));
-      for (const request of page.requests) {
-        if (await keep(request)) {
-          kept.push(request);
-          if (kept.length >= size) return kept;
-        }
-      }
-      if (page.nextCursor === null) break;
-      cursor = page.nextCursor;
-    }
-    return kept;
-  }
-
-  const outcome = async (
-    result: Awaited<ReturnType<typeof registry.invoke>>,
-    context: TContext,
-  ): Promise<GatewayInvokeOutput> =>
-    result.status === "ok" ? result : { status: "approval_required", request: await view(result.request, context) };
+  const { actorOf, mayDecide, frameOf, view, visible, visiblePage, outcome } = gatewayCallers(
+    registry,
+    options,
+    surface,
+  );
 
   return {
     /** The descriptors of this mount's surface, as JSON or (`{format: "cbor"}`) CBOR with `std:` keys. */
@@ -321,68 +202,3 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
 
 /** The router type of a gateway, for `@orpc/client`'s `RouterClient`. */
 export type AgentGatewayRouter = ReturnType<typeof createAgentGateway>;
-
-/**
- * Whether `actor`, calling through a gateway on `surface`, made `request`:
- * the core's rule (the same surface and actor id), the one resume applies.
- */
-function isRequester(surface: ExposureSurface, actor: Actor, request: ApprovalRequest): boolean {
-  const requestActor = request.actor?.id;
-  return N.approvalMadeBy(
-    surface,
-    typeof actor.id === "string" ? actor.id : null,
-    request.surface,
-    typeof requestActor === "string" ? requestActor : null,
-  );
-}
-
-/** Runs `f`, turning a `CapabilityError` into an `ORPCError` the client can read. */
-async function guard<T>(f: () => Promise<T>): Promise<T> {
-  try {
-    return await f();
-  } catch (error) {
-    throw toOrpc(error);
-  }
-}
-
-function toOrpc(error: unknown): unknown {
-  if (!(error instanceof CapabilityError)) return error;
-  return new ORPCError(error.code, {
-    status: statusOf(error),
-    message: error.message,
-    data: { code: error.code, kind: error.kind, retryable: error.retryable },
-  });
-}
-
-function defaultHeaders(context: any): HeadersLike | undefined {
-  return context?.headers ?? context?.req?.rawHeaders ?? context?.request?.headers;
-}
-
-/** The trace context of the request headers, validated by the core (invalid → none). */
-export function traceOf(headers: HeadersLike | undefined): TraceContext | undefined {
-  if (headers === undefined || headers === null) return undefined;
-  const pairs: string[] = [];
-  if (Array.isArray(headers)) {
-    pairs.push(...(headers as readonly string[]));
-  } else if (typeof (headers as Headers).forEach === "function" && typeof (headers as Headers).get === "function") {
-    (headers as Headers).forEach((value, name) => {
-      pairs.push(name, value);
-    });
-  } else {
-    for (const [name, value] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
-      if (typeof value === "string") pairs.push(name, value);
-      else if (Array.isArray(value)) for (const v of value) pairs.push(name, v);
-    }
-  }
-  const json = N.traceFromHttpHeaders(pairs.map(String));
-  return json == null ? undefined : (JSON.parse(json) as TraceContext);
-}
-
-/** The headers to send for a trace context (for clients of a gateway). */
-export function traceHeaders(trace: TraceContext | undefined): Record<string, string> {
-  if (trace === undefined) return {};
-  const flat = N.traceToHttpHeaders(trace.traceparent, trace.tracestate ?? null);
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i]!] = flat[i + 1]!;
-  return out;
-}

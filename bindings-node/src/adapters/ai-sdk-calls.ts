@@ -1,0 +1,208 @@
+/**
+ * One governed AI SDK tool call: a tool set's state, the core's gate that
+ * `needsApproval` asks (`gateNeedsApproval`), what `execute` runs
+ * (`executeGoverned`: the settled outcome, the approved request's resume,
+ * or the pipeline), the approval-id key and the decisions the adapter
+ * records. Apart from `ai-sdk.ts`, which builds the tools and answers the
+ * call-level approval APIs from these.
+ */
+
+import type { ModelMessage } from "ai";
+
+import type { Frame } from "../types.js";
+import { INTERNAL_MESSAGE } from "../errors.js";
+import { N } from "../native.js";
+import type { AiSdkToolsOptions } from "./ai-sdk.js";
+import { AiSdkApprovalRequiredError, AiSdkPrincipalRequiredError, MESSAGES } from "./ai-sdk-errors.js";
+import type { Running } from "./ai-sdk-progress.js";
+import { callerRequired, type ApprovalIdStore } from "./approval-ids.js";
+import { CapabilityError, resumeAsRequester, type AdapterRegistry, type InvokeResult } from "./registry-port.js";
+
+/** A tool call's governed outcome, settled (never a rejected promise in a map). */
+type Settled = { ok: true; outcome: InvokeResult } | { ok: false; error: unknown };
+
+export interface ToolSetState {
+  registry: AdapterRegistry;
+  frame: Frame;
+  options: AiSdkToolsOptions;
+  approvalIds: ApprovalIdStore;
+  /** Outcomes computed by `needsApproval`, waiting for `execute`. */
+  settled: Map<string, Promise<Settled>>;
+  /** Progress of calls `needsApproval` started, waiting for `execute`. */
+  running: Map<string, Running>;
+  /** `ai`'s abort signal per tool call, from `onInputAvailable` (`needsApproval` gets none). */
+  abortSignals: Map<string, AbortSignal>;
+  toolNames: Set<string>;
+}
+
+/** The approval request this server stored for this caller's tool call, if any. */
+export function heldRequestId(state: ToolSetState, toolCallId: string): string | undefined {
+  const key = approvalKey(state, toolCallId);
+  return key === undefined ? undefined : state.approvalIds.get(key);
+}
+
+/** `true` iff the core's gate asks for approval of this call. */
+export async function gateNeedsApproval(
+  state: ToolSetState,
+  name: string,
+  input: unknown,
+  toolCallId: string,
+  messages: readonly ModelMessage[],
+): Promise<boolean> {
+  // The approved re-run. A call the history shows was presented for
+  // approval still needs it: answering `false` would make `ai` 6 deny it
+  // with "does not require approval", which tells the model to call again
+  // without one. `execute` then runs only a request this server made for
+  // this caller, and answers any other with APPROVAL_NOT_FOUND.
+  if (presentedForApproval(messages, toolCallId)) return true;
+  const abortSignal = state.abortSignals.get(toolCallId);
+  state.abortSignals.delete(toolCallId);
+  const running: Running = { latest: undefined, reports: 0, streaming: false, wake: undefined };
+  let reported!: () => void;
+  const firstReport = new Promise<"progress">((resolve) => {
+    reported = () => resolve("progress");
+  });
+  const frame = frameFor(state, toolCallId, abortSignal);
+  const appListener = frame.onProgress;
+  frame.onProgress = (event) => {
+    running.latest = event;
+    running.reports++;
+    running.wake?.();
+    reported();
+    appListener?.(event);
+  };
+  const pending = settle(state.registry.invoke(name, input, frame));
+  state.settled.set(toolCallId, pending);
+  state.running.set(toolCallId, running);
+  // Progress comes only from a running handler: the call passed the gate.
+  if ((await Promise.race([pending, firstReport])) === "progress") {
+    running.streaming = true;
+    return false;
+  }
+  const result = await pending;
+  if (!result.ok && callerRequired(result.error)) {
+    // The core refused before storing a request: this tool set's frame names
+    // no caller. The application's to fix, so it is told, not the model.
+    state.settled.delete(toolCallId);
+    state.running.delete(toolCallId);
+    throw new AiSdkPrincipalRequiredError(name);
+  }
+  if (result.ok && result.outcome.status === "approval_required") {
+    state.settled.delete(toolCallId);
+    state.running.delete(toolCallId);
+    const key = approvalKey(state, toolCallId);
+    // The core stores requests on this surface only for a named caller, so
+    // a key exists unless `ai` gave no tool call id: fail closed.
+    if (key === undefined) throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
+    state.approvalIds.set(key, result.outcome.request.id);
+    return true;
+  }
+  return false;
+}
+
+export async function executeGoverned(
+  state: ToolSetState,
+  name: string,
+  input: unknown,
+  toolCallId: string,
+  abortSignal: AbortSignal | undefined,
+  messages: readonly ModelMessage[] = [],
+): Promise<unknown> {
+  const precomputed = state.settled.get(toolCallId);
+  if (precomputed !== undefined) {
+    state.settled.delete(toolCallId);
+    return unwrap(await precomputed);
+  }
+  const key = approvalKey(state, toolCallId);
+  const requestId = heldRequestId(state, toolCallId);
+  if (key !== undefined && requestId !== undefined) {
+    state.approvalIds.delete(key);
+    if (state.options.decideApprovals !== false) {
+      await recordDecision(state, requestId, true);
+    }
+    // As over MCP: only this tool's request, made by this caller on this surface.
+    const resumed = await resumeAsRequester(state.registry, requestId, frameFor(state, toolCallId, abortSignal), name);
+    return unwrapOutcome(resumed);
+  }
+  if (presentedForApproval(messages, toolCallId)) {
+    // An approval response for a request this server does not hold for this caller.
+    throw new CapabilityError("APPROVAL_NOT_FOUND", MESSAGES.unknownApproval);
+  }
+  // Called without `needsApproval` first (a direct `execute`, or an `ai` that
+  // does not ask): run the pipeline here; a gate that fires is an error the
+  // model can read, since no approval UI was involved.
+  return unwrapOutcome(await state.registry.invoke(name, input, frameFor(state, toolCallId, abortSignal)));
+}
+
+export async function recordDecision(
+  state: ToolSetState,
+  requestId: string,
+  approved: boolean,
+  reason?: string,
+): Promise<void> {
+  const approver = N.agentToolRecordedApprover(state.options.approver, state.frame.actor?.id) ?? undefined;
+  const decision = { ...(approver === undefined ? {} : { approver }), ...(reason === undefined ? {} : { reason }) };
+  if (approved) {
+    // Already decided elsewhere: the resume that follows reports the core's view.
+    try {
+      await state.registry.approvals.approve(requestId, decision);
+    } catch (error) {
+      if (!(error instanceof CapabilityError)) throw error;
+    }
+  } else {
+    await state.registry.approvals.reject(requestId, decision);
+  }
+}
+
+function frameFor(state: ToolSetState, toolCallId: string, abortSignal?: AbortSignal): Frame {
+  const signals = [state.frame.signal, abortSignal].filter((s): s is AbortSignal => s !== undefined);
+  const frame: Frame = { ...state.frame };
+  if (frame.requestId === undefined) frame.requestId = toolCallId;
+  if (signals.length === 1) frame.signal = signals[0];
+  else if (signals.length > 1) frame.signal = AbortSignal.any(signals);
+  return frame;
+}
+
+/** Whether `messages` show this tool call was already presented for approval. */
+export function presentedForApproval(messages: readonly ModelMessage[], toolCallId: string): boolean {
+  return messages.some(
+    (message) =>
+      message.role === "assistant" &&
+      typeof message.content !== "string" &&
+      message.content.some((part) => part.type === "tool-approval-request" && part.toolCallId === toolCallId),
+  );
+}
+
+/**
+ * The approval-id store key, the core's (`agent_tools::approval_key`): the
+ * caller's actor id and session id and the tool call id. `undefined` when
+ * the frame names no caller: nothing is stored or looked up for it.
+ */
+export function approvalKey(state: ToolSetState, toolCallId: string): string | undefined {
+  const actorId = state.frame.actor?.id;
+  const sessionId = state.frame.sessionId;
+  return (
+    N.agentToolApprovalKey(
+      typeof actorId === "string" ? actorId : null,
+      typeof sessionId === "string" ? sessionId : null,
+      toolCallId,
+    ) ?? undefined
+  );
+}
+
+function settle(promise: Promise<InvokeResult>): Promise<Settled> {
+  return promise.then(
+    (outcome) => ({ ok: true as const, outcome }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+function unwrap(result: Settled): unknown {
+  if (!result.ok) throw result.error;
+  return unwrapOutcome(result.outcome);
+}
+
+function unwrapOutcome(outcome: InvokeResult): unknown {
+  if (outcome.status === "ok") return outcome.output;
+  throw new AiSdkApprovalRequiredError(outcome.request.id, outcome.request.reason);
+}

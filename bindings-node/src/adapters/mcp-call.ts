@@ -1,0 +1,214 @@
+/**
+ * One MCP tools/call of the adapter (`mcp.ts` registers the tools): the
+ * frame from the request, the governed outcome (the call, or the resume of
+ * the request `_meta` names), in-band confirmation, and the core's result
+ * for the outcome; also the `_meta` keys a client reads and sets. Apart from
+ * `mcp.ts` so the listing and the call path (measured: `callGoverned` →
+ * `run` → `governedOutcome`) each stay whole; `mcp-tasks.ts` runs a task's
+ * call with the same steps.
+ */
+
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+import { toJsonText } from "../json.js";
+import { N } from "../native.js";
+import type { Frame } from "../types.js";
+import type { McpRequestExtra, RegisterMcpToolsOptions } from "./mcp.js";
+import {
+  mcpApprovalResult,
+  mcpErrorResult,
+  mcpOkResult,
+  resumeAsRequester,
+  type AdapterFrame,
+  type AdapterRegistry,
+  type ApprovalRequest,
+  type InvokeResult,
+} from "./registry-port.js";
+
+/** `_meta` key a client sets on tools/call to resume an approved request. */
+export const MCP_APPROVAL_ID_META = "orpc-agent/approvalId";
+/** `_meta` key of an approval-required result: the request the client acts on. */
+export const MCP_APPROVAL_META = "orpc-agent/approval";
+/** `_meta` key of a capability error result: the error's JSON `{code, message, retryable, kind, details?}`. */
+export const MCP_ERROR_META = "orpc-agent/error";
+
+/** What one registered tool's calls share. */
+export interface ToolTarget {
+  registry: AdapterRegistry;
+  server: McpServer;
+  capabilityId: string;
+  toolName: string;
+  options: RegisterMcpToolsOptions;
+}
+
+/**
+ * One tools/call. Written with `then` rather than `async`/`await`: this is the
+ * hot path of every MCP call, and each `await` is another microtask turn.
+ */
+export function callGoverned(
+  tool: ToolTarget,
+  structured: boolean,
+  args: Record<string, unknown>,
+  extra: McpRequestExtra,
+): Promise<CallToolResult> {
+  let fromApp: AdapterFrame | Promise<AdapterFrame> | undefined;
+  try {
+    fromApp = tool.options.frame?.(extra);
+  } catch (error) {
+    return Promise.resolve(errorResult(error));
+  }
+  if (fromApp instanceof Promise) {
+    return fromApp.then((app) => run(tool, structured, args, extra, app), errorResult);
+  }
+  return run(tool, structured, args, extra, fromApp);
+}
+
+/**
+ * Every tools/call settles to a result the adapter made: anything that
+ * throws on the way (the app's frame getters, an output with no JSON form)
+ * becomes an error result, never a rejection — the SDK would send a
+ * rejection's message to the model as it is.
+ */
+function run(
+  tool: ToolTarget,
+  structured: boolean,
+  args: Record<string, unknown>,
+  extra: McpRequestExtra,
+  app: AdapterFrame | undefined,
+): Promise<CallToolResult> {
+  let outcome: Promise<InvokeResult>;
+  let frame: Frame;
+  try {
+    frame = frameFor(extra, app ?? {});
+    outcome = governedOutcome(tool, args, extra, frame);
+  } catch (error) {
+    return Promise.resolve(errorResult(error));
+  }
+  return outcome.then(
+    (o) =>
+      o.status === "approval_required" && tool.options.confirmInClient !== undefined
+        ? confirmInClient(tool, o.request, frame, extra, structured).catch(errorResult)
+        : toResult(o, structured),
+    errorResult,
+  );
+}
+
+/** The call, or the resume of the request `_meta` names. */
+export function governedOutcome(
+  tool: ToolTarget,
+  args: Record<string, unknown>,
+  extra: McpRequestExtra,
+  frame: Frame,
+): Promise<InvokeResult> {
+  const approvalId = extra._meta?.[MCP_APPROVAL_ID_META];
+  return typeof approvalId === "string"
+    ? resumeAsCaller(tool, approvalId, frame)
+    : tool.registry.invoke(tool.capabilityId, args, frame);
+}
+
+/** The client names the request id: the core resumes it only if it is this tool's, made on MCP by this caller's actor. */
+export function resumeAsCaller(tool: ToolTarget, approvalId: string, frame: Frame): Promise<InvokeResult> {
+  return resumeAsRequester(tool.registry, approvalId, frame, tool.capabilityId);
+}
+
+/**
+ * In-band confirmation (`confirmInClient`): the core says whether this
+ * request is put to the person at the client, writes the question, and
+ * says what the answer decides; the decision and the single resume are the
+ * core's too. Anything short of a decision the core recorded leaves the
+ * request pending and the ordinary approval-required result.
+ */
+async function confirmInClient(
+  tool: ToolTarget,
+  request: ApprovalRequest,
+  frame: Frame,
+  extra: McpRequestExtra,
+  structured: boolean,
+): Promise<CallToolResult> {
+  const low = tool.server.server;
+  const types = tool.options.confirmInClient?.approvalTypes ?? [];
+  const clientElicits = low.getClientCapabilities()?.elicitation !== undefined;
+  if (!N.mcpElicits(request.type ?? null, [...types], clientElicits)) return approvalResult(request);
+  const view = await tool.registry.redactApprovalInput(request, { context: frame.context });
+  const params = JSON.parse(
+    N.mcpElicitationParams(tool.toolName, request.id, request.reason ?? null, toJsonText(view ?? null)),
+  );
+  let action: string;
+  try {
+    // Bounded by the request's own expiry and the call's signal.
+    const timeout = Math.max(1, request.expiresAt - Date.now());
+    action = (await low.elicitInput(params, { signal: extra.signal, timeout })).action;
+  } catch {
+    return approvalResult(request); // no answer: the request waits for another approver
+  }
+  const approver = frame.actor?.id;
+  try {
+    if (N.mcpElicitationApproves(action)) await tool.registry.approvals.approve(request.id, { approver });
+    else await tool.registry.approvals.reject(request.id, { approver, reason: N.mcpElicitationDeclined() });
+  } catch {
+    return approvalResult(request); // the core refused the decision (e.g. approverMustDiffer)
+  }
+  // Approved: runs once; rejected: the core's APPROVAL_REJECTED.
+  return toResult(await resumeAsCaller(tool, request.id, frame), structured);
+}
+
+export function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
+  // One literal of fixed shape (not a spread of the app's object): this runs
+  // on every tools/call, and a shape that varies with the app's frame costs
+  // more than copying the known fields.
+  const frame: Frame = {
+    surface: "mcp",
+    actor: app.actor,
+    context: app.context,
+    trace: app.trace,
+    requestId: app.requestId,
+    agentId: app.agentId,
+    sessionId: app.sessionId ?? extra.sessionId,
+    signal: app.signal === undefined ? extra.signal : AbortSignal.any([app.signal, extra.signal]),
+    onProgress: app.onProgress,
+  };
+  if (frame.trace === undefined) {
+    const traceparent = extra._meta?.traceparent;
+    const tracestate = extra._meta?.tracestate;
+    if (typeof traceparent === "string") {
+      // Validated (and dropped if invalid) by the core at stage 3.
+      frame.trace = typeof tracestate === "string" ? { traceparent, tracestate } : { traceparent };
+    }
+  }
+  const token = extra._meta?.progressToken;
+  if (
+    frame.onProgress === undefined &&
+    (typeof token === "string" || typeof token === "number") &&
+    extra.sendNotification
+  ) {
+    frame.onProgress = progressNotifier(extra, token);
+  }
+  return frame;
+}
+
+/**
+ * Accepted progress reports (checked by the core) as MCP
+ * `notifications/progress` for the client's `progressToken`. A failed send
+ * is ignored: progress is advisory.
+ */
+function progressNotifier(extra: McpRequestExtra, progressToken: string | number): NonNullable<Frame["onProgress"]> {
+  const send = extra.sendNotification!;
+  return ({ done, total }) => {
+    const params: Record<string, unknown> = { progressToken, progress: done };
+    if (total !== undefined) params.total = total;
+    send({ method: "notifications/progress", params }).catch(() => undefined);
+  };
+}
+
+/** The core's result for the outcome (`orpc_agent_core::mcp`, as in Python). */
+export function toResult(outcome: InvokeResult, structured: boolean): CallToolResult {
+  if (outcome.status === "approval_required") return approvalResult(outcome.request);
+  return mcpOkResult(outcome.output, structured);
+}
+
+/** The core's answer (the same words in Node and Python: `orpc_agent_core::mcp`). */
+const approvalResult = (request: ApprovalRequest): CallToolResult => mcpApprovalResult(request);
+
+/** The core's answer; only a CapabilityError's message is model-safe, anything else is INTERNAL. */
+export const errorResult = (error: unknown): CallToolResult => mcpErrorResult(error);

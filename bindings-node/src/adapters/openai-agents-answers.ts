@@ -1,0 +1,49 @@
+/**
+ * What the OpenAI Agents SDK adapter says: the core's text for a call's
+ * output or failure (what the model reads), the adapter's fixed texts, and
+ * the error its gate throws when the frame names no caller. Apart from
+ * `openai-agents-tools.ts` so the tool set's class stays its steps.
+ */
+
+import { INTERNAL_MESSAGE } from "../errors.js";
+import { N } from "../native.js";
+import { CapabilityError, mcpErrorResult } from "./registry-port.js";
+
+export const MESSAGES: { readonly outputNotJson: string; readonly unknownInterruption: string } = JSON.parse(
+  N.agentToolMessages(),
+);
+
+/**
+ * Thrown by `needsApproval` when the core refuses a gated call because the
+ * frame names no caller (no actor id, no session id): an approval is kept
+ * for the caller who asked, and two anonymous callers could not be told
+ * apart. Nothing ran and no request is stored. The SDK ends the run with it.
+ */
+export class OpenAiAgentsPrincipalRequiredError extends TypeError {
+  readonly code = "PRINCIPAL_REQUIRED";
+  constructor(readonly toolName: string) {
+    super(
+      `governedAgentTools: "${toolName}" needs approval, but the frame has no actor id and no session id, ` +
+        "so the approval could not be kept for this caller alone. Pass the authenticated user as frame.actor.id " +
+        "(or the conversation as frame.sessionId). The call did not run.",
+    );
+    this.name = "OpenAiAgentsPrincipalRequiredError";
+  }
+}
+
+/** The core's text for a call that failed; anything not a `CapabilityError` is INTERNAL. */
+export function errorText(error: unknown): string {
+  const text = mcpErrorResult(error).content[0];
+  return text !== undefined && text.type === "text" ? text.text : INTERNAL_MESSAGE;
+}
+
+/** The output as the model reads it: a string as it is, anything else its JSON text. */
+export function outputText(output: unknown): string {
+  if (typeof output === "string") return output;
+  try {
+    return JSON.stringify(output) ?? "null";
+  } catch {
+    // No JSON form (a throwing `toJSON`, a BigInt, a cycle): its text is not shown.
+    return errorText(new CapabilityError("INTERNAL", MESSAGES.outputNotJson));
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The OpenAI Agents SDK adapter's tool set (`GovernedAgentTools`): one
+ * caller's governed function tools, the gate `needsApproval` asks, the run
+ * of an approved call, and the answers to the SDK's run interruptions (see
+ * `openai-agents.ts`). Apart from `openai-agents.ts`, which documents the
+ * adapter and makes the tool set.
+ */
+
+import type * as AgentsCore from "@openai/agents-core";
+
+import { INTERNAL_MESSAGE } from "../errors.js";
+import { N } from "../native.js";
+import type { ApprovalRequest, Frame } from "../types.js";
+import { callerRequired, sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
+import type { OpenAiAgentsToolsOptions } from "./openai-agents.js";
+import { errorText, MESSAGES, OpenAiAgentsPrincipalRequiredError, outputText } from "./openai-agents-answers.js";
+import { optionalPeer } from "./optional-peer.js";
+import {
+  CapabilityError,
+  resumeAsRequester,
+  type AdapterFrame,
+  type AdapterRegistry,
+  type CapabilityDescriptor,
+  type InvokeResult,
+} from "./registry-port.js";
+
+/** A run interruption, as the SDK gives it (`RunToolApprovalItem`). */
+type ApprovalItem = AgentsCore.RunToolApprovalItem;
+/** The part of `RunState` the adapter uses. */
+interface ApprovingState {
+  approve(item: ApprovalItem): void;
+  reject(item: ApprovalItem, options?: { message?: string }): void;
+}
+
+/** A call's outcome computed by `needsApproval`, waiting for the SDK's call of the tool. */
+type Settled = { ok: true; output: unknown } | { ok: false; error: unknown };
+
+/** The governed tools of one caller (`tools`: pass them as `new Agent({tools})`), and the answers to their interruptions. */
+export class GovernedAgentTools {
+  readonly tools: AgentsCore.FunctionTool[] = [];
+  readonly #registry: AdapterRegistry;
+  readonly #frame: AdapterFrame;
+  readonly #options: OpenAiAgentsToolsOptions;
+  readonly #ids: ApprovalIdStore;
+  readonly #settled = new Map<string, Settled>();
+  readonly #capabilityByTool = new Map<string, string>();
+
+  constructor(registry: AdapterRegistry, frame: AdapterFrame = {}, options: OpenAiAgentsToolsOptions = {}) {
+    const agents = optionalPeer<typeof AgentsCore>("@openai/agents-core", "governedAgentTools");
+    this.#registry = registry;
+    this.#frame = frame;
+    this.#options = options;
+    this.#ids = options.approvalIds ?? sharedApprovalIds(registry);
+    for (const descriptor of registry.descriptors({ surface: "aiSdk" })) {
+      if (descriptor.discovery === "contextual") continue;
+      this.tools.push(this.#tool(agents, descriptor));
+    }
+  }
+
+  #tool(agents: typeof AgentsCore, descriptor: CapabilityDescriptor): AgentsCore.FunctionTool {
+    const name = descriptor.toolNames.aiSdk;
+    const capabilityId = descriptor.id;
+    this.#capabilityByTool.set(name, capabilityId);
+    return agents.tool({
+      name,
+      description: descriptor.description,
+      parameters: { properties: {}, ...descriptor.inputSchema } as never,
+      strict: false,
+      needsApproval: (_context: unknown, input: unknown, callId?: string) =>
+        this.#gate(name, capabilityId, input, callId),
+      // Nothing but text leaves: the SDK would show a thrown error's text or end the run.
+      execute: (input: unknown, _context: unknown, details?: { toolCall?: { callId?: string } }) =>
+        this.#run(capabilityId, details?.toolCall?.callId, input).catch(() => errorText(undefined)),
+    }) as AgentsCore.FunctionTool;
+  }
+
+  /** `true` iff the core asks for approval of this call. */
+  async #gate(name: string, capabilityId: string, input: unknown, callId: string | undefined): Promise<boolean> {
+    const key = this.#key(callId);
+    const kept = key === undefined ? undefined : this.#ids.get(key);
+    if (kept !== undefined) {
+      // Asked again about a call already presented (a resumed run with the
+      // call still undecided): the same request, not a second one.
+      const request = await this.#registry.approvals.get(kept);
+      if (request !== null && N.agentToolKeptRequestHoldsTheCall(request.status)) return true;
+    }
+    let outcome: InvokeResult;
+    try {
+      outcome = await this.#registry.invoke(capabilityId, input, this.#modelFrame(callId));
+    } catch (error) {
+      if (callerRequired(error)) throw new OpenAiAgentsPrincipalRequiredError(name);
+      if (callId !== undefined) this.#settled.set(callId, { ok: false, error });
+      return false;
+    }
+    if (outcome.status === "approval_required") {
+      // The core stores requests on this surface only for a named caller,
+      // so only a missing call id gets here: fail closed.
+      if (key === undefined) throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
+      this.#ids.set(key, outcome.request.id);
+      return true;
+    }
+    if (callId !== undefined) this.#settled.set(callId, { ok: true, output: outcome.output });
+    return false;
+  }
+
+  async #run(capabilityId: string, callId: string | undefined, input: unknown): Promise<string> {
+    const settled = callId === undefined ? undefined : this.#settled.get(callId);
+    if (callId !== undefined && settled !== undefined) {
+      this.#settled.delete(callId);
+      return settled.ok ? outputText(settled.output) : errorText(settled.error);
+    }
+    const key = this.#key(callId);
+    const requestId = key === undefined ? undefined : this.#ids.get(key);
+    let outcome: InvokeResult;
+    try {
+      if (requestId !== undefined) {
+        // The approved call: the core's request, resumed once.
+        if (this.#options.decideApprovals !== false) await this.#recordApproval(requestId);
+        outcome = await this.#resume(requestId, callId, capabilityId);
+      } else {
+        // Called without the gate first: run here.
+        outcome = await this.#registry.invoke(capabilityId, input, this.#modelFrame(callId));
+      }
+    } catch (error) {
+      return errorText(error);
+    }
+    if (outcome.status === "approval_required") {
+      return N.agentToolApprovalRequiredText(outcome.request.id, outcome.request.reason ?? null);
+    }
+    return outputText(outcome.output);
+  }
+
+  /** The frame of one model tool call: surface `aiSdk` always; the tool call id as request id when the app sets none. */
+  #modelFrame(callId: string | undefined): Frame {
+    return { ...this.#frame, surface: "aiSdk", requestId: this.#frame.requestId ?? callId };
+  }
+
+  /** Only this tool's request, made by this caller on this surface. */
+  #resume(requestId: string, callId: string | undefined, capabilityId: string): Promise<InvokeResult> {
+    return resumeAsRequester(this.#registry, requestId, this.#modelFrame(callId), capabilityId);
+  }
+
+  /** The core's request-id store key (`agent_tools::approval_key`); none when the frame names no caller. */
+  #key(callId: string | undefined): string | undefined {
+    const actorId = this.#frame.actor?.id;
+    const sessionId = this.#frame.sessionId;
+    return (
+      N.agentToolApprovalKey(
+        typeof actorId === "string" ? actorId : null,
+        typeof sessionId === "string" ? sessionId : null,
+        callId ?? "",
+      ) ?? undefined
+    );
+  }
+
+  /** The SDK's approval as the core's decision. Already decided: the resume that follows reports the core's view. */
+  async #recordApproval(requestId: string): Promise<void> {
+    const approver = N.agentToolRecordedApprover(this.#options.approver, this.#frame.actor?.id) ?? undefined;
+    try {
+      await this.#registry.approvals.approve(requestId, approver === undefined ? {} : { approver });
+    } catch (error) {
+      if (!(error instanceof CapabilityError)) throw error;
+    }
+  }
+
+  // -- the interruptions -----------------------------------------------------
+
+  /** The core's request id behind an interruption of these tools, if this tool set keeps one for its caller. */
+  requestId(item: ApprovalItem): string | undefined {
+    if (item.name === undefined || !this.#capabilityByTool.has(item.name)) return undefined;
+    const key = this.#key(callIdOf(item));
+    return key === undefined ? undefined : this.#ids.get(key);
+  }
+
+  /** The core's request behind an interruption (show its input through `registry.redactApprovalInput`). */
+  async request(item: ApprovalItem): Promise<ApprovalRequest | null> {
+    const requestId = this.requestId(item);
+    return requestId === undefined ? null : this.#registry.approvals.get(requestId);
+  }
+
+  /**
+   * The core approves the request (`approverMustDiffer` and the rest are the
+   * core's; a refusal throws and the state is unchanged), then the run state
+   * approves the call. Run the state again to run it.
+   */
+  async approve(
+    state: ApprovingState,
+    item: ApprovalItem,
+    decision: { approver?: string; reason?: string } = {},
+  ): Promise<ApprovalRequest> {
+    const decided = await this.#registry.approvals.approve(this.#requiredId(item), decision);
+    state.approve(item);
+    return decided;
+  }
+
+  /** The core rejects the request, then the run state rejects the call with the core's answer as what the model reads. */
+  async reject(
+    state: ApprovingState,
+    item: ApprovalItem,
+    decision: { approver?: string; reason?: string } = {},
+  ): Promise<ApprovalRequest> {
+    const requestId = this.#requiredId(item);
+    const decided = await this.#registry.approvals.reject(requestId, decision);
+    state.reject(item, { message: await this.#rejectionText(requestId, item) });
+    return decided;
+  }
+
+  #requiredId(item: ApprovalItem): string {
+    const requestId = this.requestId(item);
+    if (requestId === undefined) {
+      throw new CapabilityError("APPROVAL_NOT_FOUND", MESSAGES.unknownInterruption);
+    }
+    return requestId;
+  }
+
+  /** What the model reads of a rejected call: the core's answer to running it now (refused, audited, nothing consumed). */
+  async #rejectionText(requestId: string, item: ApprovalItem): Promise<string> {
+    const capabilityId = this.#capabilityByTool.get(item.name ?? "") ?? "";
+    try {
+      await this.#resume(requestId, callIdOf(item), capabilityId);
+    } catch (error) {
+      return errorText(error);
+    }
+    // Unreachable: a rejected request is never consumed. Fail closed.
+    return errorText(undefined);
+  }
+}
+
+function callIdOf(item: ApprovalItem): string | undefined {
+  const callId = (item.rawItem as { callId?: unknown }).callId;
+  return typeof callId === "string" ? callId : undefined;
+}

@@ -1,0 +1,97 @@
+/**
+ * The registry port over a gateway: the part of `CapabilityRegistry` the
+ * AI SDK adapter uses (`invoke`, `resume`, `approvals`, `descriptors`), as
+ * calls of an agent gateway client, with a bound presentation's fixed
+ * arguments merged in. Apart from `remote-ai-sdk.ts`, which builds the
+ * remote tool sets and bound presentations over it.
+ */
+import { CapabilityError } from "../errors.js";
+import { GATEWAY } from "../generated/protocol.js";
+import type { ApprovalRequest, CapabilityDescriptor, InvokeResult } from "../types.js";
+import type { AgentGatewayClient } from "../gateway/client.js";
+import { capabilityErrorOf, type GatewayInvokeOutput } from "../gateway/wire.js";
+import type { RemoteFrame } from "./remote-ai-sdk.js";
+import type { AdapterRegistry } from "./registry-port.js";
+
+interface Binding {
+  name: string;
+  id: string;
+  fixed: Record<string, unknown>;
+}
+
+/** The part of `CapabilityRegistry` the AI SDK adapter uses, as gateway calls. */
+export function remoteRegistry(
+  client: AgentGatewayClient,
+  descriptors: CapabilityDescriptor[],
+  bind: Binding | undefined,
+): AdapterRegistry {
+  const port = {
+    descriptors: () => descriptors,
+    async invoke(name: string, input: unknown, frame: RemoteFrame): Promise<InvokeResult> {
+      const call =
+        bind !== undefined && name === bind.name
+          ? { capability: bind.id, input: merge(input, bind.fixed) }
+          : { capability: name, input };
+      return asResult(await remote(() => client.invoke(call, callOptions(frame))));
+    },
+    async resume(requestId: string, frame: RemoteFrame): Promise<InvokeResult> {
+      return asResult(await remote(() => client.approvals.resume({ id: requestId }, callOptions(frame))));
+    },
+    approvals: {
+      approve: (id: string, o: { reason?: string } = {}) => decide(client, id, true, o.reason),
+      reject: (id: string, o: { reason?: string } = {}) => decide(client, id, false, o.reason),
+    },
+  };
+  return port as unknown as AdapterRegistry;
+}
+
+async function decide(
+  client: AgentGatewayClient,
+  id: string,
+  approve: boolean,
+  reason?: string,
+): Promise<ApprovalRequest> {
+  try {
+    return (await client.approvals.decide({
+      id,
+      approve,
+      ...(reason === undefined ? {} : { reason }),
+    })) as ApprovalRequest;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "FORBIDDEN") {
+      // This user may not decide: the adapter resumes anyway and the core
+      // reports the request's state (APPROVAL_PENDING until someone who may decides).
+      // (The core's oRPC table reads FORBIDDEN as POLICY_DENIED.)
+      throw new CapabilityError("POLICY_DENIED", GATEWAY.mayNotDecideMessage, { cause: error });
+    }
+    throw capabilityErrorOf(error) ?? error;
+  }
+}
+
+function asResult(out: GatewayInvokeOutput): InvokeResult {
+  return out.status === "ok" ? out : { status: "approval_required", request: out.request as ApprovalRequest };
+}
+
+/** A remote call: capability errors come back as `CapabilityError`. */
+export async function remote<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (error) {
+    throw capabilityErrorOf(error) ?? error;
+  }
+}
+
+export function callOptions(frame: RemoteFrame) {
+  return {
+    ...(frame.signal === undefined ? {} : { signal: frame.signal }),
+    context: frame.trace === undefined ? {} : { trace: frame.trace },
+  };
+}
+
+/** The model's arguments with the fixed ones on top (fixed win). */
+export function merge(input: unknown, fixed: Record<string, unknown>): unknown {
+  if (input === undefined || input === null) return { ...fixed };
+  if (typeof input !== "object" || Array.isArray(input)) return input; // the gateway rejects it
+  return { ...(input as Record<string, unknown>), ...fixed };
+}
