@@ -1,0 +1,46 @@
+"""What the OpenAI Agents SDK adapter reads of the SDK's and the model's
+values: a descriptor's input schema as the ``FunctionTool``'s parameters
+(strict when the SDK can make it strict), the tool call id of an
+interruption, and the model's arguments as JSON.
+
+Conversions only: separate from ``GovernedTools`` (``_openai_tools``), so
+that its module reads as the calls and the interruptions it answers.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from agents import ToolApprovalItem
+from agents.strict_schema import ensure_strict_json_schema
+
+
+def _params_schema(descriptor: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The descriptor's input schema, and whether it is strict: converted by
+    the SDK's ``ensure_strict_json_schema`` refusing open objects, as the
+    SDK converts MCP tools' schemas; if that fails, the schema as it is."""
+    schema = copy.deepcopy(descriptor["inputSchema"])
+    empty = schema == {}
+    if "properties" not in schema:
+        schema["properties"] = {}
+    try:
+        return ensure_strict_json_schema(copy.deepcopy(schema), _reject_open_objects=not empty), True
+    except Exception:
+        return schema, False
+
+
+def _call_id_of(item: ToolApprovalItem) -> str | None:
+    raw = item.raw_item
+    value = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
+    return value if isinstance(value, str) else None
+
+
+def _arguments(arguments: str) -> Any:
+    """The model's arguments as JSON; text that is not JSON is handed to
+    the core as it is (its validator refuses it: INVALID_INPUT)."""
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
