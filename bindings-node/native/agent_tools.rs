@@ -1,6 +1,7 @@
 //! The in-process agent-tool adapters' rules (`orpc_agent_core::agent_tools`)
-//! for src/adapters/ai-sdk.ts: the key a request id is kept under, and the
-//! texts the model reads. Conversion only.
+//! for the AI SDK and OpenAI Agents adapters (src/adapters/ai-sdk*.ts,
+//! openai-agents*.ts, approval-ids.ts): the key a request id is kept
+//! under, and the texts the model reads. Conversion only.
 
 use napi_derive::napi;
 use orpc_agent_core::agent_tools;

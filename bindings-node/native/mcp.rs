@@ -1,6 +1,7 @@
 //! What an MCP client is told of a call that returned no output: the
-//! core's `CallToolResult` JSON (`orpc_agent_core::mcp`), for the adapter
-//! in src/adapters/mcp.ts to hand to the SDK. Conversion only.
+//! core's `CallToolResult` JSON (`orpc_agent_core::mcp`), for the MCP
+//! adapter (src/adapters/mcp-call.ts, mcp-tasks.ts, and mcp-answer.ts) to
+//! hand to the SDK. Conversion only.
 
 use napi_derive::napi;
 use orpc_agent_core::approval::ApprovalRequest;

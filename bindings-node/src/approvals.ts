@@ -2,7 +2,7 @@
  * The registry's approval API, apart from the call path: the `approvals`
  * object approval UIs use, `resume`'s options and their checks, the
  * model-safe view of a request's input, and the approval input hash. None
- * of it runs on a governed call (`registry.invoke`).
+ * of it runs on `registry.invoke`.
  */
 import {
   argumentError,

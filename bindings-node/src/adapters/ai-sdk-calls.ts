@@ -13,7 +13,7 @@ import type { Frame } from "../types.js";
 import { INTERNAL_MESSAGE } from "../errors.js";
 import { N } from "../native.js";
 import type { AiSdkToolsOptions } from "./ai-sdk.js";
-import { AiSdkApprovalRequiredError, AiSdkPrincipalRequiredError, MESSAGES } from "./ai-sdk-errors.js";
+import { AiSdkApprovalRequiredError, AiSdkPrincipalRequiredError, MESSAGES } from "./ai-sdk-answers.js";
 import type { Running } from "./ai-sdk-progress.js";
 import { callerRequired, type ApprovalIdStore } from "./approval-ids.js";
 import { CapabilityError, resumeAsRequester, type AdapterRegistry, type InvokeResult } from "./registry-port.js";

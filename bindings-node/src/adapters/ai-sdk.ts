@@ -60,7 +60,7 @@ import {
   recordDecision,
   type ToolSetState,
 } from "./ai-sdk-calls.js";
-import { MESSAGES, modelSafe } from "./ai-sdk-errors.js";
+import { MESSAGES, modelSafe } from "./ai-sdk-answers.js";
 import { preliminaryResults } from "./ai-sdk-progress.js";
 import { sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
 import {

@@ -3,8 +3,8 @@
  * SDK's and the OpenAI Agents SDK's): where a request id waits between the
  * approval turn and the approved re-run, the default bounded store (one per
  * registry), and the core's refusal of a gated call whose frame names no
- * caller (so no key). Apart from `ai-sdk.ts` because `openai-agents.ts`
- * uses it too.
+ * caller (so no key). Apart from `ai-sdk.ts` because
+ * `openai-agents-tools.ts` uses it too.
  */
 
 import { CapabilityError, type AdapterRegistry } from "./registry-port.js";

@@ -4,8 +4,8 @@
  *
  * It reuses the AI SDK adapter (`ai-sdk.ts`) unchanged — same
  * `needsApproval` gate, same approval-id memory, same resume — over a small
- * registry port whose `invoke`, `resume`, `approvals` and `descriptors` are
- * gateway calls. So the approval decision stays the core's (on the
+ * registry port (`remote-registry.ts`) whose `invoke`, `resume`,
+ * `approvals` and `descriptors` are gateway calls. So the approval decision stays the core's (on the
  * gateway's side), asked once per tool call, and nothing about governance
  * lives here. Contextual capabilities are left out of the unbound list
  * (`toAiSdkTools` skips them).

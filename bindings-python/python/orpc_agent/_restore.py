@@ -5,8 +5,8 @@ the JSON is a faithful form of the validated value), and ``_rebuild``, the
 walk over a pydantic type that ``PydanticSchema.restore`` runs.
 
 Separate from the schemas (``schema``), which validate, dump and describe
-themselves: this runs only on resume and for approval views, never on a
-fresh call's validation. ``orpc_agent.schema`` re-exports ``restore``,
+themselves: this runs on resume, for approval views, and at a call's
+ExportInput step (``rebuilds``), never in validation. ``orpc_agent.schema`` re-exports ``restore``,
 ``rebuilds`` and ``same_value``.
 """
 

@@ -169,15 +169,4 @@ extension Driver {
             }
         }
     }
-
-    /// Runs a validator or redactor against the call's deadline (the
-    /// core's `call_deadline_ms`, the instant the handler's deadline is
-    /// too): one still running then is answered `DeadlinePassed` and the
-    /// core ends the call in TIMEOUT, so a hook that never returns cannot
-    /// hold the call (it is cancelled and not awaited, like a handler).
-    func bounded<T: Sendable>(
-        _ work: @escaping @Sendable () async throws -> T, answer: @escaping @Sendable (Raced<T>) -> UInt8
-    ) async -> UInt8 {
-        await race(deadlineMs: inv.callDeadlineMs(), work, answer: answer)
-    }
 }

@@ -26,7 +26,7 @@ struct StreamEncoder: Encoder {
     }
 }
 
-struct StreamSingle: SingleValueEncodingContainer {
+private struct StreamSingle: SingleValueEncodingContainer {
     let stream: JSONStream
     /// The containers around this value.
     let depth: Int

@@ -1,7 +1,9 @@
 // How the driver awaits application code without being held by it
-// (SI-9): `race` runs the work in its own task against a timer and the
-// caller's cancellation, `FirstOf` lets exactly one of them settle the
-// step. The timer thread itself is in Clock.swift.
+// (SI-9): `race` runs the work in its own task (`startTask`) against a
+// timer and the caller's cancellation, `bounded` races a validator or
+// redactor against the call's deadline, `FirstOf` lets exactly one of
+// them settle the step, and `Raced` says which did. The timer thread
+// itself is in Clock.swift.
 
 import Foundation
 import OrpcAgentFFI
@@ -43,6 +45,17 @@ extension Driver {
         } onCancel: {
             settle(.cancelled)
         }
+    }
+
+    /// Runs a validator or redactor against the call's deadline (the
+    /// core's `call_deadline_ms`, the instant the handler's deadline is
+    /// too): one still running then is answered `DeadlinePassed` and the
+    /// core ends the call in TIMEOUT, so a hook that never returns cannot
+    /// hold the call (it is cancelled and not awaited, like a handler).
+    func bounded<T: Sendable>(
+        _ work: @escaping @Sendable () async throws -> T, answer: @escaping @Sendable (Raced<T>) -> UInt8
+    ) async -> UInt8 {
+        await race(deadlineMs: inv.callDeadlineMs(), work, answer: answer)
     }
 }
 
