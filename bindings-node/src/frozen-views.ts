@@ -4,22 +4,27 @@
  * redactor gets. Shared by the driver loop, policy evaluation
  * (`policy-step.ts`) and the approval-input view (`approvals.ts`).
  */
-import type { Frame, FrozenFrame, RedactionInfo } from "./types.js";
+import type { Actor, Frame, FrozenFrame, RedactionInfo } from "./types.js";
 
 /** A frozen shallow copy of the application context for hooks (SI-3). */
 export function frozenContext(context: unknown): unknown {
   return context !== null && typeof context === "object" ? Object.freeze({ ...context }) : context;
 }
 
+/** A frozen copy of an actor (its roles and attributes frozen too; none given: `{}`). */
+function frozenActor(actor: Actor | undefined): Readonly<Actor> {
+  const a = actor ?? {};
+  return Object.freeze({
+    ...a,
+    roles: Object.freeze([...(a.roles ?? [])]) as string[],
+    attributes: Object.freeze({ ...(a.attributes ?? {}) }),
+  });
+}
+
 export function frozenFrame(frame: Frame, context: unknown): FrozenFrame {
-  const actor = frame.actor ?? {};
   return Object.freeze({
     surface: frame.surface,
-    actor: Object.freeze({
-      ...actor,
-      roles: Object.freeze([...(actor.roles ?? [])]) as string[],
-      attributes: Object.freeze({ ...(actor.attributes ?? {}) }),
-    }),
+    actor: frozenActor(frame.actor),
     context,
     trace: frame.trace,
     requestId: frame.requestId,
@@ -29,15 +34,10 @@ export function frozenFrame(frame: Frame, context: unknown): FrozenFrame {
 }
 
 export function redactionInfo(raw: any, context: unknown): RedactionInfo {
-  const actor = raw.actor ?? {};
   return Object.freeze({
     surface: raw.surface,
     capabilityId: raw.capabilityId,
-    actor: Object.freeze({
-      ...actor,
-      roles: Object.freeze([...(actor.roles ?? [])]) as string[],
-      attributes: Object.freeze({ ...(actor.attributes ?? {}) }),
-    }),
+    actor: frozenActor(raw.actor),
     context,
   });
 }

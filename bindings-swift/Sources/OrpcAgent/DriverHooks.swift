@@ -114,22 +114,7 @@ extension Driver {
             return inv.answer(.outputInvalid, nowMs: clock.nowMs())
         }
         return await bounded({ try await validate(out) }) { [self] raced in
-            switch raced {
-            case .value(let v):
-                call.output = v
-                return inv.answer(.outputValid, nowMs: clock.nowMs())
-            case .failed(let error):
-                call.output = nil
-                // Its text may quote the unredacted output: the operator's alone.
-                report(.outputValidator, error)
-                return inv.answer(.outputInvalid, nowMs: clock.nowMs())
-            case .timedOut:
-                call.output = nil
-                return inv.answer(.deadlinePassed, nowMs: clock.nowMs())
-            case .cancelled:
-                call.output = nil
-                return inv.answer(.cancelled, nowMs: clock.nowMs())
-            }
+            outputHookSettled(raced, ok: .outputValid, failed: .outputInvalid, hook: .outputValidator)
         }
     }
 
@@ -152,21 +137,32 @@ extension Driver {
             return inv.answer(.redactorFailed, nowMs: clock.nowMs())
         }
         return await bounded({ try await redact(out, info) }) { [self] raced in
-            switch raced {
-            case .value(let v):
-                call.output = v
-                return inv.answer(.redacted, nowMs: clock.nowMs())
-            case .failed(let error):
-                call.output = nil
-                report(.outputRedactor, error)
-                return inv.answer(.redactorFailed, nowMs: clock.nowMs())
-            case .timedOut:
-                call.output = nil
-                return inv.answer(.deadlinePassed, nowMs: clock.nowMs())
-            case .cancelled:
-                call.output = nil
-                return inv.answer(.cancelled, nowMs: clock.nowMs())
-            }
+            outputHookSettled(raced, ok: .redacted, failed: .redactorFailed, hook: .outputRedactor)
+        }
+    }
+
+    /// How an output validator's or redactor's race settles: its value
+    /// replaces the output; on a failure (reported to the operator only:
+    /// its text may quote the unredacted output), past the deadline, or
+    /// when the caller cancelled, the output is dropped.
+    func outputHookSettled<T: Sendable>(
+        _ raced: Raced<T>, ok: AnswerCode, failed: AnswerCode, hook: OperatorFailure.Hook
+    ) -> UInt8 {
+        let clock = options.clock
+        switch raced {
+        case .value(let v):
+            call.output = v
+            return inv.answer(ok, nowMs: clock.nowMs())
+        case .failed(let error):
+            call.output = nil
+            report(hook, error)
+            return inv.answer(failed, nowMs: clock.nowMs())
+        case .timedOut:
+            call.output = nil
+            return inv.answer(.deadlinePassed, nowMs: clock.nowMs())
+        case .cancelled:
+            call.output = nil
+            return inv.answer(.cancelled, nowMs: clock.nowMs())
         }
     }
 }
