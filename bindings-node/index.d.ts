@@ -108,10 +108,11 @@ export declare function approvalGetAsync(reg: number, id: string, now: number): 
 
 /**
  * How an approval UI may show `request`'s input (the request as JSON, as
- * returned by the other calls): `{view: "redact", capabilityIndex, info}`
- * (call the capability's `redact.approvalInput` with `info`, the
- * *recorded* surface and actor), `{view: "asStored", input}`, or
- * `{view: "withhold", error}` (the capability is gone).
+ * returned by the other calls): `{view, capabilityIndex, info, input}`,
+ * `view` one of the core's `ffi::approval_view_code` (`ApprovalView` in
+ * the generated protocol file): show `input` as stored, or call the
+ * capability's `redact.approvalInput` with `info` (the *recorded* surface
+ * and actor). A request whose capability is gone throws NOT_FOUND.
  */
 export declare function approvalInputView(reg: number, request: string): string
 
@@ -246,8 +247,10 @@ export declare function invokeInputJson(reg: number, h: number): string | null
 
 /**
  * Takes the outcome of a finished invocation and frees its slot:
- * `{status: "ok", output?}` (no `output` when the host holds it),
- * `{status: "approval_required", request}` or `{status: "error", error}`.
+ * `{outcome, output?, request?, error?}`, `outcome` the core's
+ * `ffi::outcome_code` (`Outcome` in the generated protocol file):
+ * `output` when the core holds it, `request` when an approval is
+ * required, `error` for an error.
  */
 export declare function invokeOutcome(reg: number, h: number): string
 
@@ -461,14 +464,12 @@ export declare function registrySpanPayloads(reg: number, on: boolean): void
 /**
  * Resumes an approved request (stage 7, then 9–14 with the recorded
  * surface and actor). The frame contributes trace and ids only — unless
- * `by_requester`: then its surface and actor must be the request's
- * (`Invocation::resume_by_requester`), else APPROVAL_NOT_FOUND. With
- * `through_capability` (a capability index: the resume comes through that
- * capability's tool, as over MCP) the request must also be for it, and a
- * frame without an actor may resume only a request made without one
- * (`Invocation::resume_through_tool`).
+ * `by_requester`: then its surface and actor must be the request's, else
+ * APPROVAL_NOT_FOUND. With `through_tool` (a capability id or tool name:
+ * the resume comes through that capability's tool, as over MCP) the
+ * request must also be for it (`ffi::ResumeLimit`).
  */
-export declare function resumeStart(reg: number, approvalId: string, frameJson: string | undefined | null, byRequester: boolean, now: number, throughCapability?: number | undefined | null, cancelled?: boolean | undefined | null): number
+export declare function resumeStart(reg: number, approvalId: string, frameJson: string | undefined | null, byRequester: boolean, now: number, throughTool?: string | undefined | null, cancelled?: boolean | undefined | null): number
 
 /**
  * JSON text of at most this many characters cannot exceed an input limit

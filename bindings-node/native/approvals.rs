@@ -7,8 +7,7 @@ use orpc_agent_core::approval::{
 };
 use orpc_agent_core::ffi::list_filter_from_json;
 use orpc_agent_core::meta::Surface;
-use orpc_agent_core::pipeline::ApprovalInputView;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::errors::{invalid, parse_json};
 use crate::invoke::ms;
@@ -66,27 +65,23 @@ pub fn approval_decide(
 }
 
 /// How an approval UI may show `request`'s input (the request as JSON, as
-/// returned by the other calls): `{view: "redact", capabilityIndex, info}`
-/// (call the capability's `redact.approvalInput` with `info`, the
-/// *recorded* surface and actor), `{view: "asStored", input}`, or
-/// `{view: "withhold", error}` (the capability is gone).
+/// returned by the other calls): `{view, capabilityIndex, info, input}`,
+/// `view` one of the core's `ffi::approval_view_code` (`ApprovalView` in
+/// the generated protocol file): show `input` as stored, or call the
+/// capability's `redact.approvalInput` with `info` (the *recorded* surface
+/// and actor). A request whose capability is gone throws NOT_FOUND.
 #[napi(catch_unwind)]
 pub fn approval_input_view(reg: u32, request: String) -> napi::Result<String> {
     registry_call(reg, |r| {
         let req = ApprovalRequest::from_view_json(parse_json(&request, "the request")?)
             .map_err(|e| invalid(format!("not an approval request: {e}")))?;
-        let out: Value = match r.host.approval_input_view(&req) {
-            ApprovalInputView::Redact {
-                capability_index,
-                info,
-            } => json!({"view": "redact", "capabilityIndex": capability_index, "info": info}),
-            ApprovalInputView::AsStored => json!({"view": "asStored", "input": req.input}),
-            ApprovalInputView::Withhold => json!({
-                "view": "withhold",
-                "error": orpc_agent_core::pipeline::gate::not_found(&req.capability_id).to_json(),
-            }),
-        };
-        Ok(js_text(&out))
+        let view = r.host.approval_view(&req)?;
+        Ok(js_text(&json!({
+            "view": view.code,
+            "capabilityIndex": view.capability_index,
+            "info": view.info,
+            "input": req.input,
+        })))
     })
 }
 

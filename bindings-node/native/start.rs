@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use napi_derive::napi;
+use orpc_agent_core::ffi::ResumeLimit;
 use orpc_agent_core::{Actor, Answer, CapabilityError, Frame, Invocation, InvokeOptions, Surface};
 
 use crate::errors::{internal, invalid, throw};
@@ -172,12 +173,10 @@ pub fn invoke_start_name(
 
 /// Resumes an approved request (stage 7, then 9–14 with the recorded
 /// surface and actor). The frame contributes trace and ids only — unless
-/// `by_requester`: then its surface and actor must be the request's
-/// (`Invocation::resume_by_requester`), else APPROVAL_NOT_FOUND. With
-/// `through_capability` (a capability index: the resume comes through that
-/// capability's tool, as over MCP) the request must also be for it, and a
-/// frame without an actor may resume only a request made without one
-/// (`Invocation::resume_through_tool`).
+/// `by_requester`: then its surface and actor must be the request's, else
+/// APPROVAL_NOT_FOUND. With `through_tool` (a capability id or tool name:
+/// the resume comes through that capability's tool, as over MCP) the
+/// request must also be for it (`ffi::ResumeLimit`).
 #[napi(catch_unwind)]
 pub fn resume_start(
     reg: u32,
@@ -185,20 +184,19 @@ pub fn resume_start(
     frame_json: Option<String>,
     by_requester: bool,
     now: f64,
-    through_capability: Option<u32>,
+    through_tool: Option<String>,
     cancelled: Option<bool>,
 ) -> napi::Result<f64> {
     registry_call(reg, |r| {
         let frame = frame_of(Surface::Direct.index().into(), frame_json)?;
         let registry = std::sync::Arc::clone(r.host.registry());
         let opts = options(r, now);
-        let mut inv = match (through_capability, by_requester) {
-            (Some(index), _) => {
-                Invocation::resume_through_tool(registry, &approval_id, index, frame, opts)
-            }
-            (None, true) => Invocation::resume_by_requester(registry, &approval_id, frame, opts),
-            (None, false) => Invocation::resume(registry, &approval_id, frame, opts),
+        let limit = match (&through_tool, by_requester) {
+            (Some(name), _) => ResumeLimit::ThroughTool(name),
+            (None, true) => ResumeLimit::Requester,
+            (None, false) => ResumeLimit::Trusted,
         };
+        let mut inv = limit.resume(registry, &approval_id, frame, opts);
         // The caller's signal was already aborted: the core ends the call
         // CANCELLED at its consume step, before the store runs it.
         if cancelled == Some(true) {

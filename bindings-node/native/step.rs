@@ -106,8 +106,10 @@ pub fn audit_record_fields() -> String {
 }
 
 /// Takes the outcome of a finished invocation and frees its slot:
-/// `{status: "ok", output?}` (no `output` when the host holds it),
-/// `{status: "approval_required", request}` or `{status: "error", error}`.
+/// `{outcome, output?, request?, error?}`, `outcome` the core's
+/// `ffi::outcome_code` (`Outcome` in the generated protocol file):
+/// `output` when the core holds it, `request` when an approval is
+/// required, `error` for an error.
 #[napi(catch_unwind)]
 pub fn invoke_outcome(reg: u32, h: u32) -> napi::Result<String> {
     registry_call(reg, |r| {
@@ -115,16 +117,16 @@ pub fn invoke_outcome(reg: u32, h: u32) -> napi::Result<String> {
             .invocations
             .remove(h)
             .ok_or_else(|| internal("no such invocation"))?;
+        let code = ffi::outcome_code(&inv);
         let outcome = inv
             .take_outcome()
             .unwrap_or_else(|| Outcome::Error(internal("the invocation has not finished")));
         let v = match outcome {
-            Outcome::Ok(Payload::Host) => json!({"status": "ok"}),
-            Outcome::Ok(Payload::Json(v)) => json!({"status": "ok", "output": v}),
-            Outcome::ApprovalRequired(req) => {
-                json!({"status": "approval_required", "request": req})
-            }
-            Outcome::Error(e) => json!({"status": "error", "error": e.to_json()}),
+            Outcome::Ok(Payload::Host) => json!({"outcome": code}),
+            Outcome::Ok(Payload::Json(v)) => json!({"outcome": code, "output": v}),
+            Outcome::ApprovalRequired(req) => json!({"outcome": code, "request": req}),
+            // Not finished: the core's ERROR code with the error made above.
+            Outcome::Error(e) => json!({"outcome": ffi::outcome_code::ERROR, "error": e.to_json()}),
         };
         Ok(js_text(&v))
     })

@@ -15,7 +15,7 @@ import {
 } from "./arguments.js";
 import { call, CapabilityError } from "./errors.js";
 import { parseCoreJson, toJsonText } from "./json.js";
-import { APPROVAL_VIEW_FAILED_MESSAGE } from "./generated/protocol.js";
+import { APPROVAL_VIEW_FAILED_MESSAGE, ApprovalView } from "./generated/protocol.js";
 import { N } from "./native.js";
 import { frozenContext, redactionInfo } from "./frozen-views.js";
 import type { DriverHost } from "./driver-host.js";
@@ -155,9 +155,10 @@ export async function redactApprovalInput<TContext>(
   } catch {
     throw argumentError(fn, "the request", "an approval request (as get, list and invoke return it)", request);
   }
+  // A request whose capability is gone throws the core's NOT_FOUND here.
   const view = parseCoreJson(call(() => N.approvalInputView(registry.handle, text)));
-  if (view.view === "asStored") return view.input;
-  if (view.view === "withhold") throw CapabilityError.fromJSON(view.error);
+  if (view.view === ApprovalView.AsStored) return view.input;
+  if (view.view !== ApprovalView.Redact) throw new CapabilityError("INTERNAL", "unknown approval view");
   const hooks = registry.caps[view.capabilityIndex];
   const redact = hooks?.meta.redact?.approvalInput;
   if (!redact) throw new CapabilityError("INTERNAL", "no approval-input redactor");

@@ -5,6 +5,7 @@
  * Apart from `driver.ts` so the loop stays the protocol's steps.
  */
 import { CapabilityError, fromNative } from "./errors.js";
+import { Outcome } from "./generated/protocol.js";
 import { N } from "./native.js";
 import { auditRecordFromRow } from "./audit.js";
 import { parseCoreJson } from "./json.js";
@@ -12,14 +13,19 @@ import type { CallSpan } from "./telemetry.js";
 import type { DriverHost } from "./driver-host.js";
 import type { InvokeResult } from "./types.js";
 
+/** The result of the core's outcome `o` (`invokeOutcome`); `output` the value the host holds. */
 export function outcome(o: any, output: unknown): InvokeResult {
-  switch (o.status) {
-    case "ok":
-      return { status: "ok", output: "output" in o ? o.output : output };
-    case "approval_required":
+  switch (o.outcome) {
+    case Outcome.OkHost:
+      return { status: "ok", output };
+    case Outcome.OkJson:
+      return { status: "ok", output: o.output };
+    case Outcome.ApprovalRequired:
       return { status: "approval_required", request: o.request };
-    default:
+    case Outcome.Error:
       throw CapabilityError.fromJSON(o.error);
+    default:
+      throw new CapabilityError("INTERNAL", "the invocation did not finish");
   }
 }
 

@@ -170,21 +170,17 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
         agentId: o.agentId,
         sessionId: o.sessionId,
       });
-      let through: number | undefined;
-      if (o.throughTool !== undefined) {
-        // An unknown tool can have no request: the index past the last
-        // capability makes the core answer APPROVAL_NOT_FOUND.
-        through = this.#names.get(o.throughTool) ?? this.caps.length;
-      }
-      // An already aborted signal is told to the core, which ends the call
-      // CANCELLED (audited) before its consume: nothing is consumed.
+      // The core resolves the tool (one it does not know has no request)
+      // and decides what the limit allows. An already aborted signal is
+      // told to the core, which ends the call CANCELLED (audited) before
+      // its consume: nothing is consumed.
       start = N.resumeStart(
         this.handle,
         requestId,
         fj,
-        by !== undefined || through !== undefined,
+        by !== undefined,
         Date.now(),
-        through,
+        o.throughTool,
         o.signal?.aborted === true,
       );
     } catch (e) {

@@ -83,36 +83,32 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DECISION_CODE", decision_codes)?;
     // Answer codes, as `Invocation.answer` takes them: `ANSWER_INPUT_VALID`…
     for (code, name) in orpc_agent_core::ffi::answer_code::ALL {
-        let mut constant = String::from("ANSWER");
-        for c in name.chars() {
-            if c.is_ascii_uppercase() {
-                constant.push('_');
-            }
-            constant.push(c.to_ascii_uppercase());
-        }
-        m.add(constant.as_str(), code)?;
+        m.add(upper_snake("ANSWER_", name).as_str(), code)?;
+    }
+    // How an approval UI may show a request's input: `APPROVAL_VIEW_AS_STORED`…
+    for (code, name) in orpc_agent_core::ffi::approval_view_code::ALL {
+        m.add(upper_snake("APPROVAL_VIEW_", name).as_str(), code)?;
     }
     m.add("DONE_OK", invocation::DONE_OK)?;
     m.add("SUSPENDED", registry::SUSPENDED)?;
     m.add("VALIDATOR_RAISED", registry::VALIDATOR_RAISED)?;
     m.add("HANDLER_RAISED", registry::HANDLER_RAISED)?;
-    // Step kinds, as the driver loop compares them.
-    for (name, kind) in [
-        ("VALIDATE_INPUT", StepKind::ValidateInput),
-        ("EVALUATE_POLICY", StepKind::EvaluatePolicy),
-        ("EXPORT_INPUT", StepKind::ExportInput),
-        ("PERSIST_APPROVAL", StepKind::PersistApproval),
-        ("CONSUME_APPROVAL", StepKind::ConsumeApproval),
-        ("RUN_HANDLER", StepKind::RunHandler),
-        ("ASK_RETRY_ON", StepKind::AskRetryOn),
-        ("SLEEP", StepKind::Sleep),
-        ("VALIDATE_OUTPUT", StepKind::ValidateOutput),
-        ("REDACT_OUTPUT", StepKind::RedactOutput),
-        ("EXPORT_OUTPUT", StepKind::ExportOutput),
-        ("AUDIT", StepKind::Audit),
-        ("DONE", StepKind::Done),
-    ] {
-        m.add(name, kind.as_u8())?;
+    // Step kinds, as the driver loop compares them: `VALIDATE_INPUT`…
+    for kind in StepKind::ALL {
+        m.add(upper_snake("", kind.name()).as_str(), kind.as_u8())?;
     }
     Ok(())
+}
+
+/// `prefix` and the core's `name` in upper snake case: `("ANSWER_",
+/// "InputValid")` → `ANSWER_INPUT_VALID`.
+fn upper_snake(prefix: &str, name: &str) -> String {
+    let mut constant = String::from(prefix);
+    for (i, c) in name.chars().enumerate() {
+        if i > 0 && c.is_ascii_uppercase() {
+            constant.push('_');
+        }
+        constant.push(c.to_ascii_uppercase());
+    }
+    constant
 }

@@ -18,7 +18,7 @@ pub(crate) use shared::Shared;
 
 use std::sync::{Arc, OnceLock};
 
-use orpc_agent_core::ffi::{BindingRegistry, BuildError, StoreConfig};
+use orpc_agent_core::ffi::{BindingRegistry, BuildError, ResumeLimit, StoreConfig};
 use orpc_agent_core::{CapabilityError, Invocation as CoreInvocation};
 use pyo3::exceptions::PyValueError;
 use pyo3::gc::{PyTraverseError, PyVisit};
@@ -211,20 +211,14 @@ impl NativeRegistry {
         let opts = self.shared.options(py);
         let registry = Arc::clone(self.shared.host.registry());
         let frame = Arc::clone(&frame.core);
-        let inv = match (through_tool, by_requester) {
-            (Some(name), _) => {
-                // An unknown tool can have no request: the index past the
-                // last capability makes the core answer APPROVAL_NOT_FOUND
-                // (as in Node), consuming nothing.
-                let index = registry.resolve(name).map_or_else(
-                    || u32::try_from(registry.capabilities().len()).unwrap_or(u32::MAX),
-                    |c| c.index,
-                );
-                CoreInvocation::resume_through_tool(registry, approval_id, index, frame, opts)
-            }
-            (None, true) => CoreInvocation::resume_by_requester(registry, approval_id, frame, opts),
-            (None, false) => CoreInvocation::resume(registry, approval_id, frame, opts),
+        // The core resolves the tool (one it does not know has no request)
+        // and decides what the limit allows.
+        let limit = match (through_tool, by_requester) {
+            (Some(name), _) => ResumeLimit::ThroughTool(name),
+            (None, true) => ResumeLimit::Requester,
+            (None, false) => ResumeLimit::Trusted,
         };
+        let inv = limit.resume(registry, approval_id, frame, opts);
         Invocation::new(Arc::clone(&self.shared), inv, true)
     }
 }

@@ -27,9 +27,11 @@ use crate::{FfiError, invalid_input};
 /// How an approval UI may show a request's input (`redactApprovalInput`).
 #[derive(Debug, uniffi::Record)]
 pub struct FfiApprovalView {
-    /// 0: show `input_json` as stored; 1: pass `input_json` through the
-    /// capability's `redact.approvalInput` (index `capability_index`) with
-    /// `info`. (A request whose capability is gone is NOT_FOUND.)
+    /// One of the core's `ffi::approval_view_code` (`ApprovalViewCode` in
+    /// Generated/Protocol.swift): show `input_json` as stored, or pass it
+    /// through the capability's `redact.approvalInput` (index
+    /// `capability_index`) with `info`. (A request whose capability is
+    /// gone is NOT_FOUND.)
     pub kind: u8,
     pub capability_index: u32,
     pub input_json: Option<String>,
@@ -219,7 +221,10 @@ impl FfiRegistry {
     /// What an approval UI may show of a request's input.
     pub fn approval_input_view(&self, id: String) -> Result<FfiApprovalView, FfiError> {
         let request = self.host.existing_approval(&id)?;
-        FfiApprovalView::of(&request, self.host.approval_input_view(&request))
+        Ok(FfiApprovalView::of(
+            &request,
+            self.host.approval_view(&request)?,
+        ))
     }
 
     /// The inspect() report as JSON.

@@ -1,5 +1,6 @@
 //! Writes the protocol constants the TypeScript and Swift façades compare
-//! against — step kinds, the binding sentinels, surfaces, error codes —
+//! against — step kinds, the binding sentinels, surfaces, error codes (in
+//! Swift the public `ErrorCode` and `Surface` enums themselves) —
 //! and the wire records' JSON Schema (`schema/wire.schema.json`, with its
 //! TypeScript form for the Node type check) from the core's own lists, so no façade keeps a hand-written copy that
 //! can drift (issue 16). Python reads the same values from its native
@@ -16,7 +17,9 @@ use std::process::ExitCode;
 
 use orpc_agent_core::act::deterministic::{MAX_EXACT_INTEGER, MAX_HASH_DEPTH, MIN_EXACT_INTEGER};
 use orpc_agent_core::error::INTERNAL_MESSAGE;
-use orpc_agent_core::ffi::{answer_code, decision_code, outcome_code, sentinel};
+use orpc_agent_core::ffi::{
+    answer_code, approval_view_code, decision_code, outcome_code, sentinel,
+};
 use orpc_agent_core::gateway;
 use orpc_agent_core::pipeline::gate::NOT_FOUND_MESSAGE;
 use orpc_agent_core::pipeline::redaction::APPROVAL_VIEW_FAILED_MESSAGE;
@@ -105,12 +108,59 @@ fn typescript() -> String {
     for (code, name) in answer_code::ALL {
         let _ = writeln!(s, "  {name} = {code},");
     }
+    s.push_str("}\n\n");
+    s.push_str("/** How a finished call ended (`ffi::outcome_code`): the `outcome` of the native `invokeOutcome`. */\n");
+    s.push_str("export const enum Outcome {\n");
+    for (code, name) in outcome_code::ALL {
+        let _ = writeln!(s, "  {name} = {code},");
+    }
+    s.push_str("}\n\n");
+    s.push_str("/** How an approval UI may show a request's input (`ffi::approval_view_code`): the `view` of the native `approvalInputView`. */\n");
+    s.push_str("export const enum ApprovalView {\n");
+    for (code, name) in approval_view_code::ALL {
+        let _ = writeln!(s, "  {name} = {code},");
+    }
     s.push_str("}\n");
     s
 }
 
+/// `NOT_FOUND` → `notFound`; a Swift keyword in backticks (`` `internal` ``).
+fn swift_case(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    for (i, word) in code.split('_').enumerate() {
+        let lower = word.to_ascii_lowercase();
+        if i == 0 {
+            out.push_str(&lower);
+        } else {
+            out.push_str(&lower[..1].to_uppercase());
+            out.push_str(&lower[1..]);
+        }
+    }
+    match out.as_str() {
+        "internal" | "default" | "public" | "private" | "case" | "return" => format!("`{out}`"),
+        _ => out,
+    }
+}
+
 fn swift() -> String {
     let mut s = format!("// {HEADER}\n\n");
+    s.push_str("/// The core's error codes, one case each, in its order (`ErrorCode::ALL`).\n");
+    s.push_str("public enum ErrorCode: String, CaseIterable, Sendable, Codable {\n");
+    for code in ErrorCode::ALL {
+        let _ = writeln!(
+            s,
+            "    case {} = \"{}\"",
+            swift_case(code.as_str()),
+            code.as_str()
+        );
+    }
+    s.push_str("}\n\n");
+    s.push_str("/// Where a call comes from (`Surface::ALL`, in the core's order). Set by\n/// the adapter from the authenticated transport, never from model input\n/// (SI-2).\n");
+    s.push_str("public enum Surface: String, CaseIterable, Sendable, Codable {\n");
+    for x in Surface::ALL {
+        let _ = writeln!(s, "    case {}", x.as_str());
+    }
+    s.push_str("}\n\n");
     s.push_str("/// Step kinds as the core numbers them (`StepKind`, `#[repr(u8)]`).\n");
     s.push_str("enum StepKind: UInt8, CaseIterable {\n");
     for kind in StepKind::ALL {
@@ -133,6 +183,12 @@ fn swift() -> String {
     s.push_str("/// How a finished call ended (`ffi::outcome_code`): what `FfiInvocation.outcomeKind` returns.\n");
     s.push_str("enum OutcomeCode: UInt8, CaseIterable {\n");
     for (code, name) in outcome_code::ALL {
+        let _ = writeln!(s, "    case {} = {code}", lower_camel(name));
+    }
+    s.push_str("}\n\n");
+    s.push_str("/// How an approval UI may show a request's input (`ffi::approval_view_code`): `FfiApprovalView.kind`.\n");
+    s.push_str("enum ApprovalViewCode: UInt8, CaseIterable {\n");
+    for (code, name) in approval_view_code::ALL {
         let _ = writeln!(s, "    case {} = {code}", lower_camel(name));
     }
     s.push_str("}\n\n");

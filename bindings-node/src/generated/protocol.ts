@@ -100,3 +100,18 @@ export const enum Answer {
   OutputExported = 19,
   Audited = 20,
 }
+
+/** How a finished call ended (`ffi::outcome_code`): the `outcome` of the native `invokeOutcome`. */
+export const enum Outcome {
+  OkHost = 0,
+  OkJson = 1,
+  ApprovalRequired = 2,
+  Error = 3,
+  NotDone = 255,
+}
+
+/** How an approval UI may show a request's input (`ffi::approval_view_code`): the `view` of the native `approvalInputView`. */
+export const enum ApprovalView {
+  AsStored = 0,
+  Redact = 1,
+}

@@ -201,10 +201,10 @@ class CapabilityRegistry:
         surface and actor. The hash still binds the full input."""
         # A request whose capability this registry does not serve raises the
         # core's NOT_FOUND (SI-8), as in Node and Swift.
-        kind, index, info = self._native.approval_input_view(request.to_dict())
-        if kind == 1:
+        view, index, info = self._native.approval_input_view(request.to_dict())
+        if view == _native.APPROVAL_VIEW_AS_STORED:
             return request.input
-        if index is None or info is None:
+        if view != _native.APPROVAL_VIEW_REDACT or info is None:
             raise InternalError(_native.INTERNAL_MESSAGE)
         spec = self._specs[index]
         redactor = spec.redact_approval_input

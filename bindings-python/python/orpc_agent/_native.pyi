@@ -42,6 +42,8 @@ __all__ = [
     "ANSWER_REDACTOR_FAILED",
     "ANSWER_OUTPUT_EXPORTED",
     "ANSWER_AUDITED",
+    "APPROVAL_VIEW_AS_STORED",
+    "APPROVAL_VIEW_REDACT",
     "SUSPENDED",
     "VALIDATOR_RAISED",
     "HANDLER_RAISED",
@@ -140,6 +142,8 @@ ANSWER_REDACTED: int
 ANSWER_REDACTOR_FAILED: int
 ANSWER_OUTPUT_EXPORTED: int
 ANSWER_AUDITED: int
+APPROVAL_VIEW_AS_STORED: int
+APPROVAL_VIEW_REDACT: int
 SUSPENDED: int
 VALIDATOR_RAISED: int
 HANDLER_RAISED: int
@@ -249,7 +253,7 @@ class NativeRegistry:
     def decide(
         self, id: str, approve: bool, approver: str | None = None, reason: str | None = None
     ) -> dict[str, Any]: ...
-    def approval_input_view(self, request: dict[str, Any]) -> tuple[int, int | None, dict[str, Any] | None]: ...
+    def approval_input_view(self, request: dict[str, Any]) -> tuple[int, int, dict[str, Any] | None]: ...
     def inspect(self) -> dict[str, Any]: ...
     def descriptors(self, surface: str) -> list[dict[str, Any]]: ...
     def descriptors_cbor(self, surface: str) -> bytes: ...

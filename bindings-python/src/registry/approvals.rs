@@ -4,7 +4,6 @@
 
 use orpc_agent_core::approval::{ApprovalRequest, Decision as ApprovalDecision};
 use orpc_agent_core::ffi::list_filter_from_json;
-use orpc_agent_core::pipeline::ApprovalInputView;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -58,35 +57,30 @@ impl NativeRegistry {
         request_view_to_py(py, &decided, now)
     }
 
-    /// How an approval UI may show a request's input:
-    /// `(0, capability_index, info)` — call that capability's
-    /// `redact_approval_input` with `info`; `(1, None, None)` — show as
-    /// stored; `(2, None, None)` — withhold (capability gone).
+    /// How an approval UI may show a request's input: `(code,
+    /// capability_index, info)`, `code` one of the core's
+    /// `ffi::approval_view_code` (`APPROVAL_VIEW_AS_STORED`: show as
+    /// stored; `APPROVAL_VIEW_REDACT`: call that capability's
+    /// `redact_approval_input` with `info`). A request whose capability is
+    /// gone raises the core's NOT_FOUND (SI-8), as in Node and Swift.
     fn approval_input_view<'py>(
         &self,
         py: Python<'py>,
         request: &Bound<'py, PyAny>,
-    ) -> PyResult<(u8, Option<u32>, Option<Bound<'py, PyAny>>)> {
+    ) -> PyResult<(u8, u32, Option<Bound<'py, PyAny>>)> {
         let json = py_to_json(request).map_err(to_py_err(py))?;
         let request = ApprovalRequest::from_view_json(json)
             .map_err(|e| PyValueError::new_err(format!("not an approval request: {e}")))?;
-        Ok(match self.shared.host.approval_input_view(&request) {
-            ApprovalInputView::Redact {
-                capability_index,
-                info,
-            } => {
-                let info = crate::convert::record_to_py(py, &info, "redaction info")?;
-                (0, Some(capability_index), Some(info))
-            }
-            ApprovalInputView::AsStored => (1, None, None),
-            // The core's NOT_FOUND (SI-8), as Node and Swift answer it.
-            ApprovalInputView::Withhold => {
-                return Err(crate::errors::capability_error(
-                    py,
-                    &orpc_agent_core::pipeline::gate::not_found(&request.capability_id),
-                ));
-            }
-        })
+        let view = self
+            .shared
+            .host
+            .approval_view(&request)
+            .map_err(|e| crate::errors::capability_error(py, &e))?;
+        let info = match &view.info {
+            Some(info) => Some(crate::convert::record_to_py(py, info, "redaction info")?),
+            None => None,
+        };
+        Ok((view.code, view.capability_index, info))
     }
 }
 

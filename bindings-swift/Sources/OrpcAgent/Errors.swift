@@ -1,28 +1,9 @@
 import Foundation
 import OrpcAgentFFI
 
-/// The core's error codes, one case each (`ErrorCode::ALL`; a drift test
-/// compares them with the linked core).
-public enum ErrorCode: String, CaseIterable, Sendable, Codable {
-    case notFound = "NOT_FOUND"
-    case invalidInput = "INVALID_INPUT"
-    case policyDenied = "POLICY_DENIED"
-    case approvalRequired = "APPROVAL_REQUIRED"
-    case approvalNotFound = "APPROVAL_NOT_FOUND"
-    case approvalPending = "APPROVAL_PENDING"
-    case approvalRejected = "APPROVAL_REJECTED"
-    case approvalExpired = "APPROVAL_EXPIRED"
-    case approvalConsumed = "APPROVAL_CONSUMED"
-    case approvalInvalid = "APPROVAL_INVALID"
-    case timeout = "TIMEOUT"
-    case cancelled = "CANCELLED"
-    case executionFailed = "EXECUTION_FAILED"
-    case outputInvalid = "OUTPUT_INVALID"
-    case limitExceeded = "LIMIT_EXCEEDED"
-    case sessionNotFound = "SESSION_NOT_FOUND"
-    case credentialRequired = "CREDENTIAL_REQUIRED"
-    case `internal` = "INTERNAL"
-
+// `ErrorCode`, one case per core error code, is generated from the core
+// (Generated/Protocol.swift; a drift test also compares the linked core).
+extension ErrorCode {
     /// The `std:` error kind (`std:not-found`, `std:internal`, …), from the core.
     public var kind: String { errorKind(code: rawValue) ?? "std:internal" }
 }

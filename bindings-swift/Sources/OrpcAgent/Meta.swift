@@ -1,11 +1,7 @@
 import Foundation
 
-/// Where a call comes from. Set by the adapter from the authenticated
-/// transport, never from model input (SI-2).
-public enum Surface: String, CaseIterable, Sendable, Codable {
-    case direct, aiSdk, mcp, workflow, test
-    // `index`, what crosses into Rust, is generated: Generated/Protocol.swift.
-}
+// `Surface` (where a call comes from) and its `index`, what crosses into
+// Rust, are generated from the core: Generated/Protocol.swift.
 
 public enum SideEffect: String, Sendable, Codable { case none, read, write, destructive, external }
 public enum Risk: String, Sendable, Codable { case low, medium, high, critical }

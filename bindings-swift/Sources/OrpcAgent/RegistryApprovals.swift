@@ -71,9 +71,9 @@ extension CapabilityRegistry {
             throw CoreJSON.malformed("approval input view", field: "input", expected: "present")
         }
         let input = try CoreJSON.parse("approval input", inputText)
-        switch view.kind {
-        case 0: return input
-        case 1:
+        switch ApprovalViewCode(rawValue: view.kind) {
+        case .asStored: return input
+        case .redact:
             guard Int(view.capabilityIndex) < capabilities.count,
                 let redact = capabilities[Int(view.capabilityIndex)].hooks.redactApprovalInput
             else { throw CapabilityError(.internal, "no approval-input redactor") }
@@ -88,7 +88,7 @@ extension CapabilityRegistry {
                     OperatorFailure(capabilityId: info.capabilityId, hook: .approvalInputRedactor, error: error))
                 throw CapabilityError(.executionFailed, approvalViewFailedMessage)
             }
-        default:
+        case nil:
             throw CapabilityError(.internal, "unknown approval view")
         }
     }

@@ -1998,9 +1998,11 @@ public func FfiConverterTypeFfiApprovalRequest_lower(_ value: FfiApprovalRequest
  */
 public struct FfiApprovalView: Equatable, Hashable {
     /**
-     * 0: show `input_json` as stored; 1: pass `input_json` through the
-     * capability's `redact.approvalInput` (index `capability_index`) with
-     * `info`. (A request whose capability is gone is NOT_FOUND.)
+     * One of the core's `ffi::approval_view_code` (`ApprovalViewCode` in
+     * Generated/Protocol.swift): show `input_json` as stored, or pass it
+     * through the capability's `redact.approvalInput` (index
+     * `capability_index`) with `info`. (A request whose capability is
+     * gone is NOT_FOUND.)
      */
     public var kind: UInt8
     public var capabilityIndex: UInt32
@@ -2011,9 +2013,11 @@ public struct FfiApprovalView: Equatable, Hashable {
     // declare one manually.
     public init(
         /**
-         * 0: show `input_json` as stored; 1: pass `input_json` through the
-         * capability's `redact.approvalInput` (index `capability_index`) with
-         * `info`. (A request whose capability is gone is NOT_FOUND.)
+         * One of the core's `ffi::approval_view_code` (`ApprovalViewCode` in
+         * Generated/Protocol.swift): show `input_json` as stored, or pass it
+         * through the capability's `redact.approvalInput` (index
+         * `capability_index`) with `info`. (A request whose capability is
+         * gone is NOT_FOUND.)
          */kind: UInt8, capabilityIndex: UInt32, inputJson: String?, info: FfiRedactionInfo?) {
         self.kind = kind
         self.capabilityIndex = capabilityIndex

@@ -13,8 +13,10 @@
 
 pub mod act;
 mod answer;
+mod approvals;
 mod step;
 pub use answer::{answer, answer_code, exported_input, handler_error};
+pub use approvals::{ApprovalView, ResumeLimit, approval_view_code};
 pub use step::{outcome_code, reported_kind, step_aux, step_json};
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -142,7 +144,7 @@ use crate::meta::RegistryError;
 #[cfg(feature = "tokio-driver")]
 use crate::pipeline::driver::AuditSink;
 use crate::pipeline::gate::{consume_answer, persist_answer};
-use crate::pipeline::{Answer, ApprovalInputView, Invocation, Step, StepKind};
+use crate::pipeline::{Answer, Invocation, Step, StepKind};
 use crate::registry::{CapabilityDecl, CapabilityRegistry, HostHooks, ValidatedInputSchema};
 
 /// Where approvals live, as a host names it: `"memory"`,
@@ -392,11 +394,13 @@ impl BindingRegistry {
     /// the first step the host itself must perform. With a store that
     /// would wait, returns the store step unperformed.
     ///
-    /// A handler whose deadline has already passed at `now_ms` (a slow
-    /// audit subscriber, validator or policy spent it) is not started: the
-    /// attempt is answered `HandlerTimedOut` here, as the tokio driver does,
-    /// so no binding runs a write after its deadline (SI-9). A `now_ms` of 0
-    /// (a host that did not read its clock) never triggers it.
+    /// Each step is first shown the time (`Invocation::at`), which is where
+    /// the pipeline decides that a handler whose deadline has already
+    /// passed at `now_ms` (a slow audit subscriber, validator or policy
+    /// spent it) is not started but timed out, as under the tokio driver:
+    /// no binding runs a write after its deadline (SI-9). This function
+    /// only passes the time on. A `now_ms` of 0 (a host that did not read
+    /// its clock) never triggers it.
     pub fn advance(&self, inv: &mut Invocation, now_ms: u64) -> StepKind {
         if self.store.waits() {
             // Never poll a waiting store's future here (see
@@ -532,13 +536,6 @@ impl BindingRegistry {
                 .await
                 .map_err(CapabilityError::from)
         }
-    }
-
-    /// What an approval UI shows of a request's input: as stored, withheld,
-    /// or to be redacted by the capability's `redact.approvalInput` with
-    /// the request's recorded surface and actor.
-    pub fn approval_input_view<'a>(&self, request: &'a ApprovalRequest) -> ApprovalInputView<'a> {
-        crate::pipeline::approval_input_redaction(&self.registry, request)
     }
 }
 

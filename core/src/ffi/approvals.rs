@@ -1,0 +1,204 @@
+//! The two approval operations every binding used to spell out itself:
+//! which core resume a caller's limit selects, and how an approval UI may
+//! show a request's input — one encoding, decided here once.
+
+use std::sync::Arc;
+
+use super::BindingRegistry;
+use crate::approval::ApprovalRequest;
+use crate::error::CapabilityError;
+use crate::frame::Frame;
+use crate::pipeline::gate::not_found;
+use crate::pipeline::{ApprovalInputView, Invocation, InvokeOptions, RedactionInfo};
+use crate::registry::CapabilityRegistry;
+
+/// Who may resume a request. The core decides what each allows; a binding
+/// only names the limit its caller asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResumeLimit<'a> {
+    /// Any request (an approval UI, the app): [`Invocation::resume`].
+    Trusted,
+    /// Only a request the frame's actor made on the frame's surface
+    /// ([`Invocation::resume_by_requester`]).
+    Requester,
+    /// As `Requester`, through one capability's tool (its id or adapter
+    /// tool name, as over MCP): only a request for that capability
+    /// ([`Invocation::resume_through_tool`]).
+    ThroughTool(&'a str),
+}
+
+impl ResumeLimit<'_> {
+    /// The invocation that resumes `approval_id` as this limit allows. A
+    /// tool name no capability has can have no request: the call ends in
+    /// APPROVAL_NOT_FOUND and consumes nothing.
+    pub fn resume(
+        self,
+        registry: Arc<CapabilityRegistry>,
+        approval_id: &str,
+        frame: impl Into<Arc<Frame>>,
+        opts: InvokeOptions,
+    ) -> Invocation {
+        match self {
+            ResumeLimit::Trusted => Invocation::resume(registry, approval_id, frame, opts),
+            ResumeLimit::Requester => {
+                Invocation::resume_by_requester(registry, approval_id, frame, opts)
+            }
+            ResumeLimit::ThroughTool(name) => {
+                // No capability has this index: the core finds no request
+                // for it.
+                let index = registry.resolve(name).map_or(u32::MAX, |c| c.index);
+                Invocation::resume_through_tool(registry, approval_id, index, frame, opts)
+            }
+        }
+    }
+}
+
+/// The codes of [`ApprovalView::code`], mirrored in the generated protocol
+/// files and Python's module.
+pub mod approval_view_code {
+    /// Show the request's input as stored.
+    pub const AS_STORED: u8 = 0;
+    /// Show what the capability's `redact.approvalInput` makes of it, given
+    /// [`ApprovalView::info`](super::ApprovalView::info).
+    pub const REDACT: u8 = 1;
+
+    /// Every code with its name, in order.
+    pub const ALL: [(u8, &str); 2] = [(AS_STORED, "AsStored"), (REDACT, "Redact")];
+}
+
+/// How an approval UI may show a request's input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApprovalView<'a> {
+    /// One of [`approval_view_code`].
+    pub code: u8,
+    /// The capability whose redactor runs (`REDACT`); 0 otherwise.
+    pub capability_index: u32,
+    /// What the redactor is told: the request's recorded surface and actor
+    /// (`REDACT`); `None` otherwise.
+    pub info: Option<RedactionInfo<'a>>,
+}
+
+impl BindingRegistry {
+    /// How an approval UI may show `request`'s input. A request whose
+    /// capability this registry does not serve is withheld: the core's
+    /// NOT_FOUND, as a call to it is (SI-8).
+    pub fn approval_view<'a>(
+        &self,
+        request: &'a ApprovalRequest,
+    ) -> Result<ApprovalView<'a>, CapabilityError> {
+        match crate::pipeline::approval_input_redaction(self.registry(), request) {
+            ApprovalInputView::AsStored => Ok(ApprovalView {
+                code: approval_view_code::AS_STORED,
+                capability_index: 0,
+                info: None,
+            }),
+            ApprovalInputView::Redact {
+                capability_index,
+                info,
+            } => Ok(ApprovalView {
+                code: approval_view_code::REDACT,
+                capability_index,
+                info: Some(info),
+            }),
+            ApprovalInputView::Withhold => Err(not_found(&request.capability_id)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::approval::Decision as ApprovalDecision;
+    use crate::error::ErrorCode;
+    use crate::ffi::StoreConfig;
+    use crate::pipeline::{Outcome, Payload, StepKind};
+    use crate::{Actor, Surface};
+
+    fn actor(id: &str) -> Actor {
+        Actor {
+            id: Some(id.into()),
+            ..Actor::default()
+        }
+    }
+
+    /// A request for `orders.cancel` (approval required), made by `ann` over
+    /// MCP and approved.
+    fn approved() -> (BindingRegistry, ApprovalRequest) {
+        let decls = json!([{"id": "orders.cancel", "meta": {
+            "description": "Cancel.", "expose": {"direct": true, "mcp": true},
+            "sideEffect": "destructive", "risk": "medium", "approval": {"required": true}},
+            "validateInput": false}]);
+        let store = StoreConfig::Memory.open_sync().unwrap();
+        let host = BindingRegistry::build(&decls, &json!({}), store).unwrap();
+        let frame = Frame::new(Surface::Mcp).with_actor(actor("ann"));
+        let mut inv = Invocation::start(
+            Arc::clone(host.registry()),
+            "orders.cancel",
+            Payload::Json(json!({"order": 42})),
+            frame,
+            InvokeOptions::at(1_000),
+        );
+        assert_eq!(host.advance(&mut inv, 1_000), StepKind::Done);
+        let Some(Outcome::ApprovalRequired(req)) = inv.take_outcome() else {
+            panic!("expected an approval request")
+        };
+        host.decide(
+            &req.id,
+            ApprovalDecision::Approve,
+            Some("boss"),
+            None,
+            2_000,
+        )
+        .unwrap();
+        (host, *req)
+    }
+
+    /// What resuming the request under `limit`, as `frame`, ends in: the
+    /// step the host is asked for, or the error code.
+    fn resumed(
+        host: &BindingRegistry,
+        id: &str,
+        limit: ResumeLimit<'_>,
+        frame: Frame,
+    ) -> Result<StepKind, ErrorCode> {
+        let opts = InvokeOptions::at(3_000);
+        let mut inv = limit.resume(Arc::clone(host.registry()), id, frame, opts);
+        match host.advance(&mut inv, 3_000) {
+            StepKind::Done => match inv.take_outcome() {
+                Some(Outcome::Error(e)) => Err(e.code),
+                other => panic!("unexpected outcome {other:?}"),
+            },
+            kind => Ok(kind),
+        }
+    }
+
+    #[test]
+    fn a_tool_no_capability_has_resumes_nothing() {
+        let (host, req) = approved();
+        let ann = || Frame::new(Surface::Mcp).with_actor(actor("ann"));
+        let through = |name| resumed(&host, &req.id, ResumeLimit::ThroughTool(name), ann());
+        assert_eq!(through("no.such.tool"), Err(ErrorCode::ApprovalNotFound));
+        // Another actor, even with the right tool, finds nothing either.
+        let bob = Frame::new(Surface::Mcp).with_actor(actor("bob"));
+        let limit = ResumeLimit::Requester;
+        assert_eq!(
+            resumed(&host, &req.id, limit, bob),
+            Err(ErrorCode::ApprovalNotFound)
+        );
+        // Nothing was consumed: the requester's own resume runs the handler.
+        assert_eq!(through("orders.cancel"), Ok(StepKind::RunHandler));
+    }
+
+    #[test]
+    fn an_input_is_shown_as_stored_redacted_or_not_at_all() {
+        let (host, mut req) = approved();
+        let view = host.approval_view(&req).unwrap();
+        assert_eq!(view.code, approval_view_code::AS_STORED);
+        assert_eq!(view.info, None);
+        req.capability_id = "gone".into();
+        let withheld = host.approval_view(&req).unwrap_err();
+        assert_eq!(withheld.code, ErrorCode::NotFound);
+    }
+}
