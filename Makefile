@@ -11,7 +11,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 CLI    := target/debug/orpc-agent
 
-.PHONY: help build test test-rust test-cross lint fmt mirrors mirrors-check demo demo-cli bench bench-core venv release test-release
+.PHONY: help build test test-rust test-cross lint fmt mirrors mirrors-check glue-duplicates demo demo-cli bench bench-core venv release test-release
 
 # Each binding or subsystem adds its targets in mk/<name>.mk and appends
 # them to these lists, so `make test`, `make demo`, `make bench`, `make build`,
@@ -64,10 +64,13 @@ venv: $(VPY) ## the Python venv the cross tests use
 test-cross: venv ## hash vectors vs. their generator's code and vs. an encoder written apart
 	$(VPY) -m pytest -q --timeout=120 tests/cross
 
-lint: $(LINT_TARGETS) mirrors-check ## rustfmt and clippy (warnings are errors), each binding's linter and formatter check; generated mirrors current
+lint: $(LINT_TARGETS) mirrors-check glue-duplicates ## rustfmt and clippy (warnings are errors), each binding's linter and formatter check; generated mirrors current; no glue code repeated across bindings
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy -p orpc-agent-memory-bench -- -D warnings
+
+glue-duplicates: node-deps ## fail when two bindings' Rust glue crates repeat code (jscpd; it belongs in core::ffi)
+	node scripts/glue-duplicates.mjs
 
 mirrors: ## write the façades' generated protocol constants (step kinds, sentinels, surfaces, error codes)
 	$(CARGO) run -q -p orpc-agent-core --example mirrors

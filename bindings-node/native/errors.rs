@@ -59,10 +59,7 @@ pub fn error_code_table() -> String {
 /// (drift test of the façade's `Kind` mirror).
 #[napi(catch_unwind)]
 pub fn step_kinds() -> Vec<String> {
-    orpc_agent_core::StepKind::ALL
-        .iter()
-        .map(|k| k.name().to_owned())
-        .collect()
+    orpc_agent_core::ffi::step_kind_names()
 }
 
 /// JSON text of at most this many characters cannot exceed an input limit

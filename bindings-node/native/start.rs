@@ -191,11 +191,7 @@ pub fn resume_start(
         let frame = frame_of(Surface::Direct.index().into(), frame_json)?;
         let registry = std::sync::Arc::clone(r.host.registry());
         let opts = options(r, now);
-        let limit = match (&through_tool, by_requester) {
-            (Some(name), _) => ResumeLimit::ThroughTool(name),
-            (None, true) => ResumeLimit::Requester,
-            (None, false) => ResumeLimit::Trusted,
-        };
+        let limit = ResumeLimit::from_options(through_tool.as_deref(), by_requester);
         let mut inv = limit.resume(registry, &approval_id, frame, opts);
         // The caller's signal was already aborted: the core ends the call
         // CANCELLED at its consume step, before the store runs it.

@@ -213,11 +213,7 @@ impl NativeRegistry {
         let frame = Arc::clone(&frame.core);
         // The core resolves the tool (one it does not know has no request)
         // and decides what the limit allows.
-        let limit = match (through_tool, by_requester) {
-            (Some(name), _) => ResumeLimit::ThroughTool(name),
-            (None, true) => ResumeLimit::Requester,
-            (None, false) => ResumeLimit::Trusted,
-        };
+        let limit = ResumeLimit::from_options(through_tool, by_requester);
         let inv = limit.resume(registry, approval_id, frame, opts);
         Invocation::new(Arc::clone(&self.shared), inv, true)
     }

@@ -133,10 +133,7 @@ pub fn max_hash_depth() -> u32 {
 /// its cases with this list.
 #[uniffi::export]
 pub fn step_kind_names() -> Vec<String> {
-    orpc_agent_core::StepKind::ALL
-        .iter()
-        .map(|k| k.name().to_owned())
-        .collect()
+    orpc_agent_core::ffi::step_kind_names()
 }
 
 /// The approval input hash of an input the host holds as CBOR bytes (values

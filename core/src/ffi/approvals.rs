@@ -27,7 +27,18 @@ pub enum ResumeLimit<'a> {
     ThroughTool(&'a str),
 }
 
-impl ResumeLimit<'_> {
+impl<'a> ResumeLimit<'a> {
+    /// The limit a caller's two options name, as Node and Python take them:
+    /// a tool (`through_tool`) limits to the requester too; else
+    /// `by_requester`; else none.
+    pub fn from_options(through_tool: Option<&'a str>, by_requester: bool) -> ResumeLimit<'a> {
+        match (through_tool, by_requester) {
+            (Some(name), _) => ResumeLimit::ThroughTool(name),
+            (None, true) => ResumeLimit::Requester,
+            (None, false) => ResumeLimit::Trusted,
+        }
+    }
+
     /// The invocation that resumes `approval_id` as this limit allows. A
     /// tool name no capability has can have no request: the call ends in
     /// APPROVAL_NOT_FOUND and consumes nothing.
@@ -172,6 +183,15 @@ mod tests {
             },
             kind => Ok(kind),
         }
+    }
+
+    #[test]
+    fn a_tool_limits_a_resume_to_the_requester_too() {
+        let from = ResumeLimit::from_options;
+        assert_eq!(from(Some("t"), false), ResumeLimit::ThroughTool("t"));
+        assert_eq!(from(Some("t"), true), ResumeLimit::ThroughTool("t"));
+        assert_eq!(from(None, true), ResumeLimit::Requester);
+        assert_eq!(from(None, false), ResumeLimit::Trusted);
     }
 
     #[test]

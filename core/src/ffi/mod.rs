@@ -17,7 +17,7 @@ mod approvals;
 mod step;
 pub use answer::{answer, answer_code, exported_input, handler_error};
 pub use approvals::{ApprovalView, ResumeLimit, approval_view_code};
-pub use step::{outcome_code, reported_kind, step_aux, step_json};
+pub use step::{outcome_code, reported_kind, step_aux, step_json, step_kind_names};
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "postgres")]

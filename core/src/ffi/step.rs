@@ -82,3 +82,9 @@ pub fn outcome_code(inv: &Invocation) -> u8 {
         _ => outcome_code::NOT_DONE,
     }
 }
+
+/// The step kinds' names in numeric order (position `i` is kind `i + 1`):
+/// what each binding's drift test compares its mirror with.
+pub fn step_kind_names() -> Vec<String> {
+    StepKind::ALL.iter().map(|k| k.name().to_owned()).collect()
+}
