@@ -48,10 +48,12 @@ impl FfiInvocation {
             // The core says whether a finished record is newly owed: one
             // already pending went to the sink when it was reached, and is
             // left for the driver to deliver (never twice), as in Node.
-            if !inv.abandon(now_ms) {
-                return inv.step_kind().as_u8();
-            }
-            audit.advance(host, inv, now_ms).as_u8()
+            let kind = if inv.abandon(now_ms) {
+                audit.advance(host, inv, now_ms)
+            } else {
+                inv.step_kind()
+            };
+            ffi::reported_kind(inv, kind)
         })
     }
 

@@ -61,7 +61,10 @@ impl FfiInvocation {
             panicked: AtomicBool::new(false),
             progress: Mutex::new(ProgressChecker::new()),
         };
-        this.run_core(|inv, host, audit| audit.advance(host, inv, now_ms).as_u8());
+        this.run_core(|inv, host, audit| {
+            let kind = audit.advance(host, inv, now_ms);
+            ffi::reported_kind(inv, kind)
+        });
         Arc::new(this)
     }
 
@@ -84,7 +87,8 @@ impl FfiInvocation {
             // An out-of-turn answer ends the machine in Done(INTERNAL); the
             // returned kind (Done) and the outcome report it.
             let _ = inv.answer(answer);
-            audit.advance(host, inv, now_ms).as_u8()
+            let kind = audit.advance(host, inv, now_ms);
+            ffi::reported_kind(inv, kind)
         })
     }
 
@@ -129,12 +133,16 @@ impl FfiInvocation {
         })
     }
 
-    /// The current step kind (core `StepKind` as an integer).
+    /// The current step kind (core `StepKind` as an integer), or
+    /// `ffi::sentinel::DONE_OK_HOST` in place of `Done` when the call ended
+    /// ok with the output Swift holds (`ffi::reported_kind`: no outcome to
+    /// read, so no crossing for it). Every kind this object returns is so.
     pub fn step_kind(&self) -> u8 {
         if self.panicked.load(Ordering::Relaxed) {
             return StepKind::Done.as_u8();
         }
-        self.lock().step_kind().as_u8()
+        let inv = self.lock();
+        ffi::reported_kind(&inv, inv.step_kind())
     }
 
     /// The capability's registry index (on resume: once stage 7 ran).

@@ -31,7 +31,13 @@ fn a_call_is_one_crossing_per_host_step() {
     assert_eq!(inv.answer(code::INPUT_VALID, false, 1_000), 6, "RunHandler");
     assert_eq!(inv.deadline_at_ms(), 31_000);
     assert_eq!(inv.attempt(), 1);
-    assert_eq!(inv.answer(code::HANDLER_OK, false, 1_005), 13, "Done");
+    // Done, ok, the output held by Swift: the sentinel, so no outcome
+    // needs reading (`ffi::reported_kind`); the outcome still says so.
+    assert_eq!(
+        inv.answer(code::HANDLER_OK, false, 1_005),
+        orpc_agent_core::ffi::sentinel::DONE_OK_HOST,
+        "DoneOkHost"
+    );
     assert_eq!(inv.outcome_kind(), 0, "ok, output held by Swift");
 }
 

@@ -167,6 +167,11 @@ fn swift() -> String {
         let _ = writeln!(s, "    case {} = {}", lower_camel(kind.name()), kind as u8);
     }
     s.push_str("}\n\n");
+    let _ = writeln!(
+        s,
+        "/// What `FfiInvocation` returns in place of `StepKind.done` when the call ended ok\n/// with the output Swift holds (`ffi::sentinel::DONE_OK_HOST`): no outcome to read.\nlet doneOkHost: UInt8 = {}\n",
+        sentinel::DONE_OK_HOST
+    );
     s.push_str("/// The answer codes (`ffi::answer_code`): what `FfiInvocation.answer` takes.\n");
     s.push_str("enum AnswerCode: UInt8, CaseIterable {\n");
     for (code, name) in answer_code::ALL {

@@ -2,9 +2,11 @@ import Foundation
 import OrpcAgentFFI
 
 // `StepKind`, the core's step integers, is generated from the core
-// (Generated/Protocol.swift). A drift test also compares names and numbers
-// with the linked core (`stepKindNames()`); a kind this mirror does not
-// know ends the call in INTERNAL (`abandon`), never as done.
+// (Generated/Protocol.swift), with `doneOkHost`, what the glue returns in
+// place of `done` when the call ended ok with the output Swift holds. A
+// drift test also compares names and numbers with the linked core
+// (`stepKindNames()`); a kind this mirror does not know ends the call in
+// INTERNAL (`abandon`), never as done.
 
 /// What the driver keeps of one call while the core holds the rest.
 final class Call: @unchecked Sendable {
@@ -71,6 +73,8 @@ final class Driver: @unchecked Sendable {
         let clock = options.clock
         var next = inv.stepKind()
         loop: while true {
+            // Done, ok, and Swift holds the output: nothing to read.
+            if next == doneOkHost { break }
             guard let kind = kinds(next) else {
                 // A step this mirror does not know: the core ends the call,
                 // and the finished record it owes is delivered.
@@ -107,7 +111,7 @@ final class Driver: @unchecked Sendable {
                 next = await inv.storeStep(nowMs: clock.nowMs())
             }
         }
-        let outcome = OutcomeCode(rawValue: inv.outcomeKind())
+        let outcome = next == doneOkHost ? .okHost : OutcomeCode(rawValue: inv.outcomeKind())
         switch outcome {
         case .okHost, .okJson:
             // Swift holds the output, or the core holds it as JSON (only

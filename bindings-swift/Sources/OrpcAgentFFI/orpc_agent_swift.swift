@@ -746,7 +746,10 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func sleepMs()  -> UInt64
     
     /**
-     * The current step kind (core `StepKind` as an integer).
+     * The current step kind (core `StepKind` as an integer), or
+     * `ffi::sentinel::DONE_OK_HOST` in place of `Done` when the call ended
+     * ok with the output Swift holds (`ffi::reported_kind`: no outcome to
+     * read, so no crossing for it). Every kind this object returns is so.
      */
     func stepKind()  -> UInt8
     
@@ -1128,7 +1131,10 @@ open func sleepMs() -> UInt64  {
 }
     
     /**
-     * The current step kind (core `StepKind` as an integer).
+     * The current step kind (core `StepKind` as an integer), or
+     * `ffi::sentinel::DONE_OK_HOST` in place of `Done` when the call ended
+     * ok with the output Swift holds (`ffi::reported_kind`: no outcome to
+     * read, so no crossing for it). Every kind this object returns is so.
      */
 open func stepKind() -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
@@ -4061,7 +4067,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_sleep_ms() != 8759) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_step_kind() != 40928) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_step_kind() != 20251) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_store_step() != 36242) {

@@ -38,7 +38,8 @@ use serde_json::{Map, Value};
 /// files (`cargo run -p orpc-agent-core --example mirrors`).
 pub mod sentinel {
     /// Done, ok, and the output is the value the host holds: no JSON of it
-    /// crossed (Node's hot path, Python's eager path).
+    /// crossed, and no outcome needs reading (every kind Node's and Swift's
+    /// glue return, through [`super::reported_kind`]; Python's eager path).
     pub const DONE_OK_HOST: u8 = 14;
     /// An eager call went on asynchronously: the host awaits what it got.
     pub const SUSPENDED: u8 = 100;

@@ -50,6 +50,10 @@ enum StepKind: UInt8, CaseIterable {
     case done = 13
 }
 
+/// What `FfiInvocation` returns in place of `StepKind.done` when the call ended ok
+/// with the output Swift holds (`ffi::sentinel::DONE_OK_HOST`): no outcome to read.
+let doneOkHost: UInt8 = 14
+
 /// The answer codes (`ffi::answer_code`): what `FfiInvocation.answer` takes.
 enum AnswerCode: UInt8, CaseIterable {
     case inputValid = 0
