@@ -11,7 +11,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 CLI    := target/debug/orpc-agent
 
-.PHONY: help build test test-rust test-cross lint fmt mirrors mirrors-check glue-duplicates demo demo-cli bench bench-core venv release test-release
+.PHONY: help build test test-rust test-cross lint fmt mirrors mirrors-check glue-duplicates module-size demo demo-cli bench bench-core venv release test-release
 
 # Each binding or subsystem adds its targets in mk/<name>.mk and appends
 # them to these lists, so `make test`, `make demo`, `make bench`, `make build`,
@@ -64,10 +64,22 @@ venv: $(VPY) ## the Python venv the cross tests use
 test-cross: venv ## hash vectors vs. their generator's code and vs. an encoder written apart
 	$(VPY) -m pytest -q --timeout=120 tests/cross
 
-lint: $(LINT_TARGETS) mirrors-check glue-duplicates ## rustfmt and clippy (warnings are errors), each binding's linter and formatter check; generated mirrors current; no glue code repeated across bindings
+lint: $(LINT_TARGETS) mirrors-check glue-duplicates module-size ## rustfmt and clippy (warnings are errors), each binding's linter and formatter check; generated mirrors current; no glue code repeated across bindings
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy -p orpc-agent-memory-bench -- -D warnings
+
+# Every hand-written binding module stays under 250 lines (issue 16, item 4;
+# decisions.md "No binding module over 250 lines"): generated sources and
+# test modules aside.
+BINDING_SOURCES := find bindings-node/src bindings-node/native bindings-python/python bindings-python/src \
+	bindings-swift/src bindings-swift/Sources/OrpcAgent \( -name '*.ts' -o -name '*.py' -o -name '*.rs' -o -name '*.swift' \) \
+	! -path '*/generated/*' ! -path '*/Generated/*' ! -name tests.rs ! -name '*.d.ts'
+
+module-size: ## fail when a hand-written binding module is over 250 lines
+	@over=$$($(BINDING_SOURCES) -print0 | xargs -0 wc -l | awk '$$2 != "total" && $$1 > 250'); \
+	if [ -n "$$over" ]; then echo "binding modules over 250 lines:"; echo "$$over"; exit 1; fi; \
+	echo "binding modules: none over 250 lines ($$($(BINDING_SOURCES) | wc -l) files)"
 
 glue-duplicates: node-deps ## fail when two bindings' Rust glue crates repeat code (jscpd; it belongs in core::ffi)
 	node scripts/glue-duplicates.mjs

@@ -27,28 +27,36 @@ const JSCPD = join(ROOT, "bindings-node/node_modules/.bin/jscpd");
 
 const out = mkdtempSync(join(tmpdir(), "glue-duplicates-"));
 try {
-  execFileSync(
-    JSCPD,
-    [
-      "--format",
-      "rust",
-      "--min-tokens",
-      MIN_TOKENS,
-      "--min-lines",
-      "4",
-      "--reporters",
-      "json",
-      "--output",
-      out,
-      ...GLUE,
-    ],
-    { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] },
-  );
+  try {
+    // jscpd lists every run on stdout, within one binding too: shown only
+    // when it fails (its error is there).
+    execFileSync(
+      JSCPD,
+      [
+        "--format",
+        "rust",
+        "--min-tokens",
+        MIN_TOKENS,
+        "--min-lines",
+        "4",
+        "--reporters",
+        "json",
+        "--output",
+        out,
+        ...GLUE,
+      ],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+    );
+  } catch (e) {
+    process.stderr.write(e.stdout ?? "");
+    throw e;
+  }
   const report = JSON.parse(readFileSync(join(out, "jscpd-report.json"), "utf8"));
-  const binding = (file) => GLUE.find((dir) => file.startsWith(`${dir}/`));
+  // jscpd names files relative to the root, with the platform's separator.
+  const binding = (file) => GLUE.find((dir) => file.replaceAll("\\", "/").startsWith(`${dir}/`));
   const across = report.duplicates.filter((d) => binding(d.firstFile.name) !== binding(d.secondFile.name));
-  const files = report.statistics.total.sources;
-  if (files === 0) throw new Error("jscpd read no glue source: check the paths");
+  const { sources: files, tokens } = report.statistics.total;
+  if (files === 0 || tokens === 0) throw new Error("jscpd read no glue source: check the paths");
   for (const d of across) {
     console.error(
       `repeated across bindings (${d.lines} lines, ${d.tokens} tokens): ` +

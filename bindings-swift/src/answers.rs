@@ -48,12 +48,10 @@ impl FfiInvocation {
             // The core says whether a finished record is newly owed: one
             // already pending went to the sink when it was reached, and is
             // left for the driver to deliver (never twice), as in Node.
-            let kind = if inv.abandon(now_ms) {
-                audit.advance(host, inv, now_ms)
-            } else {
-                inv.step_kind()
-            };
-            ffi::reported_kind(inv, kind)
+            if !inv.abandon(now_ms) {
+                return inv.step_kind();
+            }
+            audit.advance(host, inv, now_ms)
         })
     }
 

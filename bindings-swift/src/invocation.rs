@@ -61,10 +61,7 @@ impl FfiInvocation {
             panicked: AtomicBool::new(false),
             progress: Mutex::new(ProgressChecker::new()),
         };
-        this.run_core(|inv, host, audit| {
-            let kind = audit.advance(host, inv, now_ms);
-            ffi::reported_kind(inv, kind)
-        });
+        this.run_core(|inv, host, audit| audit.advance(host, inv, now_ms));
         Arc::new(this)
     }
 
@@ -87,8 +84,7 @@ impl FfiInvocation {
             // An out-of-turn answer ends the machine in Done(INTERNAL); the
             // returned kind (Done) and the outcome report it.
             let _ = inv.answer(answer);
-            let kind = audit.advance(host, inv, now_ms);
-            ffi::reported_kind(inv, kind)
+            audit.advance(host, inv, now_ms)
         })
     }
 
@@ -99,17 +95,19 @@ impl FfiInvocation {
         self.host.store_op(&inv, now_ms).map(|op| (op, kind))
     }
 
-    /// Runs core code on the invocation, catching a panic: the invocation
-    /// then reports `Done` and an INTERNAL outcome.
+    /// Runs core code on the invocation, catching a panic (then `Done`,
+    /// INTERNAL), and reports its kind as Swift reads it: DONE_OK_HOST for
+    /// `Done` when Swift holds the output (`ffi::reported_kind`).
     pub(crate) fn run_core(
         &self,
-        f: impl FnOnce(&mut Invocation, &BindingRegistry, &AuditRoute) -> u8,
+        f: impl FnOnce(&mut Invocation, &BindingRegistry, &AuditRoute) -> StepKind,
     ) -> u8 {
         if self.panicked.load(Ordering::Relaxed) {
             return StepKind::Done.as_u8();
         }
         let mut inv = self.lock();
-        match catch_unwind(AssertUnwindSafe(|| f(&mut inv, &self.host, &self.audit))) {
+        let run = || f(&mut inv, &self.host, &self.audit);
+        match catch_unwind(AssertUnwindSafe(run)).map(|kind| ffi::reported_kind(&inv, kind)) {
             Ok(kind) => kind,
             Err(_) => {
                 self.panicked.store(true, Ordering::Relaxed);
@@ -133,16 +131,10 @@ impl FfiInvocation {
         })
     }
 
-    /// The current step kind (core `StepKind` as an integer), or
-    /// `ffi::sentinel::DONE_OK_HOST` in place of `Done` when the call ended
-    /// ok with the output Swift holds (`ffi::reported_kind`: no outcome to
-    /// read, so no crossing for it). Every kind this object returns is so.
+    /// The current step kind, as every kind this object returns
+    /// (`run_core`).
     pub fn step_kind(&self) -> u8 {
-        if self.panicked.load(Ordering::Relaxed) {
-            return StepKind::Done.as_u8();
-        }
-        let inv = self.lock();
-        ffi::reported_kind(&inv, inv.step_kind())
+        self.run_core(|inv, _, _| inv.step_kind())
     }
 
     /// The capability's registry index (on resume: once stage 7 ran).

@@ -27,11 +27,9 @@ use crate::{FfiError, invalid_input};
 /// How an approval UI may show a request's input (`redactApprovalInput`).
 #[derive(Debug, uniffi::Record)]
 pub struct FfiApprovalView {
-    /// One of the core's `ffi::approval_view_code` (`ApprovalViewCode` in
-    /// Generated/Protocol.swift): show `input_json` as stored, or pass it
-    /// through the capability's `redact.approvalInput` (index
-    /// `capability_index`) with `info`. (A request whose capability is
-    /// gone is NOT_FOUND.)
+    /// `ffi::approval_view_code` (Swift's `ApprovalViewCode`): show
+    /// `input_json` as stored, or through the `redact.approvalInput` of
+    /// capability `capability_index` with `info`. (Capability gone: NOT_FOUND.)
     pub kind: u8,
     pub capability_index: u32,
     pub input_json: Option<String>,

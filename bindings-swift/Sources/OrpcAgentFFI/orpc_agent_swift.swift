@@ -746,10 +746,8 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
     func sleepMs()  -> UInt64
     
     /**
-     * The current step kind (core `StepKind` as an integer), or
-     * `ffi::sentinel::DONE_OK_HOST` in place of `Done` when the call ended
-     * ok with the output Swift holds (`ffi::reported_kind`: no outcome to
-     * read, so no crossing for it). Every kind this object returns is so.
+     * The current step kind, as every kind this object returns
+     * (`run_core`).
      */
     func stepKind()  -> UInt8
     
@@ -1131,10 +1129,8 @@ open func sleepMs() -> UInt64  {
 }
     
     /**
-     * The current step kind (core `StepKind` as an integer), or
-     * `ffi::sentinel::DONE_OK_HOST` in place of `Done` when the call ended
-     * ok with the output Swift holds (`ffi::reported_kind`: no outcome to
-     * read, so no crossing for it). Every kind this object returns is so.
+     * The current step kind, as every kind this object returns
+     * (`run_core`).
      */
 open func stepKind() -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
@@ -2004,11 +2000,9 @@ public func FfiConverterTypeFfiApprovalRequest_lower(_ value: FfiApprovalRequest
  */
 public struct FfiApprovalView: Equatable, Hashable {
     /**
-     * One of the core's `ffi::approval_view_code` (`ApprovalViewCode` in
-     * Generated/Protocol.swift): show `input_json` as stored, or pass it
-     * through the capability's `redact.approvalInput` (index
-     * `capability_index`) with `info`. (A request whose capability is
-     * gone is NOT_FOUND.)
+     * `ffi::approval_view_code` (Swift's `ApprovalViewCode`): show
+     * `input_json` as stored, or through the `redact.approvalInput` of
+     * capability `capability_index` with `info`. (Capability gone: NOT_FOUND.)
      */
     public var kind: UInt8
     public var capabilityIndex: UInt32
@@ -2019,11 +2013,9 @@ public struct FfiApprovalView: Equatable, Hashable {
     // declare one manually.
     public init(
         /**
-         * One of the core's `ffi::approval_view_code` (`ApprovalViewCode` in
-         * Generated/Protocol.swift): show `input_json` as stored, or pass it
-         * through the capability's `redact.approvalInput` (index
-         * `capability_index`) with `info`. (A request whose capability is
-         * gone is NOT_FOUND.)
+         * `ffi::approval_view_code` (Swift's `ApprovalViewCode`): show
+         * `input_json` as stored, or through the `redact.approvalInput` of
+         * capability `capability_index` with `info`. (Capability gone: NOT_FOUND.)
          */kind: UInt8, capabilityIndex: UInt32, inputJson: String?, info: FfiRedactionInfo?) {
         self.kind = kind
         self.capabilityIndex = capabilityIndex
@@ -4067,7 +4059,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_sleep_ms() != 8759) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_step_kind() != 20251) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_step_kind() != 57565) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_store_step() != 36242) {

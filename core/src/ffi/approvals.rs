@@ -137,10 +137,14 @@ mod tests {
     /// A request for `orders.cancel` (approval required), made by `ann` over
     /// MCP and approved.
     fn approved() -> (BindingRegistry, ApprovalRequest) {
+        // `notes.delete` has an approval-input redactor (the host holds it).
         let decls = json!([{"id": "orders.cancel", "meta": {
             "description": "Cancel.", "expose": {"direct": true, "mcp": true},
             "sideEffect": "destructive", "risk": "medium", "approval": {"required": true}},
-            "validateInput": false}]);
+            "validateInput": false},
+            {"id": "notes.delete", "meta": {"description": "Delete.", "expose": {"mcp": true},
+            "sideEffect": "destructive", "risk": "high", "approval": {"required": true},
+            "redact": {"approvalInput": true}}, "hostHooks": {"redactApprovalInput": true}}]);
         let store = StoreConfig::Memory.open_sync().unwrap();
         let host = BindingRegistry::build(&decls, &json!({}), store).unwrap();
         let frame = Frame::new(Surface::Mcp).with_actor(actor("ann"));
@@ -200,13 +204,19 @@ mod tests {
         let ann = || Frame::new(Surface::Mcp).with_actor(actor("ann"));
         let through = |name| resumed(&host, &req.id, ResumeLimit::ThroughTool(name), ann());
         assert_eq!(through("no.such.tool"), Err(ErrorCode::ApprovalNotFound));
-        // Another actor, even with the right tool, finds nothing either.
-        let bob = Frame::new(Surface::Mcp).with_actor(actor("bob"));
-        let limit = ResumeLimit::Requester;
-        assert_eq!(
-            resumed(&host, &req.id, limit, bob),
-            Err(ErrorCode::ApprovalNotFound)
-        );
+        // Another capability's tool, or another actor even through the
+        // right tool or as the requester, finds nothing either.
+        assert_eq!(through("notes.delete"), Err(ErrorCode::ApprovalNotFound));
+        let bob = || Frame::new(Surface::Mcp).with_actor(actor("bob"));
+        for limit in [
+            ResumeLimit::ThroughTool("orders.cancel"),
+            ResumeLimit::Requester,
+        ] {
+            assert_eq!(
+                resumed(&host, &req.id, limit, bob()),
+                Err(ErrorCode::ApprovalNotFound)
+            );
+        }
         // Nothing was consumed: the requester's own resume runs the handler.
         assert_eq!(through("orders.cancel"), Ok(StepKind::RunHandler));
     }
@@ -217,6 +227,18 @@ mod tests {
         let view = host.approval_view(&req).unwrap();
         assert_eq!(view.code, approval_view_code::AS_STORED);
         assert_eq!(view.info, None);
+        // A capability with an approval-input redactor: the request's
+        // recorded surface and actor, never a viewer's.
+        req.capability_id = "notes.delete".into();
+        let view = host.approval_view(&req).unwrap();
+        assert_eq!(view.code, approval_view_code::REDACT);
+        assert_eq!(view.capability_index, 1);
+        let info = view.info.unwrap();
+        assert_eq!(
+            (info.surface, info.capability_id),
+            (Surface::Mcp, "notes.delete")
+        );
+        assert_eq!(info.actor.id.as_deref(), Some("ann"));
         req.capability_id = "gone".into();
         let withheld = host.approval_view(&req).unwrap_err();
         assert_eq!(withheld.code, ErrorCode::NotFound);
