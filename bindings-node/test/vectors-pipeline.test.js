@@ -98,9 +98,12 @@ async function runCase(c) {
     } else if (op.op === "resume") {
       const id = op.approval !== undefined ? saved[op.approval] : op.approvalId;
       const f = frameOf(op);
-      outcome = await settle(
-        registry.resume(id, { trace: f.trace, requestId: f.requestId, agentId: f.agentId, sessionId: f.sessionId }),
-      );
+      const o = { trace: f.trace, requestId: f.requestId, agentId: f.agentId, sessionId: f.sessionId };
+      // A limited resume names the caller (`asRequester`) and, through a
+      // tool, the tool (`throughTool`).
+      if (op.limit !== undefined) o.asRequester = { surface: f.surface, actor: f.actor ?? {} };
+      if (op.limit?.throughTool !== undefined) o.throughTool = op.limit.throughTool;
+      outcome = await settle(registry.resume(id, o));
     } else {
       throw new Error(`unknown op ${op.op}`);
     }

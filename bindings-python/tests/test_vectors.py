@@ -309,7 +309,10 @@ async def _run_op(reg: Any, op: dict[str, Any], labels: dict[str, str]) -> dict[
         call = reg.invoke(op["capability"], op.get("input"), frame)
     else:
         approval_id = labels[op["approval"]] if "approval" in op else op["approvalId"]
-        call = reg.resume(approval_id, frame)
+        limit = op.get("limit")
+        # A limited resume: as the frame's caller, and through a tool.
+        through_tool = limit.get("throughTool") if isinstance(limit, dict) else None
+        call = reg.resume(approval_id, frame, as_requester=limit is not None, through_tool=through_tool)
     task = asyncio.ensure_future(call)
     fired: list[bool] = []
     if "cancelAfterMs" in op:

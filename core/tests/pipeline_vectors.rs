@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use orpc_agent_core::approval::{BoxFuture, Decision as ApprovalDecision};
 use orpc_agent_core::pipeline::driver::{Call, CapabilityHooks, Policy, PolicyRequest, Redactor};
-use orpc_agent_core::pipeline::{AuditEvent, Decision, Outcome, Payload};
+use orpc_agent_core::pipeline::{AuditEvent, Decision, Outcome, Payload, ResumeLimit};
 use orpc_agent_core::policy::PolicyRule;
 use orpc_agent_core::{CapabilityDecl, CapabilityRegistry, ErrorCode, Frame, RegistryOptions};
 use pipeline_support::*;
@@ -295,7 +295,12 @@ impl Case<'_> {
                             Some(literal) => literal.to_owned(),
                             None => saved[op["approval"].as_str().unwrap()].clone(),
                         };
-                        d.resume(&id, call).await
+                        let limit = match &op["limit"] {
+                            Value::Null => ResumeLimit::Trusted,
+                            Value::String(s) if s == "requester" => ResumeLimit::Requester,
+                            l => ResumeLimit::ThroughTool(l["throughTool"].as_str().unwrap()),
+                        };
+                        d.resume_limited(&id, limit, call).await
                     }
                 }
                 x => panic!("{at}: unknown op {x}"),

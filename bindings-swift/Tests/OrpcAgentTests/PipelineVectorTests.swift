@@ -228,7 +228,14 @@ struct PipelineCase {
                         task = Task { try await registry.invoke(cap, input: input, frame: f, as: JSONValue.self) }
                     } else {
                         let id = op["approvalId"]?.stringValue ?? saved[op["approval"]?.stringValue ?? ""] ?? ""
-                        task = Task { try await registry.resume(id, frame: f, as: JSONValue.self) }
+                        // A limited resume: as the frame's caller, or through a tool.
+                        let limit: ResumeLimit? =
+                            switch op["limit"] {
+                            case nil: nil
+                            case .string("requester"): .requester
+                            case let l?: .throughTool(l["throughTool"]?.stringValue ?? "")
+                            }
+                        task = Task { try await registry.resume(id, frame: f, limitedTo: limit, as: JSONValue.self) }
                     }
                     if let ms = op["cancelAfterMs"]?.uint64Value {
                         Task {

@@ -29,7 +29,7 @@ use super::gate::not_found;
 use super::policies::PolicyScope;
 use super::redaction::{ApprovalInputView, RedactionInfo, approval_input_redaction};
 use super::step::{Answer, Decision, Step};
-use super::{Invocation, InvokeOptions, Outcome, Payload};
+use super::{Invocation, InvokeOptions, Outcome, Payload, ResumeLimit};
 use crate::approval::{ApprovalRequest, ApprovalStore, BoxFuture, Decision as ApprovalDecision};
 use crate::error::{CapabilityError, ErrorCode};
 use crate::frame::Frame;
@@ -453,17 +453,26 @@ impl Driver {
     /// Resumes an approved request. Only the frame's trace and ids are
     /// used; the surface and actor are the recorded ones (SI-3).
     pub async fn resume(&self, approval_id: &str, call: Call) -> Outcome {
+        self.resume_limited(approval_id, ResumeLimit::Trusted, call)
+            .await
+    }
+
+    /// Resumes an approved request as `limit` allows (a caller who may
+    /// resume only its own requests: the frame's surface and actor must
+    /// be the request's; through a tool, the request must be for it).
+    pub async fn resume_limited(
+        &self,
+        approval_id: &str,
+        limit: ResumeLimit<'_>,
+        call: Call,
+    ) -> Outcome {
         let Call {
             frame,
             context,
             cancel,
         } = call;
-        let inv = Invocation::resume(
-            Arc::clone(&self.registry),
-            approval_id,
-            frame,
-            self.options(),
-        );
+        let registry = Arc::clone(&self.registry);
+        let inv = limit.resume(registry, approval_id, frame, self.options());
         self.drive(inv, &Host { context, cancel }).await
     }
 
