@@ -87,6 +87,13 @@ async function runCase(c) {
       else assert.equal(outcome.error?.code, op.expect.code, where);
       results.push(null);
       continue;
+    } else if (op.op === "approvalInput") {
+      const request = await registry.approvals.get(saved[op.approval]);
+      const shown = await settle(registry.redactApprovalInput(request));
+      const got = "ok" in shown ? { status: "ok", output: shown.ok } : { status: "error", code: shown.error?.code };
+      assert.deepEqual(got, op.expect, where);
+      results.push(null);
+      continue;
     } else if (op.op === "invoke") {
       const frame = frameOf(op);
       if (op.cancelAfterMs !== undefined) {

@@ -414,6 +414,15 @@ def test_pipeline_vector(case: dict[str, Any]) -> None:
                 subset(op["expect"], got, where)
                 results.append(got)
                 continue
+            if op["op"] == "approvalInput":
+                request = reg.approvals.get(labels[op["approval"]])
+                try:
+                    got = {"status": "ok", "output": to_jsonable(await reg.redact_approval_input(request))}
+                except CapabilityError as e:
+                    got = {"status": "error", "code": e.code}
+                assert got == op["expect"], f"{where}: {got}"
+                results.append(got)
+                continue
             first_record = len(records)
             started = clock.now_ms()
             got = await _run_op(reg, op, labels)

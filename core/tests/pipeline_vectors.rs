@@ -274,6 +274,17 @@ impl Case<'_> {
                     );
                     continue;
                 }
+                "approvalInput" => {
+                    let id = &saved[op["approval"].as_str().unwrap()];
+                    let stored = d.store().get(id).await.unwrap();
+                    let request = stored.unwrap_or_else(|| panic!("{at}: no request {id}"));
+                    let got = match d.redact_approval_input(&request, None).await {
+                        Ok(v) => json!({"status": "ok", "output": v}),
+                        Err(e) => json!({"status": "error", "code": e.code.as_str()}),
+                    };
+                    assert_eq!(got, op["expect"], "{at}");
+                    continue;
+                }
                 "invoke" | "resume" => {
                     let call = Call::new(frame());
                     if let Some(ms) = op["cancelAfterMs"].as_u64() {

@@ -219,6 +219,15 @@ struct PipelineCase {
                         "\(at): expected \(op["expect"]!.jsonText) got \(got.jsonText)")
                     errors.append(.null)
                     continue
+                case "approvalInput":
+                    let id = saved[op["approval"]?.stringValue ?? ""] ?? ""
+                    var got: JSONValue
+                    do {
+                        got = ["status": "ok", "output": try await registry.approvalInput(id)]
+                    } catch let e as CapabilityError { got = ["status": "error", "code": .string(e.code.rawValue)] }
+                    XCTAssertEqual(got, op["expect"], "\(at): got \(got.jsonText)")
+                    errors.append(.null)
+                    continue
                 default:
                     let f = frame(op)
                     let task: Task<Outcome<JSONValue>, Error>
