@@ -9,7 +9,6 @@ use crate::error::CapabilityError;
 use crate::pipeline::ApprovalInputView;
 use crate::pipeline::RedactionInfo;
 pub use crate::pipeline::ResumeLimit;
-use crate::pipeline::gate::not_found;
 
 /// The codes of [`ApprovalView::code`], mirrored in the generated protocol
 /// files and Python's module.
@@ -37,14 +36,14 @@ pub struct ApprovalView<'a> {
 }
 
 impl BindingRegistry {
-    /// How an approval UI may show `request`'s input. A request whose
-    /// capability this registry does not serve is withheld: the core's
-    /// NOT_FOUND, as a call to it is (SI-8).
+    /// How an approval UI may show `request`'s input, as a code; a request
+    /// whose capability this registry does not serve is the core's
+    /// NOT_FOUND (`pipeline::approval_input_redaction`).
     pub fn approval_view<'a>(
         &self,
         request: &'a ApprovalRequest,
     ) -> Result<ApprovalView<'a>, CapabilityError> {
-        match crate::pipeline::approval_input_redaction(self.registry(), request) {
+        match crate::pipeline::approval_input_redaction(self.registry(), request)? {
             ApprovalInputView::AsStored => Ok(ApprovalView {
                 code: approval_view_code::AS_STORED,
                 capability_index: 0,
@@ -58,7 +57,6 @@ impl BindingRegistry {
                 capability_index,
                 info: Some(info),
             }),
-            ApprovalInputView::Withhold => Err(not_found(&request.capability_id)),
         }
     }
 }

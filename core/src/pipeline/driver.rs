@@ -25,7 +25,6 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::audit::AuditRecord;
-use super::gate::not_found;
 use super::policies::PolicyScope;
 use super::redaction::{ApprovalInputView, RedactionInfo, approval_input_redaction};
 use super::step::{Answer, Decision, Step};
@@ -506,9 +505,8 @@ impl Driver {
         request: &ApprovalRequest,
         context: Option<&AppContext>,
     ) -> Result<Value, CapabilityError> {
-        match approval_input_redaction(&self.registry, request) {
+        match approval_input_redaction(&self.registry, request)? {
             ApprovalInputView::AsStored => Ok(request.input.clone()),
-            ApprovalInputView::Withhold => Err(not_found(&request.capability_id)),
             ApprovalInputView::Redact {
                 capability_index,
                 info,

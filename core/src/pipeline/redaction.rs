@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 use crate::approval::ApprovalRequest;
+use crate::error::CapabilityError;
 use crate::frame::Actor;
 use crate::meta::Surface;
 use crate::registry::CapabilityRegistry;
@@ -41,25 +42,25 @@ impl<'a> RedactionInfo<'a> {
 
 /// `redactApprovalInput` support: how an approval UI may show `request`'s
 /// input — through the capability's `redact.approvalInput` hook with the
-/// request's *recorded* surface and actor, as stored (no hook declared), or
-/// not at all (the registry no longer has the capability, so nothing is
-/// known to be safe). The hash still binds the full stored input.
+/// request's *recorded* surface and actor, or as stored (no hook
+/// declared). A request whose capability the registry no longer has is
+/// withheld: nothing is known to be safe to show, and the answer is the
+/// core's NOT_FOUND, as a call to it would be (SI-8). The hash still binds
+/// the full stored input.
 pub fn approval_input_redaction<'a>(
     registry: &CapabilityRegistry,
     request: &'a ApprovalRequest,
-) -> ApprovalInputView<'a> {
+) -> Result<ApprovalInputView<'a>, CapabilityError> {
     match registry.resolve(&request.capability_id) {
-        Some(cap) if cap.id == request.capability_id => {
-            if cap.meta.redact.approval_input {
-                ApprovalInputView::Redact {
-                    capability_index: cap.index,
-                    info: RedactionInfo::for_request(request),
-                }
-            } else {
-                ApprovalInputView::AsStored
+        Some(cap) if cap.id == request.capability_id => Ok(if cap.meta.redact.approval_input {
+            ApprovalInputView::Redact {
+                capability_index: cap.index,
+                info: RedactionInfo::for_request(request),
             }
-        }
-        _ => ApprovalInputView::Withhold,
+        } else {
+            ApprovalInputView::AsStored
+        }),
+        _ => Err(super::gate::not_found(&request.capability_id)),
     }
 }
 
@@ -74,7 +75,4 @@ pub enum ApprovalInputView<'a> {
     },
     /// The capability declares no approval-input redactor.
     AsStored,
-    /// The registry has no such capability (any more): the core cannot know
-    /// what is safe to show, so nothing is.
-    Withhold,
 }
