@@ -66,17 +66,16 @@ export declare function answer(reg: number, h: number, code: number, now: number
 
 /**
  * `RunHandler`: the handler failed (`ffi::handler_error`): `code` is its
- * own `CapabilityError` code, or absent for a plain throw.
+ * own `CapabilityError` code, or absent for a plain throw; `details` its
+ * details as JSON text (absent when it has none or no JSON form).
  */
-export declare function answerHandlerError(reg: number, h: number, code: string | undefined | null, message: string, retryable: boolean, now: number): number
+export declare function answerHandlerError(reg: number, h: number, code: string | undefined | null, message: string, retryable: boolean, details: string | undefined | null, now: number): number
 
 /**
- * `RunHandler`: the handler threw an oRPC `ORPCError` (its fields as the
- * façade read them, `defined` as oRPC's `validateORPCError` decided). The
- * core's table decides the code, `retryable` and whether the message is
- * shown (`orpc_agent_core::orpc_error`).
+ * `RunHandler`: the handler threw an oRPC `ORPCError`
+ * (`ffi::orpc_handler_error` decides what the caller is shown).
  */
-export declare function answerHandlerOrpcError(reg: number, h: number, orpcCode: string, status: number | undefined | null, defined: boolean, message: string, now: number): number
+export declare function answerHandlerOrpcError(reg: number, h: number, error: ThrownOrpcError, now: number): number
 
 /**
  * `EvaluatePolicy`: the decision by its code (`ffi::decision_code`,
@@ -526,6 +525,19 @@ export declare function telemetryNames(): string
  * traceFlags, tracestate}` JSON), or null when the core would not keep it.
  */
 export declare function telemetrySpanParent(traceparent: string, tracestate?: string | undefined | null): string | null
+
+/**
+ * The fields of an oRPC `ORPCError` a handler threw, as the façade read
+ * them: `defined` as oRPC's `validateORPCError` decided, `data` as JSON
+ * text (absent when it has none or no JSON form).
+ */
+export interface ThrownOrpcError {
+  code: string
+  status?: number
+  defined: boolean
+  message: string
+  data?: string
+}
 
 /**
  * The trace context of an HTTP request's headers (`[name, value, name,

@@ -131,7 +131,8 @@ pub fn answer_policy(
 }
 
 /// `RunHandler`: the handler failed (`ffi::handler_error`): `code` is its
-/// own `CapabilityError` code, or absent for a plain throw.
+/// own `CapabilityError` code, or absent for a plain throw; `details` its
+/// details as JSON text (absent when it has none or no JSON form).
 #[napi(catch_unwind)]
 pub fn answer_handler_error(
     reg: u32,
@@ -139,33 +140,42 @@ pub fn answer_handler_error(
     code: Option<String>,
     message: String,
     retryable: bool,
+    details: Option<String>,
     now: f64,
 ) -> napi::Result<f64> {
-    let a = ffi::handler_error(code.as_deref(), message, retryable, ms(now));
+    let a = ffi::handler_error(
+        code.as_deref(),
+        message,
+        retryable,
+        details.as_deref(),
+        ms(now),
+    );
     answer(reg, h, now, a)
 }
 
-/// `RunHandler`: the handler threw an oRPC `ORPCError` (its fields as the
-/// façade read them, `defined` as oRPC's `validateORPCError` decided). The
-/// core's table decides the code, `retryable` and whether the message is
-/// shown (`orpc_agent_core::orpc_error`).
+/// The fields of an oRPC `ORPCError` a handler threw, as the façade read
+/// them: `defined` as oRPC's `validateORPCError` decided, `data` as JSON
+/// text (absent when it has none or no JSON form).
+#[napi(object)]
+pub struct ThrownOrpcError {
+    pub code: String,
+    pub status: Option<u32>,
+    pub defined: bool,
+    pub message: String,
+    pub data: Option<String>,
+}
+
+/// `RunHandler`: the handler threw an oRPC `ORPCError`
+/// (`ffi::orpc_handler_error` decides what the caller is shown).
 #[napi(catch_unwind)]
 pub fn answer_handler_orpc_error(
     reg: u32,
     h: u32,
-    orpc_code: String,
-    status: Option<u32>,
-    defined: bool,
-    message: String,
+    error: ThrownOrpcError,
     now: f64,
 ) -> napi::Result<f64> {
-    let status = status.and_then(|s| u16::try_from(s).ok());
-    let e = orpc_agent_core::orpc_error::handler_error(&orpc_code, status, defined, &message);
-    let a = Answer::HandlerError {
-        code: Some(e.code),
-        message: e.message,
-        retryable: e.retryable,
-        now_ms: ms(now),
-    };
+    let status = error.status.and_then(|s| u16::try_from(s).ok());
+    let (code, message, data) = (&error.code, &error.message, error.data.as_deref());
+    let a = ffi::orpc_handler_error(code, status, error.defined, message, data, ms(now));
     answer(reg, h, now, a)
 }

@@ -9,6 +9,7 @@
 import { ORPCError, validateORPCError, type AnyProcedure } from "@orpc/server";
 
 import { CapabilityError } from "./errors.js";
+import { detailsText } from "./json.js";
 import { Answer, Kind } from "./generated/protocol.js";
 import { N } from "./native.js";
 import type { DriverHost } from "./driver-host.js";
@@ -66,17 +67,24 @@ export function failureAnswer(host: DriverHost, h: number, how: 0 | 1 | 2, err: 
 
 function answerError(reg: number, h: number, err: unknown): number {
   if (err instanceof CapabilityError) {
-    return N.answerHandlerError(reg, h, err.code, err.message, err.retryable, Date.now());
+    return N.answerHandlerError(reg, h, err.code, err.message, err.retryable, detailsText(err.details), Date.now());
   }
   if (err instanceof ORPCError) {
     // Its fields only: the core's table (core/src/orpc_error.rs) decides
     // the code, whether it is retryable and whether the message is shown.
-    const status = Number.isInteger(err.status) && err.status >= 0 ? err.status : null;
+    const status = Number.isInteger(err.status) && err.status >= 0 ? err.status : undefined;
     const message = typeof err.message === "string" ? err.message : "";
-    return N.answerHandlerOrpcError(reg, h, String(err.code), status, err.defined === true, message, Date.now());
+    const thrown = {
+      code: String(err.code),
+      status,
+      defined: err.defined === true,
+      message,
+      data: detailsText(err.data),
+    };
+    return N.answerHandlerOrpcError(reg, h, thrown, Date.now());
   }
   // A plain throw: EXECUTION_FAILED with the core's generic message. Only
   // the error's class is passed on, for the operator's audit record; the
   // thrown text may quote data (SI-10) and goes to the logger instead.
-  return N.answerHandlerError(reg, h, null, errorClass(err), false, Date.now());
+  return N.answerHandlerError(reg, h, null, errorClass(err), false, null, Date.now());
 }

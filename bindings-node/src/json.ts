@@ -123,6 +123,21 @@ export function toJsonText(value: unknown): string {
 }
 
 /**
+ * The JSON text of an error's `details` (or an oRPC error's `data`) for the
+ * core, which decides whether they are shown; `undefined` when there are
+ * none or they have no JSON form (then they are left out, never an error
+ * of their own).
+ */
+export function detailsText(details: unknown): string | undefined {
+  if (details === undefined) return undefined;
+  try {
+    return toJsonText(details);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The validated input's JSON text for the core (`ExportInput`), and whether
  * it gives the value back: a resumed handler gets `parseCoreJson` of what the
  * core stored, so a form that reads back as something else (a Date as its

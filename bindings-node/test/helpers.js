@@ -154,7 +154,10 @@ export function handlerFor(id, spec, calls) {
       case "echo":
         return input;
       case "fail-with-code":
-        throw new CapabilityError(spec.code, "the handler's own error", { retryable: spec.retryable });
+        throw new CapabilityError(spec.code, "the handler's own error", {
+          retryable: spec.retryable,
+          details: spec.details,
+        });
       case "fail-retryable-n-times":
         if (calls[id] <= spec.n) throw new CapabilityError("EXECUTION_FAILED", "transient", { retryable: true });
         return input;

@@ -127,19 +127,25 @@ impl Invocation {
         self.feed(py, Answer::output_exported(py_to_json(value).ok()))
     }
 
-    /// The handler raised (`ffi::handler_error`): with `code`, its own
-    /// CapabilityError; without (or an unknown code), a plain exception
-    /// whose message never leaves.
-    #[pyo3(signature = (code, message, retryable))]
+    /// The handler raised (`ffi::handler_error_with`): with `code`, its own
+    /// CapabilityError and its `details` (left out when they have no JSON
+    /// form; the core judges their size); without (or an unknown code), a
+    /// plain exception whose message never leaves.
+    #[pyo3(signature = (code, message, retryable, details=None))]
     fn handler_error(
         &mut self,
         py: Python<'_>,
         code: Option<&str>,
         message: String,
         retryable: bool,
+        details: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u8> {
         let now_ms = self.now(py);
-        self.feed(py, ffi::handler_error(code, message, retryable, now_ms))
+        let details = details.and_then(|d| py_to_json(d).ok());
+        self.feed(
+            py,
+            ffi::handler_error_with(code, message, retryable, details, now_ms),
+        )
     }
 
     /// The driver failed on the current step (an exception of its own): the

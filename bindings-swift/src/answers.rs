@@ -74,15 +74,18 @@ impl FfiInvocation {
     /// `RunHandler`: the handler failed (`ffi::handler_error`). `code` is
     /// the handler's own `CapabilityError` code, or `None` for a plain
     /// thrown error (a generic EXECUTION_FAILED; `message` never reaches
-    /// the caller).
+    /// the caller). `details_json`: the error's details as JSON text, which
+    /// the core keeps within its limits.
     pub fn answer_handler_error(
         &self,
         code: Option<String>,
         message: String,
         retryable: bool,
+        details_json: Option<String>,
         now_ms: u64,
     ) -> u8 {
-        let answer = ffi::handler_error(code.as_deref(), message, retryable, now_ms);
+        let details = details_json.as_deref();
+        let answer = ffi::handler_error(code.as_deref(), message, retryable, details, now_ms);
         self.apply(answer, now_ms)
     }
 }

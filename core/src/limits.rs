@@ -134,6 +134,37 @@ pub fn check_json_text(text: &str) -> Result<Value, CapabilityError> {
     Ok(value)
 }
 
+/// How much a handler's own `CapabilityError` may carry in `details`
+/// (what a caller and a model are shown next to its code and message):
+/// facts such as `{retryAfterMs}` or `{field, reason}`, not payloads.
+/// Details beyond these limits are dropped; the error keeps its code,
+/// message and `retryable`.
+pub const ERROR_DETAILS: InputLimits = InputLimits {
+    max_bytes: 16 * 1024,
+    max_depth: 16,
+    max_object_keys: 256,
+    max_string_bytes: 4 * 1024,
+};
+
+/// A handler error's details as the core keeps them: `Some` when they are
+/// within [`ERROR_DETAILS`], else `None` (dropped, not an error: the
+/// handler's code and message still reach the caller).
+pub fn error_details(details: Value) -> Option<Value> {
+    check_with(&details, &ERROR_DETAILS)
+        .is_ok()
+        .then_some(details)
+}
+
+/// Error details from the JSON text a host wrote, for the invocation to
+/// judge with [`error_details`]: text over the size limit is not parsed,
+/// and text that is not JSON is dropped like details over a limit.
+pub fn error_details_text(text: &str) -> Option<Value> {
+    if text.len() > ERROR_DETAILS.max_bytes {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
 /// JSON text of at most this many characters cannot exceed any limit, in
 /// any encoding whose ASCII characters are one code unit (UTF-8, UTF-16):
 /// the tightest limit to reach is depth, which takes `max_depth + 1`

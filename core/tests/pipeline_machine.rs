@@ -76,6 +76,7 @@ fn any_answer() -> impl Strategy<Value = Answer> {
             code: None,
             message: "m".into(),
             retryable: r,
+            details: None,
             now_ms: t
         }),
         (0u64..100).prop_map(|t| Answer::HandlerTimedOut { now_ms: t }),
@@ -377,6 +378,7 @@ fn no_backoff_sleep_ends_past_the_deadline() {
                 code: Some(ErrorCode::ExecutionFailed),
                 message: "t".into(),
                 retryable: true,
+                details: None,
                 now_ms: now,
             }
         }
@@ -406,6 +408,7 @@ fn retry_on_is_asked_only_for_retryable_errors_and_can_refuse() {
                 code: Some(ErrorCode::ExecutionFailed),
                 message: "x".into(),
                 retryable,
+                details: None,
                 now_ms: 0,
             },
             Step::AskRetryOn { error } => {
@@ -442,6 +445,7 @@ fn retry_on_is_asked_only_for_retryable_errors_and_can_refuse() {
                     code: Some(ErrorCode::Timeout),
                     message: "x".into(),
                     retryable: true,
+                    details: None,
                     now_ms: 0,
                 }
             } else {
@@ -500,6 +504,7 @@ fn a_late_result_or_error_is_a_timeout_decided_by_the_machine() {
         code: Some(ErrorCode::NotFound),
         message: "no such order".into(),
         retryable: false,
+        details: None,
         now_ms,
     };
     for (answer, want) in [
@@ -583,6 +588,7 @@ fn a_plain_error_is_never_retryable_whatever_the_host_says() {
             code: None,
             message: "ECONNRESET".into(),
             retryable: true,
+            details: None,
             now_ms: 1,
         },
         other => permissive(other),
@@ -611,6 +617,7 @@ async fn handler_errors_keep_their_code_and_plain_failures_leak_nothing() {
             Fixture::new(Behaviour::FailWithCode {
                 code: ErrorCode::LimitExceeded,
                 retryable: false,
+                details: None,
             }),
         )
         .handler(

@@ -81,6 +81,7 @@ fn handler_of(v: &Value) -> Behaviour {
         "fail-with-code" => Behaviour::FailWithCode {
             code: ErrorCode::parse(v["code"].as_str().unwrap()).unwrap(),
             retryable: v["retryable"].as_bool().unwrap_or(false),
+            details: v.get("details").cloned(),
         },
         "fail-retryable-n-times" => {
             Behaviour::FailRetryableNTimes(u32::try_from(v["n"].as_u64().unwrap()).unwrap())

@@ -560,6 +560,7 @@ async fn si_11_retries_wrap_stage_11_only_for_retryable_errors_of_eligible_capab
     let fatal = Fixture::new(Behaviour::FailWithCode {
         code: ErrorCode::ExecutionFailed,
         retryable: false,
+        details: None,
     });
     let idem = Fixture::new(Behaviour::FailRetryableNTimes(1));
     let plain = Fixture::new(Behaviour::FailRetryableNTimes(1));

@@ -5,8 +5,9 @@
 // (core/src/orpc_error.rs), in `registry.invoke`, MCP results (the SDK's real
 // Client over InMemoryTransport) and AI SDK tool results (generateText with
 // the SDK's mock model). A declared error (`defined`, as oRPC's
-// `validateORPCError` decides) shows its message; an undeclared one's text
-// reaches nothing a model reads. And the other way: a `CapabilityError` a
+// `validateORPCError` decides) shows its message and its `data` (as the
+// error's details); an undeclared one's text and data reach nothing a
+// model reads. And the other way: a `CapabilityError` a
 // handler throws reaches a plain oRPC client of the same router (oRPC's own
 // `RPCHandler`) as an `ORPCError`, not a 500.
 import assert from "node:assert/strict";
@@ -132,6 +133,9 @@ const CALLS = [
   ["authed", {}, "CREDENTIAL_REQUIRED", false, "The capability needs a credential the call did not carry."],
 ];
 
+/** What a caller is shown of the error's `data`: only a declared error's. */
+const detailsOf = (name) => (name === "declared" ? { order: 7 } : undefined);
+
 function assertNoSecret(where, value) {
   const text = typeof value === "string" ? value : JSON.stringify(value);
   assert.ok(!text.includes(SECRET), `${where} leaks the undeclared text: ${text.slice(0, 400)}`);
@@ -154,6 +158,9 @@ describe("oRPC errors: registry.invoke", () => {
         { code, retryable, message },
         label(name, input),
       );
+      // A declared error's data is its details; an undeclared one's (or
+      // data its declaration refuses) is never shown.
+      assert.deepEqual(e.details, detailsOf(name), `${label(name, input)} details`);
       assert.notEqual(e.code, "NOT_FOUND", "a domain error is never the capability-level NOT_FOUND");
       assertNoSecret(label(name, input), { e: e.toJSON(), m: e.message, s: e.stack });
     }
@@ -200,6 +207,7 @@ describe("oRPC errors: MCP results (real Client over InMemoryTransport)", () => 
           { code, retryable, message },
           label(name, input),
         );
+        assert.deepEqual(err?.details, detailsOf(name), `MCP ${label(name, input)} details`);
         assert.ok(result.content[0].text.startsWith(`${code}: ${message}`), result.content[0].text);
       }
     } finally {

@@ -87,7 +87,8 @@ extension Driver {
                 return inv.answer(.handlerOk, nowMs: clock.nowMs())
             case .failed(let error as CapabilityError):
                 return inv.answerHandlerError(
-                    code: error.code.rawValue, message: error.message, retryable: error.retryable, nowMs: clock.nowMs())
+                    code: error.code.rawValue, message: error.message, retryable: error.retryable,
+                    detailsJson: error.details?.jsonText, nowMs: clock.nowMs())
             case .failed(let error):
                 // A plain throw: EXECUTION_FAILED with a generic message in
                 // the core; the real error goes to the operator only.
@@ -95,7 +96,8 @@ extension Driver {
                 // A plain error: only its type reaches the core (the audit record's
                 // `failure`); its description may quote data and goes to the logger.
                 return inv.answerHandlerError(
-                    code: nil, message: String(describing: type(of: error)), retryable: false, nowMs: clock.nowMs())
+                    code: nil, message: String(describing: type(of: error)), retryable: false, detailsJson: nil,
+                    nowMs: clock.nowMs())
             case .timedOut:
                 return inv.answer(.handlerTimedOut, nowMs: clock.nowMs())
             case .cancelled:

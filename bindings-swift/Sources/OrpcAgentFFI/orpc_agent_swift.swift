@@ -627,9 +627,10 @@ public protocol FfiInvocationProtocol: AnyObject, Sendable {
      * `RunHandler`: the handler failed (`ffi::handler_error`). `code` is
      * the handler's own `CapabilityError` code, or `None` for a plain
      * thrown error (a generic EXECUTION_FAILED; `message` never reaches
-     * the caller).
+     * the caller). `details_json`: the error's details as JSON text, which
+     * the core keeps within its limits.
      */
-    func answerHandlerError(code: String?, message: String, retryable: Bool, nowMs: UInt64)  -> UInt8
+    func answerHandlerError(code: String?, message: String, retryable: Bool, detailsJson: String?, nowMs: UInt64)  -> UInt8
     
     /**
      * `ExportInput`: the validated input as Swift measured it
@@ -854,9 +855,10 @@ open func answer(code: UInt8, flag: Bool, nowMs: UInt64) -> UInt8  {
      * `RunHandler`: the handler failed (`ffi::handler_error`). `code` is
      * the handler's own `CapabilityError` code, or `None` for a plain
      * thrown error (a generic EXECUTION_FAILED; `message` never reaches
-     * the caller).
+     * the caller). `details_json`: the error's details as JSON text, which
+     * the core keeps within its limits.
      */
-open func answerHandlerError(code: String?, message: String, retryable: Bool, nowMs: UInt64) -> UInt8  {
+open func answerHandlerError(code: String?, message: String, retryable: Bool, detailsJson: String?, nowMs: UInt64) -> UInt8  {
     return try!  FfiConverterUInt8.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_handler_error(
@@ -864,6 +866,7 @@ open func answerHandlerError(code: String?, message: String, retryable: Bool, no
         FfiConverterOptionString.lower(code),
         FfiConverterString.lower(message),
         FfiConverterBool.lower(retryable),
+        FfiConverterOptionString.lower(detailsJson),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
     )
 })
@@ -3999,7 +4002,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer() != 47107) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_error() != 62997) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_handler_error() != 55606) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiinvocation_answer_input_exported() != 57815) {

@@ -106,7 +106,7 @@ struct PipelineCase {
                 case "fail-with-code":
                     throw CapabilityError(
                         ErrorCode(rawValue: h["code"]?.stringValue ?? "") ?? .internal, "the handler's own error",
-                        retryable: h["retryable"]?.boolValue ?? false)
+                        retryable: h["retryable"]?.boolValue ?? false, details: h["details"])
                 case "fail-retryable-n-times":
                     if n <= Int(h["n"]?.uint64Value ?? 0) {
                         throw CapabilityError(.executionFailed, "transient failure \(n)", retryable: true)

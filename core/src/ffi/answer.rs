@@ -157,12 +157,64 @@ pub fn exported_input(text: &str) -> Result<Value, CapabilityError> {
 /// [`Answer::HandlerError`] as a host reports a failed handler: `code` is
 /// the handler's own `CapabilityError` code, or none for a plain thrown
 /// error (EXECUTION_FAILED with a generic message; `message` is only the
-/// operator's). An unknown code counts as a plain error.
-pub fn handler_error(code: Option<&str>, message: String, retryable: bool, now_ms: u64) -> Answer {
+/// operator's). An unknown code counts as a plain error. `details_json` is
+/// the error's `details` as JSON text (none when it has none or no JSON
+/// form): kept with a code and within [`crate::limits::ERROR_DETAILS`],
+/// else dropped.
+pub fn handler_error(
+    code: Option<&str>,
+    message: String,
+    retryable: bool,
+    details_json: Option<&str>,
+    now_ms: u64,
+) -> Answer {
+    let details = details_json.and_then(crate::limits::error_details_text);
+    handler_error_with(code, message, retryable, details, now_ms)
+}
+
+/// [`handler_error`] for a host that converts the details to a JSON value
+/// itself.
+pub fn handler_error_with(
+    code: Option<&str>,
+    message: String,
+    retryable: bool,
+    details: Option<Value>,
+    now_ms: u64,
+) -> Answer {
+    let code = code.and_then(ErrorCode::parse);
     Answer::HandlerError {
-        code: code.and_then(ErrorCode::parse),
+        code,
         message,
         retryable,
+        details: code.and(details).map(Box::new),
+        now_ms,
+    }
+}
+
+/// [`Answer::HandlerError`] for an oRPC `ORPCError` a handler threw: its
+/// fields as the host read them (`defined` as oRPC's `validateORPCError`
+/// decided, `data_json` its `data` as JSON text). The core's table
+/// ([`crate::orpc_error::handler_error`]) decides the code, `retryable`
+/// and whether the message is shown; a declared error's `data` is its
+/// details (within [`crate::limits::ERROR_DETAILS`]), an undeclared one's
+/// is never shown (it may quote data, SI-10).
+pub fn orpc_handler_error(
+    orpc_code: &str,
+    status: Option<u16>,
+    defined: bool,
+    message: &str,
+    data_json: Option<&str>,
+    now_ms: u64,
+) -> Answer {
+    let e = crate::orpc_error::handler_error(orpc_code, status, defined, message);
+    Answer::HandlerError {
+        code: Some(e.code),
+        message: e.message,
+        retryable: e.retryable,
+        details: data_json
+            .filter(|_| defined)
+            .and_then(crate::limits::error_details_text)
+            .map(Box::new),
         now_ms,
     }
 }
@@ -270,15 +322,91 @@ mod tests {
 
     #[test]
     fn a_handler_error_with_an_unknown_code_is_a_plain_error() {
-        let Answer::HandlerError { code, .. } = handler_error(Some("NOPE"), "x".into(), true, 0)
+        let Answer::HandlerError { code, .. } =
+            handler_error(Some("NOPE"), "x".into(), true, None, 0)
         else {
             panic!("not a handler error");
         };
         assert_eq!(code, None);
-        let Answer::HandlerError { code, .. } = handler_error(Some("TIMEOUT"), "x".into(), true, 0)
+        let Answer::HandlerError { code, .. } =
+            handler_error(Some("TIMEOUT"), "x".into(), true, None, 0)
         else {
             panic!("not a handler error");
         };
         assert_eq!(code, Some(ErrorCode::Timeout));
+    }
+
+    fn details_of(a: Answer) -> Option<Value> {
+        let Answer::HandlerError { details, .. } = a else {
+            panic!("not a handler error");
+        };
+        details.map(|d| *d)
+    }
+
+    #[test]
+    fn a_handler_error_carries_its_details_only_with_a_code_and_as_json() {
+        let d = Some(r#"{"retryAfterMs":500}"#);
+        let kept = details_of(handler_error(
+            Some("LIMIT_EXCEEDED"),
+            "x".into(),
+            true,
+            d,
+            0,
+        ));
+        assert_eq!(kept, Some(serde_json::json!({"retryAfterMs": 500})));
+        // A plain throw, an unknown code: never details.
+        assert_eq!(
+            details_of(handler_error(None, "TypeError".into(), false, d, 0)),
+            None
+        );
+        assert_eq!(
+            details_of(handler_error(Some("NOPE"), "x".into(), false, d, 0)),
+            None
+        );
+        // Not JSON, or over the size limit: dropped before parsing.
+        assert_eq!(
+            details_of(handler_error(
+                Some("TIMEOUT"),
+                "x".into(),
+                true,
+                Some("{"),
+                0
+            )),
+            None
+        );
+        let big = format!("\"{}\"", "a".repeat(crate::limits::ERROR_DETAILS.max_bytes));
+        assert_eq!(
+            details_of(handler_error(
+                Some("TIMEOUT"),
+                "x".into(),
+                true,
+                Some(&big),
+                0
+            )),
+            None
+        );
+    }
+
+    #[test]
+    fn only_a_declared_orpc_error_shows_its_data() {
+        let data = Some(r#"{"orderId":"o-7"}"#);
+        let shown = details_of(orpc_handler_error(
+            "CONFLICT",
+            Some(409),
+            true,
+            "Paid.",
+            data,
+            0,
+        ));
+        assert_eq!(shown, Some(serde_json::json!({"orderId": "o-7"})));
+        let hidden = details_of(orpc_handler_error(
+            "CONFLICT",
+            Some(409),
+            false,
+            "Paid.",
+            data,
+            0,
+        ));
+        assert_eq!(hidden, None);
     }
 }

@@ -65,6 +65,9 @@ pub struct HandlerError {
     pub code: Option<ErrorCode>,
     pub message: String,
     pub retryable: bool,
+    /// With a code: the error's details, shown to the caller within
+    /// [`crate::limits::ERROR_DETAILS`] (ignored for a plain failure).
+    pub details: Option<Value>,
 }
 
 impl HandlerError {
@@ -74,6 +77,7 @@ impl HandlerError {
             code: None,
             message: message.into(),
             retryable: false,
+            details: None,
         }
     }
 }
@@ -84,6 +88,7 @@ impl From<CapabilityError> for HandlerError {
             code: Some(e.code),
             message: e.message,
             retryable: e.retryable,
+            details: e.details,
         }
     }
 }
@@ -640,6 +645,7 @@ impl Driver {
                         code: None,
                         message: "no handler".into(),
                         retryable: false,
+                        details: None,
                         now_ms: self.clock.now_ms(),
                     });
                 };
@@ -751,6 +757,7 @@ impl Driver {
                     code: None,
                     message: "panicked".to_owned(),
                     retryable: false,
+                    details: None,
                     now_ms: self.clock.now_ms(),
                 },
                 Some(Err(e)) => Answer::HandlerError {
@@ -759,6 +766,7 @@ impl Driver {
                     // message (the audit record keeps it: see AuditRecord).
                     message: if e.code.is_some() { e.message } else { "thrown".to_owned() },
                     retryable: e.retryable,
+                    details: e.code.and(e.details).map(Box::new),
                     now_ms: self.clock.now_ms(),
                 },
             },

@@ -777,12 +777,21 @@ impl Invocation {
                     code,
                     message,
                     retryable,
+                    details,
                     now_ms,
                 },
             ) => {
                 self.clock(now_ms);
                 let error = match code {
-                    Some(code) => CapabilityError::new(code, message).with_retryable(retryable),
+                    // The handler's own error, as it was thrown: its
+                    // details too, within `limits::ERROR_DETAILS`.
+                    Some(code) => {
+                        let e = CapabilityError::new(code, message).with_retryable(retryable);
+                        match details.and_then(|d| crate::limits::error_details(*d)) {
+                            Some(d) => e.with_details(d),
+                            None => e,
+                        }
+                    }
                     // A plain throw: its message may quote data (SI-10),
                     // and nothing vouches that it is worth retrying, so a
                     // host's `retryable` is ignored (issue 14). For a plain

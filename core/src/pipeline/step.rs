@@ -276,11 +276,14 @@ pub enum Answer {
     /// `message` is the error's class (`TypeError`), which only the
     /// operator's audit record keeps; the host sends its message, which
     /// may quote data, to its own logger and never here. A handler's own
-    /// `CapabilityError` keeps its code and message.
+    /// `CapabilityError` keeps its code and message, and its `details`
+    /// when they are within [`crate::error::DETAILS_LIMITS`] (the core
+    /// drops them otherwise, and always for a plain throw).
     HandlerError {
         code: Option<ErrorCode>,
         message: String,
         retryable: bool,
+        details: Option<Box<Value>>,
         now_ms: u64,
     },
     /// To `RunHandler`: the deadline timer fired first.

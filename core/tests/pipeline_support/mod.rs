@@ -80,6 +80,7 @@ pub enum Behaviour {
     FailWithCode {
         code: ErrorCode,
         retryable: bool,
+        details: Option<Value>,
     },
     /// Fails retryably `n` times (EXECUTION_FAILED), then echoes.
     FailRetryableNTimes(u32),
@@ -136,10 +137,15 @@ impl Handler for Fixture {
             match &self.behaviour {
                 Behaviour::Echo => Ok(input.clone()),
                 Behaviour::Return(v) => Ok(v.clone()),
-                Behaviour::FailWithCode { code, retryable } => Err(HandlerError {
+                Behaviour::FailWithCode {
+                    code,
+                    retryable,
+                    details,
+                } => Err(HandlerError {
                     code: Some(*code),
                     message: "the handler's own error".into(),
                     retryable: *retryable,
+                    details: details.clone(),
                 }),
                 Behaviour::FailRetryableNTimes(k) => {
                     if n <= *k {
@@ -147,6 +153,7 @@ impl Handler for Fixture {
                             code: Some(ErrorCode::ExecutionFailed),
                             message: format!("transient failure {n}"),
                             retryable: true,
+                            details: None,
                         })
                     } else {
                         Ok(input.clone())

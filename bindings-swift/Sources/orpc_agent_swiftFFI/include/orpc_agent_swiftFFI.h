@@ -265,7 +265,7 @@ uint8_t uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer(uint64_t ptr, uin
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIINVOCATION_ANSWER_HANDLER_ERROR
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIINVOCATION_ANSWER_HANDLER_ERROR
-uint8_t uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_handler_error(uint64_t ptr, RustBuffer code, RustBuffer message, int8_t retryable, uint64_t now_ms, RustCallStatus *_Nonnull out_status
+uint8_t uniffi_orpc_agent_swift_fn_method_ffiinvocation_answer_handler_error(uint64_t ptr, RustBuffer code, RustBuffer message, int8_t retryable, RustBuffer details_json, uint64_t now_ms, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIINVOCATION_ANSWER_INPUT_EXPORTED
