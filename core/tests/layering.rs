@@ -20,44 +20,183 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The modules `text` names as `crate::<module>` or in a grouped
-/// `crate::{<module>, …}`, outside line comments and outside the unit-test
-/// module (`#[cfg(test)] mod tests`, which may reach anywhere).
-fn referenced(text: &str) -> BTreeSet<String> {
-    let text = text.replace("\r\n", "\n");
-    let code = text
-        .split("#[cfg(test)]\nmod tests")
-        .next()
-        .unwrap_or_default();
-    let module_at = |s: &str| -> String {
-        s.trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-            .collect()
-    };
-    let mut out = BTreeSet::new();
-    for line in code.lines() {
-        let line = line.trim_start();
-        if line.starts_with("//") {
-            continue;
-        }
-        for (i, _) in line.match_indices("crate::") {
-            let rest = &line[i + 7..];
-            let names: Vec<String> = match rest.strip_prefix('{') {
-                // One line of a grouped import: each item's first segment.
-                Some(group) => group
-                    .split('}')
-                    .next()
-                    .unwrap_or_default()
-                    .split(',')
-                    .map(module_at)
-                    .collect(),
-                None => vec![module_at(rest)],
-            };
-            out.extend(names.into_iter().filter(|n| !n.is_empty()));
+/// `text` as code only: comments, string and character literals blanked
+/// (so a brace or a `crate::` in them counts for nothing), and each
+/// `#[cfg(test)] mod … { … }` left out (a unit-test module may reach
+/// anywhere), wherever in the file it is.
+fn code_of(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut code = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let rest = &chars[i..];
+        let starts = |s: &str| rest.iter().take(s.len()).copied().eq(s.chars());
+        if starts("//") {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if starts("/*") {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i..].starts_with(&['/', '*']) {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i..].starts_with(&['*', '/']) {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if chars[i] == 'r' && matches!(rest.get(1), Some('"' | '#')) {
+            // A raw string: r"…", r#"…"#, …
+            let hashes = rest[1..].iter().take_while(|c| **c == '#').count();
+            if rest.get(1 + hashes) == Some(&'"') {
+                i += 2 + hashes;
+                let close: Vec<char> = std::iter::once('"')
+                    .chain(std::iter::repeat_n('#', hashes))
+                    .collect();
+                while i < chars.len() && !chars[i..].starts_with(&close) {
+                    i += 1;
+                }
+                i += close.len();
+                code.push_str("\"\"");
+            } else {
+                code.push('r');
+                i += 1;
+            }
+        } else if chars[i] == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            code.push_str("\"\"");
+        } else if chars[i] == '\'' && (rest.get(2) == Some(&'\'') || rest.get(1) == Some(&'\\')) {
+            // A character literal ('{', '\n', '\u{7b}'); a lifetime stays.
+            i += 1;
+            while i < chars.len() && chars[i] != '\'' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            code.push_str("' '");
+        } else {
+            code.push(chars[i]);
+            i += 1;
         }
     }
+    without_test_modules(&code)
+}
+
+/// `code` without its `#[cfg(test)] mod name { … }` items.
+fn without_test_modules(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "#[cfg(test)]".len()..];
+        let item = after.trim_start();
+        let Some(body) = item
+            .strip_prefix("mod ")
+            .and_then(|m| m.find('{').map(|b| &m[b..]))
+        else {
+            out.push_str("#[cfg(test)]");
+            rest = after;
+            continue;
+        };
+        let mut depth = 0usize;
+        let mut end = body.len();
+        for (i, c) in body.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &body[end..];
+    }
+    out.push_str(rest);
     out
+}
+
+/// The first segment of each path in a `use` tree's text: `a::b` → `a`,
+/// `{a::{b, c}, d}` → `a`, `d`.
+fn first_segments(tree: &str, out: &mut BTreeSet<String>) {
+    let tree = tree.trim_start();
+    let Some(group) = tree.strip_prefix('{') else {
+        let name: String = tree
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            out.insert(name);
+        }
+        return;
+    };
+    // The group's top-level items, up to its closing brace.
+    let (mut depth, mut item_start) = (0usize, 0usize);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                first_segments(&group[item_start..i], out);
+                return;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                first_segments(&group[item_start..i], out);
+                item_start = i + 1;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The modules `text` names as `crate::<module>` or in a grouped
+/// `crate::{<module>, …}` (over as many lines as it takes), in code: not
+/// in comments or literals, not in a unit-test module.
+fn referenced(text: &str) -> BTreeSet<String> {
+    let code = code_of(text);
+    let mut out = BTreeSet::new();
+    for (i, _) in code.match_indices("crate::") {
+        let before = code[..i].chars().next_back();
+        // `$crate::` (a macro's) and `my_crate::` are not this crate's paths.
+        if before.is_some_and(|c| c == '$' || c == '_' || c.is_ascii_alphanumeric()) {
+            continue;
+        }
+        first_segments(&code[i + "crate::".len()..], &mut out);
+    }
+    out
+}
+
+#[test]
+fn the_reader_sees_grouped_imports_over_lines_and_code_after_a_test_module() {
+    let text = r#"
+use crate::{
+    error::CapabilityError,
+    meta::{AgentMeta, vocab_of},
+};
+// crate::commented
+const S: &str = "crate::quoted";
+const C: char = '{';
+#[cfg(test)]
+mod tests {
+    use crate::policy::Anything;
+    fn f() { let _ = '}'; }
+}
+fn after() -> crate::approval::Store { todo!() }
+"#;
+    let got: Vec<String> = referenced(text).into_iter().collect();
+    assert_eq!(got, ["approval", "error", "meta"]);
 }
 
 fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
