@@ -148,11 +148,11 @@ pub const ERROR_DETAILS: InputLimits = InputLimits {
 
 /// A handler error's details as the core keeps them: `Some` when they are
 /// within [`ERROR_DETAILS`], else `None` (dropped, not an error: the
-/// handler's code and message still reach the caller).
+/// handler's code and message still reach the caller). `null` details are
+/// no details, whichever way a host spells "none".
 pub fn error_details(details: Value) -> Option<Value> {
-    check_with(&details, &ERROR_DETAILS)
-        .is_ok()
-        .then_some(details)
+    let kept = !details.is_null() && check_with(&details, &ERROR_DETAILS).is_ok();
+    kept.then_some(details)
 }
 
 /// Error details from the JSON text a host wrote, for the invocation to

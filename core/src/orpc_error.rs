@@ -15,7 +15,11 @@
 //!   be shown); an undeclared one's never (it may quote data, SI-10): the
 //!   row's fixed text instead;
 //! - `retryable` by the row (a rate limit, a timeout, an unavailable
-//!   upstream), declared or not.
+//!   upstream), declared or not;
+//! - the details: a declared error's `data` (what the procedure passes to
+//!   `errors.X({data})`, checked by oRPC against the declaration's data
+//!   schema when it has one), within [`crate::limits::ERROR_DETAILS`]; an
+//!   undeclared one's never ([`crate::ffi::orpc_handler_error`]).
 //!
 //! **Out of the core.** The same procedure served by oRPC's own HTTP
 //! handlers answers a thrown `CapabilityError` with the `ORPCError` of

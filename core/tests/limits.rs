@@ -555,3 +555,69 @@ fn an_exported_input_over_the_limits_is_refused_even_after_a_passing_raw_verdict
     assert_eq!(e.code, ErrorCode::LimitExceeded, "{o:?}");
     assert_eq!((stored, handler_runs), (0, 0));
 }
+
+/// A handler error's details: kept within `limits::ERROR_DETAILS`, each
+/// limit at its boundary, and dropped one past it (the error itself stands:
+/// `pipeline/execution.json` runs that through every binding).
+#[test]
+fn error_details_are_kept_within_their_limits_and_dropped_past_them() {
+    let l = limits::ERROR_DETAILS;
+    let keys = |n: usize| Value::Object((0..n).map(|i| (format!("k{i}"), json!(0))).collect());
+    let string = |n: usize| json!({"s": "a".repeat(n)});
+    // {"s":[…]} nested to depth n.
+    let nested = |n: usize| {
+        let mut v = json!([]);
+        for _ in 2..n {
+            v = json!([v]);
+        }
+        json!({"s": v})
+    };
+    // Compact text of exactly n bytes: {"s":"aaa…"} is 8 bytes around the string.
+    let sized = |n: usize| json!({"s": "a".repeat(n - 8)});
+    assert_eq!(sized(100).to_string().len(), 100);
+    for (what, within, past) in [
+        ("keys", keys(l.max_object_keys), keys(l.max_object_keys + 1)),
+        (
+            "string",
+            string(l.max_string_bytes),
+            string(l.max_string_bytes + 1),
+        ),
+        ("depth", nested(l.max_depth), nested(l.max_depth + 1)),
+    ] {
+        assert_eq!(
+            limits::error_details(within.clone()),
+            Some(within),
+            "{what} at the limit"
+        );
+        assert_eq!(limits::error_details(past), None, "{what} past the limit");
+    }
+    // Bytes: strings of at most 4 KiB each, 16 KiB of text in all.
+    let chunks = |n: usize| {
+        let mut o = Map::new();
+        let mut left = n - 2; // the braces
+        for i in 0.. {
+            let key = format!("k{i}");
+            let overhead = key.len() + 5 + usize::from(i > 0); // "key":"…" and a comma
+            let take = (left - overhead).min(l.max_string_bytes);
+            o.insert(key, json!("a".repeat(take)));
+            left -= take + overhead;
+            if left == 0 {
+                break;
+            }
+        }
+        Value::Object(o)
+    };
+    let at = chunks(l.max_bytes);
+    assert_eq!(at.to_string().len(), l.max_bytes);
+    assert!(limits::error_details(at).is_some(), "bytes at the limit");
+    assert_eq!(
+        limits::error_details(chunks(l.max_bytes + 1)),
+        None,
+        "bytes past the limit"
+    );
+    assert_eq!(
+        limits::error_details(Value::Null),
+        None,
+        "null is no details"
+    );
+}

@@ -223,6 +223,13 @@ fn build(a: &Ans, inv: &Invocation) -> Answer {
                 SENTINEL.into()
             },
             retryable,
+            // A coded error's details reach the caller; a plain throw's
+            // never (the sentinel must not appear anywhere).
+            details: Some(Box::new(if coded {
+                json!({"retryAfterMs": d})
+            } else {
+                json!({"token": SENTINEL})
+            })),
             now_ms: now(d),
         },
         Ans::HandlerTimedOut(d) => Answer::HandlerTimedOut { now_ms: now(d) },
@@ -259,6 +266,7 @@ fn fitting(inv: &Invocation, cap: &str, v: Val, d: u8) -> Answer {
                 code: None,
                 message: SENTINEL.into(),
                 retryable: true,
+                details: Some(Box::new(json!({"token": SENTINEL}))),
                 now_ms: t,
             },
             _ => Answer::HandlerTimedOut { now_ms: t },

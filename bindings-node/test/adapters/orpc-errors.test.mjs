@@ -95,7 +95,11 @@ async function registry() {
       .meta(meta("Fails with an undeclared error."))
       .input(codeInput)
       .handler(async ({ input }) => {
-        throw new ORPCError(input.code, { status: statusOf(input.code), message: `row ${SECRET} locked` });
+        throw new ORPCError(input.code, {
+          status: statusOf(input.code),
+          message: `row ${SECRET} locked`,
+          data: { dsn: SECRET },
+        });
       }),
     // `new ORPCError` of a declared code: oRPC counts it as defined.
     conflictByClass: base

@@ -88,7 +88,7 @@ extension Driver {
             case .failed(let error as CapabilityError):
                 return inv.answerHandlerError(
                     code: error.code.rawValue, message: error.message, retryable: error.retryable,
-                    detailsJson: error.details?.jsonText, nowMs: clock.nowMs())
+                    detailsJson: error.details?.exactJSONText, nowMs: clock.nowMs())
             case .failed(let error):
                 // A plain throw: EXECUTION_FAILED with a generic message in
                 // the core; the real error goes to the operator only.

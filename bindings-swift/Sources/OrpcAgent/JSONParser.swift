@@ -31,6 +31,16 @@ extension JSONValue {
         w.write(self)
         return w.out
     }
+
+    /// Compact JSON text, or `nil` when the value holds a non-finite
+    /// double, which has no JSON form (what a handler error's details
+    /// cross as: such details are left out, as Node and Python leave out
+    /// details with no JSON form).
+    var exactJSONText: String? {
+        var w = JSONWriter()
+        w.write(self)
+        return w.nonFiniteAt == nil ? w.out : nil
+    }
 }
 
 private struct JSONParser {

@@ -150,6 +150,34 @@ final class HostileValuesTests: XCTestCase {
         }
     }
 
+    /// A handler error's details with a non-finite number have no JSON
+    /// form: they are left out (as Node and Python leave out details with
+    /// no JSON form), and the error keeps its code and message. Finite
+    /// details arrive as thrown.
+    func testHandlerErrorDetailsWithNoJSONFormAreLeftOut() async throws {
+        let meta = AgentMeta(description: "Busy.", expose: [.mcp: true], sideEffect: .read, risk: .low)
+        let reg = try CapabilityRegistry(capabilities: [
+            Capability("busy.nan", meta: meta) { (_: JSONValue, _) -> JSONValue in
+                throw CapabilityError(.limitExceeded, "Busy.", details: ["retryAfter": .double(.nan)])
+            },
+            Capability("busy.finite", meta: meta) { (_: JSONValue, _) -> JSONValue in
+                throw CapabilityError(.limitExceeded, "Busy.", details: ["retryAfter": .double(1.5)])
+            },
+        ])
+        let cases: [(String, JSONValue?)] = [("busy.nan", nil), ("busy.finite", ["retryAfter": .double(1.5)])]
+        for (name, details) in cases {
+            do {
+                let _: Outcome<JSONValue> = try await reg.invoke(
+                    name, input: JSONValue.null, frame: Frame(surface: .mcp))
+                XCTFail("\(name) succeeded")
+            } catch let e as CapabilityError {
+                XCTAssertEqual(e.code, .limitExceeded, name)
+                XCTAssertEqual(e.message, "Busy.", name)
+                XCTAssertEqual(e.details, details, name)
+            }
+        }
+    }
+
     /// A handler's deep output: exported for the audit payload without a
     /// crash (as null: it has no JSON form the core reads) and returned.
     func testADeepOutputIsReturnedAndAuditedWithoutCrashing() async throws {

@@ -277,7 +277,7 @@ pub enum Answer {
     /// operator's audit record keeps; the host sends its message, which
     /// may quote data, to its own logger and never here. A handler's own
     /// `CapabilityError` keeps its code and message, and its `details`
-    /// when they are within [`crate::error::DETAILS_LIMITS`] (the core
+    /// when they are within [`crate::limits::ERROR_DETAILS`] (the core
     /// drops them otherwise, and always for a plain throw).
     HandlerError {
         code: Option<ErrorCode>,
