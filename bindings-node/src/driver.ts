@@ -15,7 +15,7 @@ import { HOT, N } from "./native.js";
 import { auditRecordFromRow } from "./audit.js";
 import { Attempt } from "./attempt.js";
 import type { ReportProgress } from "./progress.js";
-import { exportInputText, parseCoreJson, toJsonText } from "./json.js";
+import { auditPayloadText, exportInputText, parseCoreJson } from "./json.js";
 import { storeStep } from "./stores.js";
 import { logFailure } from "./log.js";
 import type { CallSpan } from "./telemetry.js";
@@ -66,6 +66,7 @@ export async function drive(
         case Kind.ValidateInput: {
           let res: StandardResult | undefined;
           let missed: Missed | undefined;
+          let refusal: string | undefined;
           try {
             hooks ??= hooksOf(host, h);
             let b = hookAnswer(
@@ -78,11 +79,15 @@ export async function drive(
             if (b.settled === "value") res = b.value;
             else missed = b;
           } catch (e) {
-            res = undefined; // the validator threw: its text may quote the input
-            logFailure(host, h, "the input validator", e);
+            res = undefined;
+            if (e instanceof CapabilityError)
+              refusal = e.message; // the app's own words
+            else logFailure(host, h, "the input validator", e); // its text may quote the input
           }
           if (missed) {
             r = unsettled(missed, reg, h);
+          } else if (refusal !== undefined) {
+            r = N.answer(reg, h, Answer.InputInvalid, Date.now(), refusal);
           } else if (res === undefined) {
             r = N.answer(reg, h, Answer.InputValidatorFailed, Date.now());
           } else if (res.issues) {
@@ -200,16 +205,9 @@ export async function drive(
           }
           break;
         }
-        case Kind.ExportOutput: {
-          let text = "null";
-          try {
-            text = toJsonText(output);
-          } catch {
-            // no JSON form: the audit payload is null
-          }
-          r = N.answer(reg, h, Answer.OutputExported, Date.now(), text);
+        case Kind.ExportOutput:
+          r = N.answer(reg, h, Answer.OutputExported, Date.now(), auditPayloadText(output));
           break;
-        }
         case Kind.Audit: {
           if (host.audit !== undefined) {
             const record = auditRecordFromRow(parseCoreJson(HOT.auditRow(reg, h)));

@@ -122,6 +122,15 @@ export function toJsonText(value: unknown): string {
   return out.join("");
 }
 
+/** The output's JSON text for the audit payload: `"null"` when it has no JSON form. */
+export function auditPayloadText(output: unknown): string {
+  try {
+    return toJsonText(output);
+  } catch {
+    return "null";
+  }
+}
+
 /**
  * The JSON text of an error's `details` (or an oRPC error's `data`) for the
  * core, which decides whether they are shown; `undefined` when there are

@@ -64,6 +64,8 @@ export function subsetSchema(spec) {
       validate(value) {
         // `{throw}`: a validator that throws a plain error (never shown).
         if (spec.throw !== undefined) throw new Error(spec.throw);
+        // `{refuse}`: the app's own CapabilityError (its message is shown).
+        if (spec.refuse !== undefined) throw new CapabilityError("INVALID_INPUT", spec.refuse);
         if (value === null || typeof value !== "object" || Array.isArray(value))
           return { issues: [{ message: "must be an object" }] };
         const v = { ...(spec.defaults ?? {}), ...value };

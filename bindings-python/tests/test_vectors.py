@@ -202,6 +202,8 @@ class MiniSchema:
     def validate(self, value: Any) -> Any:
         if "throw" in self.schema:  # a validator that raises (never shown)
             raise RuntimeError(self.schema["throw"])
+        if "refuse" in self.schema:  # the app's own CapabilityError (shown)
+            raise CapabilityError("INVALID_INPUT", self.schema["refuse"])
         if not isinstance(value, dict):
             raise ValueError("expected an object")
         value = {**self.schema.get("defaults", {}), **value}

@@ -24,7 +24,9 @@ fn vector_dir() -> PathBuf {
 
 /// The vectors' schema subset plus `defaults` (applied to missing keys
 /// before checking), so a vector can show that everything after stage 4
-/// sees the validated input; `{throw: message}` panics.
+/// sees the validated input; `{throw: message}` panics; `{refuse: message}`
+/// refuses with that message (a Rust validator's `Err`, the other
+/// languages' thrown `CapabilityError`).
 struct VectorSchema(Value);
 
 impl orpc_agent_core::pipeline::driver::Validator for VectorSchema {
@@ -33,6 +35,9 @@ impl orpc_agent_core::pipeline::driver::Validator for VectorSchema {
             if let Some(m) = self.0["throw"].as_str() {
                 // A Rust host's thrown error: the driver catches the panic.
                 panic!("{m}");
+            }
+            if let Some(m) = self.0["refuse"].as_str() {
+                return Err(m.to_owned());
             }
             let mut v = value.clone();
             if let (Some(o), Some(d)) = (v.as_object_mut(), self.0["defaults"].as_object()) {

@@ -38,8 +38,11 @@ _EXCEPTION_TEXT = {
 def _invalid_input(inv: Any, exc: BaseException) -> int:
     """Stage 4's answer for a validator that raised: its issues (pydantic's
     field paths and reasons, or a :class:`InputIssues`), from which the core
-    writes the model's message; anything else only says the input could
-    not be validated — an exception's text may quote the input (SI-10)."""
+    writes the model's message, or a :class:`CapabilityError`, whose message
+    is shown; anything else only says the input could not be validated —
+    an exception's text may quote the input (SI-10)."""
+    if isinstance(exc, CapabilityError):  # the app's own words: shown as INVALID_INPUT
+        return int(inv.answer(_native.ANSWER_INPUT_INVALID, exc.message))
     if isinstance(exc, InputIssues):
         return _issues_answer(inv, [([str(p) for p in path], str(msg)) for path, msg in exc.issues])
     errors = getattr(exc, "errors", None)

@@ -57,6 +57,7 @@ struct VectorValidatorThrew: Error { let message: String }
 /// The vectors' validator vocabulary: `{required, properties, defaults}`.
 func checkSchema(_ schema: JSONValue, _ value: JSONValue) throws -> JSONValue {
     if let m = schema["throw"]?.stringValue { throw VectorValidatorThrew(message: m) }
+    if let m = schema["refuse"]?.stringValue { throw CapabilityError(.invalidInput, m) }
     guard var o = value.objectValue else { throw CapabilityError(.invalidInput, "expected an object") }
     for (k, v) in schema["defaults"]?.objectValue ?? JSONObject() where o[k] == nil { o[k] = v }
     for k in schema["required"]?.arrayValue ?? [] {
