@@ -7,6 +7,7 @@
 import { CapabilityError, fromNative } from "./errors.js";
 import { Outcome } from "./generated/protocol.js";
 import { N } from "./native.js";
+import { notify } from "./notify.js";
 import { auditRecordFromRow } from "./audit.js";
 import { parseCoreJson } from "./json.js";
 import type { CallSpan } from "./telemetry.js";
@@ -39,11 +40,7 @@ export function abandon(host: DriverHost, reg: number, h: number, e: unknown, sp
   const owed = N.invokeAbandon(reg, h, Date.now());
   if (owed !== null) {
     const { row, telemetry } = parseCoreJson(owed);
-    try {
-      host.audit?.(auditRecordFromRow(row));
-    } catch {
-      // A subscriber's failure does not change the call's outcome.
-    }
+    if (host.audit !== undefined) notify(host.audit, auditRecordFromRow(row));
     if (telemetry !== null) span?.finish(telemetry);
   }
   const error = fromNative(e);

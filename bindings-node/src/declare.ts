@@ -91,7 +91,9 @@ function policyMarker(p: AgentPolicy, i: number, fns: Map<number, PolicyFunction
   }
   if (p && typeof p === "object" && typeof (p as any).evaluate === "function") {
     const { evaluate, ...rest } = p as any;
-    fns.set(i, evaluate);
+    // Called as the object's method: `this` is the policy (a class's
+    // fields, `#private` state, a helper method).
+    fns.set(i, evaluate.bind(p));
     return { ...rest, host: true };
   }
   return p;

@@ -14,6 +14,7 @@ import { Answer, Kind } from "./generated/protocol.js";
 import { HOT, N } from "./native.js";
 import { auditRecordFromRow } from "./audit.js";
 import { Attempt } from "./attempt.js";
+import { notify } from "./notify.js";
 import type { ReportProgress } from "./progress.js";
 import { auditPayloadText, exportInputText, parseCoreJson } from "./json.js";
 import { storeStep } from "./stores.js";
@@ -88,10 +89,12 @@ export async function drive(
             r = unsettled(missed, reg, h);
           } else if (refusal !== undefined) {
             r = N.answer(reg, h, Answer.InputInvalid, Date.now(), refusal);
-          } else if (res === undefined) {
-            r = N.answer(reg, h, Answer.InputValidatorFailed, Date.now());
+          } else if (typeof res !== "object" || res === null) {
+            r = N.answer(reg, h, Answer.InputValidatorFailed, Date.now()); // threw, or no Standard Schema result
           } else if (res.issues) {
-            r = N.answer(reg, h, Answer.InputIssues, Date.now(), issuesJson(res.issues));
+            const issues = issuesJson(res.issues); // null: malformed, a failed validator
+            const code = issues === null ? Answer.InputValidatorFailed : Answer.InputIssues;
+            r = N.answer(reg, h, code, Date.now(), issues);
           } else {
             value = res.value;
             r = HOT.answer(reg, h, Answer.InputValid, Date.now());
@@ -210,12 +213,7 @@ export async function drive(
           break;
         case Kind.Audit: {
           if (host.audit !== undefined) {
-            const record = auditRecordFromRow(parseCoreJson(HOT.auditRow(reg, h)));
-            try {
-              host.audit(record);
-            } catch {
-              // A subscriber's failure does not change the call's outcome.
-            }
+            notify(host.audit, auditRecordFromRow(parseCoreJson(HOT.auditRow(reg, h))));
           }
           if (span !== undefined) {
             const view = N.invokeTelemetry(reg, h);

@@ -11,6 +11,7 @@
  * "Progress").
  */
 import { N } from "./native.js";
+import { notify } from "./notify.js";
 
 /** One accepted progress report. */
 export interface ProgressEvent {
@@ -34,13 +35,7 @@ export function progressReporter(listener: ProgressListener | undefined): Report
     if (r < 0) return false;
     lastDone = done;
     lastTotal = r - 1;
-    if (listener !== undefined) {
-      try {
-        listener(r === 0 ? { done } : { done, total: r - 1 });
-      } catch {
-        // A listener's failure does not change the call.
-      }
-    }
+    if (listener !== undefined) notify(listener, r === 0 ? { done } : { done, total: r - 1 });
     return true;
   };
 }

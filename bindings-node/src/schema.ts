@@ -43,13 +43,20 @@ export function jsonSchemaOf(
  * A validator's issues as the core reads them (`Answer::InputIssues`):
  * `[{path: [segment as text], message}]` as JSON. The core writes the
  * model's message from them; this only converts Standard Schema's path
- * segments (keys, or `{key}` objects) to text.
+ * segments (keys, or `{key}` objects) to text. `null` when they are not in
+ * Standard Schema's shape (not a list, an issue or path that is not one):
+ * malformed issues are a failed validator, as the core reads them
+ * (`ffi::answer`), not a failure of the call.
  */
-export function issuesJson(issues: ReadonlyArray<StandardIssue>): string {
-  return JSON.stringify(
-    issues.map((i) => ({
-      path: (i.path ?? []).map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p))),
-      message: String(i.message),
-    })),
-  );
+export function issuesJson(issues: ReadonlyArray<StandardIssue>): string | null {
+  try {
+    return JSON.stringify(
+      issues.map((i) => ({
+        path: (i.path ?? []).map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p))),
+        message: String(i.message),
+      })),
+    );
+  } catch {
+    return null;
+  }
 }

@@ -622,3 +622,100 @@ test("a call whose driver fails is still audited as finished (INTERNAL), the fai
   );
   assert.doesNotMatch(JSON.stringify(records), /4111/);
 });
+
+test("a policy object's evaluate is called as its method: `this`, a class's #private state and helpers", async () => {
+  class AllowList {
+    name = "allow-list";
+    #allowed;
+    constructor(allowed) {
+      this.#allowed = new Set(allowed);
+    }
+    evaluate({ frame }) {
+      return this.decide(this.#allowed.has(frame.actor.id));
+    }
+    decide(ok) {
+      return ok ? { decision: "allow" } : { decision: "deny", reason: "Not on the list." };
+    }
+  }
+  const registry = await createCapabilityRegistry(
+    {
+      read: base
+        .meta({ agent: agent({ policies: [new AllowList(["u1", "u2"])] }) })
+        .handler(async () => ({ ok: true })),
+    },
+    { policies: [new AllowList(["u1"])] },
+  );
+  const frame = (id) => ({ surface: "direct", actor: { id } });
+  assert.deepEqual(await registry.invoke("read", {}, frame("u1")), { status: "ok", output: { ok: true } });
+  for (const id of ["u2", "u3"]) {
+    const e = await registry.invoke("read", {}, frame(id)).then(assert.fail, (e) => e);
+    assert.equal(e.code, "POLICY_DENIED", id);
+    assert.match(e.message, /Not on the list\./, id);
+  }
+  registry.close();
+});
+
+test("an async audit subscriber or progress listener that rejects changes nothing and leaves no unhandled rejection", async () => {
+  const unhandled = [];
+  const onUnhandled = (reason) => unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    let delivered = 0;
+    const registry = await createCapabilityRegistry(
+      {
+        count: base.meta({ agent: agent() }).handler(async ({ progress }) => {
+          progress(1, 2);
+          progress(2, 2);
+          return { ok: true };
+        }),
+      },
+      {
+        audit: async () => {
+          delivered += 1;
+          throw new Error("the audit database is down");
+        },
+      },
+    );
+    const onProgress = async () => {
+      throw new Error("the progress channel is closed");
+    };
+    const r = await registry.invoke("count", {}, { surface: "direct", onProgress });
+    assert.deepEqual(r, { status: "ok", output: { ok: true } });
+    // A rejection is reported unhandled once the microtasks drain: two
+    // turns of the event loop are past that point.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(delivered, 2, "started and finished");
+    assert.deepEqual(unhandled, []);
+    registry.close();
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+});
+
+test("a validator that answers no Standard Schema result, or issues of another shape, is a failed validator (INVALID_INPUT), not INTERNAL", async () => {
+  const answering = (result) => ({ "~standard": { version: 1, vendor: "test", validate: () => result } });
+  const results = {
+    null: null,
+    number: 5,
+    issuesText: { issues: "wrong" },
+    nullIssue: { issues: [null] },
+    textPath: { issues: [{ message: "bad", path: "email" }] },
+  };
+  const router = Object.fromEntries(
+    Object.entries(results).map(([name, result]) => [
+      name,
+      base
+        .meta({ agent: agent() })
+        .input(answering(result))
+        .handler(async () => ({ ran: true })),
+    ]),
+  );
+  const registry = await createCapabilityRegistry(router, { logger: false });
+  for (const name of Object.keys(results)) {
+    const e = await registry.invoke(name, {}, { surface: "direct" }).then(assert.fail, (e) => e);
+    assert.equal(e.code, "INVALID_INPUT", name);
+    assert.equal(e.message, "The input could not be validated, so the call did not run.", name);
+  }
+  registry.close();
+});

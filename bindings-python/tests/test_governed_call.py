@@ -301,3 +301,23 @@ async def test_a_clock_that_raises_leaves_nothing_behind_its_call() -> None:
     # Before anything enters pyo3 again (reading `outcome.output` would).
     assert refs and all(r() is None for r in refs)
     assert isinstance(outcome, InvokeOk) and outcome.output == 1
+
+
+def test_an_async_audit_subscriber_is_refused_at_build() -> None:
+    """Records are delivered synchronously: a coroutine would never run and
+    every record would be lost without a word."""
+
+    @capability(id="c.one", description="One.", expose={"direct": True}, side_effect="read", risk="low")
+    def one() -> int:
+        return 1
+
+    async def subscriber(record: Any) -> None:
+        return None
+
+    class AsyncCallable:
+        async def __call__(self, record: Any) -> None:
+            return None
+
+    for audit in (subscriber, AsyncCallable(), {"postgres": "postgres://x/y", "subscriber": subscriber}):
+        with pytest.raises(TypeError, match="audit subscriber must be a plain function"):
+            create_capability_registry([one], audit=audit)

@@ -678,3 +678,61 @@ def test_declared_hooks_without_an_implementation_are_reported_with_the_core_pro
         ("hooks.declared", "redact.output", "MISSING_HOOK"),
         ("hooks.declared", "retry.retryOn", "MISSING_HOOK"),
     ], got
+
+
+# ----- InputIssues of another shape ----------------------------------------
+
+
+class Reporting:
+    """A schema that reports these issues, however they are shaped."""
+
+    def __init__(self, issues: Any) -> None:
+        self.issues = issues
+
+    def validate(self, value: Any) -> Any:
+        raise orpc_agent.InputIssues(self.issues)
+
+    def dump(self, value: Any) -> Any:
+        return value
+
+    def json_schema(self) -> dict[str, Any]:
+        return {"type": "object"}
+
+
+@pytest.mark.parametrize(
+    ("issues", "message"),
+    [
+        ([(["email"], "is not an address")], "email"),
+        ([("email", "is not an address")], None),  # a bare string is not a path
+        ([("only one",)], None),
+        (["not a pair at all"], None),
+        (None, None),
+    ],
+)
+async def test_input_issues_of_another_shape_are_a_failed_validator(issues: Any, message: str | None) -> None:
+    """Whether invoked by id or by tool name: INVALID_INPUT, audited, never a
+    raw exception; the generic words when the issues are not (path, message)
+    pairs."""
+    records: list[Any] = []
+
+    def check(value: Any) -> str:
+        return "ran"
+
+    spec = define_capability(
+        check,
+        id="mail.check",
+        description="Check.",
+        expose=EXPOSE,
+        side_effect="read",
+        risk="low",
+        input=Reporting(issues),
+    )
+    reg = create_capability_registry([spec], audit=records.append)
+    for name in ("mail.check", "mail_check"):
+        with pytest.raises(orpc_agent.InvalidInputError) as raised:
+            await reg.invoke(name, {"to": "x"}, Frame(surface="mcp"))
+        if message is None:
+            assert raised.value.message == "The input could not be validated, so the call did not run."
+        else:
+            assert message in raised.value.message and "e/m/a/i/l" not in raised.value.message
+    assert [r["outcome"] for r in records if r["event"] == "finished"] == ["INVALID_INPUT", "INVALID_INPUT"]

@@ -44,7 +44,15 @@ def _invalid_input(inv: Any, exc: BaseException) -> int:
     if isinstance(exc, CapabilityError):  # the app's own words: shown as INVALID_INPUT
         return int(inv.answer(_native.ANSWER_INPUT_INVALID, exc.message))
     if isinstance(exc, InputIssues):
-        return _issues_answer(inv, [([str(p) for p in path], str(msg)) for path, msg in exc.issues])
+        try:
+            issues = [(_path_text(path), str(msg)) for path, msg in exc.issues]
+        except (
+            TypeError,
+            ValueError,
+        ):  # not (path, message) pairs: a failed validator, as the core reads malformed issues
+            _operator_log(inv, "the input validator", exc)
+            return int(inv.answer(_native.ANSWER_INPUT_VALIDATOR_FAILED))
+        return _issues_answer(inv, issues)
     errors = getattr(exc, "errors", None)
     if callable(errors):  # pydantic.ValidationError
         withheld = False
@@ -63,6 +71,14 @@ def _invalid_input(inv: Any, exc: BaseException) -> int:
     else:
         _operator_log(inv, "the input validator", exc)
     return int(inv.answer(_native.ANSWER_INPUT_VALIDATOR_FAILED))
+
+
+def _path_text(path: Any) -> list[str]:
+    """An issue's path as text: a list or tuple of keys and indices (a bare
+    string is not a path: ``"email"`` would read as ``e/m/a/i/l``)."""
+    if not isinstance(path, (list, tuple)):
+        raise TypeError(f"an issue's path is a list of keys, not {type(path).__name__}")
+    return [str(p) for p in path]
 
 
 def _issues_answer(inv: Any, issues: list[tuple[list[str], str]]) -> int:
