@@ -394,6 +394,63 @@ async fn a_hook_that_panics_ends_its_call_as_a_thrown_one() {
     assert_eq!(audit.outcomes(), ["POLICY_DENIED"]);
 }
 
+/// The two hooks a Rust host's panic used to unwind through the caller:
+/// a `retryOn` predicate that panics does not retry (as a throwing one in
+/// every binding), and an approval-input redactor that panics gives the
+/// approval UI EXECUTION_FAILED, never the input.
+#[tokio::test]
+async fn a_retry_predicate_or_approval_view_redactor_that_panics_is_a_throwing_one() {
+    let reg = caps(
+        json!({"idempotent": true, "retry": {"maxAttempts": 3, "backoffMs": 1, "retryOn": true}}),
+    );
+    let h = Fixture::new(Behaviour::FailWithCode {
+        code: ErrorCode::ExecutionFailed,
+        retryable: true,
+        details: None,
+    });
+    let d = builder(&reg)
+        .handler("orders.cancel", h.clone())
+        .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
+        .retry_on(
+            "orders.cancel",
+            Arc::new(|_| panic!("retryOn crashed on {SECRET}")),
+        )
+        .build()
+        .unwrap();
+    let o = d
+        .invoke("orders.cancel", json!({}), Call::new(frame()))
+        .await;
+    assert_eq!(error_of(&o).code, ErrorCode::ExecutionFailed);
+    assert_eq!(h.calls(), 1, "a panicking predicate does not retry");
+
+    let reg = caps(json!({"approval": {"required": true},
+                          "redact": {"output": true, "approvalInput": true}}));
+    let d = builder(&reg)
+        .handler("orders.cancel", Probe::new(Mode::ReturnSecret))
+        .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
+        .redact_approval_input(
+            "orders.cancel",
+            Arc::new(Redact {
+                hang: Some(Mode::Panics),
+            }),
+        )
+        .build()
+        .unwrap();
+    let o = d
+        .invoke(
+            "orders.cancel",
+            json!({"id": "o-1", "token": SECRET}),
+            Call::new(frame()),
+        )
+        .await;
+    let Outcome::ApprovalRequired(req) = o else {
+        panic!("{o:?}")
+    };
+    let e = d.redact_approval_input(&req, None).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::ExecutionFailed);
+    assert!(!e.to_json().to_string().contains(SECRET));
+}
+
 // ----- audit subscribers -------------------------------------------------------
 
 #[tokio::test(start_paused = true)]

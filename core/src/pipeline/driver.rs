@@ -521,10 +521,12 @@ impl Driver {
                     .get(capability_index as usize)
                     .and_then(|h| h.redact_approval_input.as_ref())
                     .ok_or_else(|| internal("no approval-input redactor"))?;
-                redactor
-                    .redact(&request.input, info, context)
+                // A redactor that fails or panics (a Rust host's throw): the
+                // view is EXECUTION_FAILED, as in every binding.
+                unless_panicked(|| redactor.redact(&request.input, info, context))
                     .await
-                    .map_err(|_| {
+                    .and_then(Result::ok)
+                    .ok_or_else(|| {
                         CapabilityError::new(
                             ErrorCode::ExecutionFailed,
                             super::redaction::APPROVAL_VIEW_FAILED_MESSAGE,
@@ -660,11 +662,14 @@ impl Driver {
                 )
                 .await
             }
-            Step::AskRetryOn { error } => Answer::RetryOn(
-                hooks
-                    .and_then(|h| h.retry_on.as_ref())
-                    .is_some_and(|f| f(error)),
-            ),
+            // A predicate that panics (a Rust host's throw) does not
+            // retry, as a throwing one in every binding.
+            Step::AskRetryOn { error } => {
+                Answer::RetryOn(hooks.and_then(|h| h.retry_on.as_ref()).is_some_and(|f| {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(error)))
+                        .unwrap_or(false)
+                }))
+            }
             Step::Sleep { ms } => {
                 tokio::select! {
                     biased;
