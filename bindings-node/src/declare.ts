@@ -94,7 +94,11 @@ function policyMarker(p: AgentPolicy, i: number, fns: Map<number, PolicyFunction
     // Called as the object's method: `this` is the policy (a class's
     // fields, `#private` state, a helper method).
     fns.set(i, evaluate.bind(p));
-    return { ...rest, host: true };
+    if (Object.getPrototypeOf(p) === Object.prototype) return { ...rest, host: true }; // an unknown key is a problem
+    // A class instance: its own fields are its state, not policy fields;
+    // `name` and `mode` may be getters.
+    const { name, mode } = p as any;
+    return { host: true, ...(name === undefined ? {} : { name }), ...(mode === undefined ? {} : { mode }) };
   }
   return p;
 }

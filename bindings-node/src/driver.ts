@@ -68,8 +68,8 @@ export async function drive(
           let res: StandardResult | undefined;
           let missed: Missed | undefined;
           let refusal: string | undefined;
+          hooks ??= hooksOf(host, h); // outside the try: its failure is the call's (INTERNAL), not the input's
           try {
-            hooks ??= hooksOf(host, h);
             let b = hookAnswer(
               hooks.inputSchema!["~standard"].validate(value) as StandardResult | Promise<StandardResult>,
               reg,

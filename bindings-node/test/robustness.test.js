@@ -637,10 +637,26 @@ test("a policy object's evaluate is called as its method: `this`, a class's #pri
       return ok ? { decision: "allow" } : { decision: "deny", reason: "Not on the list." };
     }
   }
+  // A class with public fields (its state, not policy fields) and `mode`
+  // as a getter: shadow, so its deny is recorded, not enforced.
+  class Watcher {
+    seen = 0;
+    get name() {
+      return "watcher";
+    }
+    get mode() {
+      return "shadow";
+    }
+    evaluate() {
+      this.seen += 1;
+      return { decision: "deny", reason: "Watched." };
+    }
+  }
+  const watcher = new Watcher();
   const registry = await createCapabilityRegistry(
     {
       read: base
-        .meta({ agent: agent({ policies: [new AllowList(["u1", "u2"])] }) })
+        .meta({ agent: agent({ policies: [new AllowList(["u1", "u2"]), watcher] }) })
         .handler(async () => ({ ok: true })),
     },
     { policies: [new AllowList(["u1"])] },
@@ -652,6 +668,7 @@ test("a policy object's evaluate is called as its method: `this`, a class's #pri
     assert.equal(e.code, "POLICY_DENIED", id);
     assert.match(e.message, /Not on the list\./, id);
   }
+  assert.equal(watcher.seen, 1, "the shadow policy ran once (the allowed call) and did not deny it");
   registry.close();
 });
 
@@ -676,7 +693,9 @@ test("an async audit subscriber or progress listener that rejects changes nothin
         },
       },
     );
+    let heard = 0;
     const onProgress = async () => {
+      heard += 1;
       throw new Error("the progress channel is closed");
     };
     const r = await registry.invoke("count", {}, { surface: "direct", onProgress });
@@ -686,6 +705,7 @@ test("an async audit subscriber or progress listener that rejects changes nothin
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(delivered, 2, "started and finished");
+    assert.equal(heard, 2, "both reports heard");
     assert.deepEqual(unhandled, []);
     registry.close();
   } finally {
@@ -717,5 +737,32 @@ test("a validator that answers no Standard Schema result, or issues of another s
     assert.equal(e.code, "INVALID_INPUT", name);
     assert.equal(e.message, "The input could not be validated, so the call did not run.", name);
   }
+  registry.close();
+});
+
+test("a CapabilityError thrown inside a zod refine refuses the input with its message (zod rejects the promise it retries with)", async () => {
+  let ran = 0;
+  const registry = await createCapabilityRegistry({
+    book: base
+      .meta({ agent: agent() })
+      .input(
+        z.object({ date: z.string() }).refine((v) => {
+          if (v.date < "2026") throw new CapabilityError("INVALID_INPUT", "Pick a departure date in the future.");
+          return true;
+        }),
+      )
+      .handler(async () => {
+        ran += 1;
+        return { booked: true };
+      }),
+  });
+  const e = await registry.invoke("book", { date: "2020-01-01" }, { surface: "direct" }).then(assert.fail, (e) => e);
+  assert.equal(e.code, "INVALID_INPUT");
+  assert.equal(e.message, "Pick a departure date in the future.");
+  assert.equal(ran, 0);
+  assert.deepEqual(await registry.invoke("book", { date: "2027-01-01" }, { surface: "direct" }), {
+    status: "ok",
+    output: { booked: true },
+  });
   registry.close();
 });

@@ -736,3 +736,41 @@ async def test_input_issues_of_another_shape_are_a_failed_validator(issues: Any,
         else:
             assert message in raised.value.message and "e/m/a/i/l" not in raised.value.message
     assert [r["outcome"] for r in records if r["event"] == "finished"] == ["INVALID_INPUT", "INVALID_INPUT"]
+
+
+class Trip(BaseModel):
+    date: str
+
+    @field_validator("date")
+    @classmethod
+    def in_the_future(cls, v: str) -> str:
+        if v < "2026":
+            raise CapabilityError("INVALID_INPUT", "Pick a departure date in the future.")
+        return v
+
+
+async def test_a_capability_error_raised_in_a_pydantic_validator_refuses_with_its_message() -> None:
+    """pydantic passes an exception that is not a ValueError through: the
+    app's own words reach the caller as INVALID_INPUT, the handler never runs."""
+    ran: list[Trip] = []
+
+    def book(trip: Trip) -> str:
+        ran.append(trip)
+        return "booked"
+
+    spec = define_capability(book, id="trips.book", description="Book.", expose=EXPOSE, side_effect="write", risk="low")
+    reg = create_capability_registry([spec])
+    with pytest.raises(InvalidInputError) as raised:
+        await reg.invoke("trips.book", {"date": "2020-01-01"})
+    assert raised.value.message == "Pick a departure date in the future."
+    assert ran == []
+    assert (await reg.invoke("trips.book", {"date": "2027-01-01"})).output == "booked"  # type: ignore[union-attr]
+
+
+def test_an_async_progress_listener_is_refused() -> None:
+    async def listener(event: Any) -> None:
+        return None
+
+    with pytest.raises(TypeError, match="progress listener must be a plain function"):
+        with orpc_agent.on_progress(listener):
+            pass

@@ -42,14 +42,11 @@ def _invalid_input(inv: Any, exc: BaseException) -> int:
     is shown; anything else only says the input could not be validated —
     an exception's text may quote the input (SI-10)."""
     if isinstance(exc, CapabilityError):  # the app's own words: shown as INVALID_INPUT
-        return int(inv.answer(_native.ANSWER_INPUT_INVALID, exc.message))
+        return int(inv.answer(_native.ANSWER_INPUT_INVALID, str(exc.message)))
     if isinstance(exc, InputIssues):
         try:
             issues = [(_path_text(path), str(msg)) for path, msg in exc.issues]
-        except (
-            TypeError,
-            ValueError,
-        ):  # not (path, message) pairs: a failed validator, as the core reads malformed issues
+        except Exception:  # not (path, message) pairs: a failed validator, as the core reads malformed issues
             _operator_log(inv, "the input validator", exc)
             return int(inv.answer(_native.ANSWER_INPUT_VALIDATOR_FAILED))
         return _issues_answer(inv, issues)
