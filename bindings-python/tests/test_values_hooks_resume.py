@@ -774,3 +774,26 @@ def test_an_async_progress_listener_is_refused() -> None:
     with pytest.raises(TypeError, match="progress listener must be a plain function"):
         with orpc_agent.on_progress(listener):
             pass
+
+
+def test_a_schema_with_an_async_validate_is_refused() -> None:
+    """Validation is synchronous: an async ``validate`` would hand the
+    handler a coroutine in place of the validated input."""
+
+    class Later:
+        async def validate(self, value: Any) -> Any:
+            return value
+
+        def dump(self, value: Any) -> Any:
+            return value
+
+        def json_schema(self) -> dict[str, Any]:
+            return {"type": "object"}
+
+    def check(value: Any) -> str:
+        return "ran"
+
+    with pytest.raises(TypeError, match="validate must be a plain method"):
+        define_capability(
+            check, id="mail.check", description="Check.", expose=EXPOSE, side_effect="read", risk="low", input=Later()
+        )

@@ -15,6 +15,7 @@ re-exported here.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import json
 from collections.abc import Callable
@@ -183,5 +184,12 @@ def as_schema(spec: Any) -> Schema | None:
     if isinstance(spec, dict):
         return JsonSchema(spec)
     if isinstance(spec, Schema) and not isinstance(spec, type):
+        if inspect.iscoroutinefunction(spec.validate):
+            # Called synchronously at stage 4: the coroutine would be taken
+            # for the validated value and the input never checked.
+            raise TypeError(
+                f"{type(spec).__name__}.validate must be a plain method: validation is synchronous "
+                "(an async one would never run)"
+            )
         return spec
     return PydanticSchema(spec)
