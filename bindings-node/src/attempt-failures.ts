@@ -9,7 +9,7 @@
 import { ORPCError, validateORPCError, type AnyProcedure } from "@orpc/server";
 
 import { CapabilityError } from "./errors.js";
-import { detailsText } from "./json.js";
+import { optionalJsonText } from "./json.js";
 import { Answer, Kind } from "./generated/protocol.js";
 import { N } from "./native.js";
 import type { DriverHost } from "./driver-host.js";
@@ -67,7 +67,15 @@ export function failureAnswer(host: DriverHost, h: number, how: 0 | 1 | 2, err: 
 
 function answerError(reg: number, h: number, err: unknown): number {
   if (err instanceof CapabilityError) {
-    return N.answerHandlerError(reg, h, err.code, err.message, err.retryable, detailsText(err.details), Date.now());
+    return N.answerHandlerError(
+      reg,
+      h,
+      err.code,
+      err.message,
+      err.retryable,
+      optionalJsonText(err.details),
+      Date.now(),
+    );
   }
   if (err instanceof ORPCError) {
     // Its fields only: the core's table (core/src/orpc_error.rs) decides
@@ -79,7 +87,7 @@ function answerError(reg: number, h: number, err: unknown): number {
       status,
       defined: err.defined === true,
       message,
-      data: detailsText(err.data),
+      data: optionalJsonText(err.data),
     };
     return N.answerHandlerOrpcError(reg, h, thrown, Date.now());
   }

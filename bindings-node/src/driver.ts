@@ -16,7 +16,7 @@ import { auditRecordFromRow } from "./audit.js";
 import { Attempt } from "./attempt.js";
 import { notify } from "./notify.js";
 import type { ReportProgress } from "./progress.js";
-import { auditPayloadText, exportInputText, parseCoreJson } from "./json.js";
+import { exportInputText, optionalJsonText, parseCoreJson } from "./json.js";
 import { storeStep } from "./stores.js";
 import { logFailure } from "./log.js";
 import type { CallSpan } from "./telemetry.js";
@@ -209,7 +209,7 @@ export async function drive(
           break;
         }
         case Kind.ExportOutput:
-          r = N.answer(reg, h, Answer.OutputExported, Date.now(), auditPayloadText(output));
+          r = N.answer(reg, h, Answer.OutputExported, Date.now(), optionalJsonText(output) ?? "null");
           break;
         case Kind.Audit: {
           if (host.audit !== undefined) {

@@ -122,25 +122,16 @@ export function toJsonText(value: unknown): string {
   return out.join("");
 }
 
-/** The output's JSON text for the audit payload: `"null"` when it has no JSON form. */
-export function auditPayloadText(output: unknown): string {
-  try {
-    return toJsonText(output);
-  } catch {
-    return "null";
-  }
-}
-
 /**
- * The JSON text of an error's `details` (or an oRPC error's `data`) for the
- * core, which decides whether they are shown; `undefined` when there are
- * none or they have no JSON form (then they are left out, never an error
- * of their own).
+ * The JSON text of a value the core may show or record but can do without
+ * (an error's `details`, an oRPC error's `data`, the audited output):
+ * `undefined` when there is none or it has no JSON form — left out, never
+ * an error of its own.
  */
-export function detailsText(details: unknown): string | undefined {
-  if (details === undefined) return undefined;
+export function optionalJsonText(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
   try {
-    return toJsonText(details);
+    return toJsonText(value);
   } catch {
     return undefined;
   }

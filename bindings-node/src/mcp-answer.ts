@@ -7,7 +7,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import { CapabilityError, call } from "./errors.js";
-import { detailsText, toJsonText } from "./json.js";
+import { optionalJsonText, toJsonText } from "./json.js";
 import { N } from "./native.js";
 import type { ApprovalRequest } from "./types.js";
 
@@ -17,7 +17,7 @@ const MESSAGES: { outputNotJson: string; failed: string } = JSON.parse(N.agentTo
 /** The result of a failed call; anything but a `CapabilityError` is INTERNAL. */
 export function mcpErrorResult(error: unknown): CallToolResult {
   const e = error instanceof CapabilityError ? error : new CapabilityError("INTERNAL", MESSAGES.failed);
-  return JSON.parse(call(() => N.mcpErrorResult(e.code, e.message, e.retryable, detailsText(e.details))));
+  return JSON.parse(call(() => N.mcpErrorResult(e.code, e.message, e.retryable, optionalJsonText(e.details))));
 }
 
 /** INTERNAL's text for an output with no JSON form. */

@@ -212,12 +212,15 @@ pub fn row_of(orpc_code: &str, status: Option<u16>) -> Row {
 }
 
 /// The error a call ends in when its handler threw this oRPC error.
-/// `message` is shown only when `defined` (and not blank).
+/// `message` is shown only when `defined` (and not blank), and so is
+/// `data`, as the error's details (bounded by the invocation, like any
+/// handler error's details).
 pub fn handler_error(
     orpc_code: &str,
     status: Option<u16>,
     defined: bool,
     message: &str,
+    data: Option<serde_json::Value>,
 ) -> CapabilityError {
     let r = row_of(orpc_code, status);
     let text = if defined && !message.trim().is_empty() {
@@ -225,7 +228,11 @@ pub fn handler_error(
     } else {
         r.undeclared_message
     };
-    CapabilityError::new(r.code, text).with_retryable(r.retryable)
+    let e = CapabilityError::new(r.code, text).with_retryable(r.retryable);
+    match data.filter(|_| defined) {
+        Some(d) => e.with_details(d),
+        None => e,
+    }
 }
 
 /// The oRPC code and status an HTTP client of the same procedure gets for
@@ -272,9 +279,9 @@ mod tests {
     #[test]
     fn a_domain_not_found_is_never_no_such_tool() {
         for defined in [true, false] {
-            let e = handler_error("NOT_FOUND", Some(404), defined, "Order 7 not found");
+            let e = handler_error("NOT_FOUND", Some(404), defined, "Order 7 not found", None);
             assert_eq!(e.code, ErrorCode::ExecutionFailed);
-            let e = handler_error("GONE", Some(404), defined, "gone");
+            let e = handler_error("GONE", Some(404), defined, "gone", None);
             assert_eq!(e.code, ErrorCode::ExecutionFailed);
         }
         assert!(TABLE.iter().all(|r| r.code != ErrorCode::NotFound));
@@ -282,18 +289,24 @@ mod tests {
 
     #[test]
     fn the_message_is_shown_only_when_declared() {
-        let e = handler_error("CONFLICT", Some(409), true, "Order 7 is already paid.");
+        let e = handler_error(
+            "CONFLICT",
+            Some(409),
+            true,
+            "Order 7 is already paid.",
+            None,
+        );
         assert_eq!(e.message, "Order 7 is already paid.");
-        let e = handler_error("CONFLICT", Some(409), false, "secret 1234");
+        let e = handler_error("CONFLICT", Some(409), false, "secret 1234", None);
         assert_eq!(e.message, "The call conflicts with the current state.");
-        let e = handler_error("CONFLICT", Some(409), true, "  ");
+        let e = handler_error("CONFLICT", Some(409), true, "  ", None);
         assert_eq!(e.message, "The call conflicts with the current state.");
     }
 
     #[test]
     fn rows() {
         let at = |c: &str, s| {
-            let e = handler_error(c, s, false, "x");
+            let e = handler_error(c, s, false, "x", None);
             (e.code, e.retryable)
         };
         assert_eq!(

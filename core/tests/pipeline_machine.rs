@@ -599,6 +599,33 @@ fn a_plain_error_is_never_retryable_whatever_the_host_says() {
     assert_eq!(steps, [StepKind::RunHandler], "one attempt, no retry");
 }
 
+/// Details reach the caller only with the handler's own error: a plain
+/// throw (no code) or a code the core does not know never shows them,
+/// whatever the host sends (`ffi::handler_error` passes them on; the
+/// invocation decides).
+#[test]
+fn a_plain_error_never_shows_details() {
+    let reg = registry(
+        json!([{"id": "r.plain", "meta": meta(&["mcp"])}]),
+        Value::Null,
+    );
+    let details = Some(r#"{"token":"SENTINEL"}"#);
+    for (code, want) in [
+        (None, None),
+        (Some("NOPE"), None),
+        (Some("LIMIT_EXCEEDED"), Some(json!({"token": "SENTINEL"}))),
+    ] {
+        let mut inv = start(&reg, "r.plain", Payload::Host, InvokeOptions::at(0));
+        let (o, _) = drive_sync(&mut inv, |s| match s {
+            Step::RunHandler { .. } => {
+                orpc_agent_core::ffi::handler_error(code, "TypeError".into(), false, details, 1)
+            }
+            other => permissive(other),
+        });
+        assert_eq!(error_of(&o).details, want, "{code:?}");
+    }
+}
+
 // ----- handler errors, validation ---------------------------------------
 
 #[tokio::test(start_paused = true)]

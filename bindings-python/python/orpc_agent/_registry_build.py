@@ -8,13 +8,13 @@ it runs once, at build, never on a call.
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from . import _native
 from ._capability_registry import CapabilityRegistry
+from ._sync_hooks import refuse_async
 from .capability import CapabilitySpec, HostPolicy, camel_keys, host_policy, spec_of
 from .errors import RegistryValidationError
 from .postgres import connection
@@ -51,11 +51,6 @@ def _bind_named(wire: list[Any], impls: dict[int, Callable[..., Any]], named: Ma
             fn = named.get(p.get("name", ""))
             if fn is not None:
                 impls[i] = fn
-
-
-def _is_async(fn: Any) -> bool:
-    """An ``async def`` function, or an object whose ``__call__`` is one."""
-    return inspect.iscoroutinefunction(fn) or (callable(fn) and inspect.iscoroutinefunction(type(fn).__call__))
 
 
 def create_capability_registry(
@@ -125,13 +120,10 @@ def create_capability_registry(
         if not audit_postgres[0]:
             raise ValueError('audit must be a callable or {"postgres": url, "subscriber": callable?}')
         audit = audit.get("subscriber")
-    if audit is not None and _is_async(audit):
-        # Called synchronously as each call's record is written: a coroutine
-        # would never run, and every record would be lost without a word.
-        raise TypeError(
-            "audit subscriber must be a plain function (records are delivered synchronously); "
-            "an async one would never run: hand each record to a queue or a task of your own"
-        )
+    if audit is not None:
+        # Called as each call's record is written: a coroutine would never
+        # run, and every record would be lost without a word.
+        refuse_async(audit, "audit subscriber", instead="; hand each record to a queue or a task of your own")
     signature_problems = _signature_problems(specs)
     try:
         native = _native.NativeRegistry(

@@ -21,11 +21,12 @@ invokes other capabilities passes it on unless it opens its own scope
 from __future__ import annotations
 
 import contextvars
-import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from ._sync_hooks import refuse_async
 
 __all__ = ["ProgressEvent", "ProgressListener", "on_progress", "report"]
 
@@ -50,14 +51,8 @@ def on_progress(listener: ProgressListener | None) -> Iterator[None]:
     """Delivers the progress of invocations made inside the block to ``listener``
     (a plain function: it is called synchronously as each report is accepted;
     an ``async def`` one would never run and is refused with ``TypeError``)."""
-    if listener is not None and (
-        inspect.iscoroutinefunction(listener)
-        or (callable(listener) and inspect.iscoroutinefunction(type(listener).__call__))
-    ):
-        raise TypeError(
-            "progress listener must be a plain function (reports are delivered synchronously); "
-            "an async one would never run: hand each event to a queue or a task of your own"
-        )
+    if listener is not None:
+        refuse_async(listener, "progress listener", instead="; hand each event to a queue or a task of your own")
     token = _LISTENER.set(listener)
     try:
         yield

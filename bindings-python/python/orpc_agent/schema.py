@@ -15,7 +15,6 @@ re-exported here.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import json
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic_core import to_jsonable_python
 
 from ._restore import _rebuild, rebuilds, restore, same_value
+from ._sync_hooks import refuse_async
 
 __all__ = ["Schema", "PydanticSchema", "JsonSchema", "as_schema", "to_jsonable", "restore", "rebuilds", "same_value"]
 
@@ -184,12 +184,8 @@ def as_schema(spec: Any) -> Schema | None:
     if isinstance(spec, dict):
         return JsonSchema(spec)
     if isinstance(spec, Schema) and not isinstance(spec, type):
-        if inspect.iscoroutinefunction(spec.validate):
-            # Called synchronously at stage 4: the coroutine would be taken
-            # for the validated value and the input never checked.
-            raise TypeError(
-                f"{type(spec).__name__}.validate must be a plain method: validation is synchronous "
-                "(an async one would never run)"
-            )
+        # Validation is synchronous: an async `validate`'s coroutine would be
+        # taken for the validated value and the input never checked.
+        refuse_async(spec.validate, f"{type(spec).__name__}.validate", noun="method")
         return spec
     return PydanticSchema(spec)

@@ -181,12 +181,12 @@ pub fn handler_error_with(
     details: Option<Value>,
     now_ms: u64,
 ) -> Answer {
-    let code = code.and_then(ErrorCode::parse);
     Answer::HandlerError {
-        code,
+        code: code.and_then(ErrorCode::parse),
         message,
         retryable,
-        details: code.and(details).map(Box::new),
+        // Kept or dropped by the invocation (never for a plain throw).
+        details: details.map(Box::new),
         now_ms,
     }
 }
@@ -195,9 +195,7 @@ pub fn handler_error_with(
 /// fields as the host read them (`defined` as oRPC's `validateORPCError`
 /// decided, `data_json` its `data` as JSON text). The core's table
 /// ([`crate::orpc_error::handler_error`]) decides the code, `retryable`
-/// and whether the message is shown; a declared error's `data` is its
-/// details (within [`crate::limits::ERROR_DETAILS`]), an undeclared one's
-/// is never shown (it may quote data, SI-10).
+/// and whether the message and the `data` (as details) are shown.
 pub fn orpc_handler_error(
     orpc_code: &str,
     status: Option<u16>,
@@ -206,15 +204,13 @@ pub fn orpc_handler_error(
     data_json: Option<&str>,
     now_ms: u64,
 ) -> Answer {
-    let e = crate::orpc_error::handler_error(orpc_code, status, defined, message);
+    let data = data_json.and_then(crate::limits::error_details_text);
+    let e = crate::orpc_error::handler_error(orpc_code, status, defined, message, data);
     Answer::HandlerError {
         code: Some(e.code),
         message: e.message,
         retryable: e.retryable,
-        details: data_json
-            .filter(|_| defined)
-            .and_then(crate::limits::error_details_text)
-            .map(Box::new),
+        details: e.details.map(Box::new),
         now_ms,
     }
 }
@@ -344,7 +340,7 @@ mod tests {
     }
 
     #[test]
-    fn a_handler_error_carries_its_details_only_with_a_code_and_as_json() {
+    fn a_handler_error_carries_its_details_as_json_within_the_size_limit() {
         let d = Some(r#"{"retryAfterMs":500}"#);
         let kept = details_of(handler_error(
             Some("LIMIT_EXCEEDED"),
@@ -354,15 +350,9 @@ mod tests {
             0,
         ));
         assert_eq!(kept, Some(serde_json::json!({"retryAfterMs": 500})));
-        // A plain throw, an unknown code: never details.
-        assert_eq!(
-            details_of(handler_error(None, "TypeError".into(), false, d, 0)),
-            None
-        );
-        assert_eq!(
-            details_of(handler_error(Some("NOPE"), "x".into(), false, d, 0)),
-            None
-        );
+        // A plain throw's details are dropped by the invocation, the one
+        // place that rule is written (pipeline_machine.rs,
+        // `a_plain_error_never_shows_details`).
         // Not JSON, or over the size limit: dropped before parsing.
         assert_eq!(
             details_of(handler_error(

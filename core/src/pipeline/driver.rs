@@ -771,7 +771,7 @@ impl Driver {
                     // message (the audit record keeps it: see AuditRecord).
                     message: if e.code.is_some() { e.message } else { "thrown".to_owned() },
                     retryable: e.retryable,
-                    details: e.code.and(e.details).map(Box::new),
+                    details: e.details.map(Box::new),
                     now_ms: self.clock.now_ms(),
                 },
             },
