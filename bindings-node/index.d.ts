@@ -393,18 +393,19 @@ export declare function postgresOpen(url: string, optionsJson: string): Promise<
 
 /**
  * Checks one progress report against the last accepted one (`lastDone`
- * < 0: none yet; `lastTotal` < 0: no total). Returns `total + 1` for an
- * accepted report with a total (the total in force, carried forward),
- * `0` for one without, and `-code` (`ProgressError::code`) for a dropped
- * one — one number, no object per report.
+ * absent: none yet; `lastTotal` absent: no total). Returns the total in
+ * force for an accepted report (carried forward; NaN when there is none)
+ * or `-code` (`ProgressError::code`) for a dropped one: one number, no
+ * object per report, exact up to the core's largest count (2^53).
  */
-export declare function progressCheck(lastDone: number, lastTotal: number, done: number, total: number): number
+export declare function progressCheck(lastDone: number | undefined | null, lastTotal: number | undefined | null, done: number, total?: number | undefined | null): number
 
 /**
  * A progress event as deterministic CBOR content-part metadata
- * (`std:progress`, `std:progress-total`; `total` NaN when unknown).
+ * (`std:progress`, `std:progress-total`), for an event the core would
+ * accept as a first report (counts, `done <= total`).
  */
-export declare function progressMetadataCbor(done: number, total: number): Buffer
+export declare function progressMetadataCbor(done: number, total?: number | undefined | null): Buffer
 
 /**
  * Sends registry `reg`'s audit records to sink `id` from Rust (each

@@ -49,48 +49,49 @@ pub fn trace_to_http_headers(traceparent: String, tracestate: Option<String>) ->
 }
 
 /// Checks one progress report against the last accepted one (`lastDone`
-/// < 0: none yet; `lastTotal` < 0: no total). Returns `total + 1` for an
-/// accepted report with a total (the total in force, carried forward),
-/// `0` for one without, and `-code` (`ProgressError::code`) for a dropped
-/// one — one number, no object per report.
+/// absent: none yet; `lastTotal` absent: no total). Returns the total in
+/// force for an accepted report (carried forward; NaN when there is none)
+/// or `-code` (`ProgressError::code`) for a dropped one: one number, no
+/// object per report, exact up to the core's largest count (2^53).
 #[napi(catch_unwind)]
-pub fn progress_check(last_done: f64, last_total: f64, done: f64, total: f64) -> f64 {
-    let count = |x: f64| (x >= 0.0).then(|| progress::count_from_f64(x)).transpose();
+pub fn progress_check(
+    last_done: Option<f64>,
+    last_total: Option<f64>,
+    done: f64,
+    total: Option<f64>,
+) -> f64 {
+    let count = progress::count_from_f64;
     let result = (|| {
-        let last = match count(last_done)? {
+        let last = match last_done {
             Some(done) => Some(ProgressEvent {
-                done,
-                total: count(last_total)?,
+                done: count(done)?,
+                total: last_total.map(count).transpose()?,
             }),
             None => None,
         };
-        let total = if total.is_nan() {
-            None
-        } else {
-            Some(progress::count_from_f64(total)?)
-        };
-        progress::check(last, progress::count_from_f64(done)?, total)
+        progress::check(last, count(done)?, total.map(count).transpose()?)
     })();
     match result {
-        #[allow(clippy::cast_precision_loss)]
-        Ok(ProgressEvent { total: Some(t), .. }) => t as f64 + 1.0,
-        Ok(_) => 0.0,
+        #[allow(clippy::cast_precision_loss)] // at most 2^53: exact
+        Ok(ProgressEvent { total, .. }) => total.map_or(f64::NAN, |t| t as f64),
         Err(e) => -f64::from(e.code()),
     }
 }
 
 /// A progress event as deterministic CBOR content-part metadata
-/// (`std:progress`, `std:progress-total`; `total` NaN when unknown).
+/// (`std:progress`, `std:progress-total`), for an event the core would
+/// accept as a first report (counts, `done <= total`).
 #[napi(catch_unwind)]
-pub fn progress_metadata_cbor(done: f64, total: f64) -> napi::Result<Buffer> {
+pub fn progress_metadata_cbor(done: f64, total: Option<f64>) -> napi::Result<Buffer> {
     let err = |e: progress::ProgressError| throw(&invalid(e.to_string()));
-    let done = progress::count_from_f64(done).map_err(err)?;
-    let total = if total.is_nan() {
-        None
-    } else {
-        Some(progress::count_from_f64(total).map_err(err)?)
-    };
-    ProgressEvent { done, total }
+    let count = progress::count_from_f64;
+    let event = progress::check(
+        None,
+        count(done).map_err(err)?,
+        total.map(count).transpose().map_err(err)?,
+    )
+    .map_err(err)?;
+    event
         .to_cbor()
         .map(Buffer::from)
         .map_err(|e| throw(&internal(&e.to_string())))

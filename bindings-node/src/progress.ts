@@ -27,20 +27,21 @@ export type ReportProgress = (done: number, total?: number) => boolean;
 
 /** Makes the `progress` function of one invocation (state: the last accepted report). */
 export function progressReporter(listener: ProgressListener | undefined): ReportProgress {
-  let lastDone = -1;
-  let lastTotal = -1;
+  let lastDone: number | undefined;
+  let lastTotal: number | undefined;
   return (done: number, total?: number): boolean => {
     if (typeof done !== "number" || (total !== undefined && typeof total !== "number")) return false;
-    const r = N.progressCheck(lastDone, lastTotal, done, total ?? Number.NaN);
+    // The total in force (NaN: none), or a negative code: dropped.
+    const r = N.progressCheck(lastDone, lastTotal, done, total);
     if (r < 0) return false;
     lastDone = done;
-    lastTotal = r - 1;
-    if (listener !== undefined) notify(listener, r === 0 ? { done } : { done, total: r - 1 });
+    lastTotal = Number.isNaN(r) ? undefined : r;
+    if (listener !== undefined) notify(listener, lastTotal === undefined ? { done } : { done, total: lastTotal });
     return true;
   };
 }
 
 /** A progress event as deterministic CBOR content-part metadata (`std:progress`, `std:progress-total`). */
 export function progressMetadataCbor(event: ProgressEvent): Uint8Array {
-  return N.progressMetadataCbor(event.done, event.total ?? Number.NaN);
+  return N.progressMetadataCbor(event.done, event.total);
 }

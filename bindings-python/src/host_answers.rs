@@ -5,14 +5,20 @@
 
 use orpc_agent_core::ffi;
 use orpc_agent_core::pipeline::Answer;
+use orpc_agent_core::pipeline::progress;
 use pyo3::prelude::*;
 use pyo3::types::PyBool;
 
-/// A count a host reported (progress): an `int` that fits a `u64`, never
-/// a `bool`.
+/// A count a host reported (progress): an `int` that fits a `u64`, or a
+/// `float` the core reads as a count (`2.0`, as a JavaScript or Swift
+/// number would be), never a `bool`. How large a count may be is the
+/// core's rule (`pipeline::progress::check`).
 pub(crate) fn count(v: &Bound<'_, PyAny>) -> Option<u64> {
     if v.is_instance_of::<PyBool>() {
         return None;
+    }
+    if let Ok(f) = v.cast::<pyo3::types::PyFloat>() {
+        return progress::count_from_f64(f.value()).ok();
     }
     v.extract::<u64>().ok()
 }

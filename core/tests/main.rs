@@ -24,6 +24,7 @@ mod limits;
 mod pipeline_export;
 mod pipeline_machine;
 mod pipeline_vectors;
+mod progress_vectors;
 mod registry;
 mod registry_vectors;
 mod security_invariants;

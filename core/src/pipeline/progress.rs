@@ -9,7 +9,10 @@
 //!   requires a progress notification's value to increase each time);
 //! - a `total`, once given, is fixed: a later report may repeat it or omit
 //!   it (it is carried forward), never change it;
-//! - `done ≤ total` whenever a total is known.
+//! - `done ≤ total` whenever a total is known;
+//! - a count (`done` or `total`) is at most 2^53 ([`MAX_COUNT`]): every
+//!   language holds it exactly (a JavaScript number, a Swift `Double`, a
+//!   JSON reader), so a report means the same wherever it is read.
 //!
 //! A rejected report is **dropped**, not fatal: the call goes on and the
 //! binding's `progress()` tells the handler `false`. Progress is advisory
@@ -50,7 +53,13 @@ pub enum ProgressError {
     TotalChanged { fixed: u64, total: u64 },
     #[error("progress must be a non-negative integer")]
     NotAnInteger,
+    #[error("progress counts go up to 2^53, not {count}")]
+    TooLarge { count: u64 },
 }
+
+/// The largest progress count: 2^53, the last integer every host number
+/// type (and an MCP client's JavaScript) holds exactly.
+pub const MAX_COUNT: u64 = 1 << 53;
 
 impl ProgressError {
     /// A small stable number for bindings (0 means accepted).
@@ -60,6 +69,7 @@ impl ProgressError {
             ProgressError::AboveTotal { .. } => 2,
             ProgressError::TotalChanged { .. } => 3,
             ProgressError::NotAnInteger => 4,
+            ProgressError::TooLarge { .. } => 5,
         }
     }
 }
@@ -72,6 +82,11 @@ pub fn check(
     done: u64,
     total: Option<u64>,
 ) -> Result<ProgressEvent, ProgressError> {
+    for count in std::iter::once(done).chain(total) {
+        if count > MAX_COUNT {
+            return Err(ProgressError::TooLarge { count });
+        }
+    }
     let fixed = last.and_then(|l| l.total);
     let total = match (fixed, total) {
         (Some(f), Some(t)) if f != t => {
@@ -96,10 +111,12 @@ pub fn check(
     Ok(ProgressEvent { done, total })
 }
 
-/// Converts a host number (JavaScript and Swift `Double`s, Python ints via
-/// float) to a progress count: a finite non-negative integer ≤ 2^53.
+/// Converts a host number (a JavaScript number, a Python float) to a count:
+/// a finite non-negative integer (`2.0` is `2`; whether it is at most
+/// [`MAX_COUNT`] is [`check`]'s rule).
 pub fn count_from_f64(x: f64) -> Result<u64, ProgressError> {
-    if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= 9_007_199_254_740_992.0 {
+    // 2^64 is exact as a double; anything below it converts without loss.
+    if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0 {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         Ok(x as u64)
     } else {
@@ -245,9 +262,28 @@ mod tests {
     #[test]
     fn host_numbers_must_be_counts() {
         assert_eq!(count_from_f64(3.0), Ok(3));
-        for bad in [-1.0, 1.5, f64::NAN, f64::INFINITY, 1e300] {
+        assert_eq!(count_from_f64(9_007_199_254_740_994.0), Ok(MAX_COUNT + 2));
+        for bad in [
+            -1.0,
+            1.5,
+            f64::NAN,
+            f64::INFINITY,
+            1e300,
+            18_446_744_073_709_551_616.0,
+        ] {
             assert_eq!(count_from_f64(bad), Err(ProgressError::NotAnInteger));
         }
+    }
+
+    #[test]
+    fn counts_go_up_to_two_to_the_53() {
+        assert!(check(None, MAX_COUNT, Some(MAX_COUNT)).is_ok());
+        let beyond = ProgressError::TooLarge {
+            count: MAX_COUNT + 1,
+        };
+        assert_eq!(check(None, MAX_COUNT + 1, None), Err(beyond));
+        assert_eq!(check(None, 1, Some(MAX_COUNT + 1)), Err(beyond));
+        assert_eq!(beyond.code(), 5);
     }
 
     #[test]
