@@ -19,7 +19,7 @@ use orpc_agent_core::approval::{
 };
 use orpc_agent_core::pipeline::driver::{
     AppContext, AuditSink, Call, Driver, Handler, HandlerContext, HandlerError, Policy,
-    PolicyRequest, Redactor,
+    PolicyRequest, Redactor, Validator,
 };
 use orpc_agent_core::pipeline::{AuditRecord, Decision, Outcome, RedactionInfo};
 use orpc_agent_core::{Actor, CapabilityRegistry, ErrorCode, Frame, Surface};
@@ -285,7 +285,9 @@ async fn a_redactor_that_never_finishes_is_bounded_by_the_deadline() {
     );
     let (o, took) = timed(d.invoke("orders.cancel", json!({}), Call::new(frame()))).await;
     let e = error_of(&o);
-    assert_eq!(e.code, ErrorCode::ExecutionFailed);
+    // The deadline's TIMEOUT, as in every binding (the machine's answer to
+    // `DeadlinePassed`); the unredacted output goes nowhere.
+    assert_eq!(e.code, ErrorCode::Timeout);
     assert!(!e.retryable, "the write ran: a retry could run it twice");
     assert_eq!(
         took,
@@ -293,6 +295,7 @@ async fn a_redactor_that_never_finishes_is_bounded_by_the_deadline() {
         "bounded by the 200 ms deadline"
     );
     assert_eq!(h.calls(), 1);
+    assert_eq!(audit.outcomes(), ["TIMEOUT"]);
     assert_no_secret(&o, &audit);
 }
 
@@ -306,10 +309,53 @@ async fn a_redactor_that_spins_is_bounded_by_the_deadline() {
     };
     let d = build(&reg, h.clone(), spin, audit.clone());
     let (o, took) = timed(d.invoke("orders.cancel", json!({}), Call::new(frame()))).await;
-    assert_eq!(error_of(&o).code, ErrorCode::ExecutionFailed);
+    assert_eq!(error_of(&o).code, ErrorCode::Timeout);
     assert!(took < Duration::from_millis(2_000), "{took:?}");
     assert_eq!(h.calls(), 1);
     assert_no_secret(&o, &audit);
+}
+
+// ----- validators that never finish -------------------------------------------
+
+/// A validator that never finishes.
+struct PendingValidator;
+
+impl Validator for PendingValidator {
+    fn validate<'a>(&'a self, _value: &'a Value) -> BoxFuture<'a, Result<Value, String>> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_validator_that_never_finishes_is_the_deadlines_timeout() {
+    // The input validator runs before the handler (which never starts);
+    // the output validator after it (its output goes nowhere). Both are
+    // bounded by the call's deadline, 200 ms after the start.
+    for (input, output) in [(true, false), (false, true)] {
+        let reg = registry(
+            json!([{"id": "orders.cancel", "validateInput": input, "validateOutput": output,
+                    "meta": {"description": "Write.", "expose": {"mcp": true}, "sideEffect": "write",
+                             "risk": "medium", "timeoutMs": 200}}]),
+            Value::Null,
+        );
+        let h = Probe::new(Mode::ReturnSecret);
+        let audit = sink(SinkFault::None);
+        let mut b = builder(&reg)
+            .handler("orders.cancel", h.clone())
+            .audit(audit.clone(), true);
+        b = if input {
+            b.input_validator("orders.cancel", Arc::new(PendingValidator))
+        } else {
+            b.output_validator("orders.cancel", Arc::new(PendingValidator))
+        };
+        let d = b.build().unwrap();
+        let (o, took) = timed(d.invoke("orders.cancel", json!({}), Call::new(frame()))).await;
+        assert_eq!(error_of(&o).code, ErrorCode::Timeout, "input={input}");
+        assert_eq!(took, Duration::from_millis(200), "input={input}");
+        assert_eq!(h.calls(), u32::from(output), "input={input}");
+        assert_eq!(audit.outcomes(), ["TIMEOUT"], "input={input}");
+        assert_no_secret(&o, &audit);
+    }
 }
 
 // ----- host policies -----------------------------------------------------------

@@ -572,6 +572,78 @@ fn a_hook_that_never_answers_ends_at_the_call_deadline() {
     }
 }
 
+/// A TIMEOUT tells the caller it may call again (`retryable`) unless a
+/// handler may have run and running it again is not safe: a write that is
+/// not idempotent may have done its work before the deadline. A write whose
+/// handler never started (a validator, or the audit before it, spent the
+/// deadline) is safe to call again; so is a read or an idempotent write.
+#[test]
+fn a_timeout_is_retryable_unless_a_write_may_have_run() {
+    let stuck_at = |stuck: StepKind| {
+        move |s: &Step<'_>| {
+            if s.kind() != stuck {
+                permissive(s)
+            } else if stuck == StepKind::RunHandler {
+                Answer::HandlerTimedOut { now_ms: 1_100 }
+            } else {
+                Answer::DeadlinePassed { now_ms: 1_100 }
+            }
+        }
+    };
+    for (effect, idempotent, repeatable) in [
+        ("write", false, false),
+        ("write", true, true),
+        ("read", false, true),
+        ("none", false, true),
+    ] {
+        let m = with(
+            meta(&["mcp"]),
+            json!({"sideEffect": effect, "idempotent": idempotent, "timeoutMs": 100,
+                   "redact": {"output": true}}),
+        );
+        let reg = registry(
+            json!([{"id": "t.x", "meta": m, "validateInput": true, "validateOutput": true}]),
+            Value::Null,
+        );
+        let call = || start(&reg, "t.x", Payload::Json(json!({})), audited(1_000));
+        for (stuck, handler_ran) in [
+            (StepKind::ValidateInput, false),
+            (StepKind::RunHandler, true),
+            (StepKind::ValidateOutput, true),
+            (StepKind::RedactOutput, true),
+        ] {
+            let mut inv = call();
+            let (o, _) = drive_sync(&mut inv, stuck_at(stuck));
+            let e = error_of(&o);
+            assert_eq!(e.code, ErrorCode::Timeout, "{effect} {stuck:?}");
+            assert_eq!(
+                e.retryable,
+                repeatable || !handler_ran,
+                "{effect} {stuck:?}"
+            );
+        }
+        // The deadline passes before the handler starts: it never runs.
+        let mut inv = call();
+        loop {
+            let step = inv.step();
+            if step.kind() == StepKind::RunHandler {
+                break;
+            }
+            let answer = permissive(&step);
+            inv.answer(answer).unwrap();
+        }
+        inv.at(1_100);
+        let (o, steps) = drive_sync(&mut inv, permissive);
+        assert!(!steps.contains(&StepKind::RunHandler), "{steps:?}");
+        let e = error_of(&o);
+        assert_eq!(
+            (e.code, e.retryable),
+            (ErrorCode::Timeout, true),
+            "{effect}"
+        );
+    }
+}
+
 /// A plain thrown error (no code) is never retried, whatever `retryable`
 /// the host reports for it: only the application's own CapabilityError can
 /// say a retry is worth it (issue 14).

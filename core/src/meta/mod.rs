@@ -110,8 +110,14 @@ impl AgentMeta {
         match &self.retry {
             None => false,
             Some(r) if r.max_attempts == 0 => false,
-            Some(_) => self.side_effect.is_read_only() || self.idempotent == Some(true),
+            Some(_) => self.safe_to_repeat(),
         }
+    }
+
+    /// Whether running the handler again cannot do its work twice: a
+    /// read-only capability, or one declared `idempotent: true`.
+    pub fn safe_to_repeat(&self) -> bool {
+        self.side_effect.is_read_only() || self.idempotent == Some(true)
     }
 }
 

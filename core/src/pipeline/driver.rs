@@ -132,8 +132,9 @@ pub trait Policy: Send + Sync {
 }
 
 /// A redactor: pure and total. `Err` fails the call with EXECUTION_FAILED
-/// and the value is dropped; so does an output redactor still running at
-/// the deadline (its future is dropped). A redactor that spins without
+/// and the value is dropped; an output redactor still running at the
+/// call's deadline ends it in TIMEOUT (its future is dropped, the value
+/// with it), as does a validator. A redactor that spins without
 /// yielding blocks its thread: no async runtime can interrupt it.
 pub trait Redactor: Send + Sync {
     fn redact<'a>(
@@ -549,14 +550,28 @@ impl Driver {
             inv.at(self.clock.now_ms());
             let answer = match inv.step() {
                 Step::Done(_) => break,
-                // A hook the call awaits ends at the caller's cancellation
-                // (the core's rule at every awaited step); a hook that is
-                // ready wins a tie. Store steps are not raced: the machine
-                // takes a cancellation only before one starts.
+                // A validator or redactor the call awaits ends at the
+                // call's deadline (`call_deadline_ms`, as in every binding:
+                // the machine makes it TIMEOUT) or the caller's
+                // cancellation; a hook that is ready wins a tie.
                 step @ (Step::ValidateInput { .. }
-                | Step::EvaluatePolicy { .. }
                 | Step::ValidateOutput { .. }
-                | Step::RedactOutput { .. }) => tokio::select! {
+                | Step::RedactOutput { .. }) => {
+                    let remaining = inv.call_deadline_ms().saturating_sub(self.clock.now_ms());
+                    tokio::select! {
+                        biased;
+                        a = self.perform(&inv, step, call) => a,
+                        _ = tokio::time::sleep(Duration::from_millis(remaining)) => {
+                            Some(Answer::DeadlinePassed { now_ms: self.clock.now_ms() })
+                        }
+                        _ = call.cancel.cancelled() => Some(Answer::Cancelled { now_ms: self.clock.now_ms() }),
+                    }
+                }
+                // A policy is bounded by its own timeout (`perform`) and
+                // ends at the caller's cancellation. Store steps are not
+                // raced: the machine takes a cancellation only before one
+                // starts.
+                step @ Step::EvaluatePolicy { .. } => tokio::select! {
                     biased;
                     a = self.perform(&inv, step, call) => a,
                     _ = call.cancel.cancelled() => Some(Answer::Cancelled { now_ms: self.clock.now_ms() }),
@@ -690,18 +705,10 @@ impl Driver {
             }
             Step::RedactOutput { output, info } => {
                 let v = output.as_json()?;
-                // A redactor that never finishes is bounded by the deadline
-                // (issue 10): past it the output is dropped, as when the
-                // redactor throws. A future that is ready wins a tie.
-                let remaining = inv.deadline_at_ms().saturating_sub(self.clock.now_ms());
                 match hooks.and_then(|h| h.redact_output.as_ref()) {
-                    Some(r) => tokio::select! {
-                        biased;
-                        done = unless_panicked(|| r.redact(v, info, cx)) => match done {
-                            Some(Ok(v)) => Answer::Redacted(Payload::Json(v)),
-                            Some(Err(_)) | None => Answer::RedactorFailed,
-                        },
-                        _ = tokio::time::sleep(Duration::from_millis(remaining)) => Answer::RedactorFailed,
+                    Some(r) => match unless_panicked(|| r.redact(v, info, cx)).await {
+                        Some(Ok(v)) => Answer::Redacted(Payload::Json(v)),
+                        Some(Err(_)) | None => Answer::RedactorFailed,
                     },
                     None => Answer::RedactorFailed,
                 }

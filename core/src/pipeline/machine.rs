@@ -527,7 +527,8 @@ impl Invocation {
     pub fn at(&mut self, now_ms: u64) {
         if matches!(self.state, State::RunHandler) && now_ms != 0 && now_ms >= self.deadline_at_ms {
             self.clock(now_ms);
-            let e = self.timeout_error();
+            // This attempt's handler never starts; an earlier one may have.
+            let e = self.timeout_after(self.attempts > 1);
             self.fail(e);
         }
     }
@@ -1248,12 +1249,24 @@ impl Invocation {
         self.state = State::RunHandler;
     }
 
+    /// TIMEOUT, once a handler attempt has started (it may have run).
     fn timeout_error(&self) -> CapabilityError {
-        let ms = self.capability().map_or(0, |c| c.timeout_ms);
+        self.timeout_after(self.attempts > 0)
+    }
+
+    /// TIMEOUT. It tells the caller it may call again (`retryable`) unless
+    /// a handler may have run and running it again is not safe: a write
+    /// that is not idempotent may have done its work before the deadline,
+    /// and a second call could do it twice.
+    fn timeout_after(&self, handler_started: bool) -> CapabilityError {
+        let cap = self.capability();
+        let ms = cap.map_or(0, |c| c.timeout_ms);
+        let repeatable = !handler_started || cap.is_some_and(|c| c.meta.safe_to_repeat());
         CapabilityError::new(
             ErrorCode::Timeout,
             format!("The capability did not finish within its {ms} ms deadline."),
         )
+        .with_retryable(repeatable)
     }
 
     /// SI-11: retry only an eligible capability, only a retryable error,
