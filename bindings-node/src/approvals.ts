@@ -91,7 +91,9 @@ const RESUME_KEYS = [
 export function resumeOptions<TContext>(requestId: unknown, options: unknown): ResumeOptions<TContext> {
   const fn = "registry.resume";
   requireString(fn, "requestId", requestId);
-  const o = optionsObject(fn, "options", options, RESUME_KEYS) as ResumeOptions<TContext>;
+  // Strict: a misspelt limit (`asrequester`, `through_tool`) ignored would
+  // resume as trusted, any request for anyone.
+  const o = optionsObject(fn, "options", options, RESUME_KEYS, true) as ResumeOptions<TContext>;
   optionalSignal(fn, "options.signal", o.signal);
   optionalFunction(fn, "options.onProgress", o.onProgress);
   const by = o.asRequester as unknown;

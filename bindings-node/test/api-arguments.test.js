@@ -158,6 +158,17 @@ test("invoke/resume refuse wrong types naming the argument (rejections, never sy
     /asRequester/,
   );
   await rejectsWith("resume throughTool number", () => registry.resume(id, { throughTool: 5 }), /throughTool/);
+  // A misspelt limit is refused, never ignored (ignored, the resume would
+  // be trusted: any request, for anyone).
+  for (const misspelt of [
+    { asrequester: { surface: "mcp", actor: { id: "agent-1" } } },
+    { as_requester: true },
+    { through_tool: "orders.cancel" },
+    { asRequester: { surface: "mcp", actor: { id: "agent-1" } }, throughtool: "orders.cancel" },
+  ]) {
+    const key = Object.keys(misspelt).at(-1);
+    await rejectsWith(`resume option ${key}`, () => registry.resume(id, misspelt), new RegExp(`no option \`${key}\``));
+  }
   assert.equal((await registry.approvals.get(id)).status, "approved", "no bad resume consumed the request");
   assert.deepEqual(await registry.resume(id, null), { status: "ok", output: { n: 1 } }, "null options are none");
   registry.close();

@@ -53,7 +53,7 @@ test("a gated BigInt input reaches the view, the outcome and the resumed handler
   const decided = await registry.approvals.approve(r.request.id, { approver: "bob" });
   assert.deepEqual(decided.input, input);
   assert.deepEqual(await registry.redactApprovalInput(got), input);
-  const resumed = await registry.resume(r.request.id, { surface: "direct" });
+  const resumed = await registry.resume(r.request.id);
   assert.equal(resumed.status, "ok");
   assert.deepEqual(seen, [input]);
   assert.equal(typeof seen[0].units, "bigint");
@@ -69,7 +69,7 @@ test("a request stored in SQLite by one registry resumes exactly in another", as
     await first.approvals.approve(r.request.id, { approver: "bob" });
     first.close();
     const second = await createCapabilityRegistry(router(seen), { approvalStore: { sqlite: path } });
-    assert.equal((await second.resume(r.request.id, { surface: "direct" })).status, "ok");
+    assert.equal((await second.resume(r.request.id)).status, "ok");
     assert.deepEqual(seen, [input]);
     second.close();
   } finally {
@@ -100,7 +100,7 @@ test("values without large integers read as plain JSON, strings that start with 
   const r = await registry.invoke("note", value, { surface: "direct", actor: { id: "a" } });
   assert.deepEqual(r.request.input, value);
   await registry.approvals.approve(r.request.id, { approver: "b" });
-  await registry.resume(r.request.id, { surface: "direct" });
+  await registry.resume(r.request.id);
   assert.deepEqual(seen, [value]);
   assert.equal(typeof seen[0].n, "number");
 });
@@ -159,7 +159,7 @@ test("an input whose JSON form does not read back as the validated value is refu
   const r = await registry.invoke("plain", { at: "2026-12-06T10:00:00Z", units: BIG }, frame);
   assert.equal(r.status, "approval_required");
   await registry.approvals.approve(r.request.id, { approver: "bob" });
-  assert.equal((await registry.resume(r.request.id, { surface: "direct" })).status, "ok");
+  assert.equal((await registry.resume(r.request.id)).status, "ok");
   assert.deepEqual(runs, [{ at: "2026-12-06T10:00:00Z", units: BIG }]);
 });
 
