@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use napi_derive::napi;
 use orpc_agent_core::ffi::ResumeLimit;
-use orpc_agent_core::{Actor, Answer, CapabilityError, Frame, Invocation, InvokeOptions, Surface};
+use orpc_agent_core::{Actor, CapabilityError, Frame, Invocation, InvokeOptions, Surface};
 
 use crate::errors::{internal, invalid, throw};
 use crate::invoke::{DONE_OK_HOST, ms, next};
@@ -192,12 +192,9 @@ pub fn resume_start(
         let registry = std::sync::Arc::clone(r.host.registry());
         let opts = options(r, now);
         let limit = ResumeLimit::from_options(through_tool.as_deref(), by_requester);
-        let mut inv = limit.resume(registry, &approval_id, frame, opts);
-        // The caller's signal was already aborted: the core ends the call
-        // CANCELLED at its consume step, before the store runs it.
-        if cancelled == Some(true) {
-            let _ = inv.answer(Answer::Cancelled { now_ms: ms(now) });
-        }
+        // An already aborted signal: the core ends the call CANCELLED
+        // before its consume step.
+        let inv = limit.resume(registry, &approval_id, frame, opts, cancelled == Some(true));
         started(r, inv, ms(now))
     })
 }

@@ -199,7 +199,11 @@ impl NativeRegistry {
     /// be for it, and a frame without an actor id may resume only a request
     /// made by an identical actor without one
     /// (`Invocation::resume_through_tool`).
-    #[pyo3(signature = (approval_id, frame, by_requester = false, through_tool = None))]
+    ///
+    /// `cancelled`: the calling task was cancelled before the call (the
+    /// core ends it CANCELLED before its consume step: the approval stays
+    /// approved).
+    #[pyo3(signature = (approval_id, frame, by_requester = false, through_tool = None, cancelled = false))]
     fn resume(
         &self,
         py: Python<'_>,
@@ -207,6 +211,7 @@ impl NativeRegistry {
         frame: &Frame,
         by_requester: bool,
         through_tool: Option<&str>,
+        cancelled: bool,
     ) -> Invocation {
         let opts = self.shared.options(py);
         let registry = Arc::clone(self.shared.host.registry());
@@ -214,7 +219,7 @@ impl NativeRegistry {
         // The core resolves the tool (one it does not know has no request)
         // and decides what the limit allows.
         let limit = ResumeLimit::from_options(through_tool, by_requester);
-        let inv = limit.resume(registry, approval_id, frame, opts);
+        let inv = limit.resume(registry, approval_id, frame, opts, cancelled);
         Invocation::new(Arc::clone(&self.shared), inv, true)
     }
 }

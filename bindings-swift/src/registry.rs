@@ -45,8 +45,7 @@ pub enum FfiResumeLimit {
     /// (`Invocation::resume_by_requester`).
     Requester,
     /// As `Requester`, through one capability's tool (an id or adapter tool
-    /// name): only a request for that capability
-    /// (`Invocation::resume_through_tool`).
+    /// name): only a request for it (`Invocation::resume_through_tool`).
     ThroughTool { id_or_tool_name: String },
 }
 
@@ -154,7 +153,8 @@ impl FfiRegistry {
 
     /// Resumes an approved request (stage 7, then 9–14 with the recorded
     /// surface and actor; the frame gives trace and ids, and — with a
-    /// `limit` — the caller's surface and actor the core checks).
+    /// `limit` — the caller's surface and actor the core checks); a task
+    /// already `cancelled` consumes nothing (`ResumeLimit::resume`).
     pub fn resume(
         &self,
         approval_id: String,
@@ -162,11 +162,12 @@ impl FfiRegistry {
         details: Option<FfiFrameDetails>,
         now_ms: u64,
         limit: FfiResumeLimit,
+        cancelled: bool,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
         let frame = frame(surface, details)?;
         let registry = Arc::clone(self.host.registry());
         let opts = self.options(now_ms);
-        let inv = limit.resume(registry, &approval_id, frame, opts);
+        let inv = limit.resume(registry, &approval_id, frame, opts, cancelled);
         Ok(self.invocation(inv, now_ms))
     }
 

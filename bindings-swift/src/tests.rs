@@ -61,7 +61,7 @@ fn approvals_run_inside_the_synchronous_calls() {
     reg.decide(id.clone(), true, Some("boss".into()), None, 2_000)
         .unwrap();
     let resumed = reg
-        .resume(id, 0, None, 3_000, crate::FfiResumeLimit::Trusted)
+        .resume(id, 0, None, 3_000, crate::FfiResumeLimit::Trusted, false)
         .unwrap();
     assert_eq!(
         resumed.step_kind(),
@@ -116,7 +116,7 @@ fn limited_resumes_are_the_cores_and_consume_nothing_when_refused() {
         (2, caller(Some("ann")), tool("no.such.tool")),
     ] {
         let refused = reg
-            .resume(id.clone(), surface, frame, 3_000, limit)
+            .resume(id.clone(), surface, frame, 3_000, limit, false)
             .unwrap();
         assert_eq!(refused.step_kind(), 13);
         assert_eq!(refused.outcome_error().unwrap().code, "APPROVAL_NOT_FOUND");
@@ -128,6 +128,7 @@ fn limited_resumes_are_the_cores_and_consume_nothing_when_refused() {
             caller(Some("ann")),
             3_000,
             tool("notes.delete"),
+            false,
         )
         .unwrap();
     assert_eq!(

@@ -646,6 +646,34 @@ async fn a_locked_sqlite_store_fails_typed_and_loses_no_approval() {
     assert_no_secret(&o, &audit);
 }
 
+/// A caller cancelled before its resume starts (a dropped request's
+/// token) consumes nothing: a consumed approval whose action never ran is
+/// the one outcome a resume must not have.
+#[tokio::test]
+async fn a_resume_by_a_caller_already_cancelled_consumes_nothing() {
+    let db = TempDb::new("cancelled-resume");
+    let h = Probe::new(Mode::ReturnSecret);
+    let audit = sink(SinkFault::None);
+    let d = driver_on(sqlite(&db.0), h.clone(), audit.clone());
+    let Outcome::ApprovalRequired(req) = d
+        .invoke("orders.cancel", json!({"id": "o-1"}), Call::new(frame()))
+        .await
+    else {
+        panic!()
+    };
+    d.decide(&req.id, ApprovalDecision::Approve, Some("boss"), None)
+        .await
+        .unwrap();
+    let call = Call::new(frame());
+    call.cancel.cancel();
+    let o = d.resume(&req.id, call).await;
+    assert_eq!(error_of(&o).code, ErrorCode::Cancelled);
+    assert_eq!(h.calls(), 0);
+    let o = d.resume(&req.id, Call::new(frame())).await;
+    assert_eq!(ok_json(&o)["token"], "[redacted]");
+    assert_eq!(h.calls(), 1, "the approval ran once, on the later resume");
+}
+
 #[tokio::test]
 async fn a_read_only_sqlite_store_fails_typed_and_runs_nothing() {
     let db = TempDb::new("readonly");

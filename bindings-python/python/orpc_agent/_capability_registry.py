@@ -21,7 +21,7 @@ from ._approvals import Approvals
 from ._driver import HANDLER_RAISED, SUSPENDED, VALIDATOR_RAISED, drive
 from ._frames import _DIRECT, _as_frame
 from ._handler import RUN_HANDLER, continue_handler, start_handler
-from ._run_sync import run_sync
+from ._run_sync import cancel_requested, run_sync
 from .capability import CapabilitySpec
 from .errors import ExecutionFailedError, InternalError
 from .postgres import PostgresAuditSink
@@ -179,7 +179,7 @@ class CapabilityRegistry:
     async def _resume(
         self, request_id: str, as_requester: bool, through_tool: str | None, f: Frame
     ) -> InvokeOk[Any] | ApprovalRequired:
-        inv = self._native.resume(request_id, f, as_requester, through_tool)
+        inv = self._native.resume(request_id, f, as_requester, through_tool, cancel_requested())
         return await drive(self, inv, None, None, f)
 
     def resume_sync(

@@ -1,5 +1,6 @@
 """``run_sync``: a governed call run to completion for hosts without an
-event loop (``invoke_sync``, ``resume_sync``).
+event loop (``invoke_sync``, ``resume_sync``); ``cancel_requested``: whether
+the calling task was already asked to cancel.
 
 Separate from the step loop (``_driver``): it owns an event loop of its own
 and that loop's shutdown, not a step of a call.
@@ -42,3 +43,13 @@ def run_sync(coro_fn: Callable[[], Any]) -> Any:
         finally:
             asyncio.set_event_loop(None)
             loop.close()  # shuts the executor down without waiting for its threads
+
+
+def cancel_requested() -> bool:
+    """Whether the calling task has been asked to cancel (Python 3.11+:
+    ``Task.cancelling``), though it has not ended: a task that caught its
+    ``CancelledError`` and goes on. A resume then consumes nothing (the
+    core ends it CANCELLED before its consume step)."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is not None and cancelling() > 0

@@ -17,6 +17,9 @@ extension CapabilityRegistry {
         _ approvalId: String, frame: Frame, limitedTo limit: ResumeLimit? = nil, as _: Output.Type = Output.self
     ) async throws -> Outcome<Output> {
         let now = options.clock.nowMs()
+        // A task already cancelled consumes nothing: the core ends the call
+        // CANCELLED before its consume step.
+        let cancelled = Task.isCancelled
         let ffiLimit: FfiResumeLimit
         switch limit {
         case nil: ffiLimit = .trusted
@@ -26,7 +29,7 @@ extension CapabilityRegistry {
         let inv = try ffi {
             try core.resume(
                 approvalId: approvalId, surface: frame.surface.index, details: frame.coreDetails, nowMs: now,
-                limit: ffiLimit)
+                limit: ffiLimit, cancelled: cancelled)
         }
         return try await Driver(registry: self, inv: inv, call: Call(raw: nil, frame: frame, resumed: true)).run(
             Output.self)

@@ -1311,9 +1311,10 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     /**
      * Resumes an approved request (stage 7, then 9–14 with the recorded
      * surface and actor; the frame gives trace and ids, and — with a
-     * `limit` — the caller's surface and actor the core checks).
+     * `limit` — the caller's surface and actor the core checks); a task
+     * already `cancelled` consumes nothing (`ResumeLimit::resume`).
      */
-    func resume(approvalId: String, surface: UInt8, details: FfiFrameDetails?, nowMs: UInt64, limit: FfiResumeLimit) throws  -> FfiInvocation
+    func resume(approvalId: String, surface: UInt8, details: FfiFrameDetails?, nowMs: UInt64, limit: FfiResumeLimit, cancelled: Bool) throws  -> FfiInvocation
     
     /**
      * Starts an invocation of the capability at `capability_index`
@@ -1652,9 +1653,10 @@ open func resolve(idOrToolName: String) -> UInt32?  {
     /**
      * Resumes an approved request (stage 7, then 9–14 with the recorded
      * surface and actor; the frame gives trace and ids, and — with a
-     * `limit` — the caller's surface and actor the core checks).
+     * `limit` — the caller's surface and actor the core checks); a task
+     * already `cancelled` consumes nothing (`ResumeLimit::resume`).
      */
-open func resume(approvalId: String, surface: UInt8, details: FfiFrameDetails?, nowMs: UInt64, limit: FfiResumeLimit)throws  -> FfiInvocation  {
+open func resume(approvalId: String, surface: UInt8, details: FfiFrameDetails?, nowMs: UInt64, limit: FfiResumeLimit, cancelled: Bool)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_resume(
@@ -1663,7 +1665,8 @@ open func resume(approvalId: String, surface: UInt8, details: FfiFrameDetails?, 
         FfiConverterUInt8.lower(surface),
         FfiConverterOptionTypeFfiFrameDetails.lower(details),
         FfiConverterUInt64.lower(nowMs),
-        FfiConverterTypeFfiResumeLimit_lower(limit),uniffiCallStatus
+        FfiConverterTypeFfiResumeLimit_lower(limit),
+        FfiConverterBool.lower(cancelled),uniffiCallStatus
     )
 })
 }
@@ -3078,8 +3081,7 @@ public enum FfiResumeLimit: Equatable, Hashable {
     case requester
     /**
      * As `Requester`, through one capability's tool (an id or adapter tool
-     * name): only a request for that capability
-     * (`Invocation::resume_through_tool`).
+     * name): only a request for it (`Invocation::resume_through_tool`).
      */
     case throughTool(idOrToolName: String
     )
@@ -4113,7 +4115,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resolve() != 40776) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 34717) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 36033) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 48648) {

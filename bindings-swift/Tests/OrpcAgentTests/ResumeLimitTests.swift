@@ -55,6 +55,25 @@ final class ResumeLimitTests: XCTestCase {
         XCTAssertEqual(try reg.approval(id)?.status, "approved", "the request was consumed", file: file, line: line)
     }
 
+    /// A task already cancelled when it resumes consumes nothing: the core
+    /// ends the call CANCELLED before its consume step, and a later resume
+    /// runs the approved call once.
+    func testAResumeInATaskAlreadyCancelledConsumesNothing() async throws {
+        let runs = Locked(0)
+        let reg = try registry(runs: runs)
+        let id = try await approvedRequest(reg, surface: .mcp, actor: Actor(id: "ann"))
+        let task = Task { () -> Outcome<Int> in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await reg.resume(id, frame: Frame(surface: .direct))
+        }
+        await assertThrows(.cancelled) { _ = try await task.value }
+        XCTAssertEqual(runs.with { $0 }, 0, "the handler ran")
+        XCTAssertEqual(try reg.approval(id)?.status, "approved", "the request was consumed")
+        let done: Outcome<Int> = try await reg.resume(id, frame: Frame(surface: .direct))
+        XCTAssertEqual(done.value, 5)
+        XCTAssertEqual(runs.with { $0 }, 1)
+    }
+
     func testTheRequesterResumesItsOwnRequestAndNoOneElseConsumesIt() async throws {
         let runs = Locked(0)
         let reg = try registry(runs: runs)

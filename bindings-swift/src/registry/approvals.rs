@@ -19,6 +19,7 @@ impl FfiResumeLimit {
         approval_id: &str,
         frame: Frame,
         opts: InvokeOptions,
+        cancelled: bool,
     ) -> Invocation {
         let limit = match &self {
             FfiResumeLimit::Trusted => ResumeLimit::Trusted,
@@ -27,7 +28,7 @@ impl FfiResumeLimit {
                 ResumeLimit::ThroughTool(id_or_tool_name)
             }
         };
-        limit.resume(registry, approval_id, frame, opts)
+        limit.resume(registry, approval_id, frame, opts, cancelled)
     }
 }
 

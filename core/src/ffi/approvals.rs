@@ -125,8 +125,19 @@ mod tests {
         limit: ResumeLimit<'_>,
         frame: Frame,
     ) -> Result<StepKind, ErrorCode> {
+        resumed_unless(host, id, limit, frame, false)
+    }
+
+    /// `resumed`, by a caller already cancelled or not.
+    fn resumed_unless(
+        host: &BindingRegistry,
+        id: &str,
+        limit: ResumeLimit<'_>,
+        frame: Frame,
+        cancelled: bool,
+    ) -> Result<StepKind, ErrorCode> {
         let opts = InvokeOptions::at(3_000);
-        let mut inv = limit.resume(Arc::clone(host.registry()), id, frame, opts);
+        let mut inv = limit.resume(Arc::clone(host.registry()), id, frame, opts, cancelled);
         match host.advance(&mut inv, 3_000) {
             StepKind::Done => match inv.take_outcome() {
                 Some(Outcome::Error(e)) => Err(e.code),
@@ -166,6 +177,34 @@ mod tests {
         }
         // Nothing was consumed: the requester's own resume runs the handler.
         assert_eq!(through("orders.cancel"), Ok(StepKind::RunHandler));
+    }
+
+    #[test]
+    fn a_caller_cancelled_before_a_resume_consumes_nothing() {
+        let (host, req) = approved();
+        let ann = || Frame::new(Surface::Mcp).with_actor(actor("ann"));
+        for limit in [
+            ResumeLimit::Trusted,
+            ResumeLimit::Requester,
+            ResumeLimit::ThroughTool("orders.cancel"),
+        ] {
+            assert_eq!(
+                resumed_unless(&host, &req.id, limit, ann(), true),
+                Err(ErrorCode::Cancelled),
+                "{limit:?}"
+            );
+        }
+        // Still approved: the next resume runs the handler.
+        assert_eq!(
+            resumed(&host, &req.id, ResumeLimit::Trusted, ann()),
+            Ok(StepKind::RunHandler)
+        );
+        // A resume that finds nothing still says so, cancelled or not.
+        let nothing = ResumeLimit::ThroughTool("no.such.tool");
+        assert_eq!(
+            resumed_unless(&host, &req.id, nothing, ann(), true),
+            Err(ErrorCode::ApprovalNotFound)
+        );
     }
 
     #[test]

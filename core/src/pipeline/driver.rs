@@ -477,7 +477,13 @@ impl Driver {
             cancel,
         } = call;
         let registry = Arc::clone(&self.registry);
-        let inv = limit.resume(registry, approval_id, frame, self.options());
+        let inv = limit.resume(
+            registry,
+            approval_id,
+            frame,
+            self.options(),
+            cancel.is_cancelled(),
+        );
         self.drive(inv, &Host { context, cancel }).await
     }
 

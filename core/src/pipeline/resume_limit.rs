@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{Invocation, InvokeOptions};
+use super::{Answer, Invocation, InvokeOptions, StepKind};
 use crate::frame::Frame;
 use crate::registry::CapabilityRegistry;
 
@@ -38,7 +38,30 @@ impl<'a> ResumeLimit<'a> {
     /// The invocation that resumes `approval_id` as this limit allows. A
     /// tool name no capability has can have no request: the call ends in
     /// APPROVAL_NOT_FOUND and consumes nothing.
+    ///
+    /// `cancelled`: the caller was cancelled before the call started (an
+    /// aborted signal, a cancelled task). The call ends CANCELLED, audited,
+    /// before its consume step runs: the approval stays approved, for a
+    /// later resume (a consumed approval whose action never ran is the one
+    /// outcome a resume must not have).
     pub fn resume(
+        self,
+        registry: Arc<CapabilityRegistry>,
+        approval_id: &str,
+        frame: impl Into<Arc<Frame>>,
+        opts: InvokeOptions,
+        cancelled: bool,
+    ) -> Invocation {
+        let now_ms = opts.now_ms;
+        let mut inv = self.start(registry, approval_id, frame, opts);
+        if cancelled && inv.step().kind() == StepKind::ConsumeApproval {
+            // In turn at this step: accepted.
+            let _ = inv.answer(Answer::Cancelled { now_ms });
+        }
+        inv
+    }
+
+    fn start(
         self,
         registry: Arc<CapabilityRegistry>,
         approval_id: &str,

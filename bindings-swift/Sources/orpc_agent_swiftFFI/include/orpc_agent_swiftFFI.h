@@ -465,7 +465,7 @@ RustBuffer uniffi_orpc_agent_swift_fn_method_ffiregistry_resolve(uint64_t ptr, R
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_RESUME
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_RESUME
-uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_resume(uint64_t ptr, RustBuffer approval_id, uint8_t surface, RustBuffer details, uint64_t now_ms, RustBuffer limit, RustCallStatus *_Nonnull out_status
+uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_resume(uint64_t ptr, RustBuffer approval_id, uint8_t surface, RustBuffer details, uint64_t now_ms, RustBuffer limit, int8_t cancelled, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_START

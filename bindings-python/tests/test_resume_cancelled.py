@@ -1,0 +1,59 @@
+"""A resume by a task already asked to cancel (one that caught its
+``CancelledError`` and went on) consumes nothing: the core ends the call
+CANCELLED before its consume step, and a later resume runs the approved
+call once. The same rule as Node's aborted signal and Swift's cancelled
+task (docs/decisions.md, "Cancellation")."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import pytest
+
+from orpc_agent import ApprovalRequired, CapabilityError, Frame, capability, create_capability_registry
+
+pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="Task.cancelling() is Python 3.11+")
+
+
+async def test_a_resume_by_a_task_asked_to_cancel_consumes_nothing() -> None:
+    runs: list[Any] = []
+
+    @capability(
+        id="pay.send",
+        description="Pay.",
+        expose={"mcp": True},
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+    )
+    async def pay(x: dict[str, Any]) -> dict[str, Any]:
+        runs.append(x)
+        return x
+
+    reg = create_capability_registry([pay])
+    out = await reg.invoke("pay.send", {"amount": 3}, Frame("mcp", actor={"id": "ana"}))
+    assert isinstance(out, ApprovalRequired)
+    reg.approvals.approve(out.request.id, approver="boss")
+
+    async def resume_after_a_swallowed_cancel() -> str:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            pass  # caught, and the task goes on: it is still asked to cancel
+        try:
+            await reg.resume(out.request.id)
+        except CapabilityError as e:
+            return e.code
+        return "ok"
+
+    assert await asyncio.create_task(resume_after_a_swallowed_cancel()) == "CANCELLED"
+    assert runs == []
+    assert reg.approvals.get(out.request.id).status == "approved"  # type: ignore[union-attr]
+    done = await reg.resume(out.request.id)
+    assert done.output == {"amount": 3}  # type: ignore[union-attr]
+    assert runs == [{"amount": 3}]
