@@ -68,6 +68,37 @@ impl Frame {
         named(&self.actor.id) || named(&self.session_id)
     }
 
+    /// Whether an actor, request, agent or session id is the empty string
+    /// (see [`Frame::drop_empty_ids`]).
+    pub(crate) fn has_empty_ids(&self) -> bool {
+        [
+            &self.actor.id,
+            &self.request_id,
+            &self.agent_id,
+            &self.session_id,
+        ]
+        .iter()
+        .any(|v| v.as_deref() == Some(""))
+    }
+
+    /// Stage 3: an empty id names nobody, so it is no id at all. One
+    /// reading for every rule after it, where `""` was anonymous to some
+    /// (who made a request, the pending quota) and an actor to others
+    /// (Cedar's `principal.anonymous`, the resume of the requester's own
+    /// request, the audit record).
+    pub(crate) fn drop_empty_ids(&mut self) {
+        for v in [
+            &mut self.actor.id,
+            &mut self.request_id,
+            &mut self.agent_id,
+            &mut self.session_id,
+        ] {
+            if v.as_deref() == Some("") {
+                *v = None;
+            }
+        }
+    }
+
     pub fn with_actor(mut self, actor: Actor) -> Frame {
         self.actor = actor;
         self

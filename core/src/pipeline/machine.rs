@@ -186,10 +186,13 @@ impl Invocation {
         opts: InvokeOptions,
         stage: Stage,
     ) -> Invocation {
-        // Stage 3's trace rule applies to every record, even early failures.
+        // Stage 3's rules apply to every record, even early failures.
         if frame.trace.is_some() {
             let f = Arc::make_mut(&mut frame);
             f.trace = freeze_trace(f.trace.take());
+        }
+        if frame.has_empty_ids() {
+            Arc::make_mut(&mut frame).drop_empty_ids();
         }
         Invocation {
             registry,
