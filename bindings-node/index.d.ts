@@ -238,6 +238,13 @@ export declare function invokeCallDeadline(reg: number, h: number): number
 export declare function invokeCapability(reg: number, h: number): number
 
 /**
+ * The invocation's frame as the core froze it at stage 3 (trace and ids
+ * as it read them, the actor's known fields only), as text for
+ * `parseCoreJson`: the frame a host policy sees, in every binding (SI-3).
+ */
+export declare function invokeFrame(reg: number, h: number): string
+
+/**
  * The value the current step shows, when the core holds it as JSON
  * (`ffi::step_json`; the façade reads it at `RunHandler`: a resumed call's
  * stored input); `None` when the host holds it.

@@ -74,6 +74,16 @@ pub fn invoke_redaction_info(reg: u32, h: u32) -> napi::Result<String> {
     })
 }
 
+/// The invocation's frame as the core froze it at stage 3 (trace and ids
+/// as it read them, the actor's known fields only), as text for
+/// `parseCoreJson`: the frame a host policy sees, in every binding (SI-3).
+#[napi(catch_unwind)]
+pub fn invoke_frame(reg: u32, h: u32) -> napi::Result<String> {
+    read(reg, h, |inv| {
+        serde_json::to_value(inv.frame()).map_or_else(|_| "null".into(), |v| js_text(&v))
+    })
+}
+
 /// `Audit`: the record as a row, a JSON array in `AuditRecord::FIELDS`
 /// order (`AuditRow`); the façade builds the object with a fixed shape,
 /// which costs V8 less than half of parsing the object.

@@ -4,7 +4,7 @@
  * redactor gets. Shared by the driver loop, policy evaluation
  * (`policy-step.ts`) and the approval-input view (`approvals.ts`).
  */
-import type { Actor, Frame, FrozenFrame, RedactionInfo } from "./types.js";
+import type { Actor, FrozenFrame, RedactionInfo } from "./types.js";
 
 /** A frozen shallow copy of the application context for hooks (SI-3). */
 export function frozenContext(context: unknown): unknown {
@@ -21,15 +21,21 @@ function frozenActor(actor: Actor | undefined): Readonly<Actor> {
   });
 }
 
-export function frozenFrame(frame: Frame, context: unknown): FrozenFrame {
+/**
+ * The frame a policy sees, from the core's frozen frame (`raw`, as
+ * `invokeFrame` gives it): what every binding's policies see, not the
+ * app's own object (a field the core does not know, a getter, a change
+ * made after the call started).
+ */
+export function frozenFrame(raw: any, context: unknown): FrozenFrame {
   return Object.freeze({
-    surface: frame.surface,
-    actor: frozenActor(frame.actor),
+    surface: raw.surface,
+    actor: frozenActor(raw.actor),
     context,
-    trace: frame.trace,
-    requestId: frame.requestId,
-    agentId: frame.agentId,
-    sessionId: frame.sessionId,
+    trace: raw.trace === undefined ? undefined : Object.freeze({ ...raw.trace }),
+    requestId: raw.requestId,
+    agentId: raw.agentId,
+    sessionId: raw.sessionId,
   });
 }
 

@@ -9,6 +9,7 @@ import { Answer, DECISION_CODE as DECISION_CODES } from "./generated/protocol.js
 import { N } from "./native.js";
 import { CANCELLED, isThenable, whenAborted } from "./bounded-waits.js";
 import { frozenContext, frozenFrame } from "./frozen-views.js";
+import { parseCoreJson } from "./json.js";
 import { logFailure } from "./log.js";
 import type { CapabilityHooks } from "./declare.js";
 import type { DriverHost } from "./driver-host.js";
@@ -41,13 +42,14 @@ export async function evaluatePolicy(
   let timer: ReturnType<typeof setTimeout> | undefined;
   const cancel = whenAborted(signal);
   try {
-    // The frozen copies read the app's frame and context: a getter that
-    // throws fails the policy (deny), as a policy that throws does.
+    // The frozen context copy reads the app's context: a getter that throws
+    // fails the policy (deny), as a policy that throws does. The frame is
+    // the core's (stage 3), as every binding's policies see it.
     const context = frozenContext(frame.context);
     const request = Object.freeze({
       capability: Object.freeze({ id: hooks.id, meta: hooks.meta }),
       input,
-      frame: frozenFrame(frame, context),
+      frame: frozenFrame(parseCoreJson(N.invokeFrame(reg, h)), context),
       context,
     });
     let d: PolicyDecision | Promise<PolicyDecision> = fn(request);

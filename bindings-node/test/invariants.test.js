@@ -130,6 +130,48 @@ test("SI-3 hooks get frozen copies; a resumed approval runs as the recorded surf
   assert.deepEqual(attempts.at(-1), "roles frozen");
 });
 
+test("SI-3 a host policy sees the core's frozen frame, not the app's object", async () => {
+  // What a Python or Swift policy sees: the actor's known fields only,
+  // ids as stage 3 read them (an empty one is none), as at the call's start.
+  const seen = [];
+  let release;
+  const later = new Promise((resolve) => (release = resolve));
+  const registry = await createCapabilityRegistry(
+    { read: echo(agent()) },
+    {
+      policies: [
+        async (req) => {
+          seen.push(structuredClone(req.frame));
+          await later; // the app changes its actor meanwhile
+          seen.push(structuredClone(req.frame));
+          return { decision: "allow" };
+        },
+      ],
+    },
+  );
+  class Caller {
+    id = "alice";
+    scopes = ["refund"]; // not an actor field: the core drops it
+    get roles() {
+      return ["admin"]; // a getter JSON never reads: the core sees no roles
+    }
+  }
+  const actor = new Caller();
+  const call = registry.invoke("read", { n: 1 }, { surface: "mcp", actor, sessionId: "", agentId: "a-1" });
+  await new Promise((resolve) => setImmediate(resolve));
+  actor.id = "mallory";
+  release();
+  assert.equal((await call).status, "ok");
+  const expected = { surface: "mcp", actor: { id: "alice", roles: [], attributes: {} }, agentId: "a-1" };
+  for (const frame of seen) {
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(frame).filter(([k, v]) => k !== "context" && v !== undefined)),
+      expected,
+    );
+  }
+  assert.equal(seen.length, 2);
+});
+
 test("SI-4 invalid metadata never serves: one aggregate error at build", async () => {
   const e = await createCapabilityRegistry({
     a: echo({ description: "", expose: { nope: true }, sideEffect: "write", risk: "huge", retry: { maxAttempts: 2 } }),
