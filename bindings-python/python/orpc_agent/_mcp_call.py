@@ -50,9 +50,23 @@ def _request_meta(context: Context[Any, Any]) -> dict[str, Any]:
     return dict(meta) if meta else {}
 
 
+def _transport_session(context: Context[Any, Any]) -> str | None:
+    """The transport's session id: Streamable HTTP's ``mcp-session-id``,
+    which the SDK's transport has matched to a session it issued (as the
+    Node adapter takes the SDK's ``extra.sessionId``). None over stdio, in
+    memory, or stateless."""
+    try:
+        value = context.request_context.request.headers.get("mcp-session-id")  # type: ignore[union-attr]
+    except (AttributeError, ValueError, LookupError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
 def _mcp_frame(base: Frame | None, context: Context[Any, Any]) -> Frame:
     """The frame of one tools/call: surface ``mcp`` always (SI-2); actor and
-    context from the host's factory; trace from the request's ``_meta``."""
+    context from the host's factory; trace from the request's ``_meta``; the
+    session the factory names, else the transport's (anonymous clients on
+    two sessions are two callers to the core)."""
     meta = _request_meta(context)
     traceparent = meta.get("traceparent")
     tracestate = meta.get("tracestate")
@@ -66,6 +80,7 @@ def _mcp_frame(base: Frame | None, context: Context[Any, Any]) -> Frame:
             traceparent=traceparent if isinstance(traceparent, str) else None,
             tracestate=tracestate if isinstance(tracestate, str) else None,
             request_id=request_id,
+            session_id=_transport_session(context),
         )
     return Frame(
         "mcp",
@@ -74,7 +89,7 @@ def _mcp_frame(base: Frame | None, context: Context[Any, Any]) -> Frame:
         tracestate=tracestate if isinstance(tracestate, str) else base.tracestate,
         request_id=base.request_id or request_id,
         agent_id=base.agent_id,
-        session_id=base.session_id,
+        session_id=base.session_id if base.session_id is not None else _transport_session(context),
         context=base.context,
     )
 
