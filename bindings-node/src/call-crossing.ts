@@ -121,8 +121,8 @@ function containsItself(value: unknown, ancestors: Set<object> = new Set()): boo
  * such a frame crosses as one string instead of JSON. `null` when there is
  * no actor, `undefined` when the actor needs JSON.
  */
-export function bareActorId(actor: Frame["actor"]): string | null | undefined {
-  if (actor === undefined) return null;
+export function bareActorId(actor: Frame["actor"] | null): string | null | undefined {
+  if (actor === undefined || actor === null) return null; // null: no actor, as in the core
   if (typeof actor.id !== "string") return undefined;
   for (const key in actor) {
     if (key === "id") continue;

@@ -36,7 +36,9 @@ pub struct TraceContext {
 #[serde(rename_all = "camelCase")]
 pub struct Frame {
     pub surface: Surface,
-    #[serde(default)]
+    /// `null` is no actor, as an absent one (the rule for every `null`
+    /// the core reads where a value may be left out).
+    #[serde(default, deserialize_with = "null_is_anonymous")]
     pub actor: Actor,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceContext>,
@@ -46,6 +48,10 @@ pub struct Frame {
     pub agent_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+}
+
+fn null_is_anonymous<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Actor, D::Error> {
+    Ok(Option::<Actor>::deserialize(d)?.unwrap_or_default())
 }
 
 impl Frame {
