@@ -635,6 +635,11 @@ pub enum StoreError {
     /// UI's input, so reported as `INVALID_INPUT`.
     #[error("invalid list cursor: {0}")]
     BadCursor(String),
+    /// A decision's approver or reason no store may keep (too long, or a
+    /// NUL character, which PostgreSQL's `text` refuses): the approval
+    /// UI's input, `INVALID_INPUT`, checked before any store is touched.
+    #[error("invalid decision: {0}")]
+    BadDecision(String),
     /// The backend failed; nothing about the request is known.
     #[error("approval store failure ({kind}): {message}")]
     Backend {
@@ -669,7 +674,7 @@ impl StoreError {
                 ErrorCode::PolicyDenied
             }
             StoreError::LimitExceeded { .. } => ErrorCode::LimitExceeded,
-            StoreError::BadCursor(_) => ErrorCode::InvalidInput,
+            StoreError::BadCursor(_) | StoreError::BadDecision(_) => ErrorCode::InvalidInput,
             StoreError::Duplicate(_)
             | StoreError::Invalid(_)
             | StoreError::Backend { .. }
@@ -770,6 +775,34 @@ pub fn check_decision(
     Ok(())
 }
 
+/// Longest approver id a decision may name (UTF-8 bytes).
+pub const MAX_APPROVER_BYTES: usize = 1024;
+/// Longest reason a decision may carry (UTF-8 bytes): it is stored, and
+/// read back with the request on every `get` and list page.
+pub const MAX_DECISION_REASON_BYTES: usize = 4096;
+
+/// What every store may keep of a decision, the same in each: an approver
+/// and a reason within their lengths and without a NUL character.
+fn check_decision_fields(approver: Option<&str>, reason: Option<&str>) -> Result<(), StoreError> {
+    for (what, value, max) in [
+        ("approver", approver, MAX_APPROVER_BYTES),
+        ("reason", reason, MAX_DECISION_REASON_BYTES),
+    ] {
+        let Some(v) = value else { continue };
+        if v.len() > max {
+            return Err(StoreError::BadDecision(format!(
+                "the {what} is longer than {max} bytes"
+            )));
+        }
+        if v.contains('\0') {
+            return Err(StoreError::BadDecision(format!(
+                "the {what} contains a NUL character"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// [`check_decision`], then the decided request. Stores write exactly the
 /// fields of the returned value (status and the three `decided*` fields),
 /// guarded by "still pending and unexpired" so a concurrent decision loses.
@@ -781,6 +814,9 @@ pub fn apply_decision(
     now_ms: u64,
     approver_must_differ: bool,
 ) -> Result<ApprovalRequest, StoreError> {
+    check_decision_fields(approver, reason)?;
+    // An empty approver names nobody (as an empty actor id, stage 3).
+    let approver = approver.filter(|a| !a.is_empty());
     check_decision(req, approver, now_ms, approver_must_differ)?;
     let mut out = req.clone();
     out.status = decision.status();
