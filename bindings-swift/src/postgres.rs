@@ -24,6 +24,7 @@ use crate::FfiError;
 use crate::convert::parse_json;
 use crate::invocation::FfiInvocation;
 use crate::records::{FfiApprovalPage, FfiApprovalRequest};
+use crate::registry::FfiApprovalView;
 use crate::registry::FfiRegistry;
 
 fn internal(message: impl Into<String>) -> CapabilityError {
@@ -166,6 +167,17 @@ impl FfiRegistry {
         let f = filter.clone();
         let page = on_runtime(async move { Ok(store.list(&f).await?) }).await?;
         Ok(FfiApprovalPage::of(&page, &filter))
+    }
+
+    /// What an approval UI may show of a request's input (any store; never
+    /// blocks a thread): APPROVAL_NOT_FOUND for a request the store does
+    /// not hold.
+    pub async fn approval_input_view(&self, id: String) -> Result<FfiApprovalView, FfiError> {
+        let request = on_runtime(self.host().existing_approval_owned(id)).await?;
+        Ok(FfiApprovalView::of(
+            &request,
+            self.host().approval_view(&request)?,
+        ))
     }
 
     /// Approve or reject with the registry's `approverMustDiffer` rule;

@@ -217,15 +217,6 @@ impl FfiRegistry {
         Ok(FfiApprovalRequest::at(&request, now_ms))
     }
 
-    /// What an approval UI may show of a request's input.
-    pub fn approval_input_view(&self, id: String) -> Result<FfiApprovalView, FfiError> {
-        let request = self.host.existing_approval(&id)?;
-        Ok(FfiApprovalView::of(
-            &request,
-            self.host.approval_view(&request)?,
-        ))
-    }
-
     /// The inspect() report as JSON.
     pub fn inspect(&self) -> Result<String, FfiError> {
         Ok(self.host.registry().inspect().to_json().to_string())

@@ -69,7 +69,8 @@ extension CapabilityRegistry {
     /// the capability's `redactApprovalInput` with the request's recorded
     /// surface and actor. A throwing redactor gives EXECUTION_FAILED.
     public func approvalInput(_ id: String, context: (any Sendable)? = nil) async throws -> JSONValue {
-        let view = try ffi { try core.approvalInputView(id: id) }
+        let view: FfiApprovalView
+        do { view = try await core.approvalInputView(id: id) } catch { throw liftError(error) }
         guard let inputText = view.inputJson else {
             throw CoreJSON.malformed("approval input view", field: "input", expected: "present")
         }

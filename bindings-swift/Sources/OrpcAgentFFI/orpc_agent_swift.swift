@@ -1227,6 +1227,13 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func approvalAsync(id: String, nowMs: UInt64) async throws  -> FfiApprovalRequest?
     
     /**
+     * What an approval UI may show of a request's input (any store; never
+     * blocks a thread): APPROVAL_NOT_FOUND for a request the store does
+     * not hold.
+     */
+    func approvalInputView(id: String) async throws  -> FfiApprovalView
+    
+    /**
      * One page (`next_cursor` `None` on the last);
      * filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
      */
@@ -1264,11 +1271,6 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
      * one: `expired` past its expiry), or `None`.
      */
     func approval(id: String, nowMs: UInt64) throws  -> FfiApprovalRequest?
-    
-    /**
-     * What an approval UI may show of a request's input.
-     */
-    func approvalInputView(id: String) throws  -> FfiApprovalView
     
     /**
      * A page of approval requests as of `now_ms` for a filter
@@ -1429,6 +1431,27 @@ open func approvalAsync(id: String, nowMs: UInt64)async throws  -> FfiApprovalRe
 }
     
     /**
+     * What an approval UI may show of a request's input (any store; never
+     * blocks a thread): APPROVAL_NOT_FOUND for a request the store does
+     * not hold.
+     */
+open func approvalInputView(id: String)async throws  -> FfiApprovalView  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_orpc_agent_swift_fn_method_ffiregistry_approval_input_view(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(id)
+                )
+            },
+            pollFunc: ffi_orpc_agent_swift_rust_future_poll_rust_buffer,
+            completeFunc: ffi_orpc_agent_swift_rust_future_complete_rust_buffer,
+            freeFunc: ffi_orpc_agent_swift_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeFfiApprovalView_lift,
+            errorHandler: FfiConverterTypeFfiError_lift
+        )
+}
+    
+    /**
      * One page (`next_cursor` `None` on the last);
      * filter `{capabilityId?, actorId?, status?, limit?, cursor?}`.
      */
@@ -1536,19 +1559,6 @@ open func approval(id: String, nowMs: UInt64)throws  -> FfiApprovalRequest?  {
             self.uniffiCloneHandle(),
         FfiConverterString.lower(id),
         FfiConverterUInt64.lower(nowMs),uniffiCallStatus
-    )
-})
-}
-    
-    /**
-     * What an approval UI may show of a request's input.
-     */
-open func approvalInputView(id: String)throws  -> FfiApprovalView  {
-    return try  FfiConverterTypeFfiApprovalView_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
-        uniffiCallStatus in
-    uniffi_orpc_agent_swift_fn_method_ffiregistry_approval_input_view(
-            self.uniffiCloneHandle(),
-        FfiConverterString.lower(id),uniffiCallStatus
     )
 })
 }
@@ -4073,6 +4083,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_async() != 6698) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_input_view() != 2130) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals_page_async() != 47961) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -4089,9 +4102,6 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 2357) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_input_view() != 31944) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals() != 41146) {

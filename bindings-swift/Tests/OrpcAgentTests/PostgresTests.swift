@@ -106,6 +106,13 @@ final class PostgresTests: XCTestCase {
         try await reg.approveAsync(ids[0], approver: "boss")
         let approved = try await reg.approvalAsync(ids[0])
         XCTAssertEqual(approved?.status, "approved")
+        // What an approval UI shows of the input, on a store that waits
+        // (the capability declares no redactor: the input as stored).
+        let shown = try await reg.approvalInput(ids[0])
+        XCTAssertEqual(shown["id"]?.stringValue, "o-0")
+        await assertThrows(.approvalNotFound) {
+            _ = try await reg.approvalInput("apr_" + String(repeating: "0", count: 32))
+        }
 
         // Twenty concurrent resumes: one runs, nineteen APPROVAL_CONSUMED.
         let codes = await withTaskGroup(of: String.self) { group in

@@ -35,7 +35,7 @@ impl FfiResumeLimit {
 impl FfiApprovalView {
     /// The core's view of `request`'s input (`ffi::ApprovalView`), with the
     /// input as stored.
-    pub(super) fn of(request: &ApprovalRequest, view: ApprovalView<'_>) -> FfiApprovalView {
+    pub(crate) fn of(request: &ApprovalRequest, view: ApprovalView<'_>) -> FfiApprovalView {
         FfiApprovalView {
             kind: view.code,
             capability_index: view.capability_index,

@@ -513,6 +513,22 @@ impl BindingRegistry {
         .ok_or_else(would_block)?
     }
 
+    /// [`Self::existing_approval`] for any store, stores that wait
+    /// included, as an owned future (`Send + 'static`) a binding runs on
+    /// its async runtime.
+    pub fn existing_approval_owned(
+        &self,
+        id: String,
+    ) -> impl Future<Output = Result<ApprovalRequest, CapabilityError>> + Send + use<> {
+        let store = Arc::clone(&self.store);
+        async move {
+            store
+                .get(&id)
+                .await?
+                .ok_or_else(|| crate::approval::StoreError::NotFound(id).into())
+        }
+    }
+
     /// [`Self::decide`] for any store, stores that wait included: the
     /// decision with the registry's `approverMustDiffer` rule as an owned
     /// future (`Send + 'static`) a binding runs on its async runtime.
