@@ -165,7 +165,10 @@ export async function redactApprovalInput<TContext>(
   const redact = hooks?.meta.redact?.approvalInput;
   if (!redact) throw new CapabilityError("INTERNAL", "no approval-input redactor");
   try {
-    return await redact(request.input, redactionInfo(view.info, frozenContext(context)));
+    // The core's copy of the input (parsed from the request's text), as
+    // Python's deep copy and Swift's values: a redactor that edits it in
+    // place changes nothing of the host's request.
+    return await redact(view.input, redactionInfo(view.info, frozenContext(context)));
   } catch {
     throw new CapabilityError("EXECUTION_FAILED", APPROVAL_VIEW_FAILED_MESSAGE);
   }

@@ -408,3 +408,30 @@ test("operators see what application code threw through the logger; the caller n
     (err) => err instanceof TypeError && /options\.logger/.test(err.message),
   );
 });
+
+test("redactApprovalInput: a redactor that edits its input in place changes nothing of the host's request", async () => {
+  const registry = await createCapabilityRegistry({
+    pay: base
+      .meta({
+        agent: agent({
+          sideEffect: "external",
+          risk: "high",
+          approval: { required: true },
+          redact: {
+            approvalInput: (input) => {
+              input.card = "****"; // in place, as Python's deep copy and Swift's values allow
+              return input;
+            },
+          },
+        }),
+      })
+      .input(z.object({ card: z.string(), cents: z.number() }))
+      .handler(async ({ input }) => input),
+  });
+  const outcome = await registry.invoke("pay", { card: "4111", cents: 5 }, frame);
+  assert.equal(outcome.status, "approval_required");
+  assert.deepEqual(await registry.redactApprovalInput(outcome.request), { card: "****", cents: 5 });
+  assert.deepEqual(outcome.request.input, { card: "4111", cents: 5 }, "the host's request is as it was");
+  assert.deepEqual(await registry.redactApprovalInput(outcome.request), { card: "****", cents: 5 });
+  registry.close();
+});
