@@ -225,3 +225,45 @@ async def test_database_restart_between_approve_and_resume_loses_nothing() -> No
     with pytest.raises(CapabilityError) as e:
         await reg.resume(a.id)
     assert e.value.code == "APPROVAL_CONSUMED"
+
+
+async def test_a_cancel_during_the_consume_is_told_after_the_store_answers() -> None:
+    """The caller is cancelled while PostgreSQL's consume waits (another
+    connection holds the row): the consume cannot be undone, so the core
+    hears that it committed before it hears of the cancellation. Before,
+    Python told the core "cancelled, nothing consumed" while the row was
+    consumed, and the audit record said the opposite of the store."""
+    records: list[dict[str, Any]] = []
+    reg = registry(audit=records.append)
+    req = await request(reg, actor(), "o-cancel")
+    await reg.approvals.approve_async(req.id, approver="boss")
+    bin_dir = os.environ.get("ORPC_AGENT_TEST_PG_BIN")
+    locker = subprocess.Popen(
+        [os.path.join(bin_dir, "psql") if bin_dir else "psql", os.environ["ORPC_AGENT_TEST_PG_URL"], "-tA"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert locker.stdin is not None and locker.stdout is not None
+    locker.stdin.write(f"BEGIN;\nSELECT 'locked' FROM orpc_approvals WHERE id = '{req.id}' FOR UPDATE;\n")
+    locker.stdin.flush()
+    while (line := await asyncio.to_thread(locker.stdout.readline)).strip() != "locked":
+        assert line, "psql ended before it held the row"
+    resumed = asyncio.create_task(reg.resume(req.id))
+    # Waits until the consume is blocked on the row (an event, not a delay).
+    waiting = (
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE orpc_approvals%'"
+    )
+    while await asyncio.to_thread(psql, waiting) == "0":
+        await asyncio.sleep(0.01)
+    resumed.cancel()
+    locker.stdin.write("COMMIT;\n")
+    locker.stdin.close()
+    await asyncio.to_thread(locker.wait)
+    with pytest.raises(asyncio.CancelledError):
+        await resumed
+    stored = await reg.approvals.get_async(req.id)
+    assert stored is not None and stored.status == "consumed"
+    finished = [r for r in records if r["event"] == "finished"][-1]
+    assert finished["outcome"] == "CANCELLED"
+    assert finished["stage"] == 11, finished  # past the consume: the core knows the row is consumed

@@ -32,7 +32,7 @@ from ._app_errors import _invalid_input, _operator_log
 from ._handler import RUN_HANDLER, _abandon, _CancelledError, _race_deadline, start_handler
 from ._policy import _evaluate_policy
 from ._step_values import _dump, _export_input, _handler_input, _redaction_info, _resumed_frame
-from .postgres import wait
+from .postgres import settled
 from .schema import to_jsonable
 from .types import ApprovalRequest, ApprovalRequired, InvokeOk
 
@@ -203,7 +203,13 @@ async def _drive_steps(
         elif k == PERSIST_APPROVAL or k == CONSUME_APPROVAL:
             # Only a store that waits (PostgreSQL) hands its steps back: run
             # on the native runtime, awaited here without holding the GIL.
-            k = _native.store_answered(inv, await wait(_native.store_step(inv)))
+            # A cancellation meanwhile is told to the core after the store's
+            # answer (``drive``): a consume that committed is consumed, as
+            # in Node, never "nothing consumed" beside a consumed row.
+            result, cancelled = await settled(_native.store_step(inv))
+            k = _native.store_answered(inv, result)
+            if cancelled:
+                raise _CancelledError
             if spec is None and k != DONE and k != DONE_OK:
                 spec = registry._specs[inv.capability_index]
         else:

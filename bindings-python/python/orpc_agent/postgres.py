@@ -59,6 +59,22 @@ async def wait(pending: _native.Pending) -> Any:
     return await asyncio.get_running_loop().run_in_executor(_executor, pending.wait)
 
 
+async def settled(pending: _native.Pending) -> tuple[Any, bool]:
+    """``wait``, to the store call's end even when the caller is cancelled
+    meanwhile: the call runs on the native runtime and cannot be undone (a
+    consume may commit), so the core must hear what it did before it hears
+    of the cancellation. The result, and whether a cancellation came."""
+    running = asyncio.ensure_future(wait(pending))
+    cancelled = False
+    while True:
+        try:
+            return await asyncio.shield(running), cancelled
+        except asyncio.CancelledError:
+            if running.cancelled():
+                raise
+            cancelled = True
+
+
 class PostgresAuditSink:
     """The registry's PostgreSQL audit sink: one ``orpc_audit`` row per
     record, written in the background (an invocation never waits for it;
