@@ -33,9 +33,7 @@ static SURFACE_FRAMES: std::sync::LazyLock<Vec<Arc<Frame>>> = std::sync::LazyLoc
 
 fn frame_of(surface: u32, frame_json: Option<String>) -> Result<Arc<Frame>, CapabilityError> {
     match frame_json {
-        Some(text) => serde_json::from_str(&text)
-            .map(Arc::new)
-            .map_err(|e| invalid(format!("invalid frame: {e}"))),
+        Some(text) => orpc_agent_core::ffi::frame_from_json(&text).map(Arc::new),
         None => usize::try_from(surface)
             .ok()
             .and_then(|i| SURFACE_FRAMES.get(i))

@@ -198,6 +198,17 @@ test("an actor crosses as an id alone or as JSON, and the core records the same 
   assert.equal(denied.code, "POLICY_DENIED");
   const badId = await registry.invoke("who", {}, { surface: "direct", actor: { id: 7 } }).catch((x) => x);
   assert.equal(badId.code, "INVALID_INPUT");
+  // An adapter shows this message to the model: it names types, never the
+  // frame's values (an app's factory may put an email where the actor goes).
+  for (const frame of [
+    { surface: "direct", actor: "alice@example.com" },
+    { surface: "direct", actor: { id: "u-1", roles: "alice@example.com" } },
+    { surface: "direct", requestId: 4111111111111111 },
+  ]) {
+    const bad = await registry.invoke("who", {}, frame).catch((x) => x);
+    assert.equal(bad.code, "INVALID_INPUT");
+    assert.ok(!bad.message.includes("alice") && !bad.message.includes("4111"), bad.message);
+  }
 });
 
 test("a redactor that throws: EXECUTION_FAILED and the secret appears nowhere", async () => {

@@ -588,6 +588,23 @@ impl StoreOp {
     }
 }
 
+/// A caller's frame from the JSON text a binding writes of the host's
+/// frame. A frame that is not one is INVALID_INPUT in words that name the
+/// fields' types and never quote a value: the frame comes from the app's
+/// frame factory (its actor may hold an email address), and an adapter
+/// shows a `CapabilityError`'s message to the model.
+pub fn frame_from_json(text: &str) -> Result<crate::Frame, CapabilityError> {
+    serde_json::from_str(text).map_err(|_| {
+        CapabilityError::new(
+            ErrorCode::InvalidInput,
+            "invalid frame: a field is not of its type (surface: one of direct, aiSdk, mcp, \
+             workflow, test; actor: {id?: string, roles?: [string], attributes?: object}; \
+             trace: {traceparent: string, tracestate?: string}; requestId, agentId, \
+             sessionId: strings)",
+        )
+    })
+}
+
 /// The next page's cursor: the last request's when the page is full
 /// (there may be more), else `None` (this was the last page).
 pub fn next_cursor(page: &[ApprovalRequest], filter: &ListFilter) -> Option<String> {
