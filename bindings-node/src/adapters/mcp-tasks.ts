@@ -66,12 +66,27 @@ export function registerTaskTool(
     { ...config, execution: { taskSupport: "optional" } } as never,
     {
       createTask: ((args: Record<string, unknown>, extra: CreateTaskRequestHandlerExtra) =>
-        createTask(tool, structured, args, extra, timeoutMs, options)) as never,
-      getTask: ((_args: unknown, extra: TaskRequestHandlerExtra) => extra.taskStore.getTask(extra.taskId)) as never,
+        storeCall(() => createTask(tool, structured, args, extra, timeoutMs, options))) as never,
+      getTask: ((_args: unknown, extra: TaskRequestHandlerExtra) =>
+        storeCall(() => extra.taskStore.getTask(extra.taskId))) as never,
       getTaskResult: ((_args: unknown, extra: TaskRequestHandlerExtra) =>
-        extra.taskStore.getTaskResult(extra.taskId)) as never,
+        storeCall(() => extra.taskStore.getTaskResult(extra.taskId))) as never,
     },
   );
+}
+
+/**
+ * A call into the app's task store: the SDK sends a thrown error's message
+ * to the client as it is, so a store's failure (a connection string, a
+ * key) leaves as the core's INTERNAL text instead.
+ */
+async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch {
+    const text = errorResult(undefined).content[0];
+    throw new Error(text?.type === "text" ? text.text : "INTERNAL");
+  }
 }
 
 async function createTask(

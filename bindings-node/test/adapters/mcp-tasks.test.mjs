@@ -19,7 +19,7 @@ import { agentProcedure, createCapabilityRegistry, registerMcpTools } from "@orp
 
 const ARGS = { id: "o-7", amount: 20 };
 
-async function connected({ expiresInMs = 600_000 } = {}) {
+async function connected({ expiresInMs = 600_000, taskStore = new InMemoryTaskStore() } = {}) {
   const calls = [];
   const base = agentProcedure(os.$context());
   const router = {
@@ -47,7 +47,6 @@ async function connected({ expiresInMs = 600_000 } = {}) {
     },
   };
   const registry = await createCapabilityRegistry(router);
-  const taskStore = new InMemoryTaskStore();
   const server = new McpServer(
     { name: "orders", version: "1.0.0" },
     { capabilities: { tasks: { requests: { tools: { call: {} } }, list: {}, cancel: {} } }, taskStore },
@@ -89,6 +88,25 @@ describe("MCP tasks for approval-gated calls", () => {
       const byName = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport]));
       assert.equal(byName.orders_refund, "optional");
       assert.notEqual(byName.orders_get, "optional");
+    } finally {
+      await close();
+    }
+  });
+
+  it("a task store that fails reaches the client as the core's INTERNAL text, never its own", async () => {
+    class FailingStore extends InMemoryTaskStore {
+      async createTask() {
+        throw new Error("connect redis://app:hunter2@cache.internal:6379 refused");
+      }
+    }
+    const { client, calls, close } = await connected({ taskStore: new FailingStore() });
+    try {
+      const result = await client.callTool({ name: "orders_refund", arguments: ARGS });
+      assert.equal(result.isError, true);
+      const text = JSON.stringify(result);
+      assert.ok(!text.includes("hunter2") && !text.includes("redis"), text);
+      assert.match(result.content[0].text, /INTERNAL/);
+      assert.deepEqual(calls, []);
     } finally {
       await close();
     }
