@@ -34,6 +34,24 @@ _EXCEPTION_TEXT = {
     "mapping_type": "Input should be a valid mapping",
 }
 
+#: pydantic error types whose message quotes the input itself (the tag a
+#: discriminated union did not know, a character of a UUID): pydantic's
+#: words without the quoted value. The input's own text never reaches the
+#: model (issues.rs: an issue names a field and a reason, not the value).
+_QUOTES_INPUT = {
+    "union_tag_invalid": "Input tag does not match any of the expected tags: {expected_tags}",
+    "uuid_parsing": "Input should be a valid UUID",
+}
+
+
+def _issue_text(e: Any) -> str:
+    kind = e.get("type")
+    template = _QUOTES_INPUT.get(kind)
+    if template is None:
+        return str(e.get("msg"))
+    ctx = e.get("ctx") or {}
+    return template.format(expected_tags=ctx.get("expected_tags", "?"))
+
 
 def _invalid_input(inv: Any, exc: BaseException) -> int:
     """Stage 4's answer for a validator that raised: its issues (pydantic's
@@ -55,10 +73,10 @@ def _invalid_input(inv: Any, exc: BaseException) -> int:
         withheld = False
         try:
             issues = []
-            for e in errors(include_url=False, include_input=False, include_context=False):
+            for e in errors(include_url=False, include_input=False, include_context=True):
                 msg = _EXCEPTION_TEXT.get(e.get("type"))
                 withheld = withheld or msg is not None
-                issues.append(([str(p) for p in e.get("loc", ())], msg if msg is not None else str(e.get("msg"))))
+                issues.append(([str(p) for p in e.get("loc", ())], msg if msg is not None else _issue_text(e)))
         except Exception:
             issues = []
         if withheld or not issues:
