@@ -16,8 +16,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx2
 import uvicorn
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from mcp_caps import build
 from orpc_agent.mcp import APPROVAL_META, create_mcp_server
@@ -67,3 +69,18 @@ async def test_anonymous_clients_on_two_sessions_are_two_callers() -> None:
             assert anns.is_error is False, anns
     sessions = {r["sessionId"] for r in records if r["event"] == "finished"}
     assert len(sessions) == 2 and None not in sessions, sessions
+
+
+async def test_a_stateless_server_takes_no_session_from_the_client() -> None:
+    # A stateless server issues no session and checks no header: a session
+    # id the client sends is its own word, not a session.
+    records: list[dict[str, Any]] = []
+    registry = build(records.append)
+    app = create_mcp_server(registry).streamable_http_app(stateless_http=True)
+    async with served(app) as url:
+        async with httpx2.AsyncClient(headers={"mcp-session-id": "forged-1"}) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                result = await client.call_tool("docs_publish", {"q": "hi"})
+                assert request_id(result)
+    finished = [r for r in records if r["event"] == "finished"]
+    assert finished and all(r["sessionId"] is None for r in finished), finished

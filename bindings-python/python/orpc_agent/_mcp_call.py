@@ -54,10 +54,13 @@ def _transport_session(context: Context[Any, Any]) -> str | None:
     """The transport's session id: Streamable HTTP's ``mcp-session-id``,
     which the SDK's transport has matched to a session it issued (as the
     Node adapter takes the SDK's ``extra.sessionId``). None over stdio, in
-    memory, or stateless."""
+    memory, and on a stateless server, which issues no session and checks
+    no header (the client's own word is not a session)."""
     try:
+        if context.mcp_server.session_manager.stateless:
+            return None
         value = context.request_context.request.headers.get("mcp-session-id")  # type: ignore[union-attr]
-    except (AttributeError, ValueError, LookupError):
+    except (AttributeError, ValueError, LookupError, RuntimeError):
         return None
     return value if isinstance(value, str) and value else None
 
