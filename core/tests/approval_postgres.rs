@@ -136,6 +136,7 @@ mod pg {
         list_keeps_creation_order_within_a_millisecond,
         decide_approves_and_rejects,
         decide_twice_is_refused,
+        decision_fields_are_the_same_in_every_store,
         approver_must_differ_from_actor,
         expiry_boundary_is_exclusive,
         consume_exactly_once,

@@ -637,7 +637,8 @@ pub enum StoreError {
     BadCursor(String),
     /// A decision's approver or reason no store may keep (too long, or a
     /// NUL character, which PostgreSQL's `text` refuses): the approval
-    /// UI's input, `INVALID_INPUT`, checked before any store is touched.
+    /// UI's input, `INVALID_INPUT`, checked before the decision is applied
+    /// (after the request is read: an unknown id is still not found).
     #[error("invalid decision: {0}")]
     BadDecision(String),
     /// The backend failed; nothing about the request is known.
@@ -865,7 +866,8 @@ impl Requester {
     /// The requester a caller is, if it can be one: an actor without an id
     /// made no request it could be matched to.
     pub fn of(surface: Surface, actor_id: Option<&str>) -> Option<Requester> {
-        actor_id.map(|id| Requester {
+        // An empty id names nobody (stage 3's rule), so it is no requester.
+        actor_id.filter(|id| !id.is_empty()).map(|id| Requester {
             surface,
             actor_id: Some(id.to_owned()),
             capability_id: None,

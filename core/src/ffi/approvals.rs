@@ -180,6 +180,42 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_actor_id_resumes_through_the_tool_as_the_actor_without_one_it_is() {
+        let (host, _) = approved();
+        let nobody = || {
+            Frame::new(Surface::Mcp).with_actor(Actor {
+                id: Some(String::new()),
+                ..Actor::default()
+            })
+        };
+        let mut inv = Invocation::start(
+            Arc::clone(host.registry()),
+            "orders.cancel",
+            Payload::Json(json!({"order": 7})),
+            nobody(),
+            InvokeOptions::at(1_000),
+        );
+        assert_eq!(host.advance(&mut inv, 1_000), StepKind::Done);
+        let Some(Outcome::ApprovalRequired(req)) = inv.take_outcome() else {
+            panic!("expected an approval request")
+        };
+        assert_eq!(req.actor.id, None, "stage 3: an empty id is none");
+        host.decide(
+            &req.id,
+            ApprovalDecision::Approve,
+            Some("boss"),
+            None,
+            2_000,
+        )
+        .unwrap();
+        let tool = ResumeLimit::ThroughTool("orders.cancel");
+        assert_eq!(
+            resumed(&host, &req.id, tool, nobody()),
+            Ok(StepKind::RunHandler)
+        );
+    }
+
+    #[test]
     fn a_caller_cancelled_before_a_resume_consumes_nothing() {
         let (host, req) = approved();
         let ann = || Frame::new(Surface::Mcp).with_actor(actor("ann"));

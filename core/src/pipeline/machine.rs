@@ -178,6 +178,20 @@ fn input_refusal(answer: Answer) -> CapabilityError {
     CapabilityError::new(ErrorCode::InvalidInput, message)
 }
 
+/// Stage 3's rules for a caller's frame, before anything reads it (every
+/// record, a resume's requester): the trace validated, and an empty id no
+/// id. Idempotent; a frame that needs neither is not copied.
+fn stage3(mut frame: Arc<Frame>) -> Arc<Frame> {
+    if frame.trace.is_some() {
+        let f = Arc::make_mut(&mut frame);
+        f.trace = freeze_trace(f.trace.take());
+    }
+    if frame.has_empty_ids() {
+        Arc::make_mut(&mut frame).drop_empty_ids();
+    }
+    frame
+}
+
 impl Invocation {
     fn blank(
         registry: Arc<CapabilityRegistry>,
@@ -187,13 +201,7 @@ impl Invocation {
         stage: Stage,
     ) -> Invocation {
         // Stage 3's rules apply to every record, even early failures.
-        if frame.trace.is_some() {
-            let f = Arc::make_mut(&mut frame);
-            f.trace = freeze_trace(f.trace.take());
-        }
-        if frame.has_empty_ids() {
-            Arc::make_mut(&mut frame).drop_empty_ids();
-        }
+        frame = stage3(frame);
         Invocation {
             registry,
             capability: None,
@@ -411,7 +419,8 @@ impl Invocation {
         frame: impl Into<Arc<Frame>>,
         opts: InvokeOptions,
     ) -> Invocation {
-        let frame = frame.into();
+        // The requester is read from the frame as stage 3 leaves it.
+        let frame = stage3(frame.into());
         let requester = crate::approval::Requester::of(frame.surface, frame.actor.id.as_deref());
         Invocation::resume_as(registry, approval_id, frame, opts, requester)
     }
@@ -431,7 +440,7 @@ impl Invocation {
         frame: impl Into<Arc<Frame>>,
         opts: InvokeOptions,
     ) -> Invocation {
-        let frame = frame.into();
+        let frame = stage3(frame.into());
         let capability_id = registry.get(capability_index).map(|c| c.id.clone());
         let requester = capability_id
             .as_deref()

@@ -9,7 +9,7 @@
 
 use orpc_agent_core::approval::{
     ApprovalRequest, ApprovalStatus, ApprovalStore, ConsumeRefusal, Decision, EffectiveStatus,
-    ListFilter, MAX_PENDING_PER_ACTOR, StoreError,
+    ListFilter, MAX_APPROVER_BYTES, MAX_DECISION_REASON_BYTES, MAX_PENDING_PER_ACTOR, StoreError,
 };
 use orpc_agent_core::error::{CapabilityError, ErrorCode};
 use orpc_agent_core::frame::Actor;
@@ -419,6 +419,48 @@ pub async fn decide_approves_and_rejects(store: &dyn ApprovalStore) {
     assert!(matches!(err, StoreError::NotFound(_)));
     assert!(!err.is_backend());
     assert_eq!(code(&err), ErrorCode::ApprovalNotFound);
+}
+
+/// The same decision fields in every store: over their lengths or with a
+/// NUL character (PostgreSQL's `text` refuses one) INVALID_INPUT, the
+/// request unchanged; an empty approver is none.
+pub async fn decision_fields_are_the_same_in_every_store(store: &dyn ApprovalStore) {
+    let a = created(store, request(Some("alice"))).await;
+    let long = |n| "x".repeat(n);
+    let approver_too_long = long(MAX_APPROVER_BYTES + 1);
+    let reason_too_long = long(MAX_DECISION_REASON_BYTES + 1);
+    for (approver, reason) in [
+        (Some("m\0"), None),
+        (Some("m"), Some("fine\0")),
+        (Some(approver_too_long.as_str()), None),
+        (Some("m"), Some(reason_too_long.as_str())),
+    ] {
+        let err = store
+            .decide(&a.id, Decision::Approve, approver, reason, T0 + 1, false)
+            .await
+            .unwrap_err();
+        assert_eq!(code(&err), ErrorCode::InvalidInput, "{err}");
+        assert!(!err.to_string().contains('\0'));
+    }
+    assert_eq!(store.get(&a.id).await.unwrap().unwrap(), a, "unchanged");
+    let longest_reason = long(MAX_DECISION_REASON_BYTES);
+    let decided = store
+        .decide(
+            &a.id,
+            Decision::Reject,
+            Some(""),
+            Some(&longest_reason),
+            T0 + 2,
+            false,
+        )
+        .await
+        .unwrap();
+    assert_eq!(decided.decided_by, None, "an empty approver names nobody");
+    assert_eq!(
+        decided.decision_reason.as_deref(),
+        Some(longest_reason.as_str())
+    );
+    assert_eq!(store.get(&a.id).await.unwrap().unwrap(), decided);
 }
 
 pub async fn decide_twice_is_refused(store: &dyn ApprovalStore) {
