@@ -95,6 +95,12 @@ mod tests {
         let store = StoreConfig::Memory.open_sync().unwrap();
         let host = BindingRegistry::build(&decls, &json!({}), store).unwrap();
         let frame = Frame::new(Surface::Mcp).with_actor(actor("ann"));
+        let req = approved_by(&host, frame);
+        (host, req)
+    }
+
+    /// A request for `orders.cancel` made with `frame`, approved.
+    fn approved_by(host: &BindingRegistry, frame: Frame) -> ApprovalRequest {
         let mut inv = Invocation::start(
             Arc::clone(host.registry()),
             "orders.cancel",
@@ -114,7 +120,7 @@ mod tests {
             2_000,
         )
         .unwrap();
-        (host, *req)
+        *req
     }
 
     /// What resuming the request under `limit`, as `frame`, ends in: the
@@ -188,26 +194,8 @@ mod tests {
                 ..Actor::default()
             })
         };
-        let mut inv = Invocation::start(
-            Arc::clone(host.registry()),
-            "orders.cancel",
-            Payload::Json(json!({"order": 7})),
-            nobody(),
-            InvokeOptions::at(1_000),
-        );
-        assert_eq!(host.advance(&mut inv, 1_000), StepKind::Done);
-        let Some(Outcome::ApprovalRequired(req)) = inv.take_outcome() else {
-            panic!("expected an approval request")
-        };
+        let req = approved_by(&host, nobody());
         assert_eq!(req.actor.id, None, "stage 3: an empty id is none");
-        host.decide(
-            &req.id,
-            ApprovalDecision::Approve,
-            Some("boss"),
-            None,
-            2_000,
-        )
-        .unwrap();
         let tool = ResumeLimit::ThroughTool("orders.cancel");
         assert_eq!(
             resumed(&host, &req.id, tool, nobody()),
