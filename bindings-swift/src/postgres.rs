@@ -173,7 +173,13 @@ impl FfiRegistry {
     /// blocks a thread): APPROVAL_NOT_FOUND for a request the store does
     /// not hold.
     pub async fn approval_input_view(&self, id: String) -> Result<FfiApprovalView, FfiError> {
-        let request = on_runtime(self.host().existing_approval_owned(id)).await?;
+        // Only a store that waits needs the runtime (a memory or SQLite
+        // registry never starts it: see the module's doc).
+        let request = if self.host().store().waits() {
+            on_runtime(self.host().existing_approval_owned(id)).await?
+        } else {
+            self.host().existing_approval(&id)?
+        };
         Ok(FfiApprovalView::of(
             &request,
             self.host().approval_view(&request)?,
