@@ -9,7 +9,7 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 
 from mcp_caps import Query, build, search
-from orpc_agent import Frame, capability, create_capability_registry
+from orpc_agent import CapabilityError, Frame, capability, create_capability_registry
 from orpc_agent.mcp import APPROVAL_ID_META, APPROVAL_META, ERROR_META, create_mcp_server
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -196,3 +196,22 @@ async def test_contextual_capabilities_are_left_out_of_the_unbound_list_as_in_no
         assert "ui_apply" in names
         done = await client.call_tool("ui_apply", {"q": "x"})
     assert done.content[0].text == "applied"  # type: ignore[union-attr]
+
+
+async def test_a_frame_factory_that_refuses_answers_in_its_own_words() -> None:
+    # CREDENTIAL_REQUIRED from the app's factory (sign in first) is the
+    # result, as in Node's adapter; any other exception is INTERNAL.
+    def signed_out(_: Any) -> Frame:
+        raise CapabilityError("CREDENTIAL_REQUIRED", "Sign in to search the docs.")
+
+    def broken(_: Any) -> Frame:
+        raise RuntimeError("token store at 10.0.0.5 unreachable")
+
+    async with Client(create_mcp_server(build(), frame=signed_out)) as client:
+        refused = await client.call_tool("docs_search", {"q": "abc"})
+    assert refused.is_error and refused.meta[ERROR_META]["code"] == "CREDENTIAL_REQUIRED"  # type: ignore[index]
+    assert "Sign in" in refused.content[0].text  # type: ignore[union-attr]
+    async with Client(create_mcp_server(build(), frame=broken)) as client:
+        failed = await client.call_tool("docs_search", {"q": "abc"})
+    assert failed.is_error and failed.meta[ERROR_META]["code"] == "INTERNAL"  # type: ignore[index]
+    assert "10.0.0.5" not in str(failed)

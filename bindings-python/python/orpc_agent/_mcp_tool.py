@@ -118,7 +118,14 @@ class GovernedTool(Tool):
     async def _call(
         self, arguments: dict[str, Any], context: Context[Any, Any]
     ) -> CallToolResult | InputRequiredResult:
-        frame = _mcp_frame(self._frame(context) if self._frame else None, context)
+        try:
+            base = self._frame(context) if self._frame else None
+        except CapabilityError as e:
+            # The app's own refusal (CREDENTIAL_REQUIRED: sign in first), in
+            # its words, as Node's adapter answers it; any other exception
+            # is the call's INTERNAL (``run``).
+            return _error_result(e)
+        frame = _mcp_frame(base, context)
         approval_id = _request_meta(context).get(APPROVAL_ID_META)
         try:
             sender = _progress_sender(context)
