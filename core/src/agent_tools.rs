@@ -18,6 +18,7 @@
 //!
 //! [`Surface::approvals_need_a_caller`]: crate::meta::Surface::approvals_need_a_caller
 
+use crate::frame::named;
 use crate::mcp;
 
 // What the machine refuses a gated call that names no caller with (the
@@ -53,8 +54,7 @@ pub fn approval_key(
     session_id: Option<&str>,
     tool_call_id: &str,
 ) -> Option<String> {
-    let actor_id = actor_id.filter(|s| !s.is_empty());
-    let session_id = session_id.filter(|s| !s.is_empty());
+    let (actor_id, session_id) = (named(actor_id), named(session_id));
     if (actor_id.is_none() && session_id.is_none()) || tool_call_id.is_empty() {
         return None;
     }
@@ -93,9 +93,7 @@ pub fn recorded_approver<'a>(
     configured: Option<&'a str>,
     actor_id: Option<&'a str>,
 ) -> Option<&'a str> {
-    configured
-        .filter(|s| !s.is_empty())
-        .or(actor_id.filter(|s| !s.is_empty()))
+    named(configured).or(named(actor_id))
 }
 
 /// Whether a request an adapter kept for a tool call still holds that call

@@ -50,6 +50,12 @@ pub struct Frame {
     pub session_id: Option<String>,
 }
 
+/// An id as a name: `None` for the empty string, which names nobody (an
+/// actor, a session, a request's requester, a decision's approver).
+pub fn named(id: Option<&str>) -> Option<&str> {
+    id.filter(|s| !s.is_empty())
+}
+
 fn null_is_anonymous<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Actor, D::Error> {
     Ok(Option::<Actor>::deserialize(d)?.unwrap_or_default())
 }
@@ -70,12 +76,11 @@ impl Frame {
     /// Whether the frame names its caller: a non-empty actor id or session
     /// id. Anonymous frames without a session cannot be told apart.
     pub fn names_a_caller(&self) -> bool {
-        let named = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
-        named(&self.actor.id) || named(&self.session_id)
+        named(self.actor.id.as_deref()).is_some() || named(self.session_id.as_deref()).is_some()
     }
 
-    /// Whether an actor, request, agent or session id is the empty string
-    /// (see [`Frame::drop_empty_ids`]).
+    /// Whether an actor, request, agent or session id names nobody (see
+    /// [`Frame::drop_empty_ids`]).
     pub(crate) fn has_empty_ids(&self) -> bool {
         [
             &self.actor.id,
@@ -83,11 +88,11 @@ impl Frame {
             &self.agent_id,
             &self.session_id,
         ]
-        .iter()
-        .any(|v| v.as_deref() == Some(""))
+        .into_iter()
+        .any(|v| v.is_some() && named(v.as_deref()).is_none())
     }
 
-    /// Stage 3: an empty id names nobody, so it is no id at all. One
+    /// Stage 3: an id that names nobody is no id at all ([`named`]). One
     /// reading for every rule after it, where `""` was anonymous to some
     /// (who made a request, the pending quota) and an actor to others
     /// (Cedar's `principal.anonymous`, the resume of the requester's own
@@ -99,7 +104,7 @@ impl Frame {
             &mut self.agent_id,
             &mut self.session_id,
         ] {
-            if v.as_deref() == Some("") {
+            if named(v.as_deref()).is_none() {
                 *v = None;
             }
         }

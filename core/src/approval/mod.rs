@@ -817,7 +817,7 @@ pub fn apply_decision(
 ) -> Result<ApprovalRequest, StoreError> {
     check_decision_fields(approver, reason)?;
     // An empty approver names nobody (as an empty actor id, stage 3).
-    let approver = approver.filter(|a| !a.is_empty());
+    let approver = crate::frame::named(approver);
     check_decision(req, approver, now_ms, approver_must_differ)?;
     let mut out = req.clone();
     out.status = decision.status();
@@ -867,7 +867,7 @@ impl Requester {
     /// made no request it could be matched to.
     pub fn of(surface: Surface, actor_id: Option<&str>) -> Option<Requester> {
         // An empty id names nobody (stage 3's rule), so it is no requester.
-        actor_id.filter(|id| !id.is_empty()).map(|id| Requester {
+        crate::frame::named(actor_id).map(|id| Requester {
             surface,
             actor_id: Some(id.to_owned()),
             capability_id: None,
