@@ -577,6 +577,20 @@ fn sqlite(path: &std::path::Path) -> Arc<dyn ApprovalStore> {
     Arc::new(SqliteApprovalStore::open_with(path, opts).unwrap())
 }
 
+/// A request for `orders.cancel` made through `d` and approved by `boss`.
+async fn approved_request(d: &Driver) -> orpc_agent_core::approval::ApprovalRequest {
+    let Outcome::ApprovalRequired(req) = d
+        .invoke("orders.cancel", json!({"id": "o-1"}), Call::new(frame()))
+        .await
+    else {
+        panic!("expected an approval request")
+    };
+    d.decide(&req.id, ApprovalDecision::Approve, Some("boss"), None)
+        .await
+        .unwrap();
+    *req
+}
+
 fn driver_on(store: Arc<dyn ApprovalStore>, h: Arc<Probe>, audit: Arc<Sink>) -> Driver {
     Driver::builder(approval_caps(), store)
         .clock_base_unix_ms(1_000_000)
@@ -655,15 +669,7 @@ async fn a_resume_by_a_caller_already_cancelled_consumes_nothing() {
     let h = Probe::new(Mode::ReturnSecret);
     let audit = sink(SinkFault::None);
     let d = driver_on(sqlite(&db.0), h.clone(), audit.clone());
-    let Outcome::ApprovalRequired(req) = d
-        .invoke("orders.cancel", json!({"id": "o-1"}), Call::new(frame()))
-        .await
-    else {
-        panic!()
-    };
-    d.decide(&req.id, ApprovalDecision::Approve, Some("boss"), None)
-        .await
-        .unwrap();
+    let req = approved_request(&d).await;
     let call = Call::new(frame());
     call.cancel.cancel();
     let o = d.resume(&req.id, call).await;
@@ -681,15 +687,7 @@ async fn a_read_only_sqlite_store_fails_typed_and_runs_nothing() {
     let writable = sqlite(&db.0);
     let h = Probe::new(Mode::ReturnSecret);
     let d = driver_on(writable, h.clone(), sink(SinkFault::None));
-    let Outcome::ApprovalRequired(req) = d
-        .invoke("orders.cancel", json!({"id": "o-1"}), Call::new(frame()))
-        .await
-    else {
-        panic!()
-    };
-    d.decide(&req.id, ApprovalDecision::Approve, Some("boss"), None)
-        .await
-        .unwrap();
+    let req = approved_request(&d).await;
     drop(d);
 
     // The same file, read-only (as on a read-only file system).
