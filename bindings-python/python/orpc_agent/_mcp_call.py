@@ -57,12 +57,15 @@ def _transport_session(context: Context[Any, Any]) -> str | None:
     memory, and on a stateless server, which issues no session and checks
     no header (the client's own word is not a session)."""
     try:
-        if context.mcp_server.session_manager.stateless:
+        headers = getattr(context.request_context.request, "headers", None)  # None over stdio, in memory
+        value = headers.get("mcp-session-id") if headers is not None else None
+        if not isinstance(value, str) or not value:
             return None
-        value = context.request_context.request.headers.get("mcp-session-id")  # type: ignore[union-attr]
+        # Asked only when a header came: a server made without HTTP has no
+        # session manager to ask (RuntimeError).
+        return None if context.mcp_server.session_manager.stateless else value
     except (AttributeError, ValueError, LookupError, RuntimeError):
         return None
-    return value if isinstance(value, str) and value else None
 
 
 def _mcp_frame(base: Frame | None, context: Context[Any, Any]) -> Frame:
