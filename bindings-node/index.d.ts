@@ -31,11 +31,11 @@ export declare function agentToolApprovalRequiredText(requestId: string, reason?
 export declare function agentToolGateDenies(code: string): boolean
 
 /**
- * Whether a request kept for a tool call still holds that call when the
- * framework asks again if it needs approval
- * (`agent_tools::kept_request_holds_the_call`).
+ * What the gate does with the request kept for a tool call, by its status
+ * (`null`: none in the store): `holds`, `decided` or `afresh`
+ * (`agent_tools::kept_request`).
  */
-export declare function agentToolKeptRequestHoldsTheCall(status: string): boolean
+export declare function agentToolKeptRequest(status?: string | undefined | null): string
 
 /**
  * `{unknownApproval, unknownInterruption, outputNotJson, failed}`: the

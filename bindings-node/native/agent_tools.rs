@@ -57,10 +57,10 @@ pub fn agent_tool_messages() -> String {
     agent_tools::messages().to_string()
 }
 
-/// Whether a request kept for a tool call still holds that call when the
-/// framework asks again if it needs approval
-/// (`agent_tools::kept_request_holds_the_call`).
+/// What the gate does with the request kept for a tool call, by its status
+/// (`null`: none in the store): `holds`, `decided` or `afresh`
+/// (`agent_tools::kept_request`).
 #[napi(catch_unwind)]
-pub fn agent_tool_kept_request_holds_the_call(status: String) -> bool {
-    agent_tools::kept_request_holds_the_call(&status)
+pub fn agent_tool_kept_request(status: Option<String>) -> &'static str {
+    agent_tools::kept_request(status.as_deref()).as_str()
 }

@@ -26,7 +26,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agent_tool_approval_key, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_approval_required_text, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_recorded_approver, m)?)?;
-    m.add_function(wrap_pyfunction!(agent_tool_kept_request_holds_the_call, m)?)?;
+    m.add_function(wrap_pyfunction!(agent_tool_kept_request, m)?)?;
     m.add("AGENT_TOOL_UNKNOWN_APPROVAL", at::UNKNOWN_APPROVAL_MESSAGE)?;
     m.add("AGENT_TOOL_OUTPUT_NOT_JSON", at::OUTPUT_NOT_JSON_MESSAGE)?;
     m.add("AGENT_TOOL_FAILED", at::FAILED_MESSAGE)?;
@@ -154,11 +154,13 @@ fn agent_tool_recorded_approver(
     orpc_agent_core::agent_tools::recorded_approver(configured, actor_id).map(str::to_owned)
 }
 
-/// Whether a kept request (by its status) still holds its tool call
-/// (`orpc_agent_core::agent_tools::kept_request_holds_the_call`).
+/// What the gate does with the request kept for a tool call, by its status
+/// (`None`: none in the store): `holds`, `decided` or `afresh`
+/// (`orpc_agent_core::agent_tools::kept_request`).
 #[pyfunction]
-fn agent_tool_kept_request_holds_the_call(status: &str) -> bool {
-    orpc_agent_core::agent_tools::kept_request_holds_the_call(status)
+#[pyo3(signature = (status))]
+fn agent_tool_kept_request(status: Option<&str>) -> &'static str {
+    orpc_agent_core::agent_tools::kept_request(status).as_str()
 }
 
 /// What the model reads of a call that needs approval and had no approval

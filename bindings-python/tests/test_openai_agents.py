@@ -232,3 +232,62 @@ async def test_an_undecided_call_asked_again_keeps_its_one_request() -> None:
     pending = await registry.approvals.list_async(status="pending")
     assert [r.capability_id for r in pending] == ["orders.refund"]
     assert agent_caps.CALLS["orders.refund"] == 0
+
+
+async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:
+    audit: list[dict[str, Any]] = []
+    registry = build(audit.append)
+    tools = governed_tools(registry, ANA)
+
+    def call(call_id: str) -> Any:
+        return function_call("orders_refund", {"order": "o-1", "cents": 500}, call_id=call_id)
+
+    model = ScriptedModel(
+        [
+            [call("call_r")],
+            [assistant_message("Refunded.")],
+            [call("call_r")],
+            [assistant_message("Already done.")],
+            [call("call_s")],
+            [call("call_s")],
+            [assistant_message("Refused.")],
+        ]
+    )
+    agent = Agent(name="support", model=model, tools=tools)
+    first = (await Runner.run(agent, "Refund.")).to_state()
+    saved = first.to_string()  # the call undecided
+    [item] = first.get_interruptions()
+    await tools.approve(first, item, approver="lead")
+    assert (await Runner.run(agent, first)).final_output == "Refunded."
+
+    # The saved state replayed shows its one request, consumed: no second.
+    replay = await RunState.from_string(agent, saved)
+    [again] = replay.get_interruptions()
+    kept = await tools.request(again)
+    assert kept is not None and kept.status == "consumed"
+
+    # The same call presented again (a history replayed to the model): the
+    # gate is asked about it. A second request here is one a person could
+    # approve, and the refund would run twice.
+    replayed = await Runner.run(agent, "Refund.")
+    assert replayed.interruptions == []
+    assert replayed.final_output == "Already done."
+    assert outputs(model, 3)["call_r"].startswith("APPROVAL_CONSUMED: ")
+
+    # A request rejected in an approval UI (not through a run state), its
+    # call presented again.
+    second = await Runner.run(agent, "Refund again.")
+    [other] = second.interruptions
+    other_id = tools.request_id(other)
+    assert other_id is not None
+    await registry.approvals.reject_async(other_id, approver="lead")
+    refused = await Runner.run(agent, "Refund again.")
+    assert refused.interruptions == []
+    assert outputs(model, 6)["call_s"].startswith("APPROVAL_REJECTED: ")
+
+    assert agent_caps.CALLS["orders.refund"] == 1
+    assert sorted(r.status for r in await registry.approvals.list_async()) == ["consumed", "rejected"]
+    assert finished(audit)[-2:] == [
+        ("orders.refund", "approval_required", False),
+        ("orders.refund", "APPROVAL_REJECTED", True),
+    ]

@@ -96,15 +96,46 @@ pub fn recorded_approver<'a>(
     named(configured).or(named(actor_id))
 }
 
-/// Whether a request an adapter kept for a tool call still holds that call
-/// when the framework asks again whether the call needs approval (the
-/// OpenAI Agents SDK does, for a resumed run whose call is undecided):
-/// pending or approved-not-yet-run. The adapter then answers "needs
-/// approval" with the same request instead of opening a second one; after
-/// any other status (rejected, expired, consumed, unknown) the call is
-/// asked of the core afresh.
-pub fn kept_request_holds_the_call(status: &str) -> bool {
-    matches!(status, "pending" | "approved")
+/// What an adapter does with the request it kept for a tool call when the
+/// framework asks again whether that call needs approval (the OpenAI
+/// Agents SDK does for every call its run state has not decided: a resumed
+/// run, or a saved state replayed), by the request's status (`None`: the
+/// store has no such request).
+///
+/// - pending, or approved and not yet run: [`KeptRequest::Holds`] — "needs
+///   approval" with the same request, not a second one;
+/// - consumed or rejected: [`KeptRequest::Decided`] — the call was run or
+///   refused once already (a replay of a saved state): the adapter settles
+///   it with the core's answer to resuming that request (APPROVAL_CONSUMED,
+///   APPROVAL_REJECTED, audited) and opens no second request, which a
+///   person shown the replay could approve and so run the call twice;
+/// - expired, unknown, or no request: [`KeptRequest::Afresh`] — nobody
+///   decided it: the call is asked of the core again.
+pub fn kept_request(status: Option<&str>) -> KeptRequest {
+    match status {
+        Some("pending" | "approved") => KeptRequest::Holds,
+        Some("consumed" | "rejected") => KeptRequest::Decided,
+        _ => KeptRequest::Afresh,
+    }
+}
+
+/// See [`kept_request`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeptRequest {
+    Holds,
+    Decided,
+    Afresh,
+}
+
+impl KeptRequest {
+    /// The name a binding's adapter reads: `holds`, `decided`, `afresh`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeptRequest::Holds => "holds",
+            KeptRequest::Decided => "decided",
+            KeptRequest::Afresh => "afresh",
+        }
+    }
 }
 
 /// What a framework's preliminary tool result shows while a call runs (the
@@ -148,11 +179,18 @@ mod tests {
     }
 
     #[test]
-    fn only_a_pending_or_approved_request_holds_its_call() {
-        assert!(kept_request_holds_the_call("pending"));
-        assert!(kept_request_holds_the_call("approved"));
-        for other in ["rejected", "expired", "consumed", "Pending", ""] {
-            assert!(!kept_request_holds_the_call(other), "{other}");
+    fn a_kept_request_holds_its_call_until_decided_and_answers_it_after() {
+        for (status, step) in [
+            (Some("pending"), KeptRequest::Holds),
+            (Some("approved"), KeptRequest::Holds),
+            (Some("consumed"), KeptRequest::Decided),
+            (Some("rejected"), KeptRequest::Decided),
+            (Some("expired"), KeptRequest::Afresh),
+            (Some("Pending"), KeptRequest::Afresh),
+            (Some(""), KeptRequest::Afresh),
+            (None, KeptRequest::Afresh),
+        ] {
+            assert_eq!(kept_request(status), step, "{status:?}");
         }
     }
 

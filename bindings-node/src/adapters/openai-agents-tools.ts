@@ -78,15 +78,21 @@ export class GovernedAgentTools {
   async #gate(name: string, capabilityId: string, input: unknown, callId: string | undefined): Promise<boolean> {
     const key = this.#key(callId);
     const kept = key === undefined ? undefined : this.#ids.get(key);
+    let step = "afresh";
     if (kept !== undefined) {
-      // Asked again about a call already presented (a resumed run with the
-      // call still undecided): the same request, not a second one.
+      // Asked again about a call already presented: a resumed run with the
+      // call undecided keeps its one request; a replay of a call run or
+      // refused already gets the core's answer for it.
       const request = await this.#registry.approvals.get(kept);
-      if (request !== null && N.agentToolKeptRequestHoldsTheCall(request.status)) return true;
+      step = N.agentToolKeptRequest(request?.status ?? null);
+      if (step === "holds") return true;
     }
     let outcome: InvokeResult;
     try {
-      outcome = await this.#registry.invoke(capabilityId, input, this.#modelFrame(callId));
+      outcome =
+        kept !== undefined && step === "decided"
+          ? await this.#resume(kept, callId, capabilityId)
+          : await this.#registry.invoke(capabilityId, input, this.#modelFrame(callId));
     } catch (error) {
       if (callerRequired(error)) throw new OpenAiAgentsPrincipalRequiredError(name);
       if (callId !== undefined) this.#settled.set(callId, { ok: false, error });

@@ -28,7 +28,10 @@
  * again; `state.toString()` / `RunState.fromString` in between are fine. The
  * approved call resumes the core's request once (only this tool's request,
  * made on `aiSdk` by this caller); a replay is refused by the core
- * (`APPROVAL_CONSUMED`). A plain `state.approve(item)` works too: the adapter
+ * (`APPROVAL_CONSUMED`). A call asked about again keeps its one request
+ * while it is pending or approved; once run or rejected, it is answered
+ * with the core's refusal, never with a second request
+ * (`agent_tools::kept_request`). A plain `state.approve(item)` works too: the adapter
  * records it as the core's decision (approver: the `approver` option, else
  * the frame's actor id) unless `decideApprovals: false`. A plain
  * `state.reject(item)` never reaches a tool: the core's request stays pending

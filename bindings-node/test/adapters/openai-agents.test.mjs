@@ -291,4 +291,48 @@ describe("OpenAI Agents SDK adapter", () => {
     );
     assert.equal(calls.get("orders.refund"), undefined);
   });
+  it("a saved call replayed after it ran, or after a rejection made elsewhere, is answered, not asked again", async () => {
+    const calls = new Map();
+    const audit = [];
+    const registry = await build(calls, { audit });
+    const governed = governedAgentTools(registry, ANA);
+    const call = (callId) => functionCall("orders_refund", { order: "o-1", cents: 500 }, { callId });
+    const model = new ScriptedModel([
+      [call("call_r")],
+      [assistantMessage("Refunded.")],
+      [assistantMessage("Already done.")],
+      [call("call_s")],
+      [assistantMessage("Refused.")],
+    ]);
+    const agent = new Agent({ name: "support", model, tools: governed.tools });
+    const first = await runner.run(agent, "Refund.");
+    const saved = first.state.toString(); // the call undecided
+    const [item] = first.state.getInterruptions();
+    await governed.approve(first.state, item, { approver: "lead" });
+    assert.equal((await runner.run(agent, first.state)).finalOutput, "Refunded.");
+
+    // The saved state replayed: the SDK asks again whether the call needs
+    // approval. A second request here is one a person could approve, and
+    // the refund would run twice.
+    const replayed = await runner.run(agent, await RunState.fromString(agent, saved));
+    assert.deepEqual(replayed.interruptions, []);
+    assert.equal(replayed.finalOutput, "Already done.");
+    assert.match(outputs(model, 2).call_r, /^APPROVAL_CONSUMED: /);
+
+    // A request rejected in an approval UI (not through the run state).
+    const second = await runner.run(agent, "Refund again.");
+    const [other] = second.state.getInterruptions();
+    await registry.approvals.reject(governed.requestId(other), { approver: "lead" });
+    const refused = await runner.run(agent, second.state);
+    assert.deepEqual(refused.interruptions, []);
+    assert.match(outputs(model, 4).call_s, /^APPROVAL_REJECTED: /);
+
+    assert.equal(calls.get("orders.refund"), 1);
+    const requests = await registry.approvals.list({});
+    assert.deepEqual(requests.map((r) => r.status).sort(), ["consumed", "rejected"]);
+    assert.deepEqual(finished(audit).slice(-2), [
+      ["orders.refund", "approval_required", false],
+      ["orders.refund", "APPROVAL_REJECTED", true],
+    ]);
+  });
 });

@@ -108,15 +108,21 @@ class GovernedTools(list[FunctionTool]):
         """``True`` iff the core asks for approval of this call."""
         key = approval_key(self.frame, call_id)
         kept = self._ids.get(key) if key is not None else None
+        step = "afresh"
         if kept is not None:
-            # Asked again about a call already presented (a resumed run with
-            # the call still undecided): the same request, not a second one.
+            # Asked again about a call already presented: a resumed run with
+            # the call undecided keeps its one request; a replay of a call
+            # run or refused already gets the core's answer for it.
             request = await self.registry.approvals.get_async(kept)
-            if request is not None and _native.agent_tool_kept_request_holds_the_call(request.status):
+            step = _native.agent_tool_kept_request(request.status if request is not None else None)
+            if step == "holds":
                 return True
         frame = model_frame(self.frame, call_id)
         try:
-            outcome = await self.registry.invoke(capability_id, params, frame)
+            if kept is not None and step == "decided":
+                outcome = await self.registry.resume(kept, frame, through_tool=capability_id)
+            else:
+                outcome = await self.registry.invoke(capability_id, params, frame)
         except CapabilityError as e:
             if caller_required(e):
                 raise PrincipalRequiredError(name) from None

@@ -26,7 +26,10 @@ tools.reject(state, item, approver=...)`` (the core's reject, then
 again; ``RunState.to_string()``/``from_string`` in between are fine. The
 approved call resumes the core's request once (``through_tool``: only this
 tool's request, made on ``aiSdk`` by this caller); a replay of the run is
-refused by the core (``APPROVAL_CONSUMED``). A plain ``state.approve(item)``
+refused by the core (``APPROVAL_CONSUMED``). A call presented again keeps
+its one request while it is pending or approved; once run or rejected, it
+is answered with the core's refusal, never with a second request
+(``agent_tools::kept_request``). A plain ``state.approve(item)``
 works too: the adapter records it as the core's decision (approver: the
 ``approver`` option, else the frame's actor id) unless
 ``decide_approvals=False``. A plain ``state.reject(item)`` never reaches a
