@@ -23,12 +23,16 @@ export const MESSAGES: { readonly unknownApproval: string; readonly outputNotJso
  * met on the way, a remote transport's failure) is INTERNAL, its text and
  * cause not passed on.
  */
-export async function modelSafe(result: Promise<unknown>): Promise<unknown> {
+export async function modelSafe(
+  result: Promise<unknown>,
+  failed: (what: string, error: unknown) => void,
+): Promise<unknown> {
   let output: unknown;
   try {
     output = await result;
   } catch (error) {
     if (error instanceof CapabilityError || error instanceof AiSdkApprovalRequiredError) throw error;
+    failed("the tool call", error);
     throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
   }
   if (output === undefined || output === null || typeof output === "string" || typeof output === "boolean")
@@ -36,7 +40,8 @@ export async function modelSafe(result: Promise<unknown>): Promise<unknown> {
   let text: string | undefined;
   try {
     text = JSON.stringify(output);
-  } catch {
+  } catch (error) {
+    failed("the output's JSON form", error);
     // No JSON form (a throwing `toJSON` or getter, a BigInt, a cycle): its text is not shown.
     throw new CapabilityError("INTERNAL", MESSAGES.outputNotJson);
   }

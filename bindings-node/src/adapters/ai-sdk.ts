@@ -65,6 +65,7 @@ import { preliminaryResults } from "./ai-sdk-progress.js";
 import { sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
 import {
   CapabilityError,
+  logAdapterFailure,
   type AdapterFrame,
   type AdapterRegistry,
   type CapabilityDescriptor,
@@ -136,7 +137,9 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
     execute: (input: unknown, { toolCallId, abortSignal, messages }) => {
       const running = state.running.get(toolCallId);
       state.running.delete(toolCallId);
-      const output = modelSafe(executeGoverned(state, name, input, toolCallId, abortSignal, messages));
+      const output = modelSafe(executeGoverned(state, name, input, toolCallId, abortSignal, messages), (what, e) =>
+        logAdapterFailure(state.registry, descriptor.id, what, e),
+      );
       return running !== undefined && (running.streaming || running.reports > 0)
         ? preliminaryResults(running, output)
         : output;

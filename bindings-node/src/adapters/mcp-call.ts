@@ -19,6 +19,7 @@ import {
   mcpApprovalResult,
   mcpErrorResult,
   mcpOkResult,
+  logAdapterFailure,
   resumeAsRequester,
   type AdapterFrame,
   type AdapterRegistry,
@@ -56,10 +57,13 @@ export function callGoverned(
   try {
     fromApp = tool.options.frame?.(extra);
   } catch (error) {
-    return Promise.resolve(errorResult(error));
+    return Promise.resolve(failedResult(tool, error));
   }
   if (fromApp instanceof Promise) {
-    return fromApp.then((app) => run(tool, structured, args, extra, app), errorResult);
+    return fromApp.then(
+      (app) => run(tool, structured, args, extra, app),
+      (error: unknown) => failedResult(tool, error),
+    );
   }
   return run(tool, structured, args, extra, fromApp);
 }
@@ -83,14 +87,15 @@ function run(
     frame = frameFor(extra, app ?? {});
     outcome = governedOutcome(tool, args, extra, frame);
   } catch (error) {
-    return Promise.resolve(errorResult(error));
+    return Promise.resolve(failedResult(tool, error));
   }
+  const failed = (error: unknown) => failedResult(tool, error);
   return outcome.then(
     (o) =>
       o.status === "approval_required" && tool.options.confirmInClient !== undefined
-        ? confirmInClient(tool, o.request, frame, extra, structured).catch(errorResult)
+        ? confirmInClient(tool, o.request, frame, extra, structured).catch(failed)
         : toResult(o, structured),
-    errorResult,
+    failed,
   );
 }
 
@@ -212,3 +217,9 @@ const approvalResult = (request: ApprovalRequest): CallToolResult => mcpApproval
 
 /** The core's answer; only a CapabilityError's message is model-safe, anything else is INTERNAL. */
 export const errorResult = (error: unknown): CallToolResult => mcpErrorResult(error);
+
+/** `errorResult`, the operator told what anything else was (`logAdapterFailure`). */
+export function failedResult(tool: ToolTarget, error: unknown): CallToolResult {
+  logAdapterFailure(tool.registry, tool.capabilityId, "the tool call", error);
+  return mcpErrorResult(error);
+}

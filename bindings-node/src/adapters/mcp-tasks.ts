@@ -26,10 +26,11 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toJsonText } from "../json.js";
 import { N } from "../native.js";
 import type { Frame } from "../types.js";
-import type { ApprovalRequest } from "./registry-port.js";
+import { logAdapterFailure, type ApprovalRequest } from "./registry-port.js";
 import {
   callGoverned,
   errorResult,
+  failedResult,
   frameFor,
   governedOutcome,
   resumeAsCaller,
@@ -66,11 +67,11 @@ export function registerTaskTool(
     { ...config, execution: { taskSupport: "optional" } } as never,
     {
       createTask: ((args: Record<string, unknown>, extra: CreateTaskRequestHandlerExtra) =>
-        storeCall(() => createTask(tool, structured, args, extra, timeoutMs, options))) as never,
+        storeCall(tool, () => createTask(tool, structured, args, extra, timeoutMs, options))) as never,
       getTask: ((_args: unknown, extra: TaskRequestHandlerExtra) =>
-        storeCall(() => extra.taskStore.getTask(extra.taskId))) as never,
+        storeCall(tool, () => extra.taskStore.getTask(extra.taskId))) as never,
       getTaskResult: ((_args: unknown, extra: TaskRequestHandlerExtra) =>
-        storeCall(() => extra.taskStore.getTaskResult(extra.taskId))) as never,
+        storeCall(tool, () => extra.taskStore.getTaskResult(extra.taskId))) as never,
     },
   );
 }
@@ -80,10 +81,11 @@ export function registerTaskTool(
  * to the client as it is, so a store's failure (a connection string, a
  * key) leaves as the core's INTERNAL text instead.
  */
-async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+async function storeCall<T>(tool: ToolTarget, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
-  } catch {
+  } catch (error) {
+    logAdapterFailure(tool.registry, tool.capabilityId, "the MCP task store", error);
     const text = errorResult(undefined).content[0];
     throw new Error(text?.type === "text" ? text.text : "INTERNAL");
   }
@@ -123,7 +125,7 @@ async function createTask(
     if (outcome.status === "approval_required") waiting = { frame, request: outcome.request };
     else settled = toResult(outcome, structured);
   } catch (error) {
-    settled = errorResult(error);
+    settled = failedResult(tool, error);
   }
   const waitMs = waiting === undefined ? 0 : Math.max(0, waiting.request.expiresAt - Date.now());
   // Kept until the approved call can have finished and its result been read.
@@ -162,7 +164,7 @@ async function resumeWhenDecided(
   try {
     result = toResult(await resumeAsCaller(tool, request.id, frame), structured);
   } catch (error) {
-    result = errorResult(error);
+    result = failedResult(tool, error);
   } finally {
     stopWatching();
   }

@@ -37,12 +37,16 @@ export function errorText(error: unknown): string {
   return text !== undefined && text.type === "text" ? text.text : INTERNAL_MESSAGE;
 }
 
-/** The output as the model reads it: a string as it is, anything else its JSON text. */
-export function outputText(output: unknown): string {
+/**
+ * The output as the model reads it: a string as it is, anything else its
+ * JSON text. `noJson` hears why an output has no JSON form (the operator's).
+ */
+export function outputText(output: unknown, noJson?: (error: unknown) => void): string {
   if (typeof output === "string") return output;
   try {
     return JSON.stringify(output) ?? "null";
-  } catch {
+  } catch (error) {
+    noJson?.(error);
     // No JSON form (a throwing `toJSON`, a BigInt, a cycle): its text is not shown.
     return errorText(new CapabilityError("INTERNAL", MESSAGES.outputNotJson));
   }

@@ -17,6 +17,7 @@ import { errorText, MESSAGES, OpenAiAgentsPrincipalRequiredError, outputText } f
 import { optionalPeer } from "./optional-peer.js";
 import {
   CapabilityError,
+  logAdapterFailure,
   resumeAsRequester,
   type AdapterFrame,
   type AdapterRegistry,
@@ -70,7 +71,10 @@ export class GovernedAgentTools {
         this.#gate(name, capabilityId, input, callId),
       // Nothing but text leaves: the SDK would show a thrown error's text or end the run.
       execute: (input: unknown, _context: unknown, details?: { toolCall?: { callId?: string } }) =>
-        this.#run(capabilityId, details?.toolCall?.callId, input).catch(() => errorText(undefined)),
+        this.#run(capabilityId, details?.toolCall?.callId, input).catch((error: unknown) => {
+          logAdapterFailure(this.#registry, capabilityId, "the tool call", error);
+          return errorText(undefined);
+        }),
     }) as AgentsCore.FunctionTool;
   }
 
@@ -95,6 +99,7 @@ export class GovernedAgentTools {
           : await this.#registry.invoke(capabilityId, input, this.#modelFrame(callId));
     } catch (error) {
       if (callerRequired(error)) throw new OpenAiAgentsPrincipalRequiredError(name);
+      logAdapterFailure(this.#registry, capabilityId, "the tool call", error);
       if (callId !== undefined) this.#settled.set(callId, { ok: false, error });
       return false;
     }
@@ -113,7 +118,7 @@ export class GovernedAgentTools {
     const settled = callId === undefined ? undefined : this.#settled.get(callId);
     if (callId !== undefined && settled !== undefined) {
       this.#settled.delete(callId);
-      return settled.ok ? outputText(settled.output) : errorText(settled.error);
+      return settled.ok ? this.#outputText(capabilityId, settled.output) : errorText(settled.error);
     }
     const key = this.#key(callId);
     const requestId = key === undefined ? undefined : this.#ids.get(key);
@@ -128,12 +133,18 @@ export class GovernedAgentTools {
         outcome = await this.#registry.invoke(capabilityId, input, this.#modelFrame(callId));
       }
     } catch (error) {
+      logAdapterFailure(this.#registry, capabilityId, "the tool call", error);
       return errorText(error);
     }
     if (outcome.status === "approval_required") {
       return N.agentToolApprovalRequiredText(outcome.request.id, outcome.request.reason ?? null);
     }
-    return outputText(outcome.output);
+    return this.#outputText(capabilityId, outcome.output);
+  }
+
+  /** The output as the model reads it; one with no JSON form is INTERNAL, and the operator is told why. */
+  #outputText(capabilityId: string, output: unknown): string {
+    return outputText(output, (e) => logAdapterFailure(this.#registry, capabilityId, "the output's JSON form", e));
   }
 
   /** The frame of one model tool call: surface `aiSdk` always; the tool call id as request id when the app sets none. */

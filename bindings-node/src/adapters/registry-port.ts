@@ -4,10 +4,12 @@
  * (`invoke`, `resume`, `descriptors`, `approvals`).
  */
 
+import type { Logger } from "../create-registry.js";
+import { CapabilityError } from "../errors.js";
 import type { CapabilityRegistry } from "../registry.js";
 import type { ExposureSurface, Frame, InvokeResult } from "../types.js";
 
-export { CapabilityError } from "../errors.js";
+export { CapabilityError };
 export { MCP_META_KEYS, mcpApprovalResult, mcpErrorResult, mcpOkResult } from "../mcp-answer.js";
 export type { ApprovalRequest, CapabilityDescriptor, InvokeResult, TraceContext } from "../types.js";
 export type { ResumeOptions } from "../approvals.js";
@@ -42,4 +44,28 @@ export function resumeAsRequester(
     asRequester: { surface: frame.surface, actor: frame.actor ?? {} },
     throughTool,
   });
+}
+
+/**
+ * Tells the operator, through the registry's `logger` (default `console`),
+ * that `what` failed in an adapter with something that is not the
+ * library's error (the app's frame function threw, a transport or task
+ * store failed, an output had no JSON form): the model got INTERNAL and
+ * nothing of it, so the real error goes here, as Python's adapters log it.
+ * A `CapabilityError` is the call's answer, not a failure; `undefined` is
+ * the adapter asking for the INTERNAL text itself. A logger that throws is
+ * ignored.
+ */
+export function logAdapterFailure(registry: AdapterRegistry, capabilityId: string, what: string, error: unknown): void {
+  if (error === undefined || error instanceof CapabilityError) return;
+  const logger: Logger | undefined = (registry as { logger?: Logger }).logger;
+  if (logger === undefined) return;
+  try {
+    logger.warn(
+      `orpc-agent: ${what} of capability "${capabilityId}" failed in an adapter; the model was only told that it failed`,
+      error,
+    );
+  } catch {
+    // the operator's logger is not the call's business
+  }
 }

@@ -184,6 +184,27 @@ describe("toAiSdkTools", () => {
     assert.ok(!JSON.stringify(model.doGenerateCalls[1].prompt).includes("hunter2"));
   });
 
+  it("an output with no JSON form: the model reads INTERNAL, the operator gets why", async () => {
+    const logged = [];
+    const logger = { warn: (message, error) => logged.push([message, error?.constructor?.name]) };
+    const router = {
+      count: agentProcedure(os.$context())
+        .meta({ agent: { description: "Count.", expose: { aiSdk: true }, sideEffect: "read", risk: "low" } })
+        .handler(async () => ({ n: 10n })),
+    };
+    const registry = await createCapabilityRegistry(router, { logger });
+    const model = scriptedModel(toolCallTurn("count", {}), textTurn("failed"));
+    const result = await generateText({ model, tools: toAiSdkTools(registry), prompt: "x", stopWhen: stepCountIs(3) });
+    const [error] = result.steps[0].content.filter((p) => p.type === "tool-error");
+    assert.equal(error.error.code, "INTERNAL");
+    assert.deepEqual(logged, [
+      [
+        'orpc-agent: the output\'s JSON form of capability "count" failed in an adapter; the model was only told that it failed',
+        "TypeError",
+      ],
+    ]);
+  });
+
   it("asks for approval when the core's gate fires, executes once approved (round trip)", async () => {
     const { registry, calls, audit } = await ordersFixture();
     const actor = { id: "u1" };

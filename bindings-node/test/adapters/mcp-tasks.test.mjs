@@ -19,7 +19,7 @@ import { agentProcedure, createCapabilityRegistry, registerMcpTools } from "@orp
 
 const ARGS = { id: "o-7", amount: 20 };
 
-async function connected({ expiresInMs = 600_000, taskStore = new InMemoryTaskStore() } = {}) {
+async function connected({ expiresInMs = 600_000, taskStore = new InMemoryTaskStore(), logger } = {}) {
   const calls = [];
   const base = agentProcedure(os.$context());
   const router = {
@@ -46,7 +46,7 @@ async function connected({ expiresInMs = 600_000, taskStore = new InMemoryTaskSt
         }),
     },
   };
-  const registry = await createCapabilityRegistry(router);
+  const registry = await createCapabilityRegistry(router, logger === undefined ? {} : { logger });
   const server = new McpServer(
     { name: "orders", version: "1.0.0" },
     { capabilities: { tasks: { requests: { tools: { call: {} } }, list: {}, cancel: {} } }, taskStore },
@@ -99,7 +99,9 @@ describe("MCP tasks for approval-gated calls", () => {
         throw new Error("connect redis://app:hunter2@cache.internal:6379 refused");
       }
     }
-    const { client, calls, close } = await connected({ taskStore: new FailingStore() });
+    const logged = [];
+    const logger = { warn: (message, error) => logged.push([message, error.message]) };
+    const { client, calls, close } = await connected({ taskStore: new FailingStore(), logger });
     try {
       const result = await client.callTool({ name: "orders_refund", arguments: ARGS });
       assert.equal(result.isError, true);
@@ -107,6 +109,13 @@ describe("MCP tasks for approval-gated calls", () => {
       assert.ok(!text.includes("hunter2") && !text.includes("redis"), text);
       assert.match(result.content[0].text, /INTERNAL/);
       assert.deepEqual(calls, []);
+      // The operator gets the real error.
+      assert.deepEqual(logged, [
+        [
+          'orpc-agent: the MCP task store of capability "orders.refund" failed in an adapter; the model was only told that it failed',
+          "connect redis://app:hunter2@cache.internal:6379 refused",
+        ],
+      ]);
     } finally {
       await close();
     }

@@ -303,6 +303,38 @@ describe("registerMcpTools over InMemoryTransport", () => {
     assert.equal(audit.find((r) => r.event === "finished").outcome, "CANCELLED");
   });
 
+  it("a frame function that throws: the model reads INTERNAL, the operator gets the real error", async () => {
+    const logged = [];
+    const logger = { warn: (message, error) => logged.push([message, String(error?.message)]) };
+    const secret = "session store postgres://app:hunter2@db refused";
+    for (const frame of [
+      () => {
+        throw new Error(secret);
+      },
+      async () => {
+        throw new Error(secret);
+      },
+    ]) {
+      const { client, calls } = await connectedClient({ logger }, { frame });
+      const result = await client.callTool({ name: "orders_get", arguments: { id: "o-1" } });
+      assert.equal(result.isError, true);
+      assert.equal(errorMeta(result).code, "INTERNAL");
+      assert.ok(!JSON.stringify(result).includes("hunter2"));
+      assert.deepEqual(calls, []);
+    }
+    const told =
+      'orpc-agent: the tool call of capability "orders.get" failed in an adapter; the model was only told that it failed';
+    assert.deepEqual(logged, [
+      [told, secret],
+      [told, secret],
+    ]);
+    // A capability's own error is the call's answer, not an adapter failure.
+    const { client } = await connectedClient({ logger });
+    logged.length = 0;
+    await client.callTool({ name: "orders_get", arguments: { id: "" } }); // INVALID_INPUT
+    assert.deepEqual(logged, []);
+  });
+
   it("fixes the surface to mcp whatever the app's frame says (SI-2)", async () => {
     const { client, audit } = await connectedClient(undefined, { frame: () => ({ surface: "direct" }) });
     await client.callTool({ name: "orders_get", arguments: { id: "o-1" } });

@@ -254,6 +254,26 @@ describe("OpenAI Agents SDK adapter", () => {
     assert.deepEqual(await registry.approvals.list({}), []); // refused before storing a request
   });
 
+  it("an output with no JSON form: the model reads INTERNAL, the operator gets why", async () => {
+    const logged = [];
+    const logger = { warn: (message, error) => logged.push([message, error?.constructor?.name]) };
+    const router = {
+      count: agentProcedure(os.$context())
+        .meta({ agent: { description: "Count.", expose: { aiSdk: true }, sideEffect: "read", risk: "low" } })
+        .handler(async () => ({ n: 10n })),
+    };
+    const governed = governedAgentTools(await createCapabilityRegistry(router, { logger }), ANA);
+    const model = new ScriptedModel([[functionCall("count", {}, { callId: "call_n" })], [assistantMessage("Sorry.")]]);
+    await runner.run(new Agent({ name: "support", model, tools: governed.tools }), "Count.");
+    assert.match(outputs(model, 1).call_n, /^INTERNAL: /);
+    assert.deepEqual(logged, [
+      [
+        'orpc-agent: the output\'s JSON form of capability "count" failed in an adapter; the model was only told that it failed',
+        "TypeError",
+      ],
+    ]);
+  });
+
   it("invalid arguments get the core's validation text", async () => {
     const governed = governedAgentTools(await build(new Map()), ANA);
     const model = new ScriptedModel([
