@@ -21,6 +21,8 @@ import {
   governedAgentTools,
 } from "@orpc-agent/core";
 
+import { NO_JSON_LOGGED, noJsonOutputFixture } from "./orders-fixture.mjs";
+
 const EMAIL = "ana@example.com";
 const CARD = "4111111111111111";
 /** The caller, as the app's authenticated transport gives it; the adapter fixes the surface (aiSdk). */
@@ -255,23 +257,12 @@ describe("OpenAI Agents SDK adapter", () => {
   });
 
   it("an output with no JSON form: the model reads INTERNAL, the operator gets why", async () => {
-    const logged = [];
-    const logger = { warn: (message, error) => logged.push([message, error?.constructor?.name]) };
-    const router = {
-      count: agentProcedure(os.$context())
-        .meta({ agent: { description: "Count.", expose: { aiSdk: true }, sideEffect: "read", risk: "low" } })
-        .handler(async () => ({ n: 10n })),
-    };
-    const governed = governedAgentTools(await createCapabilityRegistry(router, { logger }), ANA);
+    const { registry, logged } = await noJsonOutputFixture();
+    const governed = governedAgentTools(registry, ANA);
     const model = new ScriptedModel([[functionCall("count", {}, { callId: "call_n" })], [assistantMessage("Sorry.")]]);
     await runner.run(new Agent({ name: "support", model, tools: governed.tools }), "Count.");
     assert.match(outputs(model, 1).call_n, /^INTERNAL: /);
-    assert.deepEqual(logged, [
-      [
-        'orpc-agent: the output\'s JSON form of capability "count" failed in an adapter; the model was only told that it failed',
-        "TypeError",
-      ],
-    ]);
+    assert.deepEqual(logged, NO_JSON_LOGGED);
   });
 
   it("invalid arguments get the core's validation text", async () => {

@@ -138,3 +138,27 @@ export async function waitFor(condition, what, timeoutMs = 10_000) {
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }
+
+/**
+ * A registry of one aiSdk read, `count`, whose output has no JSON form (a
+ * BigInt), with a logger that records what operators are told:
+ * `[message, the error's class]`.
+ */
+export async function noJsonOutputFixture() {
+  const logged = [];
+  const logger = { warn: (message, error) => logged.push([message, error?.constructor?.name]) };
+  const router = {
+    count: agentProcedure(os.$context())
+      .meta({ agent: { description: "Count.", expose: { aiSdk: true }, sideEffect: "read", risk: "low" } })
+      .handler(async () => ({ n: 10n })),
+  };
+  return { registry: await createCapabilityRegistry(router, { logger }), logged };
+}
+
+/** What operators are told when an output has no JSON form (`noJsonOutputFixture`). */
+export const NO_JSON_LOGGED = [
+  [
+    'orpc-agent: the output\'s JSON form of capability "count" failed in an adapter; the model was only told that it failed',
+    "TypeError",
+  ],
+];
