@@ -335,6 +335,13 @@ export declare function mcpMetaKeys(): string
 export declare function mcpOkParts(isString: boolean, isObject: boolean, publishesOutputSchema: boolean): number
 
 /**
+ * Whether a confirmation whose decision the core refused with `code`
+ * answers with the resume through the tool
+ * (`mcp::refused_decision_resumes`).
+ */
+export declare function mcpRefusedDecisionResumes(code: string): boolean
+
+/**
  * MCP tasks: the status a finished call's result (JSON text) ends its
  * task in (`mcp::task_status`).
  */

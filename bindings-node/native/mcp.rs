@@ -80,6 +80,14 @@ pub fn mcp_elicitation_approves(action: String) -> bool {
     mcp::elicitation_approves(&action)
 }
 
+/// Whether a confirmation whose decision the core refused with `code`
+/// answers with the resume through the tool
+/// (`mcp::refused_decision_resumes`).
+#[napi(catch_unwind)]
+pub fn mcp_refused_decision_resumes(code: String) -> bool {
+    mcp::refused_decision_resumes(&code)
+}
+
 /// The rejection reason recorded when the person at the client declines.
 #[napi(catch_unwind)]
 pub fn mcp_elicitation_declined() -> String {

@@ -16,6 +16,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mcp_elicits, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_elicitation_params, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_elicitation_approves, m)?)?;
+    m.add_function(wrap_pyfunction!(mcp_refused_decision_resumes, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_elicitation_declined, m)?)?;
     m.add(
         "MCP_APPROVAL_ID_META",
@@ -121,6 +122,14 @@ fn mcp_elicitation_params<'py>(
 #[pyfunction]
 fn mcp_elicitation_approves(action: &str) -> bool {
     orpc_agent_core::mcp::elicitation_approves(action)
+}
+
+/// Whether a confirmation whose decision the core refused with `code`
+/// answers with the resume through the tool
+/// (`orpc_agent_core::mcp::refused_decision_resumes`).
+#[pyfunction]
+fn mcp_refused_decision_resumes(code: &str) -> bool {
+    orpc_agent_core::mcp::refused_decision_resumes(code)
 }
 
 /// The rejection reason recorded when the person at the client declines.

@@ -8,6 +8,7 @@ ways the question travels: ``legacy`` (up to 2025-11-25, an
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import mcp.types as types
@@ -108,3 +109,63 @@ async def test_under_approver_must_differ_the_requesters_accept_decides_nothing(
     assert result.meta[APPROVAL_META]["status"] == "approval_required"  # type: ignore[index]
     assert calls == []
     assert registry.approvals.list()[0].status == "pending"
+
+
+async def test_two_identical_calls_asked_at_once_the_first_accept_runs_it_the_second_reads_what_became_of_it() -> None:
+    # Both calls find the one pending request (same caller, same input) and
+    # both are asked. The second accept's decision is refused (the request is
+    # decided); the model must read that it ran, not "approval required, call
+    # again", which would open a second request to approve.
+    calls: list[dict[str, Any]] = []
+    audit: list[dict[str, Any]] = []
+    both_gated = asyncio.Event()
+
+    def record(r: dict[str, Any]) -> None:
+        audit.append(r)
+        if sum(1 for x in audit if x["event"] == "finished" and x["outcome"] == "approval_required") == 2:
+            both_gated.set()
+
+    registry = build(calls, audit=record)
+    first_answer: asyncio.Future[types.ElicitResult] = asyncio.get_running_loop().create_future()
+    asked: list[str] = []
+
+    async def callback(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        if len(asked) == 1:
+            return await first_answer
+        return types.ElicitResult(action="accept", content={})
+
+    server = create_mcp_server(
+        registry, frame=lambda ctx: Frame("mcp", actor={"id": "ana"}), confirm_in_client=("human-confirmation",)
+    )
+    args = {"id": "o-7", "amount": 20}
+    async with Client(server, mode="legacy", elicitation_callback=callback) as client:
+        first = asyncio.create_task(client.call_tool("orders_refund", args))
+        second = asyncio.create_task(client.call_tool("orders_refund", args))
+        await asyncio.wait_for(both_gated.wait(), 10)
+        first_answer.set_result(types.ElicitResult(action="accept", content={}))
+        ran, twin = await asyncio.wait_for(asyncio.gather(first, second), 10)
+    assert ran.is_error is False, ran
+    assert twin.is_error and twin.meta[ERROR_META]["code"] == "APPROVAL_CONSUMED"  # type: ignore[index]
+    assert APPROVAL_META not in (twin.meta or {})
+    assert len(set(asked)) == 1 and len(asked) == 2  # one request, asked about twice
+    assert calls == [args]
+    assert [r.status for r in registry.approvals.list()] == ["consumed"]
+
+
+async def test_a_request_rejected_in_an_approval_ui_while_the_person_was_asked_reads_the_rejection() -> None:
+    calls: list[dict[str, Any]] = []
+    registry = build(calls)
+
+    async def callback(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        (request,) = await registry.approvals.list_async()
+        await registry.approvals.reject_async(request.id, approver="lead")
+        return types.ElicitResult(action="accept", content={})
+
+    server = create_mcp_server(
+        registry, frame=lambda ctx: Frame("mcp", actor={"id": "ana"}), confirm_in_client=("human-confirmation",)
+    )
+    async with Client(server, mode="legacy", elicitation_callback=callback) as client:
+        result = await client.call_tool("orders_refund", {"id": "o-7", "amount": 20})
+    assert result.is_error and result.meta[ERROR_META]["code"] == "APPROVAL_REJECTED"  # type: ignore[index]
+    assert calls == []

@@ -255,6 +255,28 @@ pub fn elicitation_approves(action: &str) -> bool {
     action == "accept"
 }
 
+/// Whether, when the core refused the decision a confirmation's answer
+/// asked for (its error `code`), the adapter answers with the core's resume
+/// of the request through the tool rather than the approval-required
+/// result. The request was decided elsewhere (an identical twin call's
+/// accept, an approval UI), expired or is gone: the model must read what
+/// became of it — it runs now, once, if approved and not yet run; it ran;
+/// it was rejected; it expired — not "approval required, call again",
+/// which would open a second request a person could approve and so run the
+/// call twice. Any other refusal (the approver rule, a bad decision field,
+/// a store's failure) leaves the request pending for another approver: the
+/// approval-required result.
+pub fn refused_decision_resumes(code: &str) -> bool {
+    matches!(
+        code,
+        "APPROVAL_INVALID"
+            | "APPROVAL_CONSUMED"
+            | "APPROVAL_REJECTED"
+            | "APPROVAL_EXPIRED"
+            | "APPROVAL_NOT_FOUND"
+    )
+}
+
 /// How much of the input view a confirmation message quotes (characters).
 pub const ELICITATION_VIEW_CHARS: usize = 1000;
 
@@ -296,6 +318,36 @@ mod tests {
 
     fn text_of(result: &Value) -> &str {
         result["content"][0]["text"].as_str().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_decision_refused_because_the_request_was_decided_or_is_gone_answers_with_the_resume() {
+        use crate::approval::{ApprovalStatus, StoreError};
+        let id = || "apr_1".to_owned();
+        let decided = |status| StoreError::AlreadyDecided { id: id(), status };
+        for resumes in [
+            decided(ApprovalStatus::Approved),
+            decided(ApprovalStatus::Consumed),
+            decided(ApprovalStatus::Rejected),
+            StoreError::Expired { id: id() },
+            StoreError::NotFound(id()),
+        ] {
+            assert!(
+                refused_decision_resumes(resumes.code().as_str()),
+                "{resumes}"
+            );
+        }
+        for pending in [
+            StoreError::ApproverIsActor { id: id() },
+            StoreError::ApproverRequired { id: id() },
+            StoreError::BadDecision("the reason contains a NUL character".into()),
+            StoreError::Invalid("x".into()),
+        ] {
+            assert!(
+                !refused_decision_resumes(pending.code().as_str()),
+                "{pending}"
+            );
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ import { N } from "../native.js";
 import type { Frame } from "../types.js";
 import type { McpRequestExtra, RegisterMcpToolsOptions } from "./mcp.js";
 import {
+  CapabilityError,
   mcpApprovalResult,
   mcpErrorResult,
   mcpOkResult,
@@ -121,8 +122,9 @@ export function resumeAsCaller(tool: ToolTarget, approvalId: string, frame: Fram
  * In-band confirmation (`confirmInClient`): the core says whether this
  * request is put to the person at the client, writes the question, and
  * says what the answer decides; the decision and the single resume are the
- * core's too. Anything short of a decision the core recorded leaves the
- * request pending and the ordinary approval-required result.
+ * core's too. No answer, or a decision refused under `approverMustDiffer`,
+ * leaves the request pending and the ordinary approval-required result; a
+ * request decided elsewhere meanwhile answers with the core's resume.
  */
 async function confirmInClient(
   tool: ToolTarget,
@@ -151,10 +153,13 @@ async function confirmInClient(
   try {
     if (N.mcpElicitationApproves(action)) await tool.registry.approvals.approve(request.id, { approver });
     else await tool.registry.approvals.reject(request.id, { approver, reason: N.mcpElicitationDeclined() });
-  } catch {
-    return approvalResult(request); // the core refused the decision (e.g. approverMustDiffer)
+  } catch (error) {
+    // The core refused the decision. Decided elsewhere (a twin call's
+    // accept, an approval UI), expired or gone: what became of the request
+    // is the core's resume; otherwise (approverMustDiffer) it waits.
+    if (!(error instanceof CapabilityError && N.mcpRefusedDecisionResumes(error.code))) return approvalResult(request);
   }
-  // Approved: runs once; rejected: the core's APPROVAL_REJECTED.
+  // Approved: runs once; rejected: the core's APPROVAL_REJECTED; decided elsewhere: what became of it.
   return toResult(await resumeAsCaller(tool, request.id, frame), structured);
 }
 

@@ -62,8 +62,10 @@ export interface RegisterMcpToolsOptions {
    * elicitation when the client declared that capability. Accept records
    * the approval (approver: the frame's actor, under `approverMustDiffer`)
    * and runs the call once; decline or cancel rejects it. A client without
-   * elicitation, a decision the core refuses, or no answer before the
-   * request expires leaves the ordinary approval-required result.
+   * elicitation, a decision the core refuses under `approverMustDiffer`,
+   * or no answer before the request expires leaves the ordinary
+   * approval-required result; a request decided elsewhere meanwhile (an
+   * identical call's accept, an approval UI) answers what became of it.
    */
   confirmInClient?: { approvalTypes: readonly string[] };
   /**

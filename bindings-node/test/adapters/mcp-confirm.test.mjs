@@ -11,7 +11,7 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 import { registerMcpTools } from "@orpc-agent/core";
 
-import { ordersFixture } from "./orders-fixture.mjs";
+import { ordersFixture, waitFor } from "./orders-fixture.mjs";
 
 const REFUND = { name: "orders_refund", arguments: { id: "o-7", amount: 20 } };
 
@@ -34,6 +34,7 @@ async function connected({ answer, registryOptions, approvalTypes = ["human-conf
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       asked.push(request.params);
       if (answer === "hang") return new Promise(() => {});
+      if (typeof answer === "function") return answer(request.params);
       return { action: answer, ...(answer === "accept" ? { content: {} } : {}) };
     });
   }
@@ -117,6 +118,57 @@ describe("confirmInClient: approvals answered in the client through elicitation"
       assert.equal(result._meta["orpc-agent/approval"].status, "approval_required");
       assert.equal(calls.length, 0);
       assert.equal((await registry.approvals.list({}))[0].status, "pending");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("two identical calls asked at once: the first accept runs it, the second reads what became of it", async () => {
+    // Both calls find the one pending request (same caller, same input) and
+    // both are asked. The second accept's decision is refused (the request
+    // is decided); the model must read that it ran, not "approval required,
+    // call again", which would open a second request to approve.
+    const answers = [];
+    const answer = () => new Promise((resolve) => answers.push(resolve));
+    const accept = { action: "accept", content: {} };
+    const { client, registry, calls, asked } = await connected({ answer });
+    try {
+      const first = client.callTool(REFUND);
+      const second = client.callTool(REFUND);
+      await waitFor(() => answers.length === 2, "both confirmations");
+      assert.equal(new Set(asked.map((a) => a.message)).size, 1, "one request asked about twice");
+      answers[0](accept);
+      const ran = await first;
+      assert.equal(ran.isError, false, JSON.stringify(ran));
+      answers[1](accept);
+      const twin = await second;
+      assert.equal(twin.isError, true);
+      assert.equal(twin._meta["orpc-agent/error"].code, "APPROVAL_CONSUMED");
+      assert.equal(twin._meta["orpc-agent/approval"], undefined);
+      assert.equal(calls.filter((c) => c.tool === "refund").length, 1);
+      assert.deepEqual(
+        (await registry.approvals.list({})).map((r) => r.status),
+        ["consumed"],
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a request rejected in an approval UI while the person was asked: their accept reads the rejection", async () => {
+    let decide;
+    const { client, registry, calls } = await connected({
+      answer: () => new Promise((resolve) => (decide = resolve)),
+    });
+    try {
+      const pending = client.callTool(REFUND);
+      await waitFor(() => decide !== undefined, "the confirmation");
+      const [request] = await registry.approvals.list({});
+      await registry.approvals.reject(request.id, { approver: "lead" });
+      decide({ action: "accept", content: {} });
+      const result = await pending;
+      assert.equal(result._meta["orpc-agent/error"].code, "APPROVAL_REJECTED");
+      assert.equal(calls.filter((c) => c.tool === "refund").length, 0);
     } finally {
       await client.close();
     }

@@ -160,8 +160,9 @@ class GovernedTool(Tool):
         """In-band confirmation (``confirm_in_client``), as in Node: the core
         says whether this request is put to the person at the client, writes
         the question and says what the answer decides; the decision and the
-        single resume are the core's. ``None``: anything short of a decision
-        the core recorded; the request stays pending.
+        single resume are the core's. ``None``: no answer, or a decision
+        refused under ``approver_must_differ``; the request stays pending. A
+        request decided elsewhere meanwhile answers with the core's resume.
 
         How the question travels is the protocol's: up to 2025-11-25 it is
         an ``elicitation/create`` request sent mid-call; from 2026-07-28 the
@@ -204,9 +205,15 @@ class GovernedTool(Tool):
                 await self._registry.approvals.reject_async(
                     request.id, approver=approver, reason=_native.mcp_elicitation_declined()
                 )
-        except CapabilityError:  # the core refused the decision (e.g. approver_must_differ)
-            return None
-        # Approved: runs once; rejected: the core's APPROVAL_REJECTED.
+        except CapabilityError as e:
+            # The core refused the decision. Decided elsewhere (a twin call's
+            # accept, an approval UI), expired or gone: what became of the
+            # request is the core's resume; otherwise (approver_must_differ)
+            # it waits for another approver.
+            if not _native.mcp_refused_decision_resumes(e.code):
+                return None
+        # Approved: runs once; rejected: the core's APPROVAL_REJECTED; decided
+        # elsewhere: what became of it.
         resumed = await self._registry.resume(request.id, frame, through_tool=self._capability_id)
         if isinstance(resumed, ApprovalRequired):
             return None
