@@ -13,6 +13,19 @@ import { SHORT_INPUT_TEXT } from "./native.js";
 import type { CallSpan } from "./telemetry.js";
 import type { Frame, TraceContext } from "./types.js";
 
+/** The fields a frame may have (Python's `Frame` has the same, in its own spelling). */
+export const FRAME_KEYS: ReadonlySet<string> = new Set([
+  "surface",
+  "actor",
+  "context",
+  "trace",
+  "requestId",
+  "agentId",
+  "sessionId",
+  "signal",
+  "onProgress",
+]);
+
 export function frameJson(frame: Frame, trace: TraceContext | undefined = frame.trace): string {
   return frameText({
     surface: frame.surface,

@@ -147,6 +147,21 @@ test("invoke/resume refuse wrong types naming the argument (rejections, never sy
     () => registry.invoke("refund", { n: 1 }, { ...frame, onProgress: 5 }),
     /onProgress/,
   );
+  // A misspelt frame field is refused, never ignored (ignored, `actorId`
+  // would make the call anonymous), as Python's Frame refuses it.
+  for (const misspelt of [{ actorId: "agent-1" }, { request_id: "r-1" }, { sessionID: "s" }, { actorId: undefined }]) {
+    const key = Object.keys(misspelt)[0];
+    await rejectsWith(
+      `invoke frame field ${key}`,
+      () => registry.invoke("refund", { n: 1 }, { surface: "direct", ...misspelt }),
+      new RegExp(`frame has no field \`${key}\``),
+    );
+  }
+  assert.deepEqual(
+    (await registry.approvals.list({ status: "pending" })).length,
+    0,
+    "no misspelt frame made a request",
+  );
   await rejectsWith("resume id number", () => registry.resume(5), /requestId/);
   await rejectsWith("resume options string", () => registry.resume(id, "x"), /options/);
   await rejectsWith("resume signal string", () => registry.resume(id, { signal: "x" }), /signal/);

@@ -328,6 +328,15 @@ describe("registerMcpTools over InMemoryTransport", () => {
       [told, secret],
       [told, secret],
     ]);
+    // A misspelt field of the app's frame is refused (as Python's Frame
+    // refuses it), never left out: `actorId` would make the call anonymous.
+    logged.length = 0;
+    const misspelt = await connectedClient({ logger }, { frame: () => ({ actorId: "agent-7" }) });
+    const refused = await misspelt.client.callTool({ name: "orders_get", arguments: { id: "o-1" } });
+    assert.equal(errorMeta(refused).code, "INTERNAL");
+    assert.deepEqual(misspelt.calls, []);
+    assert.equal(logged.length, 1);
+    assert.match(logged[0][1], /the frame function's frame has no field `actorId`/);
     // A capability's own error is the call's answer, not an adapter failure.
     const { client } = await connectedClient({ logger });
     logged.length = 0;
