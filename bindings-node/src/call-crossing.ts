@@ -7,7 +7,7 @@
  * them.
  */
 import { CapabilityError } from "./errors.js";
-import { toJsonText } from "./json.js";
+import { fail, toJsonText } from "./json.js";
 import { INTERNAL_MESSAGE } from "./generated/protocol.js";
 import { SHORT_INPUT_TEXT } from "./native.js";
 import type { CallSpan } from "./telemetry.js";
@@ -54,11 +54,28 @@ export function frameText(value: Record<string, unknown>): string {
   } catch (e) {
     error = e;
   }
+  // JSON.stringify writes NaN and ±Infinity as null: an actor's attribute
+  // would reach the core, Cedar and the audit record changed. Refused
+  // instead (INVALID_INPUT NON_FINITE_NUMBER, as in Python and Swift).
+  if (text?.includes("null")) refuseNonFinite((value.actor as { attributes?: unknown } | undefined)?.attributes);
   if (text !== undefined && !/\d{16}/.test(text)) return text;
   try {
     return toJsonText(value);
   } catch {
     throw error ?? new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
+  }
+}
+
+/** Refuses the first NaN or infinite number in an actor's `attributes`, by its pointer in the actor. */
+function refuseNonFinite(v: unknown, path = "/attributes"): void {
+  if (typeof v === "number") {
+    if (!Number.isFinite(v)) fail("NON_FINITE_NUMBER", path);
+    return;
+  }
+  if (typeof v !== "object" || v === null) return;
+  // Reached only for a value JSON.stringify wrote: no cycle, no deeper than it goes.
+  for (const [key, item] of Object.entries(v)) {
+    refuseNonFinite(item, `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`);
   }
 }
 

@@ -14,7 +14,7 @@ import { N } from "./native.js";
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Refuses the value at `path` (a JSON pointer) for `reason`, in the core's words (`kind`: what JSON cannot hold). */
-function fail(reason: string, path: string, kind = ""): never {
+export function fail(reason: string, path: string, kind = ""): never {
   throw new CapabilityError("INVALID_INPUT", N.hostValueErrorMessage(reason, path, kind), { details: { reason } });
 }
 

@@ -212,6 +212,20 @@ test("a redactor reads the actor's large integer attributes exactly", async () =
   await assert.rejects(registry.invoke("read", {}, { surface: "direct", actor: cyclic }), {
     code: "INTERNAL",
   });
+  // A NaN or infinite attribute has no JSON form either: JSON.stringify
+  // would send null. Refused before the call, in the words of Python's and
+  // Swift's refusal; nothing runs.
+  for (const bad of [Number.NaN, Number.POSITIVE_INFINITY]) {
+    const refused = { id: "dave", attributes: { limits: { "a/b": [1, bad] } } };
+    await assert.rejects(registry.invoke("read", {}, { surface: "direct", actor: refused }), {
+      code: "INVALID_INPUT",
+      message: "input at /attributes/limits/a~1b/1 is NaN or infinite; only finite numbers can be hashed",
+    });
+  }
+  assert.equal(infos.length, 2);
+  // null itself is a value.
+  const nulls = { id: "erin", attributes: { manager: null } };
+  assert.equal((await registry.invoke("read", {}, { surface: "direct", actor: nulls })).status, "ok");
 });
 
 // The audit subscriber's record crosses as the core's marked text too: an

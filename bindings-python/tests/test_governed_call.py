@@ -134,6 +134,14 @@ async def test_a_mapping_frame_and_a_bad_frame() -> None:
     call = reg.invoke("c.count", {"n": 2}, 42)  # refused when awaited, as before
     with pytest.raises((TypeError, orpc_agent.CapabilityError)):
         await call
+    # A misspelt field, or a NaN or infinite actor attribute (no JSON form),
+    # is refused before the call, in the words Node and Swift use too.
+    with pytest.raises(ValueError, match=r"^unknown frame field\(s\): actorId$"):
+        await reg.invoke("c.count", {"n": 3}, {"surface": "direct", "actorId": "ann"})
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError) as refused:
+            await reg.invoke("c.count", {"n": 3}, {"surface": "direct", "actor": {"attributes": {"s": [1, bad]}}})
+        assert str(refused.value) == "input at /attributes/s/1 is NaN or infinite; only finite numbers can be hashed"
     assert runs == [1]
 
 

@@ -61,6 +61,11 @@ pub struct FfiTrace {
 #[derive(Clone, Debug, PartialEq, uniffi::Record)]
 pub struct FfiFrameDetails {
     pub actor: FfiActor,
+    /// Where in the actor's attributes Swift met a NaN or infinite number
+    /// (a JSON Pointer into them), which it wrote as `null`: the core
+    /// refuses such a frame (INVALID_INPUT `NON_FINITE_NUMBER`, as Node and
+    /// Python do) instead of reading `null`. Always `None` from the core.
+    pub attributes_non_finite_at: Option<String>,
     pub trace: Option<FfiTrace>,
     pub request_id: Option<String>,
     pub agent_id: Option<String>,

@@ -80,6 +80,7 @@ fn caller(id: Option<&str>) -> Option<crate::FfiFrameDetails> {
             roles: vec![],
             attributes_json: "{}".into(),
         },
+        attributes_non_finite_at: None,
         trace: None,
         request_id: None,
         agent_id: None,
@@ -468,4 +469,22 @@ fn an_answer_code_the_core_does_not_know_ends_the_call_internal() {
         "Done"
     );
     assert_eq!(inv.outcome_error().unwrap().code, "INTERNAL");
+}
+
+#[test]
+fn a_frame_whose_attributes_held_a_non_finite_number_is_refused_before_the_call() {
+    let reg = registry();
+    let mut details = caller(Some("ann")).unwrap();
+    details.actor.attributes_json = r#"{"score":null}"#.into();
+    details.attributes_non_finite_at = Some("/score".into());
+    let Err(FfiError::Capability { code, message, .. }) =
+        reg.start(0, 0, Some(details), FfiHostInput::Opaque, 1_000)
+    else {
+        panic!("not refused as a capability error")
+    };
+    assert_eq!(code, "INVALID_INPUT");
+    assert_eq!(
+        message,
+        "input at /attributes/score is NaN or infinite; only finite numbers can be hashed"
+    );
 }

@@ -29,11 +29,15 @@ extension Actor {
         self.init(id: a.id, roles: a.roles, attributes: dict)
     }
 
-    /// The actor as the core takes it (attributes in key order).
-    var core: FfiActor {
+    /// The actor as the core takes it (attributes in key order), and where
+    /// its attributes hold a NaN or infinite number, which JSON has not
+    /// (written `null`; the core refuses the frame).
+    var core: (actor: FfiActor, nonFiniteAt: String?) {
         var attrs = JSONObject()
         for k in attributes.keys.sorted() { attrs[k] = attributes[k] }
-        return FfiActor(id: id, roles: roles, attributesJson: JSONValue.object(attrs).jsonText)
+        var w = JSONWriter()
+        w.write(.object(attrs))
+        return (FfiActor(id: id, roles: roles, attributesJson: w.out), w.nonFiniteAt)
     }
 }
 
@@ -50,8 +54,10 @@ extension Frame {
     /// carries only a surface (the common call then sends one integer).
     var coreDetails: FfiFrameDetails? {
         if actor == Actor(), trace == nil, requestId == nil, agentId == nil, sessionId == nil { return nil }
+        let (coreActor, nonFiniteAt) = actor.core
         return FfiFrameDetails(
-            actor: actor.core, trace: trace?.core, requestId: requestId, agentId: agentId, sessionId: sessionId)
+            actor: coreActor, attributesNonFiniteAt: nonFiniteAt, trace: trace?.core, requestId: requestId,
+            agentId: agentId, sessionId: sessionId)
     }
 
     /// The frame the core built for a resumed call (the request's recorded

@@ -2455,6 +2455,13 @@ public func FfiConverterTypeFfiFrame_lower(_ value: FfiFrame) -> RustBuffer {
  */
 public struct FfiFrameDetails: Equatable, Hashable {
     public var actor: FfiActor
+    /**
+     * Where in the actor's attributes Swift met a NaN or infinite number
+     * (a JSON Pointer into them), which it wrote as `null`: the core
+     * refuses such a frame (INVALID_INPUT `NON_FINITE_NUMBER`, as Node and
+     * Python do) instead of reading `null`. Always `None` from the core.
+     */
+    public var attributesNonFiniteAt: String?
     public var trace: FfiTrace?
     public var requestId: String?
     public var agentId: String?
@@ -2462,8 +2469,15 @@ public struct FfiFrameDetails: Equatable, Hashable {
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
-    public init(actor: FfiActor, trace: FfiTrace?, requestId: String?, agentId: String?, sessionId: String?) {
+    public init(actor: FfiActor, 
+        /**
+         * Where in the actor's attributes Swift met a NaN or infinite number
+         * (a JSON Pointer into them), which it wrote as `null`: the core
+         * refuses such a frame (INVALID_INPUT `NON_FINITE_NUMBER`, as Node and
+         * Python do) instead of reading `null`. Always `None` from the core.
+         */attributesNonFiniteAt: String?, trace: FfiTrace?, requestId: String?, agentId: String?, sessionId: String?) {
         self.actor = actor
+        self.attributesNonFiniteAt = attributesNonFiniteAt
         self.trace = trace
         self.requestId = requestId
         self.agentId = agentId
@@ -2487,6 +2501,7 @@ public struct FfiConverterTypeFfiFrameDetails: FfiConverterRustBuffer {
         return
             try FfiFrameDetails(
                 actor: FfiConverterTypeFfiActor.read(from: &buf), 
+                attributesNonFiniteAt: FfiConverterOptionString.read(from: &buf), 
                 trace: FfiConverterOptionTypeFfiTrace.read(from: &buf), 
                 requestId: FfiConverterOptionString.read(from: &buf), 
                 agentId: FfiConverterOptionString.read(from: &buf), 
@@ -2496,6 +2511,7 @@ public struct FfiConverterTypeFfiFrameDetails: FfiConverterRustBuffer {
 
     public static func write(_ value: FfiFrameDetails, into buf: inout [UInt8]) {
         FfiConverterTypeFfiActor.write(value.actor, into: &buf)
+        FfiConverterOptionString.write(value.attributesNonFiniteAt, into: &buf)
         FfiConverterOptionTypeFfiTrace.write(value.trace, into: &buf)
         FfiConverterOptionString.write(value.requestId, into: &buf)
         FfiConverterOptionString.write(value.agentId, into: &buf)

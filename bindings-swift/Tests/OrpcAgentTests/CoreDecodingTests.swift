@@ -42,8 +42,8 @@ final class CoreDecodingTests: XCTestCase {
         let recorded = FfiFrame(
             surface: .mcp,
             details: FfiFrameDetails(
-                actor: ann, trace: FfiTrace(traceparent: "00-x", tracestate: nil), requestId: "r-1", agentId: nil,
-                sessionId: nil))
+                actor: ann, attributesNonFiniteAt: nil, trace: FfiTrace(traceparent: "00-x", tracestate: nil),
+                requestId: "r-1", agentId: nil, sessionId: nil))
         let frame = try resumer.withRecorded(recorded)
         XCTAssertEqual(frame.surface, .mcp)
         XCTAssertEqual(frame.actor.id, "ann")

@@ -281,6 +281,34 @@ final class HostileValuesTests: XCTestCase {
         func encode(to encoder: Encoder) throws { throw Refused() }
     }
 
+    /// A NaN or infinite number in the actor's attributes was `null` to the
+    /// core (so to Cedar and the audit record); it is INVALID_INPUT before
+    /// the call starts, as in Node and Python, and nothing runs.
+    func testANonFiniteActorAttributeIsRefusedBeforeTheCall() async throws {
+        let counts = Locked(Counts())
+        let meta = AgentMeta(description: "Read.", expose: [.mcp: true], sideEffect: .read, risk: .low)
+        let reg = try CapabilityRegistry(capabilities: [
+            Capability("notes.read", meta: meta) { (v: JSONValue, _) in
+                counts.with { $0.handled += 1 }
+                return v
+            }
+        ])
+        for x in [Double.nan, .infinity] {
+            let frame = Frame(surface: .mcp, actor: Actor(id: "ann", attributes: ["score": .double(x)]))
+            do {
+                let _: Outcome<JSONValue> = try await reg.invoke("notes.read", input: JSONValue.null, frame: frame)
+                XCTFail("\(x): ran")
+            } catch let e as CapabilityError {
+                XCTAssertEqual(e.code, .invalidInput)
+                XCTAssertEqual(
+                    e.message, "input at /attributes/score is NaN or infinite; only finite numbers can be hashed")
+            }
+        }
+        let finite = Frame(surface: .mcp, actor: Actor(id: "ann", attributes: ["score": .double(1.5)]))
+        let _: Outcome<JSONValue> = try await reg.invoke("notes.read", input: JSONValue.null, frame: finite)
+        XCTAssertEqual(counts.with { $0.handled }, 1)
+    }
+
     /// The core asks for the input as JSON (the approval hash, an input
     /// predicate) and there is none: INVALID_INPUT, audited as finished —
     /// it threw out of the driver with no record.

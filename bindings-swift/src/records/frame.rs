@@ -2,8 +2,9 @@
 //! trace, the details a caller adds) and their records, in both
 //! directions, and the record of what a redactor is told.
 
+use orpc_agent_core::act::HashError;
 use orpc_agent_core::pipeline::redaction::RedactionInfo;
-use orpc_agent_core::{Actor, Frame, Surface, TraceContext};
+use orpc_agent_core::{Actor, CapabilityError, Frame, Surface, TraceContext};
 use serde_json::{Map, Value};
 
 use super::{FfiActor, FfiFrame, FfiFrameDetails, FfiRedactionInfo, FfiSurface, FfiTrace};
@@ -74,6 +75,11 @@ impl From<FfiTrace> for TraceContext {
 impl FfiFrameDetails {
     /// The core's frame on `surface` with these details.
     pub(crate) fn into_frame(self, surface: Surface) -> Result<Frame, FfiError> {
+        if let Some(at) = self.attributes_non_finite_at {
+            // The actor's own pointer, as Python's and Node's refusals name it.
+            let path = format!("/attributes{at}");
+            return Err(CapabilityError::from(HashError::NonFinite { path }).into());
+        }
         Ok(Frame {
             surface,
             actor: self.actor.try_into()?,
@@ -99,6 +105,7 @@ impl From<&Frame> for FfiFrame {
             surface: (*surface).into(),
             details: FfiFrameDetails {
                 actor: actor.into(),
+                attributes_non_finite_at: None,
                 trace: trace.as_ref().map(Into::into),
                 request_id: request_id.clone(),
                 agent_id: agent_id.clone(),
