@@ -29,7 +29,7 @@ export interface ApprovalIdStore {
  * (as Python's). A key evicted makes a replayed call a new call, which the
  * core gates again; nothing grows without bound.
  */
-class BoundedApprovalIds implements ApprovalIdStore {
+export class BoundedApprovalIds implements ApprovalIdStore {
   readonly #items = new Map<string, string>();
   constructor(readonly limit = 10_000) {}
   get(key: string): string | undefined {

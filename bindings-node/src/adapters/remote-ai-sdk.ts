@@ -28,7 +28,7 @@ import type { CapabilityDescriptor, TraceContext } from "../types.js";
 import { createGatewayClient, type AgentGatewayClient, type GatewayClientOptions } from "../gateway/client.js";
 import type { GatewayInvokeOutput } from "../gateway/wire.js";
 import { toAiSdkTools, type AiSdkToolsOptions } from "./ai-sdk.js";
-import type { ApprovalIdStore } from "./approval-ids.js";
+import { BoundedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
 import { callOptions, merge, remote, remoteRegistry } from "./remote-registry.js";
 
 /**
@@ -121,7 +121,9 @@ export async function presentBound(options: BoundPresentationOptions): Promise<B
     tools,
     run: (input = {}) =>
       remote(() => client.invoke({ capability: descriptor.id, input: merge(input, fixed) }, callOptions(frame))),
-    resume: (requestId) => remote(() => client.approvals.resume({ id: requestId }, callOptions(frame))),
+    // Only this capability's request (the gateway's core checks it).
+    resume: (requestId) =>
+      remote(() => client.approvals.resume({ id: requestId, throughTool: descriptor.id }, callOptions(frame))),
   };
 }
 
@@ -149,14 +151,14 @@ function withApprovalIds(options: RemoteAiSdkToolsOptions): AiSdkToolsOptions {
   if (options.client !== undefined) {
     store = approvalIdsByClient.get(options.client);
     if (store === undefined) {
-      store = new Map();
+      store = new BoundedApprovalIds();
       approvalIdsByClient.set(options.client, store);
     }
   } else {
     const url = String(options.url);
     store = approvalIdsByUrl.get(url);
     if (store === undefined) {
-      store = new Map();
+      store = new BoundedApprovalIds();
       approvalIdsByUrl.set(url, store);
     }
   }

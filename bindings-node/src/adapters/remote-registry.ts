@@ -34,8 +34,13 @@ export function remoteRegistry(
           : { capability: name, input };
       return asResult(await remote(() => client.invoke(call, callOptions(frame))));
     },
-    async resume(requestId: string, frame: RemoteFrame): Promise<InvokeResult> {
-      return asResult(await remote(() => client.approvals.resume({ id: requestId }, callOptions(frame))));
+    async resume(requestId: string, options: RemoteFrame & { throughTool?: string }): Promise<InvokeResult> {
+      // The adapter resumes through the tool it presents: only a request
+      // for that capability runs (the gateway's core checks it).
+      const tool = options.throughTool;
+      const throughTool = bind !== undefined && tool === bind.name ? bind.id : tool;
+      const body = throughTool === undefined ? { id: requestId } : { id: requestId, throughTool };
+      return asResult(await remote(() => client.approvals.resume(body, callOptions(options))));
     },
     approvals: {
       approve: (id: string, o: { reason?: string } = {}) => decide(client, id, true, o.reason),

@@ -40,6 +40,15 @@ export function readId(input: unknown): string {
   return id;
 }
 
+/** `approvals.resume`'s body: the request id, and the tool (a capability id or tool name) it must be for. */
+export function readResumeInput(input: unknown): { id: string; throughTool?: string } {
+  const body = objectOf(input, "approvals.resume");
+  const id = readId(body);
+  if (body.throughTool !== undefined && typeof body.throughTool !== "string")
+    bad("approvals.resume: `throughTool` is a string (a capability id or tool name).");
+  return body.throughTool === undefined ? { id } : { id, throughTool: body.throughTool as string };
+}
+
 export function readDecideInput(input: unknown): GatewayDecideInput {
   const body = objectOf(input, "approvals.decide");
   const id = readId(body);

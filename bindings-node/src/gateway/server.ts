@@ -28,7 +28,14 @@ import type { CapabilityRegistry } from "../registry.js";
 import type { Actor, ApprovalRequest, ExposureSurface } from "../types.js";
 import { gatewayCallers } from "./callers.js";
 import { guard, toOrpc } from "./guard.js";
-import { readDecideInput, readDescriptorsInput, readId, readInvokeInput, readListInput } from "./parse.js";
+import {
+  readDecideInput,
+  readDescriptorsInput,
+  readId,
+  readInvokeInput,
+  readListInput,
+  readResumeInput,
+} from "./parse.js";
 import { progressMetadataCbor, type ProgressEvent } from "../progress.js";
 import type { HeadersLike } from "./trace-headers.js";
 import type { GatewayStreamEvent, GatewayApprovalView, GatewayDescriptorsOutput, GatewayInvokeOutput } from "./wire.js";
@@ -183,7 +190,7 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
        */
       resume: base.handler(async ({ input, context, signal }): Promise<GatewayInvokeOutput> => {
         const actor = await actorOf(context);
-        const id = readId(input);
+        const { id, throughTool } = readResumeInput(input);
         const { context: ctx, signal: s, trace, requestId, agentId, sessionId } = frameOf(context, actor, signal);
         const resumed = registry.resume(id, {
           context: ctx,
@@ -193,6 +200,7 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
           agentId,
           sessionId,
           asRequester: { surface, actor },
+          ...(throughTool === undefined ? {} : { throughTool }),
         });
         return outcome(await guard(() => resumed), context);
       }),

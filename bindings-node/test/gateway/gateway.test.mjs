@@ -463,6 +463,32 @@ describe("remote AI SDK tools", () => {
     assert.deepEqual(await bound.resume(out.request.id), { status: "ok", output: { refunded: 2, id: "43" } });
   });
 
+  it("a bound presentation resumes only its capability's requests; a resume may name the tool", async () => {
+    const alice = client("alice");
+    const first = await alice.invoke({ capability: "orders.refund", input: { id: "44", amount: 4 } });
+    const id = first.request.id;
+    await client("bob").approvals.decide({ id, approve: true });
+    // A presentation of another capability cannot run alice's approved refund.
+    const reader = await presentBound({
+      url: app.url(),
+      headers: bearer("alice"),
+      capability: "orders.get",
+      fixed: {},
+    });
+    assert.equal((await rejection(reader.resume(id))).code, "APPROVAL_NOT_FOUND");
+    assert.equal(
+      (await rejection(alice.approvals.resume({ id, throughTool: "orders.get" }))).code,
+      "APPROVAL_NOT_FOUND",
+    );
+    assert.equal((await rejection(alice.approvals.resume({ id, throughTool: 5 }))).code, "BAD_REQUEST");
+    assert.ok(!app.calls.some((c) => c.tool === "refund" && c.input.id === "44"), "nothing ran");
+    assert.equal((await client("bob").approvals.get({ id })).status, "approved", "nothing consumed");
+    assert.deepEqual(await alice.approvals.resume({ id, throughTool: "orders_refund" }), {
+      status: "ok",
+      output: { refunded: 4, id: "44" },
+    });
+  });
+
   it("a bound presentation still validates the full input", async () => {
     const bound = await presentBound({
       url: app.url(),
