@@ -116,13 +116,16 @@ export async function executeGoverned(
   const key = approvalKey(state, toolCallId);
   const requestId = heldRequestId(state, toolCallId);
   if (key !== undefined && requestId !== undefined) {
-    state.approvalIds.delete(key);
-    if (state.options.decideApprovals !== false) {
-      await recordDecision(state, requestId, true);
+    try {
+      if (state.options.decideApprovals !== false) {
+        await recordDecision(state, requestId, true);
+      }
+      // As over MCP: only this tool's request, made by this caller on this surface.
+      const frame = frameFor(state, toolCallId, abortSignal);
+      return unwrapOutcome(await resumeAsRequester(state.registry, requestId, frame, name));
+    } finally {
+      await forgetUnlessHeld(state, key, requestId);
     }
-    // As over MCP: only this tool's request, made by this caller on this surface.
-    const resumed = await resumeAsRequester(state.registry, requestId, frameFor(state, toolCallId, abortSignal), name);
-    return unwrapOutcome(resumed);
   }
   if (presentedForApproval(messages, toolCallId)) {
     // An approval response for a request this server does not hold for this caller.
@@ -132,6 +135,24 @@ export async function executeGoverned(
   // does not ask): run the pipeline here; a gate that fires is an error the
   // model can read, since no approval UI was involved.
   return unwrapOutcome(await state.registry.invoke(name, input, frameFor(state, toolCallId, abortSignal)));
+}
+
+/**
+ * Forgets the request id of a resumed call once its request can no longer
+ * run (consumed, rejected, expired, gone: `agent_tools::kept_request`), so
+ * an app's own store does not grow. One still pending or approved (the
+ * decision was left to another UI; the resume was cancelled before it
+ * consumed anything) is kept: the approval answered again resumes it. A
+ * store that cannot say keeps it too.
+ */
+async function forgetUnlessHeld(state: ToolSetState, key: string, requestId: string): Promise<void> {
+  let status: string | null;
+  try {
+    status = (await state.registry.approvals.get(requestId))?.status ?? null;
+  } catch {
+    return;
+  }
+  if (N.agentToolKeptRequest(status) !== "holds") state.approvalIds.delete(key);
 }
 
 export async function recordDecision(

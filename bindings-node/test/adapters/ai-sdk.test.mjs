@@ -665,6 +665,27 @@ describe("toAiSdkTools", () => {
     const output = toolResultsSeenByModel(model, 0)[0].output;
     assert.equal(output.type, "error-text");
     assert.match(output.value, /APPROVAL_PENDING|pending/i);
+    // The request is still pending, so its id is kept: once a human approves
+    // it elsewhere, the same approval answered again runs it, once.
+    const [request] = await registry.approvals.list({ status: "pending" });
+    await registry.approvals.approve(request.id, { approver: "lead" });
+    const again = () =>
+      generateText({
+        model: scriptedModel(textTurn("done")),
+        tools,
+        messages: [
+          ...prompt,
+          ...first.response.messages,
+          {
+            role: "tool",
+            content: [{ type: "tool-approval-response", approvalId: approval.approvalId, approved: true }],
+          },
+        ],
+      });
+    await again();
+    assert.equal(calls.length, 1);
+    await again(); // a replay: the core's APPROVAL_CONSUMED, nothing runs twice
+    assert.equal(calls.length, 1);
   });
 
   it("passes the abort signal ai gives to the handler", async () => {
