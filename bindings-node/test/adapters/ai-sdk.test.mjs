@@ -648,30 +648,10 @@ describe("toAiSdkTools", () => {
       messages: prompt,
     });
     const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
-    const model = scriptedModel(textTurn("waiting"));
-    await generateText({
-      model,
-      tools,
-      messages: [
-        ...prompt,
-        ...first.response.messages,
-        {
-          role: "tool",
-          content: [{ type: "tool-approval-response", approvalId: approval.approvalId, approved: true }],
-        },
-      ],
-    });
-    assert.equal(calls.length, 0, "the core refused: nobody approved the request in its store");
-    const output = toolResultsSeenByModel(model, 0)[0].output;
-    assert.equal(output.type, "error-text");
-    assert.match(output.value, /APPROVAL_PENDING|pending/i);
-    // The request is still pending, so its id is kept: once a human approves
-    // it elsewhere, the same approval answered again runs it, once.
-    const [request] = await registry.approvals.list({ status: "pending" });
-    await registry.approvals.approve(request.id, { approver: "lead" });
-    const again = () =>
+    /** The approval answered in the history: `model` answers the next turn. */
+    const answered = (model) =>
       generateText({
-        model: scriptedModel(textTurn("done")),
+        model,
         tools,
         messages: [
           ...prompt,
@@ -682,6 +662,17 @@ describe("toAiSdkTools", () => {
           },
         ],
       });
+    const model = scriptedModel(textTurn("waiting"));
+    await answered(model);
+    assert.equal(calls.length, 0, "the core refused: nobody approved the request in its store");
+    const output = toolResultsSeenByModel(model, 0)[0].output;
+    assert.equal(output.type, "error-text");
+    assert.match(output.value, /APPROVAL_PENDING|pending/i);
+    // The request is still pending, so its id is kept: once a human approves
+    // it elsewhere, the same approval answered again runs it, once.
+    const [request] = await registry.approvals.list({ status: "pending" });
+    await registry.approvals.approve(request.id, { approver: "lead" });
+    const again = () => answered(scriptedModel(textTurn("done")));
     await again();
     assert.equal(calls.length, 1);
     await again(); // a replay: the core's APPROVAL_CONSUMED, nothing runs twice
