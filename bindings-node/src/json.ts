@@ -138,6 +138,26 @@ export function optionalJsonText(value: unknown): string | undefined {
 }
 
 /**
+ * The JSON text an adapter sends a model of an output: `JSON.stringify`'s,
+ * except that a NaN or infinite number, which it writes as `null`, throws
+ * (a RangeError): the model is not sent a value other than the one the
+ * handler returned, and Python's adapters refuse such an output too. The
+ * second pass runs only when the text holds a `null`. `undefined` when the
+ * value has none (`undefined`, a function).
+ */
+export function modelJsonText(value: unknown): string | undefined {
+  const text = JSON.stringify(value);
+  if (text?.includes("null")) {
+    JSON.stringify(value, (_key, v: unknown) => {
+      if (typeof v === "number" && !Number.isFinite(v))
+        throw new RangeError("a NaN or infinite number has no JSON form");
+      return v;
+    });
+  }
+  return text;
+}
+
+/**
  * The validated input's JSON text for the core (`ExportInput`), and whether
  * it gives the value back: a resumed handler gets `parseCoreJson` of what the
  * core stored, so a form that reads back as something else (a Date as its

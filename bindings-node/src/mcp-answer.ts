@@ -7,7 +7,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import { CapabilityError, call } from "./errors.js";
-import { optionalJsonText, toJsonText } from "./json.js";
+import { modelJsonText, optionalJsonText, toJsonText } from "./json.js";
 import { N } from "./native.js";
 import type { ApprovalRequest } from "./types.js";
 
@@ -29,13 +29,19 @@ const OUTPUT_NOT_JSON = MESSAGES.outputNotJson;
  * output schema and the output is an object). Its JSON is written once —
  * a getter or `toJSON` is not asked twice, and what the SDK sends is what
  * was checked. No JSON form (a throwing `toJSON` or getter, a BigInt, a
- * cycle): INTERNAL, its text not shown.
+ * cycle, a NaN or infinite number): INTERNAL, its text not shown;
+ * `noJson` hears why (the operator's).
  */
-export function mcpOkResult(output: unknown, publishesOutputSchema: boolean): CallToolResult {
+export function mcpOkResult(
+  output: unknown,
+  publishesOutputSchema: boolean,
+  noJson?: (error: unknown) => void,
+): CallToolResult {
   let text: string | undefined;
   try {
-    text = JSON.stringify(output);
-  } catch {
+    text = modelJsonText(output);
+  } catch (error) {
+    noJson?.(error);
     return mcpErrorResult(new CapabilityError("INTERNAL", OUTPUT_NOT_JSON));
   }
   const json = text ?? "null";

@@ -168,6 +168,8 @@ export function handlerFor(id, spec, calls) {
         return input;
       case "throw":
         throw new Error(spec.message);
+      case "return-nan":
+        return { score: Number.NaN };
       default:
         throw new Error(`unknown handler kind ${spec.kind}`);
     }

@@ -242,6 +242,8 @@ def _handler(cap_id: str, h: dict[str, Any], calls: dict[str, int]) -> Any:
             return x
         if kind == "throw":
             raise RuntimeError(h["message"])
+        if kind == "return-nan":
+            return {"score": float("nan")}
         raise AssertionError(f"unknown handler kind {kind}")
 
     return handler

@@ -6,6 +6,7 @@
  */
 
 import { INTERNAL_MESSAGE } from "../errors.js";
+import { modelJsonText } from "../json.js";
 import { N } from "../native.js";
 import { CapabilityError } from "./registry-port.js";
 
@@ -39,7 +40,7 @@ export async function modelSafe(
     return output;
   let text: string | undefined;
   try {
-    text = JSON.stringify(output);
+    text = modelJsonText(output);
   } catch (error) {
     failed("the output's JSON form", error);
     // No JSON form (a throwing `toJSON` or getter, a BigInt, a cycle): its text is not shown.

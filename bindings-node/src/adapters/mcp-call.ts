@@ -97,7 +97,7 @@ function run(
     (o) =>
       o.status === "approval_required" && tool.options.confirmInClient !== undefined
         ? confirmInClient(tool, o.request, frame, extra, structured).catch(failed)
-        : toResult(o, structured),
+        : toResult(tool, o, structured),
     failed,
   );
 }
@@ -162,7 +162,7 @@ async function confirmInClient(
     if (!(error instanceof CapabilityError && N.mcpRefusedDecisionResumes(error.code))) return approvalResult(request);
   }
   // Approved: runs once; rejected: the core's APPROVAL_REJECTED; decided elsewhere: what became of it.
-  return toResult(await resumeAsCaller(tool, request.id, frame), structured);
+  return toResult(tool, await resumeAsCaller(tool, request.id, frame), structured);
 }
 
 export function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
@@ -216,9 +216,11 @@ function progressNotifier(extra: McpRequestExtra, progressToken: string | number
 }
 
 /** The core's result for the outcome (`orpc_agent_core::mcp`, as in Python). */
-export function toResult(outcome: InvokeResult, structured: boolean): CallToolResult {
+export function toResult(tool: ToolTarget, outcome: InvokeResult, structured: boolean): CallToolResult {
   if (outcome.status === "approval_required") return approvalResult(outcome.request);
-  return mcpOkResult(outcome.output, structured);
+  return mcpOkResult(outcome.output, structured, (error) =>
+    logAdapterFailure(tool.registry, tool.capabilityId, "the output's JSON form", error),
+  );
 }
 
 /** The core's answer (the same words in Node and Python: `orpc_agent_core::mcp`). */

@@ -123,7 +123,7 @@ async function createTask(
     const frame = frameFor(detached, (await tool.options.frame?.(detached)) ?? {});
     const outcome = await governedOutcome(tool, args, detached, frame);
     if (outcome.status === "approval_required") waiting = { frame, request: outcome.request };
-    else settled = toResult(outcome, structured);
+    else settled = toResult(tool, outcome, structured);
   } catch (error) {
     settled = failedResult(tool, error);
   }
@@ -162,7 +162,7 @@ async function resumeWhenDecided(
   const stopWatching = abortWhenCancelled(store, taskId, controller, pollMs);
   let result: CallToolResult;
   try {
-    result = toResult(await resumeAsCaller(tool, request.id, frame), structured);
+    result = toResult(tool, await resumeAsCaller(tool, request.id, frame), structured);
   } catch (error) {
     result = failedResult(tool, error);
   } finally {

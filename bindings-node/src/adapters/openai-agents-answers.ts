@@ -6,6 +6,7 @@
  */
 
 import { INTERNAL_MESSAGE } from "../errors.js";
+import { modelJsonText } from "../json.js";
 import { N } from "../native.js";
 import { CapabilityError, mcpErrorResult } from "./registry-port.js";
 
@@ -44,7 +45,7 @@ export function errorText(error: unknown): string {
 export function outputText(output: unknown, noJson?: (error: unknown) => void): string {
   if (typeof output === "string") return output;
   try {
-    return JSON.stringify(output) ?? "null";
+    return modelJsonText(output) ?? "null";
   } catch (error) {
     noJson?.(error);
     // No JSON form (a throwing `toJSON`, a BigInt, a cycle): its text is not shown.

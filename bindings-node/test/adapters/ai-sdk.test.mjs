@@ -18,7 +18,7 @@ import {
 } from "@orpc-agent/core";
 import * as z from "zod";
 
-import { NO_JSON_LOGGED, noJsonOutputFixture, ordersFixture, waitFor } from "./orders-fixture.mjs";
+import { NO_JSON_OUTPUTS, noJsonOutputFixture, ordersFixture, waitFor } from "./orders-fixture.mjs";
 
 /** The installed `ai` major (6 from the lockfile; 7 under `make test-node-ai7`). */
 const AI_MAJOR = Number(createRequire(import.meta.url)("ai/package.json").version.split(".")[0]);
@@ -185,12 +185,15 @@ describe("toAiSdkTools", () => {
   });
 
   it("an output with no JSON form: the model reads INTERNAL, the operator gets why", async () => {
-    const { registry, logged } = await noJsonOutputFixture();
-    const model = scriptedModel(toolCallTurn("count", {}), textTurn("failed"));
-    const result = await generateText({ model, tools: toAiSdkTools(registry), prompt: "x", stopWhen: stepCountIs(3) });
-    const [error] = result.steps[0].content.filter((p) => p.type === "tool-error");
-    assert.equal(error.error.code, "INTERNAL");
-    assert.deepEqual(logged, NO_JSON_LOGGED);
+    for (const { output, logged: told } of NO_JSON_OUTPUTS) {
+      const { registry, logged } = await noJsonOutputFixture(output);
+      const model = scriptedModel(toolCallTurn("count", {}), textTurn("failed"));
+      const tools = toAiSdkTools(registry);
+      const result = await generateText({ model, tools, prompt: "x", stopWhen: stepCountIs(3) });
+      const [error] = result.steps[0].content.filter((p) => p.type === "tool-error");
+      assert.equal(error.error.code, "INTERNAL");
+      assert.deepEqual(logged, told);
+    }
   });
 
   it("asks for approval when the core's gate fires, executes once approved (round trip)", async () => {

@@ -21,7 +21,7 @@ import {
   governedAgentTools,
 } from "@orpc-agent/core";
 
-import { NO_JSON_LOGGED, noJsonOutputFixture } from "./orders-fixture.mjs";
+import { NO_JSON_OUTPUTS, noJsonOutputFixture } from "./orders-fixture.mjs";
 
 const EMAIL = "ana@example.com";
 const CARD = "4111111111111111";
@@ -257,12 +257,17 @@ describe("OpenAI Agents SDK adapter", () => {
   });
 
   it("an output with no JSON form: the model reads INTERNAL, the operator gets why", async () => {
-    const { registry, logged } = await noJsonOutputFixture();
-    const governed = governedAgentTools(registry, ANA);
-    const model = new ScriptedModel([[functionCall("count", {}, { callId: "call_n" })], [assistantMessage("Sorry.")]]);
-    await runner.run(new Agent({ name: "support", model, tools: governed.tools }), "Count.");
-    assert.match(outputs(model, 1).call_n, /^INTERNAL: /);
-    assert.deepEqual(logged, NO_JSON_LOGGED);
+    for (const { output, logged: told } of NO_JSON_OUTPUTS) {
+      const { registry, logged } = await noJsonOutputFixture(output);
+      const governed = governedAgentTools(registry, ANA);
+      const model = new ScriptedModel([
+        [functionCall("count", {}, { callId: "call_n" })],
+        [assistantMessage("Sorry.")],
+      ]);
+      await runner.run(new Agent({ name: "support", model, tools: governed.tools }), "Count.");
+      assert.match(outputs(model, 1).call_n, /^INTERNAL: /);
+      assert.deepEqual(logged, told);
+    }
   });
 
   it("invalid arguments get the core's validation text", async () => {

@@ -140,25 +140,32 @@ export async function waitFor(condition, what, timeoutMs = 10_000) {
 }
 
 /**
- * A registry of one aiSdk read, `count`, whose output has no JSON form (a
- * BigInt), with a logger that records what operators are told:
+ * A registry of one aiSdk read, `count`, whose output has no JSON form
+ * (`output`: a BigInt by default, or a NaN, which JSON.stringify would
+ * write as null), with a logger that records what operators are told:
  * `[message, the error's class]`.
  */
-export async function noJsonOutputFixture() {
+export async function noJsonOutputFixture(output = { n: 10n }) {
   const logged = [];
   const logger = { warn: (message, error) => logged.push([message, error?.constructor?.name]) };
   const router = {
     count: agentProcedure(os.$context())
       .meta({ agent: { description: "Count.", expose: { aiSdk: true }, sideEffect: "read", risk: "low" } })
-      .handler(async () => ({ n: 10n })),
+      .handler(async () => output),
   };
   return { registry: await createCapabilityRegistry(router, { logger }), logged };
 }
 
-/** What operators are told when an output has no JSON form (`noJsonOutputFixture`). */
-export const NO_JSON_LOGGED = [
-  [
-    'orpc-agent: the output\'s JSON form of capability "count" failed in an adapter; the model was only told that it failed',
-    "TypeError",
+/** The outputs with no JSON form, and what operators are told of each (`noJsonOutputFixture`). */
+export const NO_JSON_OUTPUTS = [
+  [{ n: 10n }, "TypeError"],
+  [{ score: Number.NaN }, "RangeError"],
+].map(([output, errorClass]) => ({
+  output,
+  logged: [
+    [
+      'orpc-agent: the output\'s JSON form of capability "count" failed in an adapter; the model was only told that it failed',
+      errorClass,
+    ],
   ],
-];
+}));
