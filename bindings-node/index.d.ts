@@ -35,7 +35,7 @@ export declare function agentToolGateDenies(code: string): boolean
  * (`null`: none in the store): `holds`, `decided` or `afresh`
  * (`agent_tools::kept_request`).
  */
-export declare function agentToolKeptRequest(status?: string | undefined | null): string
+export declare function agentToolKeptRequest(status: string | undefined | null, sameCapability: boolean): string
 
 /**
  * `{unknownApproval, unknownInterruption, outputNotJson, failed}`: the
@@ -52,6 +52,12 @@ export declare function agentToolPreliminaryResult(done: number, total?: number 
 
 /** Who is recorded as the approver of a framework's approval turn. */
 export declare function agentToolRecordedApprover(configured?: string | undefined | null, actorId?: string | undefined | null): string | null
+
+/**
+ * Whether a resumed request may still run after its resume ended in
+ * `code` (`null`: ok) (`agent_tools::resume_may_run_again`).
+ */
+export declare function agentToolResumeMayRunAgain(code?: string | undefined | null): boolean
 
 /** Every error code of the core, in its stable order (drift tests). */
 export declare function allErrorCodes(): Array<string>
@@ -336,10 +342,10 @@ export declare function mcpOkParts(isString: boolean, isObject: boolean, publish
 
 /**
  * Whether a confirmation whose decision the core refused with `code`
- * answers with the resume through the tool
- * (`mcp::refused_decision_resumes`).
+ * (`approves`: the person accepted) answers with the resume through the
+ * tool (`mcp::refused_decision_resumes`).
  */
-export declare function mcpRefusedDecisionResumes(code: string): boolean
+export declare function mcpRefusedDecisionResumes(code: string, approves: boolean): boolean
 
 /**
  * MCP tasks: the status a finished call's result (JSON text) ends its

@@ -57,10 +57,17 @@ pub fn agent_tool_messages() -> String {
     agent_tools::messages().to_string()
 }
 
+/// Whether a resumed request may still run after its resume ended in
+/// `code` (`null`: ok) (`agent_tools::resume_may_run_again`).
+#[napi(catch_unwind)]
+pub fn agent_tool_resume_may_run_again(code: Option<String>) -> bool {
+    agent_tools::resume_may_run_again(code.as_deref())
+}
+
 /// What the gate does with the request kept for a tool call, by its status
 /// (`null`: none in the store): `holds`, `decided` or `afresh`
 /// (`agent_tools::kept_request`).
 #[napi(catch_unwind)]
-pub fn agent_tool_kept_request(status: Option<String>) -> &'static str {
-    agent_tools::kept_request(status.as_deref()).as_str()
+pub fn agent_tool_kept_request(status: Option<String>, same_capability: bool) -> &'static str {
+    agent_tools::kept_request(status.as_deref(), same_capability).as_str()
 }

@@ -81,11 +81,11 @@ pub fn mcp_elicitation_approves(action: String) -> bool {
 }
 
 /// Whether a confirmation whose decision the core refused with `code`
-/// answers with the resume through the tool
-/// (`mcp::refused_decision_resumes`).
+/// (`approves`: the person accepted) answers with the resume through the
+/// tool (`mcp::refused_decision_resumes`).
 #[napi(catch_unwind)]
-pub fn mcp_refused_decision_resumes(code: String) -> bool {
-    mcp::refused_decision_resumes(&code)
+pub fn mcp_refused_decision_resumes(code: String, approves: bool) -> bool {
+    mcp::refused_decision_resumes(&code, approves)
 }
 
 /// The rejection reason recorded when the person at the client declines.

@@ -8,7 +8,7 @@
  */
 import { CapabilityError } from "./errors.js";
 import { fail, toJsonText } from "./json.js";
-import { INTERNAL_MESSAGE } from "./generated/protocol.js";
+import { INTERNAL_MESSAGE, MAX_HASH_DEPTH } from "./generated/protocol.js";
 import { SHORT_INPUT_TEXT } from "./native.js";
 import type { CallSpan } from "./telemetry.js";
 import type { Frame, TraceContext } from "./types.js";
@@ -57,7 +57,10 @@ export function frameText(value: Record<string, unknown>): string {
   // JSON.stringify writes NaN and ±Infinity as null: an actor's attribute
   // would reach the core, Cedar and the audit record changed. Refused
   // instead (INVALID_INPUT NON_FINITE_NUMBER, as in Python and Swift).
-  if (text?.includes("null")) refuseNonFinite((value.actor as { attributes?: unknown } | undefined)?.attributes);
+  // (Also when it threw, on a BigInt say: the NaN is the caller's error to name.)
+  if (text === undefined || text.includes("null")) {
+    refuseNonFinite((value.actor as { attributes?: unknown } | undefined)?.attributes);
+  }
   if (text !== undefined && !/\d{16}/.test(text)) return text;
   try {
     return toJsonText(value);
@@ -66,16 +69,20 @@ export function frameText(value: Record<string, unknown>): string {
   }
 }
 
-/** Refuses the first NaN or infinite number in an actor's `attributes`, by its pointer in the actor. */
-function refuseNonFinite(v: unknown, path = "/attributes"): void {
-  if (typeof v === "number") {
-    if (!Number.isFinite(v)) fail("NON_FINITE_NUMBER", path);
+/**
+ * Refuses the first NaN or infinite number (or `Number` object holding
+ * one) in an actor's `attributes`, by its pointer in the actor. A walk of
+ * at most the core's depth: a cycle, or deeper nesting, is left to the
+ * JSON writer's own refusal.
+ */
+function refuseNonFinite(v: unknown, path = "/attributes", depth = 0): void {
+  if (typeof v === "number" || v instanceof Number) {
+    if (!Number.isFinite(Number(v))) fail("NON_FINITE_NUMBER", path);
     return;
   }
-  if (typeof v !== "object" || v === null) return;
-  // Reached only for a value JSON.stringify wrote: no cycle, no deeper than it goes.
+  if (typeof v !== "object" || v === null || depth >= MAX_HASH_DEPTH) return;
   for (const [key, item] of Object.entries(v)) {
-    refuseNonFinite(item, `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`);
+    refuseNonFinite(item, `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`, depth + 1);
   }
 }
 

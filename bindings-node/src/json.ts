@@ -141,20 +141,18 @@ export function optionalJsonText(value: unknown): string | undefined {
  * The JSON text an adapter sends a model of an output: `JSON.stringify`'s,
  * except that a NaN or infinite number, which it writes as `null`, throws
  * (a RangeError): the model is not sent a value other than the one the
- * handler returned, and Python's adapters refuse such an output too. The
- * second pass runs only when the text holds a `null`. `undefined` when the
- * value has none (`undefined`, a function).
+ * handler returned, and Python's adapters refuse such an output too. When
+ * the first text holds a `null`, a second pass checks every number and its
+ * text is the one returned (what is sent is what was checked; a getter or
+ * `toJSON` is then asked twice). `undefined` when the value has none.
  */
 export function modelJsonText(value: unknown): string | undefined {
   const text = JSON.stringify(value);
-  if (text?.includes("null")) {
-    JSON.stringify(value, (_key, v: unknown) => {
-      if (typeof v === "number" && !Number.isFinite(v))
-        throw new RangeError("a NaN or infinite number has no JSON form");
-      return v;
-    });
-  }
-  return text;
+  if (!text?.includes("null")) return text;
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === "number" && !Number.isFinite(v)) throw new RangeError("a NaN or infinite number has no JSON form");
+    return v;
+  });
 }
 
 /**

@@ -26,9 +26,8 @@ const OUTPUT_NOT_JSON = MESSAGES.outputNotJson;
 /**
  * The result of a call that returned `output` (`mcp::ok_result`: a string as
  * it is, else compact JSON; `structuredContent` when the tool publishes an
- * output schema and the output is an object). Its JSON is written once —
- * a getter or `toJSON` is not asked twice, and what the SDK sends is what
- * was checked. No JSON form (a throwing `toJSON` or getter, a BigInt, a
+ * output schema and the output is an object). What the SDK sends is the
+ * JSON checked here (`modelJsonText`). No JSON form (a throwing `toJSON` or getter, a BigInt, a
  * cycle, a NaN or infinite number): INTERNAL, its text not shown;
  * `noJson` hears why (the operator's).
  */

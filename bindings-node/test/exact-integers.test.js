@@ -215,8 +215,10 @@ test("a redactor reads the actor's large integer attributes exactly", async () =
   // A NaN or infinite attribute has no JSON form either: JSON.stringify
   // would send null. Refused before the call, in the words of Python's and
   // Swift's refusal; nothing runs.
-  for (const bad of [Number.NaN, Number.POSITIVE_INFINITY]) {
-    const refused = { id: "dave", attributes: { limits: { "a/b": [1, bad] } } };
+  // eslint-disable-next-line no-new-wrappers -- a Number object holding NaN is refused too
+  for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, new Number(Number.NaN)]) {
+    // A BigInt next to it (JSON.stringify throws on it) changes nothing.
+    const refused = { id: "dave", attributes: { account: BIG, limits: { "a/b": [1, bad] } } };
     await assert.rejects(registry.invoke("read", {}, { surface: "direct", actor: refused }), {
       code: "INVALID_INPUT",
       message: "input at /attributes/limits/a~1b/1 is NaN or infinite; only finite numbers can be hashed",

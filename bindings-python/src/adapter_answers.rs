@@ -125,11 +125,11 @@ fn mcp_elicitation_approves(action: &str) -> bool {
 }
 
 /// Whether a confirmation whose decision the core refused with `code`
-/// answers with the resume through the tool
-/// (`orpc_agent_core::mcp::refused_decision_resumes`).
+/// (`approves`: the person accepted) answers with the resume through the
+/// tool (`orpc_agent_core::mcp::refused_decision_resumes`).
 #[pyfunction]
-fn mcp_refused_decision_resumes(code: &str) -> bool {
-    orpc_agent_core::mcp::refused_decision_resumes(code)
+fn mcp_refused_decision_resumes(code: &str, approves: bool) -> bool {
+    orpc_agent_core::mcp::refused_decision_resumes(code, approves)
 }
 
 /// The rejection reason recorded when the person at the client declines.
@@ -167,9 +167,9 @@ fn agent_tool_recorded_approver(
 /// (`None`: none in the store): `holds`, `decided` or `afresh`
 /// (`orpc_agent_core::agent_tools::kept_request`).
 #[pyfunction]
-#[pyo3(signature = (status))]
-fn agent_tool_kept_request(status: Option<&str>) -> &'static str {
-    orpc_agent_core::agent_tools::kept_request(status).as_str()
+#[pyo3(signature = (status, same_capability))]
+fn agent_tool_kept_request(status: Option<&str>, same_capability: bool) -> &'static str {
+    orpc_agent_core::agent_tools::kept_request(status, same_capability).as_str()
 }
 
 /// What the model reads of a call that needs approval and had no approval

@@ -169,3 +169,22 @@ async def test_a_request_rejected_in_an_approval_ui_while_the_person_was_asked_r
         result = await client.call_tool("orders_refund", {"id": "o-7", "amount": 20})
     assert result.is_error and result.meta[ERROR_META]["code"] == "APPROVAL_REJECTED"  # type: ignore[index]
     assert calls == []
+
+
+async def test_a_request_approved_elsewhere_while_the_person_was_asked_is_never_run_by_their_decline() -> None:
+    calls: list[dict[str, Any]] = []
+    registry = build(calls)
+
+    async def callback(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        (request,) = await registry.approvals.list_async()
+        await registry.approvals.approve_async(request.id, approver="lead")
+        return types.ElicitResult(action="decline")
+
+    server = create_mcp_server(
+        registry, frame=lambda ctx: Frame("mcp", actor={"id": "ana"}), confirm_in_client=("human-confirmation",)
+    )
+    async with Client(server, mode="legacy", elicitation_callback=callback) as client:
+        result = await client.call_tool("orders_refund", {"id": "o-7", "amount": 20})
+    assert result.meta[APPROVAL_META]["status"] == "approval_required"  # type: ignore[index]
+    assert calls == []
+    assert registry.approvals.list()[0].status == "approved"

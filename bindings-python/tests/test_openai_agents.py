@@ -232,6 +232,14 @@ async def test_an_undecided_call_asked_again_keeps_its_one_request() -> None:
     pending = await registry.approvals.list_async(status="pending")
     assert [r.capability_id for r in pending] == ["orders.refund"]
     assert agent_caps.CALLS["orders.refund"] == 0
+    # A provider that reuses the call id for another tool: that call is not
+    # the kept one (another capability), so it is asked of the core afresh.
+    reused = ScriptedModel(
+        [[function_call("orders_get", {"email": EMAIL}, call_id="call_r")], [assistant_message("Found.")]]
+    )
+    read = await Runner.run(Agent(name="support", model=reused, tools=tools), "Find.")
+    assert read.interruptions == []
+    assert agent_caps.CALLS["orders.get"] == 1
 
 
 async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:

@@ -62,9 +62,10 @@ pub struct FfiTrace {
 pub struct FfiFrameDetails {
     pub actor: FfiActor,
     /// Where in the actor's attributes Swift met a NaN or infinite number
-    /// (a JSON Pointer into them), which it wrote as `null`: the core
-    /// refuses such a frame (INVALID_INPUT `NON_FINITE_NUMBER`, as Node and
-    /// Python do) instead of reading `null`. Always `None` from the core.
+    /// (a JSON Pointer into them), which it wrote as `null`: the glue
+    /// refuses such a frame before the core sees it (INVALID_INPUT
+    /// `NON_FINITE_NUMBER`, as Node and Python do) instead of reading
+    /// `null`. Always `None` from the core.
     pub attributes_non_finite_at: Option<String>,
     pub trace: Option<FfiTrace>,
     pub request_id: Option<String>,

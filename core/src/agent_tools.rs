@@ -100,7 +100,9 @@ pub fn recorded_approver<'a>(
 /// framework asks again whether that call needs approval (the OpenAI
 /// Agents SDK does for every call its run state has not decided: a resumed
 /// run, or a saved state replayed), by the request's status (`None`: the
-/// store has no such request).
+/// store has no such request) and whether it is a request for the tool's
+/// own capability (`same_capability`: a provider that reuses call ids may
+/// present another tool under a kept id, and that call is not this one).
 ///
 /// - pending, or approved and not yet run: [`KeptRequest::Holds`] — "needs
 ///   approval" with the same request, not a second one;
@@ -109,14 +111,33 @@ pub fn recorded_approver<'a>(
 ///   it with the core's answer to resuming that request (APPROVAL_CONSUMED,
 ///   APPROVAL_REJECTED, audited) and opens no second request, which a
 ///   person shown the replay could approve and so run the call twice;
-/// - expired, unknown, or no request: [`KeptRequest::Afresh`] — nobody
-///   decided it: the call is asked of the core again.
-pub fn kept_request(status: Option<&str>) -> KeptRequest {
+/// - expired, unknown, no request, or another capability's:
+///   [`KeptRequest::Afresh`] — nobody decided this call: it is asked of
+///   the core again.
+pub fn kept_request(status: Option<&str>, same_capability: bool) -> KeptRequest {
+    if !same_capability {
+        return KeptRequest::Afresh;
+    }
     match status {
         Some("pending" | "approved") => KeptRequest::Holds,
         Some("consumed" | "rejected") => KeptRequest::Decided,
         _ => KeptRequest::Afresh,
     }
+}
+
+/// Whether a request an adapter resumed may still run after that resume
+/// ended in `code` (`None`: ok), so the adapter keeps its id for the
+/// approval answered again: the resume ended before the core consumed it —
+/// the request still pending (another approval UI decides), the call
+/// cancelled, a store that failed or did not answer in time. After an ok
+/// resume or any other error the request was consumed, rejected, expired
+/// or is gone: its id is forgotten (an app's own store does not grow; a
+/// replay would only meet the core's refusal).
+pub fn resume_may_run_again(code: Option<&str>) -> bool {
+    matches!(
+        code,
+        Some("APPROVAL_PENDING" | "CANCELLED" | "INTERNAL" | "TIMEOUT")
+    )
 }
 
 /// See [`kept_request`].
@@ -190,7 +211,30 @@ mod tests {
             (Some(""), KeptRequest::Afresh),
             (None, KeptRequest::Afresh),
         ] {
-            assert_eq!(kept_request(status), step, "{status:?}");
+            assert_eq!(kept_request(status, true), step, "{status:?}");
+            assert_eq!(
+                kept_request(status, false),
+                KeptRequest::Afresh,
+                "{status:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_resume_that_ended_before_the_consume_leaves_its_request_to_run_again() {
+        for code in ["APPROVAL_PENDING", "CANCELLED", "INTERNAL", "TIMEOUT"] {
+            assert!(resume_may_run_again(Some(code)), "{code}");
+        }
+        for code in [
+            None,
+            Some("APPROVAL_CONSUMED"),
+            Some("APPROVAL_REJECTED"),
+            Some("APPROVAL_EXPIRED"),
+            Some("APPROVAL_NOT_FOUND"),
+            Some("EXECUTION_FAILED"),
+            Some("INVALID_INPUT"),
+        ] {
+            assert!(!resume_may_run_again(code), "{code:?}");
         }
     }
 

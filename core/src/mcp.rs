@@ -256,25 +256,25 @@ pub fn elicitation_approves(action: &str) -> bool {
 }
 
 /// Whether, when the core refused the decision a confirmation's answer
-/// asked for (its error `code`), the adapter answers with the core's resume
-/// of the request through the tool rather than the approval-required
-/// result. The request was decided elsewhere (an identical twin call's
-/// accept, an approval UI), expired or is gone: the model must read what
-/// became of it — it runs now, once, if approved and not yet run; it ran;
-/// it was rejected; it expired — not "approval required, call again",
-/// which would open a second request a person could approve and so run the
-/// call twice. Any other refusal (the approver rule, a bad decision field,
-/// a store's failure) leaves the request pending for another approver: the
-/// approval-required result.
-pub fn refused_decision_resumes(code: &str) -> bool {
-    matches!(
-        code,
-        "APPROVAL_INVALID"
-            | "APPROVAL_CONSUMED"
-            | "APPROVAL_REJECTED"
-            | "APPROVAL_EXPIRED"
-            | "APPROVAL_NOT_FOUND"
-    )
+/// asked for (its error `code`; `approves`: the person accepted), the
+/// adapter answers with the core's resume of the request through the tool
+/// rather than the approval-required result. The request was decided
+/// elsewhere (an identical twin call's accept, an approval UI), expired or
+/// is gone: the model must read what became of it — it ran, it was
+/// rejected, it expired — not "approval required, call again", which would
+/// open a second request a person could approve and so run the call twice.
+/// A request approved elsewhere and not yet run (`APPROVAL_INVALID`) runs
+/// now, once, only if the person accepted: one who declined is never
+/// answered by running it (the approval-required result, as for any other
+/// refusal: the approver rule, a bad decision field, a store's failure).
+pub fn refused_decision_resumes(code: &str, approves: bool) -> bool {
+    match code {
+        "APPROVAL_CONSUMED" | "APPROVAL_REJECTED" | "APPROVAL_EXPIRED" | "APPROVAL_NOT_FOUND" => {
+            true
+        }
+        "APPROVAL_INVALID" => approves,
+        _ => false,
+    }
 }
 
 /// How much of the input view a confirmation message quotes (characters).
@@ -325,29 +325,37 @@ mod tests {
         use crate::approval::{ApprovalStatus, StoreError};
         let id = || "apr_1".to_owned();
         let decided = |status| StoreError::AlreadyDecided { id: id(), status };
-        for resumes in [
-            decided(ApprovalStatus::Approved),
-            decided(ApprovalStatus::Consumed),
-            decided(ApprovalStatus::Rejected),
-            StoreError::Expired { id: id() },
-            StoreError::NotFound(id()),
-        ] {
-            assert!(
-                refused_decision_resumes(resumes.code().as_str()),
-                "{resumes}"
-            );
+        for approves in [true, false] {
+            for resumes in [
+                decided(ApprovalStatus::Consumed),
+                decided(ApprovalStatus::Rejected),
+                StoreError::Expired { id: id() },
+                StoreError::NotFound(id()),
+            ] {
+                let code = resumes.code();
+                assert!(
+                    refused_decision_resumes(code.as_str(), approves),
+                    "{resumes}"
+                );
+            }
+            for pending in [
+                StoreError::ApproverIsActor { id: id() },
+                StoreError::ApproverRequired { id: id() },
+                StoreError::BadDecision("the reason contains a NUL character".into()),
+                StoreError::Invalid("x".into()),
+            ] {
+                let code = pending.code();
+                assert!(
+                    !refused_decision_resumes(code.as_str(), approves),
+                    "{pending}"
+                );
+            }
         }
-        for pending in [
-            StoreError::ApproverIsActor { id: id() },
-            StoreError::ApproverRequired { id: id() },
-            StoreError::BadDecision("the reason contains a NUL character".into()),
-            StoreError::Invalid("x".into()),
-        ] {
-            assert!(
-                !refused_decision_resumes(pending.code().as_str()),
-                "{pending}"
-            );
-        }
+        // Approved elsewhere, not yet run: it runs in this call only if the
+        // person accepted; a decline never runs it.
+        let approved = decided(ApprovalStatus::Approved).code();
+        assert!(refused_decision_resumes(approved.as_str(), true));
+        assert!(!refused_decision_resumes(approved.as_str(), false));
     }
 
     #[test]

@@ -16,7 +16,13 @@ import type { AiSdkToolsOptions } from "./ai-sdk.js";
 import { AiSdkApprovalRequiredError, AiSdkPrincipalRequiredError, MESSAGES } from "./ai-sdk-answers.js";
 import type { Running } from "./ai-sdk-progress.js";
 import { callerRequired, type ApprovalIdStore } from "./approval-ids.js";
-import { CapabilityError, resumeAsRequester, type AdapterRegistry, type InvokeResult } from "./registry-port.js";
+import {
+  CapabilityError,
+  logAdapterFailure,
+  resumeAsRequester,
+  type AdapterRegistry,
+  type InvokeResult,
+} from "./registry-port.js";
 
 /** A tool call's governed outcome, settled (never a rejected promise in a map). */
 type Settled = { ok: true; outcome: InvokeResult } | { ok: false; error: unknown };
@@ -116,6 +122,7 @@ export async function executeGoverned(
   const key = approvalKey(state, toolCallId);
   const requestId = heldRequestId(state, toolCallId);
   if (key !== undefined && requestId !== undefined) {
+    let ended: string | null = null; // the resume's error code; null: ok
     try {
       if (state.options.decideApprovals !== false) {
         await recordDecision(state, requestId, true);
@@ -123,8 +130,11 @@ export async function executeGoverned(
       // As over MCP: only this tool's request, made by this caller on this surface.
       const frame = frameFor(state, toolCallId, abortSignal);
       return unwrapOutcome(await resumeAsRequester(state.registry, requestId, frame, name));
+    } catch (error) {
+      ended = error instanceof CapabilityError ? error.code : "INTERNAL";
+      throw error;
     } finally {
-      await forgetUnlessHeld(state, key, requestId);
+      forgetUnlessRunnable(state, key, ended, name);
     }
   }
   if (presentedForApproval(messages, toolCallId)) {
@@ -138,21 +148,19 @@ export async function executeGoverned(
 }
 
 /**
- * Forgets the request id of a resumed call once its request can no longer
- * run (consumed, rejected, expired, gone: `agent_tools::kept_request`), so
- * an app's own store does not grow. One still pending or approved (the
- * decision was left to another UI; the resume was cancelled before it
- * consumed anything) is kept: the approval answered again resumes it. A
- * store that cannot say keeps it too.
+ * Forgets the request id of a resumed call unless its request may still
+ * run (`agent_tools::resume_may_run_again`: the resume ended before the
+ * consume — still pending, cancelled, a store's failure), so an app's own
+ * store does not grow and an undecided request is resumed when the
+ * approval is answered again. A store that fails to forget is the
+ * operator's to hear; the call's result stands.
  */
-async function forgetUnlessHeld(state: ToolSetState, key: string, requestId: string): Promise<void> {
-  let status: string | null;
+function forgetUnlessRunnable(state: ToolSetState, key: string, ended: string | null, name: string): void {
   try {
-    status = (await state.registry.approvals.get(requestId))?.status ?? null;
-  } catch {
-    return;
+    if (!N.agentToolResumeMayRunAgain(ended)) state.approvalIds.delete(key);
+  } catch (error) {
+    logAdapterFailure(state.registry, name, "the approval-id store", error);
   }
-  if (N.agentToolKeptRequest(status) !== "holds") state.approvalIds.delete(key);
 }
 
 export async function recordDecision(

@@ -152,14 +152,17 @@ async function confirmInClient(
     return approvalResult(request); // no answer: the request waits for another approver
   }
   const approver = frame.actor?.id;
+  const approves = N.mcpElicitationApproves(action);
   try {
-    if (N.mcpElicitationApproves(action)) await tool.registry.approvals.approve(request.id, { approver });
+    if (approves) await tool.registry.approvals.approve(request.id, { approver });
     else await tool.registry.approvals.reject(request.id, { approver, reason: N.mcpElicitationDeclined() });
   } catch (error) {
     // The core refused the decision. Decided elsewhere (a twin call's
     // accept, an approval UI), expired or gone: what became of the request
-    // is the core's resume; otherwise (approverMustDiffer) it waits.
-    if (!(error instanceof CapabilityError && N.mcpRefusedDecisionResumes(error.code))) return approvalResult(request);
+    // is the core's resume (never a run the person declined); otherwise
+    // (approverMustDiffer) it waits.
+    const resumes = error instanceof CapabilityError && N.mcpRefusedDecisionResumes(error.code, approves);
+    if (!resumes) return approvalResult(request);
   }
   // Approved: runs once; rejected: the core's APPROVAL_REJECTED; decided elsewhere: what became of it.
   return toResult(tool, await resumeAsCaller(tool, request.id, frame), structured);

@@ -52,3 +52,9 @@ export function outputText(output: unknown, noJson?: (error: unknown) => void): 
     return errorText(new CapabilityError("INTERNAL", MESSAGES.outputNotJson));
   }
 }
+
+/** The tool call id of a run interruption (the SDK's approval item), if it has one. */
+export function callIdOf(item: { rawItem: unknown }): string | undefined {
+  const callId = (item.rawItem as { callId?: unknown }).callId;
+  return typeof callId === "string" ? callId : undefined;
+}

@@ -8,12 +8,20 @@
 
 import type * as AgentsCore from "@openai/agents-core";
 
+import { knownKeys } from "../arguments.js";
+import { FRAME_KEYS } from "../call-crossing.js";
 import { INTERNAL_MESSAGE } from "../errors.js";
 import { N } from "../native.js";
 import type { ApprovalRequest, Frame } from "../types.js";
 import { callerRequired, sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
 import type { OpenAiAgentsToolsOptions } from "./openai-agents.js";
-import { errorText, MESSAGES, OpenAiAgentsPrincipalRequiredError, outputText } from "./openai-agents-answers.js";
+import {
+  callIdOf,
+  errorText,
+  MESSAGES,
+  OpenAiAgentsPrincipalRequiredError,
+  outputText,
+} from "./openai-agents-answers.js";
 import { optionalPeer } from "./optional-peer.js";
 import {
   CapabilityError,
@@ -47,6 +55,7 @@ export class GovernedAgentTools {
   readonly #capabilityByTool = new Map<string, string>();
 
   constructor(registry: AdapterRegistry, frame: AdapterFrame = {}, options: OpenAiAgentsToolsOptions = {}) {
+    knownKeys("governedAgentTools", "frame", frame, FRAME_KEYS);
     const agents = optionalPeer<typeof AgentsCore>("@openai/agents-core", "governedAgentTools");
     this.#registry = registry;
     this.#frame = frame;
@@ -82,20 +91,17 @@ export class GovernedAgentTools {
   async #gate(name: string, capabilityId: string, input: unknown, callId: string | undefined): Promise<boolean> {
     const key = this.#key(callId);
     const kept = key === undefined ? undefined : this.#ids.get(key);
-    let step = "afresh";
-    if (kept !== undefined) {
-      // Asked again about a call already presented: a resumed run with the
-      // call undecided keeps its one request; a replay of a call run or
-      // refused already gets the core's answer for it.
-      const request = await this.#registry.approvals.get(kept);
-      step = N.agentToolKeptRequest(request?.status ?? null);
-      if (step === "holds") return true;
-    }
     let outcome: InvokeResult;
     try {
+      // Asked again about a call already presented: a resumed run with the
+      // call undecided keeps its one request; one run or refused already
+      // gets the core's answer for it (`agent_tools::kept_request`).
+      const request = kept === undefined ? null : await this.#registry.approvals.get(kept);
+      const step = N.agentToolKeptRequest(request?.status ?? null, request?.capabilityId === capabilityId);
+      if (step === "holds") return true;
       outcome =
-        kept !== undefined && step === "decided"
-          ? await this.#resume(kept, callId, capabilityId)
+        request !== null && step === "decided"
+          ? await this.#resume(request.id, callId, capabilityId)
           : await this.#registry.invoke(capabilityId, input, this.#modelFrame(callId));
     } catch (error) {
       if (callerRequired(error)) throw new OpenAiAgentsPrincipalRequiredError(name);
@@ -241,9 +247,4 @@ export class GovernedAgentTools {
     // Unreachable: a rejected request is never consumed. Fail closed.
     return errorText(undefined);
   }
-}
-
-function callIdOf(item: ApprovalItem): string | undefined {
-  const callId = (item.rawItem as { callId?: unknown }).callId;
-  return typeof callId === "string" ? callId : undefined;
 }

@@ -43,7 +43,6 @@ export function remoteRegistry(
       return asResult(await remote(() => client.approvals.resume(body, callOptions(options))));
     },
     approvals: {
-      get: (id: string) => remote(() => client.approvals.get({ id })),
       approve: (id: string, o: { reason?: string } = {}) => decide(client, id, true, o.reason),
       reject: (id: string, o: { reason?: string } = {}) => decide(client, id, false, o.reason),
     },

@@ -222,7 +222,7 @@ describe("toAiSdkTools", () => {
       model,
       // An empty approver names nobody: the actor is recorded, as in Python
       // (the core's agent_tools::recorded_approver).
-      tools: toAiSdkTools(registry, { actor, approver: "" }),
+      tools: toAiSdkTools(registry, { actor }, { approver: "" }),
       messages: [
         ...prompt,
         ...first.response.messages,

@@ -173,4 +173,24 @@ describe("confirmInClient: approvals answered in the client through elicitation"
       await client.close();
     }
   });
+
+  it("a request approved elsewhere while the person was asked: their decline never runs it", async () => {
+    let decide;
+    const { client, registry, calls } = await connected({
+      answer: () => new Promise((resolve) => (decide = resolve)),
+    });
+    try {
+      const pending = client.callTool(REFUND);
+      await waitFor(() => decide !== undefined, "the confirmation");
+      const [request] = await registry.approvals.list({});
+      await registry.approvals.approve(request.id, { approver: "lead" });
+      decide({ action: "decline" });
+      const result = await pending;
+      assert.equal(result._meta["orpc-agent/approval"].status, "approval_required");
+      assert.equal(calls.filter((c) => c.tool === "refund").length, 0);
+      assert.equal((await registry.approvals.get(request.id)).status, "approved", "left for its requester to run");
+    } finally {
+      await client.close();
+    }
+  });
 });

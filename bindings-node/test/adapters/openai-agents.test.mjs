@@ -306,6 +306,15 @@ describe("OpenAI Agents SDK adapter", () => {
       ["orders.refund"],
     );
     assert.equal(calls.get("orders.refund"), undefined);
+    // A provider that reuses the call id for another tool: that call is not
+    // the kept one (another capability), so it is asked of the core afresh.
+    const reused = new ScriptedModel([
+      [functionCall("orders_get", { email: EMAIL }, { callId: "call_r" })],
+      [assistantMessage("Found.")],
+    ]);
+    const read = await runner.run(new Agent({ name: "support", model: reused, tools: governed.tools }), "Find.");
+    assert.deepEqual(read.interruptions, []);
+    assert.equal(calls.get("orders.get"), 1);
   });
   it("a saved call replayed after it ran, or after a rejection made elsewhere, is answered, not asked again", async () => {
     const calls = new Map();

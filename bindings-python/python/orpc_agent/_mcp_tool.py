@@ -198,8 +198,9 @@ class GovernedTool(Tool):
                 )
                 return None
         approver = frame.actor_id
+        approves = _native.mcp_elicitation_approves(answer.action)
         try:
-            if _native.mcp_elicitation_approves(answer.action):
+            if approves:
                 await self._registry.approvals.approve_async(request.id, approver=approver)
             else:
                 await self._registry.approvals.reject_async(
@@ -208,9 +209,10 @@ class GovernedTool(Tool):
         except CapabilityError as e:
             # The core refused the decision. Decided elsewhere (a twin call's
             # accept, an approval UI), expired or gone: what became of the
-            # request is the core's resume; otherwise (approver_must_differ)
-            # it waits for another approver.
-            if not _native.mcp_refused_decision_resumes(e.code):
+            # request is the core's resume (never a run the person
+            # declined); otherwise (approver_must_differ) it waits for
+            # another approver.
+            if not _native.mcp_refused_decision_resumes(e.code, approves):
                 return None
         # Approved: runs once; rejected: the core's APPROVAL_REJECTED; decided
         # elsewhere: what became of it.

@@ -108,19 +108,20 @@ class GovernedTools(list[FunctionTool]):
         """``True`` iff the core asks for approval of this call."""
         key = approval_key(self.frame, call_id)
         kept = self._ids.get(key) if key is not None else None
-        step = "afresh"
-        if kept is not None:
-            # Asked again about a call already presented: a resumed run with
-            # the call undecided keeps its one request; a replay of a call
-            # run or refused already gets the core's answer for it.
-            request = await self.registry.approvals.get_async(kept)
-            step = _native.agent_tool_kept_request(request.status if request is not None else None)
-            if step == "holds":
-                return True
         frame = model_frame(self.frame, call_id)
         try:
-            if kept is not None and step == "decided":
-                outcome = await self.registry.resume(kept, frame, through_tool=capability_id)
+            # Asked again about a call already presented: a resumed run with
+            # the call undecided keeps its one request; one run or refused
+            # already gets the core's answer for it (`kept_request`).
+            request = await self.registry.approvals.get_async(kept) if kept is not None else None
+            step = _native.agent_tool_kept_request(
+                request.status if request is not None else None,
+                request is not None and request.capability_id == capability_id,
+            )
+            if step == "holds":
+                return True
+            if request is not None and step == "decided":
+                outcome = await self.registry.resume(request.id, frame, through_tool=capability_id)
             else:
                 outcome = await self.registry.invoke(capability_id, params, frame)
         except CapabilityError as e:

@@ -69,8 +69,11 @@ def governed_tools(
     elicitation when the client declared that capability: accept records
     the approval (approver: the frame's actor, under
     ``approver_must_differ``) and runs the call once; decline or cancel
-    rejects it; no elicitation, a refused decision or no answer before the
-    request expires leaves the ordinary approval-required result."""
+    rejects it; no elicitation, a decision refused under
+    ``approver_must_differ`` or no answer before the request expires leaves
+    the ordinary approval-required result. A request decided elsewhere
+    meanwhile answers what became of it; one approved elsewhere runs in
+    this call only if the person accepted."""
     return [
         GovernedTool.from_descriptor(registry, d, frame, confirm_in_client)
         for d in registry.descriptors("mcp")

@@ -2457,9 +2457,10 @@ public struct FfiFrameDetails: Equatable, Hashable {
     public var actor: FfiActor
     /**
      * Where in the actor's attributes Swift met a NaN or infinite number
-     * (a JSON Pointer into them), which it wrote as `null`: the core
-     * refuses such a frame (INVALID_INPUT `NON_FINITE_NUMBER`, as Node and
-     * Python do) instead of reading `null`. Always `None` from the core.
+     * (a JSON Pointer into them), which it wrote as `null`: the glue
+     * refuses such a frame before the core sees it (INVALID_INPUT
+     * `NON_FINITE_NUMBER`, as Node and Python do) instead of reading
+     * `null`. Always `None` from the core.
      */
     public var attributesNonFiniteAt: String?
     public var trace: FfiTrace?
@@ -2472,9 +2473,10 @@ public struct FfiFrameDetails: Equatable, Hashable {
     public init(actor: FfiActor, 
         /**
          * Where in the actor's attributes Swift met a NaN or infinite number
-         * (a JSON Pointer into them), which it wrote as `null`: the core
-         * refuses such a frame (INVALID_INPUT `NON_FINITE_NUMBER`, as Node and
-         * Python do) instead of reading `null`. Always `None` from the core.
+         * (a JSON Pointer into them), which it wrote as `null`: the glue
+         * refuses such a frame before the core sees it (INVALID_INPUT
+         * `NON_FINITE_NUMBER`, as Node and Python do) instead of reading
+         * `null`. Always `None` from the core.
          */attributesNonFiniteAt: String?, trace: FfiTrace?, requestId: String?, agentId: String?, sessionId: String?) {
         self.actor = actor
         self.attributesNonFiniteAt = attributesNonFiniteAt
