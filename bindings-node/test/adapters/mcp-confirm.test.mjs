@@ -155,7 +155,12 @@ describe("confirmInClient: approvals answered in the client through elicitation"
     }
   });
 
-  it("a request rejected in an approval UI while the person was asked: their accept reads the rejection", async () => {
+  /**
+   * One call whose person is asked while an approval UI decides the request
+   * (`decideElsewhere`), then answers `answer`: the call's result, the
+   * request and the refunds that ran.
+   */
+  async function decidedWhileAsked(decideElsewhere, answer) {
     let decide;
     const { client, registry, calls } = await connected({
       answer: () => new Promise((resolve) => (decide = resolve)),
@@ -164,33 +169,35 @@ describe("confirmInClient: approvals answered in the client through elicitation"
       const pending = client.callTool(REFUND);
       await waitFor(() => decide !== undefined, "the confirmation");
       const [request] = await registry.approvals.list({});
-      await registry.approvals.reject(request.id, { approver: "lead" });
-      decide({ action: "accept", content: {} });
+      await decideElsewhere(registry, request.id);
+      decide(answer);
       const result = await pending;
-      assert.equal(result._meta["orpc-agent/error"].code, "APPROVAL_REJECTED");
-      assert.equal(calls.filter((c) => c.tool === "refund").length, 0);
+      return {
+        result,
+        request: await registry.approvals.get(request.id),
+        refunds: calls.filter((c) => c.tool === "refund"),
+      };
     } finally {
       await client.close();
     }
+  }
+
+  it("a request rejected in an approval UI while the person was asked: their accept reads the rejection", async () => {
+    const { result, refunds } = await decidedWhileAsked(
+      (registry, id) => registry.approvals.reject(id, { approver: "lead" }),
+      { action: "accept", content: {} },
+    );
+    assert.equal(result._meta["orpc-agent/error"].code, "APPROVAL_REJECTED");
+    assert.equal(refunds.length, 0);
   });
 
   it("a request approved elsewhere while the person was asked: their decline never runs it", async () => {
-    let decide;
-    const { client, registry, calls } = await connected({
-      answer: () => new Promise((resolve) => (decide = resolve)),
-    });
-    try {
-      const pending = client.callTool(REFUND);
-      await waitFor(() => decide !== undefined, "the confirmation");
-      const [request] = await registry.approvals.list({});
-      await registry.approvals.approve(request.id, { approver: "lead" });
-      decide({ action: "decline" });
-      const result = await pending;
-      assert.equal(result._meta["orpc-agent/approval"].status, "approval_required");
-      assert.equal(calls.filter((c) => c.tool === "refund").length, 0);
-      assert.equal((await registry.approvals.get(request.id)).status, "approved", "left for its requester to run");
-    } finally {
-      await client.close();
-    }
+    const { result, request, refunds } = await decidedWhileAsked(
+      (registry, id) => registry.approvals.approve(id, { approver: "lead" }),
+      { action: "decline" },
+    );
+    assert.equal(result._meta["orpc-agent/approval"].status, "approval_required");
+    assert.equal(refunds.length, 0);
+    assert.equal(request.status, "approved", "left for its requester to run");
   });
 });
