@@ -85,20 +85,11 @@ export function optionsObject(
   return v;
 }
 
-/**
- * Refuses a key of `v` that is not one of `keys`: a misspelt field
- * (`actorId` for `actor`) fails in these words instead of being ignored,
- * which could make a call anonymous. `for…in` rather than `Object.keys`:
- * this runs on every invoke, and allocates nothing.
- */
-export function knownKeys(fn: string, what: string, v: object, keys: ReadonlySet<string>): void {
-  for (const key in v) {
-    if (!keys.has(key)) {
-      const e = new TypeError(`${fn}: ${what} has no field \`${key}\`; the fields are ${[...keys].join(", ")}.`);
-      argumentErrors.add(e);
-      throw e;
-    }
-  }
+/** `fn: what has no field \`key\`; the fields are …`: a misspelt field fails in these words, never ignored. */
+export function unknownFieldError(fn: string, what: string, key: string, fields: Iterable<string>): TypeError {
+  const e = new TypeError(`${fn}: ${what} has no field \`${key}\`; the fields are ${[...fields].join(", ")}.`);
+  argumentErrors.add(e);
+  return e;
 }
 
 /** An `AbortSignal` or nothing. */

@@ -20,6 +20,15 @@ export function mcpErrorResult(error: unknown): CallToolResult {
   return JSON.parse(call(() => N.mcpErrorResult(e.code, e.message, e.retryable, optionalJsonText(e.details))));
 }
 
+/**
+ * The core's `mcp::ok_parts` for each (a string, an object, a published
+ * output schema), indexed by those three bits: its answers, asked once
+ * when the module loads rather than in a crossing per tools/call.
+ */
+const OK_PARTS: readonly number[] = Array.from({ length: 8 }, (_, i) =>
+  N.mcpOkParts((i & 4) !== 0, (i & 2) !== 0, (i & 1) !== 0),
+);
+
 /** INTERNAL's text for an output with no JSON form. */
 const OUTPUT_NOT_JSON = MESSAGES.outputNotJson;
 
@@ -45,7 +54,7 @@ export function mcpOkResult(
   }
   const json = text ?? "null";
   const isObject = json.charCodeAt(0) === 123; /* { */
-  const parts = N.mcpOkParts(typeof output === "string", isObject, publishesOutputSchema);
+  const parts = OK_PARTS[(typeof output === "string" ? 4 : 0) | (isObject ? 2 : 0) | (publishesOutputSchema ? 1 : 0)]!;
   const result: CallToolResult = {
     content: [{ type: "text", text: parts & 1 ? (output as string) : json }],
     isError: false,

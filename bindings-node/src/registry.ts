@@ -7,14 +7,7 @@
 import type { CapabilityHooks } from "./declare.js";
 import { drive } from "./driver.js";
 import type { DriverHost } from "./driver-host.js";
-import {
-  argumentError,
-  knownKeys,
-  optionalFunction,
-  optionalSignal,
-  optionsObject,
-  requireString,
-} from "./arguments.js";
+import { argumentError, optionalFunction, optionalSignal, optionsObject, requireString } from "./arguments.js";
 import { call, fromNative } from "./errors.js";
 import { Deadlines } from "./deadlines.js";
 import { HOT, N, SURFACE_INDEX } from "./native.js";
@@ -27,7 +20,15 @@ import {
   type Approvals,
   type ResumeOptions,
 } from "./approvals.js";
-import { bareActorId, FRAME_KEYS, frameJson, frameText, needsJson, notStarted, rawInputText } from "./call-crossing.js";
+import {
+  bareActorId,
+  frameFields,
+  frameJson,
+  frameText,
+  needsJson,
+  notStarted,
+  rawInputText,
+} from "./call-crossing.js";
 import type { InspectReport, Logger } from "./create-registry.js";
 import type {
   ApprovalRequest,
@@ -113,7 +114,7 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     try {
       // Inside the try: a getter of the app's frame that throws rejects
       // (INTERNAL, its text not shown) instead of throwing here.
-      knownKeys("registry.invoke", "frame", frame, FRAME_KEYS);
+      frameFields("registry.invoke", "frame", frame);
       optionalSignal("registry.invoke", "frame.signal", frame.signal);
       optionalFunction("registry.invoke", "frame.onProgress", frame.onProgress);
       index = this.#names.get(idOrToolName);

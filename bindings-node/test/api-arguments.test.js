@@ -162,6 +162,19 @@ test("invoke/resume refuse wrong types naming the argument (rejections, never sy
     0,
     "no misspelt frame made a request",
   );
+  // Every field a frame has is taken (the check lists them in a switch).
+  const every = {
+    surface: "direct",
+    actor: { id: "agent-1" },
+    context: {},
+    trace: undefined,
+    requestId: "r-1",
+    agentId: "a-1",
+    sessionId: "s-1",
+    signal: new AbortController().signal,
+    onProgress: () => {},
+  };
+  assert.equal((await registry.invoke("refund", { n: 1 }, every)).status, "approval_required");
   await rejectsWith("resume id number", () => registry.resume(5), /requestId/);
   await rejectsWith("resume options string", () => registry.resume(id, "x"), /options/);
   await rejectsWith("resume signal string", () => registry.resume(id, { signal: "x" }), /signal/);

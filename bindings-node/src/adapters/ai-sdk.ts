@@ -63,8 +63,7 @@ import {
 import { MESSAGES, modelSafe } from "./ai-sdk-answers.js";
 import { preliminaryResults } from "./ai-sdk-progress.js";
 import { sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
-import { knownKeys } from "../arguments.js";
-import { FRAME_KEYS } from "../call-crossing.js";
+import { frameFields } from "../call-crossing.js";
 import {
   CapabilityError,
   logAdapterFailure,
@@ -104,7 +103,7 @@ export function toAiSdkTools(
   frame: AdapterFrame = {},
   options: AiSdkToolsOptions = {},
 ): ToolSet {
-  knownKeys("toAiSdkTools", "frame", frame, FRAME_KEYS);
+  frameFields("toAiSdkTools", "frame", frame);
   const state: ToolSetState = {
     registry,
     frame: { ...frame, surface: "aiSdk" },

@@ -11,8 +11,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
-import { knownKeys } from "../arguments.js";
-import { FRAME_KEYS } from "../call-crossing.js";
+import { frameFields } from "../call-crossing.js";
 import { toJsonText } from "../json.js";
 import { N } from "../native.js";
 import type { Frame } from "../types.js";
@@ -170,7 +169,7 @@ async function confirmInClient(
 
 export function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
   // A misspelt field of the app's frame fails (INTERNAL, the operator told) rather than being left out.
-  knownKeys("registerMcpTools", "the frame function's frame", app, FRAME_KEYS);
+  frameFields("registerMcpTools", "the frame function's frame", app);
   // One literal of fixed shape (not a spread of the app's object): this runs
   // on every tools/call, and a shape that varies with the app's frame costs
   // more than copying the known fields.

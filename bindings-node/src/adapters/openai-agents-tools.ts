@@ -8,8 +8,7 @@
 
 import type * as AgentsCore from "@openai/agents-core";
 
-import { knownKeys } from "../arguments.js";
-import { FRAME_KEYS } from "../call-crossing.js";
+import { frameFields } from "../call-crossing.js";
 import { INTERNAL_MESSAGE } from "../errors.js";
 import { N } from "../native.js";
 import type { ApprovalRequest, Frame } from "../types.js";
@@ -55,7 +54,7 @@ export class GovernedAgentTools {
   readonly #capabilityByTool = new Map<string, string>();
 
   constructor(registry: AdapterRegistry, frame: AdapterFrame = {}, options: OpenAiAgentsToolsOptions = {}) {
-    knownKeys("governedAgentTools", "frame", frame, FRAME_KEYS);
+    frameFields("governedAgentTools", "frame", frame);
     const agents = optionalPeer<typeof AgentsCore>("@openai/agents-core", "governedAgentTools");
     this.#registry = registry;
     this.#frame = frame;
