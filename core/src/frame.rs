@@ -60,7 +60,92 @@ fn null_is_anonymous<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Actor, D:
     Ok(Option::<Actor>::deserialize(d)?.unwrap_or_default())
 }
 
+/// Longest id a frame may carry, in UTF-8 bytes: the actor's, the
+/// request's, the agent's, the session's, and each of the actor's roles.
+/// Every audit record and approval request keeps them, and some come from
+/// outside the app (a model's tool call id, a client's JSON-RPC id).
+pub const MAX_FRAME_ID_BYTES: usize = 1024;
+/// Most roles an actor may have.
+pub const MAX_ACTOR_ROLES: usize = 256;
+/// Longest the actor's attributes may be, as compact JSON (bytes).
+pub const MAX_ACTOR_ATTRIBUTES_BYTES: usize = 64 * 1024;
+
+/// Counts the bytes of a JSON text without keeping it.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl Frame {
+    /// The fields past their limits ([`MAX_FRAME_ID_BYTES`],
+    /// [`MAX_ACTOR_ROLES`], [`MAX_ACTOR_ATTRIBUTES_BYTES`]), by their
+    /// names in the frame's JSON; empty when all are within (the common
+    /// case costs four length reads and, with attributes, one counted
+    /// serialization).
+    pub fn oversized_fields(&self) -> Vec<&'static str> {
+        let long = |v: &Option<String>| v.as_ref().is_some_and(|s| s.len() > MAX_FRAME_ID_BYTES);
+        let mut fields = Vec::new();
+        for (name, v) in [
+            ("actor.id", &self.actor.id),
+            ("requestId", &self.request_id),
+            ("agentId", &self.agent_id),
+            ("sessionId", &self.session_id),
+        ] {
+            if long(v) {
+                fields.push(name);
+            }
+        }
+        let roles = &self.actor.roles;
+        if roles.len() > MAX_ACTOR_ROLES || roles.iter().any(|r| r.len() > MAX_FRAME_ID_BYTES) {
+            fields.push("actor.roles");
+        }
+        if !self.actor.attributes.is_empty() {
+            let mut n = ByteCount(0);
+            let written = serde_json::to_writer(&mut n, &self.actor.attributes);
+            if written.is_err() || n.0 > MAX_ACTOR_ATTRIBUTES_BYTES {
+                fields.push("actor.attributes");
+            }
+        }
+        fields
+    }
+
+    /// Stage 3: a frame with a field past its limit is refused — the
+    /// call's INVALID_INPUT naming the first such field and its limit,
+    /// never quoting it — and those fields are dropped from the frame
+    /// first, so no audit record, policy or store keeps them.
+    pub(crate) fn refuse_oversized(&mut self, fields: &[&'static str]) -> crate::CapabilityError {
+        for field in fields {
+            match *field {
+                "actor.id" => self.actor.id = None,
+                "requestId" => self.request_id = None,
+                "agentId" => self.agent_id = None,
+                "sessionId" => self.session_id = None,
+                "actor.roles" => self.actor.roles.clear(),
+                _ => self.actor.attributes.clear(),
+            }
+        }
+        let first = fields.first().copied().unwrap_or("actor.attributes");
+        let limit = match first {
+            "actor.roles" => format!(
+                "at most {MAX_ACTOR_ROLES} roles of at most {MAX_FRAME_ID_BYTES} bytes each"
+            ),
+            "actor.attributes" => format!("at most {MAX_ACTOR_ATTRIBUTES_BYTES} bytes as JSON"),
+            _ => format!("at most {MAX_FRAME_ID_BYTES} bytes"),
+        };
+        crate::CapabilityError::new(
+            crate::ErrorCode::InvalidInput,
+            format!("invalid frame: {first} is larger than a frame allows ({limit})"),
+        )
+        .with_details(serde_json::json!({ "reason": "FRAME_TOO_LARGE", "field": first }))
+    }
+
     /// A frame on `surface` with an anonymous actor and nothing else.
     pub fn new(surface: Surface) -> Frame {
         Frame {

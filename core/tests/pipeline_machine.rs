@@ -1413,3 +1413,52 @@ fn start_by_index_applies_the_same_exposure_rule() {
     assert_eq!(error_of(&unexposed).code, ErrorCode::NotFound);
     assert_eq!(unexposed, run(7), "unexposed and unknown index look alike");
 }
+
+#[test]
+fn a_frame_past_its_limits_consumes_nothing_on_resume_and_its_attributes_are_measured_as_json() {
+    use orpc_agent_core::frame::{MAX_ACTOR_ATTRIBUTES_BYTES, MAX_FRAME_ID_BYTES};
+    let (reg, req) = pending_pay_send();
+    // A resume whose frame names a request id past the limit: refused
+    // before the store is asked (no consume step), INVALID_INPUT.
+    let mut frame = Frame::new(Surface::Direct);
+    frame.request_id = Some("r".repeat(MAX_FRAME_ID_BYTES + 1));
+    let mut inv = Invocation::resume(Arc::clone(&reg), &req.id, frame, audited(10));
+    let mut records = Vec::new();
+    deliver_audits(&mut inv, &mut records);
+    let (o, kinds) = drive_sync(&mut inv, permissive);
+    assert!(kinds.is_empty(), "no step after the refusal: {kinds:?}");
+    let e = error_of(&o);
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert_eq!(
+        e.details,
+        Some(json!({"reason": "FRAME_TOO_LARGE", "field": "requestId"}))
+    );
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].request_id, None, "the record keeps none of it");
+    // Attributes past their size as JSON: refused, and dropped from the record.
+    let mut frame = Frame::new(Surface::Mcp);
+    let mut big = Actor {
+        id: Some("ann".into()),
+        ..Actor::default()
+    };
+    big.attributes.insert(
+        "notes".into(),
+        Value::String("x".repeat(MAX_ACTOR_ATTRIBUTES_BYTES)),
+    );
+    frame.actor = big;
+    let mut inv = Invocation::start(
+        Arc::clone(&reg),
+        "pay.send",
+        Payload::Json(json!({"amount": 1})),
+        frame,
+        audited(10),
+    );
+    let mut records = Vec::new();
+    deliver_audits(&mut inv, &mut records);
+    let (o, _) = drive_sync(&mut inv, permissive);
+    assert_eq!(
+        error_of(&o).details,
+        Some(json!({"reason": "FRAME_TOO_LARGE", "field": "actor.attributes"}))
+    );
+    assert_eq!(records[0].actor_id.as_deref(), Some("ann"));
+}

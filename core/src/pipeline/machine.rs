@@ -147,6 +147,9 @@ pub struct Invocation {
     /// The host's input-limits verdict on a raw input it holds
     /// ([`Self::start_measured`]), applied when stage 4 begins.
     host_limits: Option<Result<(), Box<CapabilityError>>>,
+    /// A frame field past its limit ([`Frame::refuse_oversized`]): the
+    /// call ends with it at stage 3 (after exposure, SI-8).
+    frame_refusal: Option<Box<CapabilityError>>,
     /// The input as the host gave it, replaced by the validated one.
     input: Payload,
     /// The validated input as JSON, when the host exported it.
@@ -202,6 +205,9 @@ impl Invocation {
     ) -> Invocation {
         // Stage 3's rules apply to every record, even early failures.
         frame = stage3(frame);
+        let oversized = frame.oversized_fields();
+        let frame_refusal = (!oversized.is_empty())
+            .then(|| Box::new(Arc::make_mut(&mut frame).refuse_oversized(&oversized)));
         Invocation {
             registry,
             capability: None,
@@ -212,6 +218,7 @@ impl Invocation {
             resume_id: None,
             requester: None,
             host_limits: None,
+            frame_refusal,
             input,
             input_json: None,
             input_checked: false,
@@ -292,8 +299,22 @@ impl Invocation {
             return inv;
         }
         inv.stage = Stage::FreezeFrame;
+        if inv.refused_frame() {
+            return inv;
+        }
         inv.enter_input_validation();
         inv
+    }
+
+    /// Stage 3's refusal of a frame field past its limit, if any: the
+    /// invocation ends with it; `true` then.
+    fn refused_frame(&mut self) -> bool {
+        let Some(e) = self.frame_refusal.take() else {
+            return false;
+        };
+        self.stage = Stage::FreezeFrame;
+        self.fail(*e);
+        true
     }
 
     /// Input limits ([`crate::limits`]) on a JSON input, checked once:
@@ -379,6 +400,9 @@ impl Invocation {
         }
         // Stage 3: the frame is owned and never handed out mutably.
         inv.stage = Stage::FreezeFrame;
+        if inv.refused_frame() {
+            return inv;
+        }
         inv.enter_input_validation();
         inv
     }
@@ -402,7 +426,10 @@ impl Invocation {
         );
         inv.resume_id = Some(approval_id.to_owned());
         inv.approval_id = Some(approval_id.to_owned());
-        inv.state = State::ConsumeApproval;
+        // A frame past its limits consumes nothing.
+        if !inv.refused_frame() {
+            inv.state = State::ConsumeApproval;
+        }
         inv
     }
 
@@ -460,6 +487,8 @@ impl Invocation {
         let mut inv = Invocation::resume(registry, approval_id, frame, opts);
         match requester {
             Some(r) => inv.requester = Some(Box::new(r)),
+            // Ended already (a frame past its limits): that is its answer.
+            None if !matches!(inv.state, State::ConsumeApproval) => {}
             None => inv.fail(CapabilityError::new(
                 ErrorCode::ApprovalNotFound,
                 "No approval request with this id is yours to resume.",
