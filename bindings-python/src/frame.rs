@@ -130,11 +130,16 @@ impl Frame {
         self.context.clone_ref(py)
     }
 
-    /// Surface, actor id and request id, as Python literals; never the
-    /// actor's attributes or the context (the application's).
+    /// Surface, actor id and request id, as Python literals, each cut at
+    /// 64 characters (a request id may be a client's); never the actor's
+    /// attributes or the context (the application's).
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let lit = |v: Option<&str>| -> PyResult<String> {
             match v {
+                Some(s) if s.chars().count() > 64 => {
+                    let cut: String = s.chars().take(64).collect();
+                    Ok(format!("{}…", pyo3::types::PyString::new(py, &cut).repr()?))
+                }
                 Some(s) => Ok(pyo3::types::PyString::new(py, s).repr()?.to_string()),
                 None => Ok("None".to_owned()),
             }

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from agents import Agent, Runner, RunState, UserError, set_tracing_disabled
@@ -14,7 +15,14 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 
 import agent_caps
 from agent_caps import CARD, EMAIL, build, finished
-from orpc_agent import ApprovalConsumedError, Frame, PolicyDeniedError, capability, create_capability_registry
+from orpc_agent import (
+    ApprovalConsumedError,
+    ApprovalNotFoundError,
+    Frame,
+    PolicyDeniedError,
+    capability,
+    create_capability_registry,
+)
 from orpc_agent.openai_agents import PrincipalRequiredError, governed_tools
 
 set_tracing_disabled(True)
@@ -240,6 +248,13 @@ async def test_an_undecided_call_asked_again_keeps_its_one_request() -> None:
     read = await Runner.run(Agent(name="support", model=reused, tools=tools), "Find.")
     assert read.interruptions == []
     assert agent_caps.CALLS["orders.get"] == 1
+    # An interruption of another tool under that call id does not name the
+    # refund's request: nothing to show, nothing approved.
+    other: Any = SimpleNamespace(tool_name="orders_get", raw_item={"call_id": "call_r"})
+    assert await tools.request(other) is None
+    with pytest.raises(ApprovalNotFoundError):
+        await tools.approve(cast(Any, None), other, approver="lead")
+    assert len(await registry.approvals.list_async(status="pending")) == 1
 
 
 async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:

@@ -132,7 +132,9 @@ pub fn kept_request(status: Option<&str>, same_capability: bool) -> KeptRequest 
 /// cancelled, a store that failed or did not answer in time. After an ok
 /// resume or any other error the request was consumed, rejected, expired
 /// or is gone: its id is forgotten (an app's own store does not grow; a
-/// replay would only meet the core's refusal).
+/// replay would only meet the core's refusal). (A frame past its limits,
+/// INVALID_INPUT before the consume, cannot meet an adapter's resume: it
+/// resumes with the frame its gated call was made with, which passed.)
 pub fn resume_may_run_again(code: Option<&str>) -> bool {
     matches!(
         code,

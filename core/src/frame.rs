@@ -70,12 +70,17 @@ pub const MAX_ACTOR_ROLES: usize = 256;
 /// Longest the actor's attributes may be, as compact JSON (bytes).
 pub const MAX_ACTOR_ATTRIBUTES_BYTES: usize = 64 * 1024;
 
-/// Counts the bytes of a JSON text without keeping it.
+/// Counts the bytes of a JSON text without keeping it, and stops the
+/// writer once they pass [`MAX_ACTOR_ATTRIBUTES_BYTES`] (its error is the
+/// verdict: too large), so a huge value costs no more than the limit.
 struct ByteCount(usize);
 
 impl std::io::Write for ByteCount {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0 += buf.len();
+        if self.0 > MAX_ACTOR_ATTRIBUTES_BYTES {
+            return Err(std::io::Error::other("past the attributes limit"));
+        }
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {

@@ -1,9 +1,7 @@
 /**
- * The OpenAI Agents SDK adapter's tool set (`GovernedAgentTools`): one
- * caller's governed function tools, the gate `needsApproval` asks, the run
- * of an approved call, and the answers to the SDK's run interruptions (see
- * `openai-agents.ts`). Apart from `openai-agents.ts`, which documents the
- * adapter and makes the tool set.
+ * The OpenAI Agents SDK adapter's tool set (`GovernedAgentTools`): one caller's
+ * governed function tools, the gate `needsApproval` asks, the approved run and
+ * the answers to run interruptions (documented in `openai-agents.ts`).
  */
 
 import type * as AgentsCore from "@openai/agents-core";
@@ -194,10 +192,15 @@ export class GovernedAgentTools {
     return key === undefined ? undefined : this.#ids.get(key);
   }
 
-  /** The core's request behind an interruption (show its input through `registry.redactApprovalInput`). */
+  /**
+   * The core's request behind an interruption (show its input through
+   * `registry.redactApprovalInput`); `null` when none, or when the id kept
+   * under its call is another tool's request (a provider reusing call ids).
+   */
   async request(item: ApprovalItem): Promise<ApprovalRequest | null> {
     const requestId = this.requestId(item);
-    return requestId === undefined ? null : this.#registry.approvals.get(requestId);
+    const request = requestId === undefined ? null : await this.#registry.approvals.get(requestId);
+    return request?.capabilityId === this.#capabilityByTool.get(item.name ?? "") ? request : null;
   }
 
   /**
@@ -210,7 +213,7 @@ export class GovernedAgentTools {
     item: ApprovalItem,
     decision: { approver?: string; reason?: string } = {},
   ): Promise<ApprovalRequest> {
-    const decided = await this.#registry.approvals.approve(this.#requiredId(item), decision);
+    const decided = await this.#registry.approvals.approve(await this.#requiredId(item), decision);
     state.approve(item);
     return decided;
   }
@@ -221,18 +224,16 @@ export class GovernedAgentTools {
     item: ApprovalItem,
     decision: { approver?: string; reason?: string } = {},
   ): Promise<ApprovalRequest> {
-    const requestId = this.#requiredId(item);
+    const requestId = await this.#requiredId(item);
     const decided = await this.#registry.approvals.reject(requestId, decision);
     state.reject(item, { message: await this.#rejectionText(requestId, item) });
     return decided;
   }
 
-  #requiredId(item: ApprovalItem): string {
-    const requestId = this.requestId(item);
-    if (requestId === undefined) {
-      throw new CapabilityError("APPROVAL_NOT_FOUND", MESSAGES.unknownInterruption);
-    }
-    return requestId;
+  async #requiredId(item: ApprovalItem): Promise<string> {
+    const request = await this.request(item);
+    if (request === null) throw new CapabilityError("APPROVAL_NOT_FOUND", MESSAGES.unknownInterruption);
+    return request.id;
   }
 
   /** What the model reads of a rejected call: the core's answer to running it now (refused, audited, nothing consumed). */

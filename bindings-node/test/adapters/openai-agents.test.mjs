@@ -315,6 +315,13 @@ describe("OpenAI Agents SDK adapter", () => {
     const read = await runner.run(new Agent({ name: "support", model: reused, tools: governed.tools }), "Find.");
     assert.deepEqual(read.interruptions, []);
     assert.equal(calls.get("orders.get"), 1);
+    // An interruption of another tool under that call id does not name the
+    // refund's request: nothing to show, nothing approved.
+    const other = { name: "orders_get", rawItem: { callId: "call_r" } };
+    assert.equal(await governed.request(other), null);
+    const untouched = { approve: () => assert.fail("the run state was approved") };
+    await assert.rejects(governed.approve(untouched, other, { approver: "lead" }), { code: "APPROVAL_NOT_FOUND" });
+    assert.equal((await registry.approvals.list({ status: "pending" })).length, 1);
   });
   it("a saved call replayed after it ran, or after a rejection made elsewhere, is answered, not asked again", async () => {
     const calls = new Map();

@@ -187,15 +187,20 @@ class GovernedTools(list[FunctionTool]):
 
     async def request(self, item: ToolApprovalItem) -> ApprovalRequest | None:
         """The core's request behind an interruption (show its input through
-        ``registry.redact_approval_input``)."""
+        ``registry.redact_approval_input``); ``None`` when none, or when the
+        id kept under its call is another tool's request (a provider reusing
+        call ids)."""
         request_id = self.request_id(item)
-        return await self.registry.approvals.get_async(request_id) if request_id is not None else None
+        request = await self.registry.approvals.get_async(request_id) if request_id is not None else None
+        if request is None or request.capability_id != self._capability_by_tool.get(str(item.tool_name)):
+            return None
+        return request
 
-    def _required_id(self, item: ToolApprovalItem) -> tuple[str, str]:
-        request_id = self.request_id(item)
-        if request_id is None:
+    async def _required_id(self, item: ToolApprovalItem) -> tuple[str, str]:
+        request = await self.request(item)
+        if request is None:
             raise ApprovalNotFoundError(_native.AGENT_TOOL_UNKNOWN_INTERRUPTION)
-        return request_id, self._capability_by_tool[str(item.tool_name)]
+        return request.id, request.capability_id
 
     async def approve(
         self,
@@ -208,7 +213,7 @@ class GovernedTools(list[FunctionTool]):
         """The core approves the request (``approver_must_differ`` and the
         rest are the core's; a refusal raises and the state is unchanged),
         then the run state approves the call. Run the state again to run it."""
-        request_id, _ = self._required_id(item)
+        request_id, _ = await self._required_id(item)
         decided = await self.registry.approvals.approve_async(request_id, approver=approver, reason=reason)
         state.approve(item)
         return decided
@@ -223,7 +228,7 @@ class GovernedTools(list[FunctionTool]):
     ) -> ApprovalRequest:
         """The core rejects the request, then the run state rejects the call
         with the core's answer as what the model reads."""
-        request_id, capability_id = self._required_id(item)
+        request_id, capability_id = await self._required_id(item)
         decided = await self.registry.approvals.reject_async(request_id, approver=approver, reason=reason)
         text = await rejection_text(
             self.registry, request_id, model_frame(self.frame, _call_id_of(item)), capability_id

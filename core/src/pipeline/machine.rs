@@ -439,7 +439,8 @@ impl Invocation {
     /// request — or a frame without an actor id — is APPROVAL_NOT_FOUND,
     /// exactly as a missing one, and is not consumed; its audit record
     /// shows the caller's surface and actor. The requester's own request
-    /// refused (pending, expired…) is audited as recorded.
+    /// refused (pending, expired…) is audited as recorded. A frame past
+    /// its limits is refused first (stage 3), before any of this.
     pub fn resume_by_requester(
         registry: Arc<CapabilityRegistry>,
         approval_id: &str,
