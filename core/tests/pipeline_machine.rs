@@ -1102,7 +1102,7 @@ fn resume_checks_the_hash_of_the_stored_input_in_the_machine() {
     // A store answering with another request than the one asked for.
     let mut inv = Invocation::resume(
         Arc::clone(&reg),
-        "apr_other",
+        "apr_ffffffffffffffffffffffffffffffff",
         Frame::new(Surface::Mcp),
         InvokeOptions::at(10),
     );
@@ -1461,4 +1461,42 @@ fn a_frame_past_its_limits_consumes_nothing_on_resume_and_its_attributes_are_mea
         Some(json!({"reason": "FRAME_TOO_LARGE", "field": "actor.attributes"}))
     );
     assert_eq!(records[0].actor_id.as_deref(), Some("ann"));
+}
+
+#[test]
+fn an_id_no_store_can_hold_is_not_found_before_any_store_and_is_not_recorded() {
+    let (reg, _) = pending_pay_send();
+    let mut missing = Invocation::resume(
+        Arc::clone(&reg),
+        "apr_0123456789abcdef0123456789abcdef",
+        Frame::new(Surface::Mcp),
+        audited(10),
+    );
+    assert_eq!(missing.step_kind(), StepKind::ConsumeApproval);
+    missing
+        .answer(Answer::Consumed(Err(
+            orpc_agent_core::approval::ConsumeRefusal::NotFound.into(),
+        )))
+        .unwrap();
+    let mut records = Vec::new();
+    deliver_audits(&mut missing, &mut records);
+    let (store_said, _) = drive_sync(&mut missing, permissive);
+    // A client's id of any length: no store step, the same error.
+    let long = format!("apr_{}", "x".repeat(100_000));
+    let mut inv = Invocation::resume(
+        Arc::clone(&reg),
+        &long,
+        Frame::new(Surface::Mcp),
+        audited(10),
+    );
+    deliver_audits(&mut inv, &mut records);
+    let (o, kinds) = drive_sync(&mut inv, permissive);
+    assert!(kinds.is_empty(), "{kinds:?}");
+    assert_eq!(error_of(&o), error_of(&store_said));
+    assert_eq!(records.len(), 2);
+    assert_eq!(
+        records[1].approval_id, None,
+        "the client's id is not recorded"
+    );
+    assert_eq!(records[1].stage, records[0].stage);
 }

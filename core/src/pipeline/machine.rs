@@ -424,11 +424,21 @@ impl Invocation {
             opts,
             Stage::GrantCheck,
         );
-        inv.resume_id = Some(approval_id.to_owned());
-        inv.approval_id = Some(approval_id.to_owned());
+        // An id no store can hold (not `apr_` + 32 hex digits: a client's,
+        // of any length) is not found, exactly as a missing one, before any
+        // store is asked; it is not recorded either.
+        let possible = crate::approval::is_valid_approval_id(approval_id);
+        if possible {
+            inv.resume_id = Some(approval_id.to_owned());
+            inv.approval_id = Some(approval_id.to_owned());
+        }
         // A frame past its limits consumes nothing.
         if !inv.refused_frame() {
-            inv.state = State::ConsumeApproval;
+            if possible {
+                inv.state = State::ConsumeApproval;
+            } else {
+                inv.fail(crate::approval::ConsumeRefusal::NotFound.into());
+            }
         }
         inv
     }
