@@ -153,38 +153,38 @@ async def test_two_identical_calls_asked_at_once_the_first_accept_runs_it_the_se
     assert [r.status for r in registry.approvals.list()] == ["consumed"]
 
 
-async def test_a_request_rejected_in_an_approval_ui_while_the_person_was_asked_reads_the_rejection() -> None:
+async def decided_while_asked(decide_elsewhere: Any, action: str) -> tuple[Any, Any, list[dict[str, Any]]]:
+    """One call (legacy elicitation) whose person is asked while an approval
+    UI decides the request (``decide_elsewhere(registry, id)``), then answers
+    ``action``: the call's result, the registry and the refunds that ran."""
     calls: list[dict[str, Any]] = []
     registry = build(calls)
 
     async def callback(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         (request,) = await registry.approvals.list_async()
-        await registry.approvals.reject_async(request.id, approver="lead")
-        return types.ElicitResult(action="accept", content={})
+        await decide_elsewhere(registry, request.id)
+        return types.ElicitResult(action=action, content={} if action == "accept" else None)  # type: ignore[arg-type]
 
     server = create_mcp_server(
         registry, frame=lambda ctx: Frame("mcp", actor={"id": "ana"}), confirm_in_client=("human-confirmation",)
     )
     async with Client(server, mode="legacy", elicitation_callback=callback) as client:
         result = await client.call_tool("orders_refund", {"id": "o-7", "amount": 20})
-    assert result.is_error and result.meta[ERROR_META]["code"] == "APPROVAL_REJECTED"  # type: ignore[index]
+    return result, registry, calls
+
+
+async def test_a_request_rejected_in_an_approval_ui_while_the_person_was_asked_reads_the_rejection() -> None:
+    result, _, calls = await decided_while_asked(
+        lambda registry, id: registry.approvals.reject_async(id, approver="lead"), "accept"
+    )
+    assert result.is_error and result.meta[ERROR_META]["code"] == "APPROVAL_REJECTED"
     assert calls == []
 
 
 async def test_a_request_approved_elsewhere_while_the_person_was_asked_is_never_run_by_their_decline() -> None:
-    calls: list[dict[str, Any]] = []
-    registry = build(calls)
-
-    async def callback(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        (request,) = await registry.approvals.list_async()
-        await registry.approvals.approve_async(request.id, approver="lead")
-        return types.ElicitResult(action="decline")
-
-    server = create_mcp_server(
-        registry, frame=lambda ctx: Frame("mcp", actor={"id": "ana"}), confirm_in_client=("human-confirmation",)
+    result, registry, calls = await decided_while_asked(
+        lambda registry, id: registry.approvals.approve_async(id, approver="lead"), "decline"
     )
-    async with Client(server, mode="legacy", elicitation_callback=callback) as client:
-        result = await client.call_tool("orders_refund", {"id": "o-7", "amount": 20})
-    assert result.meta[APPROVAL_META]["status"] == "approval_required"  # type: ignore[index]
+    assert result.meta[APPROVAL_META]["status"] == "approval_required"
     assert calls == []
     assert registry.approvals.list()[0].status == "approved"
