@@ -37,9 +37,10 @@ pub const STORED_INPUT_UNUSABLE_MESSAGE: &str =
 use super::{InvokeOptions, Outcome, Payload};
 use crate::approval::{ApprovalRequest, ApprovalStatus};
 use crate::error::{CapabilityError, ErrorCode};
-use crate::frame::Frame;
+use crate::frame::{Actor, Frame};
 use crate::policy::{CedarCall, MatchContext, PolicyMode, PolicyRule, PolicySpec};
 use crate::registry::{Capability, CapabilityRegistry};
+use crate::vocab::Surface;
 
 static NULL: Value = Value::Null;
 
@@ -410,20 +411,35 @@ impl Invocation {
     /// Resumes an approved request: stage 7 (consume atomically, verify),
     /// then stages 9–14 with the surface and actor recorded in the request
     /// (SI-3). `frame` contributes only its trace, request, agent and
-    /// session ids; its surface and actor are ignored.
+    /// session ids; its surface and actor are ignored — never checked,
+    /// never recorded: the caller is the app itself (an approval UI), as
+    /// Node's trusted resume, which takes no actor, has always been. A
+    /// record made before the consume (the request not found, the caller
+    /// cancelled) shows surface `direct` and no actor, in every language.
     pub fn resume(
         registry: Arc<CapabilityRegistry>,
         approval_id: &str,
         frame: impl Into<Arc<Frame>>,
         opts: InvokeOptions,
     ) -> Invocation {
-        let mut inv = Invocation::blank(
-            registry,
-            frame.into(),
-            Payload::Host,
-            opts,
-            Stage::GrantCheck,
-        );
+        let mut frame: Arc<Frame> = frame.into();
+        if frame.surface != Surface::Direct || frame.actor != Actor::default() {
+            let f = Arc::make_mut(&mut frame);
+            f.surface = Surface::Direct;
+            f.actor = Actor::default();
+        }
+        Invocation::resume_unlimited(registry, approval_id, frame, opts)
+    }
+
+    /// [`Self::resume`] with the frame as given: the limited resumes
+    /// below check and record the caller's surface and actor.
+    fn resume_unlimited(
+        registry: Arc<CapabilityRegistry>,
+        approval_id: &str,
+        frame: Arc<Frame>,
+        opts: InvokeOptions,
+    ) -> Invocation {
+        let mut inv = Invocation::blank(registry, frame, Payload::Host, opts, Stage::GrantCheck);
         // An id no store can hold (not `apr_` + 32 hex digits: a client's,
         // of any length) is not found, exactly as a missing one, before any
         // store is asked; it is not recorded either.
@@ -495,7 +511,7 @@ impl Invocation {
         opts: InvokeOptions,
         requester: Option<crate::approval::Requester>,
     ) -> Invocation {
-        let mut inv = Invocation::resume(registry, approval_id, frame, opts);
+        let mut inv = Invocation::resume_unlimited(registry, approval_id, frame, opts);
         match requester {
             Some(r) => inv.requester = Some(Box::new(r)),
             // Ended already (a frame past its limits): that is its answer.
