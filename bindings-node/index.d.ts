@@ -20,9 +20,10 @@ export declare function actManifestCheck(manifest: string, manifestName: string)
 
 /**
  * The key for a request id between the approval turn and the approved
- * re-run, or null when the frame names no caller.
+ * re-run (the caller, the call id, the tool and its arguments), or null
+ * when the frame names no caller or the arguments are no JSON.
  */
-export declare function agentToolApprovalKey(actorId: string | undefined | null, sessionId: string | undefined | null, toolCallId: string): string | null
+export declare function agentToolApprovalKey(actorId: string | undefined | null, sessionId: string | undefined | null, toolCallId: string, tool: string, argumentsJson: string): string | null
 
 /** What the model reads of a call that needs approval and had no approval turn. */
 export declare function agentToolApprovalRequiredText(requestId: string, reason?: string | undefined | null): string

@@ -7,14 +7,23 @@ use napi_derive::napi;
 use orpc_agent_core::agent_tools;
 
 /// The key for a request id between the approval turn and the approved
-/// re-run, or null when the frame names no caller.
+/// re-run (the caller, the call id, the tool and its arguments), or null
+/// when the frame names no caller or the arguments are no JSON.
 #[napi(catch_unwind)]
 pub fn agent_tool_approval_key(
     actor_id: Option<String>,
     session_id: Option<String>,
     tool_call_id: String,
+    tool: String,
+    arguments_json: String,
 ) -> Option<String> {
-    agent_tools::approval_key(actor_id.as_deref(), session_id.as_deref(), &tool_call_id)
+    agent_tools::approval_key(
+        actor_id.as_deref(),
+        session_id.as_deref(),
+        &tool_call_id,
+        &tool,
+        &arguments_json,
+    )
 }
 
 /// What the model reads of a call that needs approval and had no approval turn.

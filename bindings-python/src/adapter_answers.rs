@@ -140,16 +140,25 @@ fn mcp_elicitation_declined() -> &'static str {
 
 /// The key under which the agent-framework adapters keep a request id
 /// between the approval turn and the approved re-run
-/// (`orpc_agent_core::agent_tools::approval_key`); `None` when the frame
-/// names no caller.
+/// (`orpc_agent_core::agent_tools::approval_key`: the caller, the call id,
+/// the tool and its arguments); `None` when the frame names no caller or
+/// the arguments are no JSON.
 #[pyfunction]
-#[pyo3(signature = (actor_id, session_id, tool_call_id))]
+#[pyo3(signature = (actor_id, session_id, tool_call_id, tool, arguments_json))]
 fn agent_tool_approval_key(
     actor_id: Option<&str>,
     session_id: Option<&str>,
     tool_call_id: &str,
+    tool: &str,
+    arguments_json: &str,
 ) -> Option<String> {
-    orpc_agent_core::agent_tools::approval_key(actor_id, session_id, tool_call_id)
+    orpc_agent_core::agent_tools::approval_key(
+        actor_id,
+        session_id,
+        tool_call_id,
+        tool,
+        arguments_json,
+    )
 }
 
 /// Who is recorded as the approver of a framework's approval turn

@@ -257,6 +257,32 @@ async def test_an_undecided_call_asked_again_keeps_its_one_request() -> None:
     assert len(await registry.approvals.list_async(status="pending")) == 1
 
 
+async def test_a_call_id_reused_with_other_arguments_is_another_call_what_the_person_approves_is_what_runs() -> None:
+    registry = build()
+    tools = governed_tools(registry, ANA)
+
+    def refund(order: str) -> Any:
+        return function_call("orders_refund", {"order": order, "cents": 500}, call_id="call_0")
+
+    first = await Runner.run(Agent(name="support", model=ScriptedModel([[refund("o-1")]]), tools=tools), "Refund o-1.")
+    assert len(first.interruptions) == 1
+    # A later conversation turn: the provider reuses the call id for another refund.
+    model = ScriptedModel([[refund("o-2")], [assistant_message("Done.")]])
+    agent = Agent(name="support", model=model, tools=tools)
+    second = (await Runner.run(agent, "Refund o-2.")).to_state()
+    [item] = second.get_interruptions()
+    request = await tools.request(item)
+    assert request is not None and request.input == {"order": "o-2", "cents": 500}
+    # Approved with the SDK's own API, by a person shown o-2's arguments.
+    second.approve(item)
+    done = await Runner.run(agent, second)
+    assert done.final_output == "Done."
+    assert outputs(model, 1)["call_0"] == '{"refunded":"o-2","cents":500}'  # as Node writes it
+    assert agent_caps.CALLS["orders.refund"] == 1
+    pending = await registry.approvals.list_async(status="pending")
+    assert [r.input for r in pending] == [{"order": "o-1", "cents": 500}]  # the first call's, still unrun
+
+
 async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:
     audit: list[dict[str, Any]] = []
     registry = build(audit.append)

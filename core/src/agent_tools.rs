@@ -45,20 +45,32 @@ pub const FAILED_MESSAGE: &str = crate::error::FAILED_MESSAGE;
 pub const OUTPUT_NOT_JSON_MESSAGE: &str = "The capability's output could not be converted to JSON.";
 
 /// The key under which an adapter keeps a request id between the approval
-/// turn and the approved re-run: the caller (actor id, session id) and the
-/// tool call id, as JSON text. `None` when the frame names no caller (an empty id names none) or the
-/// call has no id: nothing is kept or looked up then (a key without a
-/// caller would be shared by every anonymous user).
+/// turn and the approved re-run: the caller (actor id, session id), the
+/// tool call id, and the call itself — the hash of the tool (its
+/// capability id, or the tool name the adapter knows it by: the same each
+/// time) and the model's arguments ([`crate::act::input_hash`] of
+/// `arguments_json`), as JSON text. A provider that reuses a call id for another tool or other
+/// arguments so finds no request under it, and is asked afresh: the
+/// request kept for the first call never answers for (or, approved, runs
+/// in place of) the second, which a person may have approved as shown.
+/// `None` when the frame names no caller (an empty id names none), the
+/// call has no id, or the arguments are no JSON (or cannot be hashed):
+/// nothing is kept or looked up then (a key without a caller would be
+/// shared by every anonymous user).
 pub fn approval_key(
     actor_id: Option<&str>,
     session_id: Option<&str>,
     tool_call_id: &str,
+    tool: &str,
+    arguments_json: &str,
 ) -> Option<String> {
     let (actor_id, session_id) = (named(actor_id), named(session_id));
     if (actor_id.is_none() && session_id.is_none()) || tool_call_id.is_empty() {
         return None;
     }
-    Some(serde_json::json!([actor_id, session_id, tool_call_id]).to_string())
+    let arguments: serde_json::Value = serde_json::from_str(arguments_json).ok()?;
+    let call = crate::act::input_hash(tool, &arguments).ok()?;
+    Some(serde_json::json!([actor_id, session_id, tool_call_id, call]).to_string())
 }
 
 /// What the model reads when the core asks for approval of a call the
@@ -251,22 +263,41 @@ mod tests {
 
     #[test]
     fn a_key_names_the_caller_and_the_call() {
+        let key = |actor, session, call: &str| approval_key(actor, session, call, "t", "{}");
+        let hash = crate::act::input_hash("t", &serde_json::json!({})).unwrap();
         assert_eq!(
-            approval_key(Some("u1"), None, "call_1").as_deref(),
-            Some(r#"["u1",null,"call_1"]"#)
+            key(Some("u1"), None, "call_1").as_deref(),
+            Some(format!(r#"["u1",null,"call_1","{hash}"]"#).as_str())
         );
         assert_eq!(
-            approval_key(None, Some("s"), "c").as_deref(),
-            Some(r#"[null,"s","c"]"#)
+            key(None, Some("s"), "c").as_deref(),
+            Some(format!(r#"[null,"s","c","{hash}"]"#).as_str())
         );
-        assert_eq!(approval_key(None, None, "c"), None);
-        assert_eq!(approval_key(Some("u1"), None, ""), None);
-        assert_eq!(approval_key(Some(""), Some(""), "c"), None);
+        assert_eq!(key(None, None, "c"), None);
+        assert_eq!(key(Some("u1"), None, ""), None);
+        assert_eq!(key(Some(""), Some(""), "c"), None);
         // Ids that contain the separator cannot collide: JSON quotes them.
         assert_ne!(
-            approval_key(Some("a\",\"b"), None, "c"),
-            approval_key(Some("a"), Some("b"), "c")
+            key(Some("a\",\"b"), None, "c"),
+            key(Some("a"), Some("b"), "c")
         );
+    }
+
+    #[test]
+    fn a_key_is_the_call_s_own_a_reused_call_id_with_another_tool_or_arguments_is_another_key() {
+        let key = |capability: &str, arguments: &str| {
+            approval_key(Some("u1"), None, "call_0", capability, arguments)
+        };
+        let first = key("pay.send", r#"{"to":"bob","amount":10}"#);
+        assert!(first.is_some());
+        // The same call again (a replayed run state): the same key, whatever
+        // the order of its keys or the form of its numbers.
+        assert_eq!(key("pay.send", r#"{"amount":10.0,"to":"bob"}"#), first);
+        assert_ne!(key("pay.send", r#"{"to":"eve","amount":10}"#), first);
+        assert_ne!(key("pay.refund", r#"{"to":"bob","amount":10}"#), first);
+        // No JSON: no key, nothing kept or found.
+        assert_eq!(key("pay.send", "{"), None);
+        assert_eq!(key("pay.send", "NaN"), None);
     }
 
     #[test]

@@ -15,7 +15,7 @@ import { N } from "../native.js";
 import type { AiSdkToolsOptions } from "./ai-sdk.js";
 import { AiSdkApprovalRequiredError, AiSdkPrincipalRequiredError, MESSAGES } from "./ai-sdk-answers.js";
 import type { Running } from "./ai-sdk-progress.js";
-import { callerRequired, type ApprovalIdStore } from "./approval-ids.js";
+import { approvalKey, callerRequired, type ApprovalIdStore } from "./approval-ids.js";
 import {
   CapabilityError,
   logAdapterFailure,
@@ -41,9 +41,14 @@ export interface ToolSetState {
   toolNames: Set<string>;
 }
 
-/** The approval request this server stored for this caller's tool call, if any. */
-export function heldRequestId(state: ToolSetState, toolCallId: string): string | undefined {
-  const key = approvalKey(state, toolCallId);
+/** The approval request this server stored for this caller's tool call (this tool, these arguments), if any. */
+export function heldRequestId(
+  state: ToolSetState,
+  toolCallId: string,
+  name: string,
+  input: unknown,
+): string | undefined {
+  const key = approvalKey(state.frame, toolCallId, name, input);
   return key === undefined ? undefined : state.approvalIds.get(key);
 }
 
@@ -96,7 +101,7 @@ export async function gateNeedsApproval(
   if (result.ok && result.outcome.status === "approval_required") {
     state.settled.delete(toolCallId);
     state.running.delete(toolCallId);
-    const key = approvalKey(state, toolCallId);
+    const key = approvalKey(state.frame, toolCallId, name, input);
     // The core stores requests on this surface only for a named caller, so
     // a key exists unless `ai` gave no tool call id: fail closed.
     if (key === undefined) throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
@@ -119,8 +124,8 @@ export async function executeGoverned(
     state.settled.delete(toolCallId);
     return unwrap(await precomputed);
   }
-  const key = approvalKey(state, toolCallId);
-  const requestId = heldRequestId(state, toolCallId);
+  const key = approvalKey(state.frame, toolCallId, name, input);
+  const requestId = key === undefined ? undefined : state.approvalIds.get(key);
   if (key !== undefined && requestId !== undefined) {
     let ended: string | null = null; // the resume's error code; null: ok
     try {
@@ -199,23 +204,6 @@ export function presentedForApproval(messages: readonly ModelMessage[], toolCall
       message.role === "assistant" &&
       typeof message.content !== "string" &&
       message.content.some((part) => part.type === "tool-approval-request" && part.toolCallId === toolCallId),
-  );
-}
-
-/**
- * The approval-id store key, the core's (`agent_tools::approval_key`): the
- * caller's actor id and session id and the tool call id. `undefined` when
- * the frame names no caller: nothing is stored or looked up for it.
- */
-export function approvalKey(state: ToolSetState, toolCallId: string): string | undefined {
-  const actorId = state.frame.actor?.id;
-  const sessionId = state.frame.sessionId;
-  return (
-    N.agentToolApprovalKey(
-      typeof actorId === "string" ? actorId : null,
-      typeof sessionId === "string" ? sessionId : null,
-      toolCallId,
-    ) ?? undefined
   );
 }
 

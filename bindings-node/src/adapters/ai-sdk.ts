@@ -52,7 +52,6 @@ import type { ModelMessage, Tool, ToolSet } from "ai";
 import { optionalPeer } from "./optional-peer.js";
 import { N } from "../native.js";
 import {
-  approvalKey,
   executeGoverned,
   gateNeedsApproval,
   heldRequestId,
@@ -62,7 +61,7 @@ import {
 } from "./ai-sdk-calls.js";
 import { MESSAGES, modelSafe } from "./ai-sdk-answers.js";
 import { preliminaryResults } from "./ai-sdk-progress.js";
-import { sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
+import { approvalKey, sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
 import { frameFields } from "../call-crossing.js";
 import {
   CapabilityError,
@@ -169,7 +168,7 @@ export function aiSdkToolApproval(tools: ToolSet) {
     if (!state.toolNames.has(toolCall.toolName)) return undefined;
     if (presentedForApproval(messages, toolCall.toolCallId)) {
       // Only a request this server made for this caller counts.
-      return heldRequestId(state, toolCall.toolCallId) !== undefined
+      return heldRequestId(state, toolCall.toolCallId, toolCall.toolName, toolCall.input) !== undefined
         ? ("user-approval" as const)
         : { type: "denied" as const, reason: MESSAGES.unknownApproval };
     }
@@ -201,17 +200,24 @@ export async function settleAiSdkApprovalResponses(tools: ToolSet, messages: Mod
   const last = messages.at(-1);
   if (last?.role !== "tool" || typeof last.content === "string") return [];
   const toolCallIdByApprovalId = new Map<string, string>();
+  const callById = new Map<string, { toolName: string; input: unknown }>();
   for (const message of messages) {
     if (message.role !== "assistant" || typeof message.content === "string") continue;
     for (const part of message.content) {
       if (part.type === "tool-approval-request") toolCallIdByApprovalId.set(part.approvalId, part.toolCallId);
+      if (part.type === "tool-call") callById.set(part.toolCallId, part);
     }
   }
   const rejected: string[] = [];
   for (const part of last.content) {
     if (part.type !== "tool-approval-response" || part.approved) continue;
     const toolCallId = toolCallIdByApprovalId.get(part.approvalId);
-    const key = toolCallId === undefined ? undefined : approvalKey(state, toolCallId);
+    const call = toolCallId === undefined ? undefined : callById.get(toolCallId);
+    // The request kept for this call: its tool and its arguments, as the history shows them.
+    const key =
+      toolCallId === undefined || call === undefined
+        ? undefined
+        : approvalKey(state.frame, toolCallId, call.toolName, call.input);
     const requestId = key === undefined ? undefined : state.approvalIds.get(key);
     if (key === undefined || requestId === undefined) continue;
     state.approvalIds.delete(key);

@@ -7,13 +7,16 @@
  * `openai-agents-tools.ts` uses it too.
  */
 
+import { N } from "../native.js";
+import type { Frame } from "../types.js";
 import { CapabilityError, type AdapterRegistry } from "./registry-port.js";
 
 /**
  * Where approval request ids wait between the approval turn and the approved
- * re-run, under a key made of the frame's actor id, session id and the tool
- * call id (so one user's history cannot reach another's request), as the
- * core forms it (`agent_tools::approval_key`). A frame with neither an actor
+ * re-run, under a key made of the frame's actor id, session id, the tool
+ * call id and the call's tool and arguments (so one user's history cannot
+ * reach another's request, and a reused call id for another call finds
+ * none), as the core forms it (`approvalKey`). A frame with neither an actor
  * id nor a session id has no key: the core refuses its gated calls before
  * storing anything, and the approval turn fails
  * (`AiSdkPrincipalRequiredError`).
@@ -68,5 +71,38 @@ export function callerRequired(error: unknown): boolean {
     typeof error.details === "object" &&
     error.details !== null &&
     (error.details as { callerRequired?: unknown }).callerRequired === true
+  );
+}
+
+/**
+ * The key a tool call's request id is kept under, the core's
+ * (`agent_tools::approval_key`): the frame's actor id and session id, the
+ * tool call id, and the call itself (the tool and the model's arguments,
+ * hashed by the core). `undefined` when the frame names no caller or the
+ * arguments have no JSON text: nothing is kept or looked up then.
+ */
+export function approvalKey(
+  frame: Pick<Frame, "actor" | "sessionId">,
+  toolCallId: string,
+  tool: string,
+  input: unknown,
+): string | undefined {
+  const actorId = frame.actor?.id;
+  const sessionId = frame.sessionId;
+  let text: string | undefined;
+  try {
+    // No arguments at all are JSON's null, as in Python.
+    text = JSON.stringify(input === undefined ? null : input);
+  } catch {
+    return undefined; // a BigInt or a cycle: no JSON, so no key
+  }
+  return (
+    N.agentToolApprovalKey(
+      typeof actorId === "string" ? actorId : null,
+      typeof sessionId === "string" ? sessionId : null,
+      toolCallId,
+      tool,
+      text ?? "",
+    ) ?? undefined
   );
 }

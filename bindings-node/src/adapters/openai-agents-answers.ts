@@ -53,6 +53,20 @@ export function outputText(output: unknown, noJson?: (error: unknown) => void): 
   }
 }
 
+/**
+ * The model's arguments of a run interruption, parsed as the SDK parses them
+ * for `needsApproval` (`JSON.parse` of the call's text); `undefined` when
+ * they are no JSON.
+ */
+export function argumentsOf(item: { arguments?: string | undefined }): { value: unknown } | undefined {
+  if (typeof item.arguments !== "string") return undefined;
+  try {
+    return { value: JSON.parse(item.arguments) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The tool call id of a run interruption (the SDK's approval item), if it has one. */
 export function callIdOf(item: { rawItem: unknown }): string | undefined {
   const callId = (item.rawItem as { callId?: unknown }).callId;

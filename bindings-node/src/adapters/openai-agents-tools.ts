@@ -10,9 +10,10 @@ import { frameFields } from "../call-crossing.js";
 import { INTERNAL_MESSAGE } from "../errors.js";
 import { N } from "../native.js";
 import type { ApprovalRequest, Frame } from "../types.js";
-import { callerRequired, sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
+import { approvalKey, callerRequired, sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
 import type { OpenAiAgentsToolsOptions } from "./openai-agents.js";
 import {
+  argumentsOf,
   callIdOf,
   errorText,
   MESSAGES,
@@ -86,7 +87,7 @@ export class GovernedAgentTools {
 
   /** `true` iff the core asks for approval of this call. */
   async #gate(name: string, capabilityId: string, input: unknown, callId: string | undefined): Promise<boolean> {
-    const key = this.#key(callId);
+    const key = this.#key(callId, capabilityId, input);
     const kept = key === undefined ? undefined : this.#ids.get(key);
     let outcome: InvokeResult;
     try {
@@ -123,7 +124,7 @@ export class GovernedAgentTools {
       this.#settled.delete(callId);
       return settled.ok ? this.#outputText(capabilityId, settled.output) : errorText(settled.error);
     }
-    const key = this.#key(callId);
+    const key = this.#key(callId, capabilityId, input);
     const requestId = key === undefined ? undefined : this.#ids.get(key);
     let outcome: InvokeResult;
     try {
@@ -160,17 +161,9 @@ export class GovernedAgentTools {
     return resumeAsRequester(this.#registry, requestId, this.#modelFrame(callId), capabilityId);
   }
 
-  /** The core's request-id store key (`agent_tools::approval_key`); none when the frame names no caller. */
-  #key(callId: string | undefined): string | undefined {
-    const actorId = this.#frame.actor?.id;
-    const sessionId = this.#frame.sessionId;
-    return (
-      N.agentToolApprovalKey(
-        typeof actorId === "string" ? actorId : null,
-        typeof sessionId === "string" ? sessionId : null,
-        callId ?? "",
-      ) ?? undefined
-    );
+  /** The core's request-id store key (`approvalKey`): this caller's, this call's (its tool and arguments). */
+  #key(callId: string | undefined, capabilityId: string, input: unknown): string | undefined {
+    return callId === undefined ? undefined : approvalKey(this.#frame, callId, capabilityId, input);
   }
 
   /** The SDK's approval as the core's decision. Already decided: the resume that follows reports the core's view. */
@@ -187,8 +180,10 @@ export class GovernedAgentTools {
 
   /** The core's request id behind an interruption of these tools, if this tool set keeps one for its caller. */
   requestId(item: ApprovalItem): string | undefined {
-    if (item.name === undefined || !this.#capabilityByTool.has(item.name)) return undefined;
-    const key = this.#key(callIdOf(item));
+    const capabilityId = this.#capabilityByTool.get(item.name ?? "");
+    const input = argumentsOf(item);
+    if (capabilityId === undefined || input === undefined) return undefined;
+    const key = this.#key(callIdOf(item), capabilityId, input.value);
     return key === undefined ? undefined : this.#ids.get(key);
   }
 

@@ -441,7 +441,9 @@ describe("toAiSdkTools", () => {
     });
     const [pending] = await registry.approvals.list({ status: "pending" });
     assert.deepEqual([...store.values()], [pending.id]);
-    assert.deepEqual(JSON.parse([...store.keys()][0]), ["u3", null, "call-6"], "scoped by actor and session");
+    const [actor, session, call, hash] = JSON.parse([...store.keys()][0]);
+    assert.deepEqual([actor, session, call], ["u3", null, "call-6"], "scoped by actor and session");
+    assert.match(hash, /^[0-9a-f]{64}$/, "and bound to the call: its tool and arguments");
     const [ask] = first.content.filter((p) => p.type === "tool-approval-request");
     await generateText({
       model: scriptedModel(textTurn("ok")),

@@ -323,6 +323,33 @@ describe("OpenAI Agents SDK adapter", () => {
     await assert.rejects(governed.approve(untouched, other, { approver: "lead" }), { code: "APPROVAL_NOT_FOUND" });
     assert.equal((await registry.approvals.list({ status: "pending" })).length, 1);
   });
+  it("a call id reused with other arguments is another call: what the person approves is what runs", async () => {
+    const calls = new Map();
+    const registry = await build(calls);
+    const governed = governedAgentTools(registry, ANA);
+    const refund = (order) => functionCall("orders_refund", { order, cents: 500 }, { callId: "call_0" });
+    const support = (model) => new Agent({ name: "support", model, tools: governed.tools });
+    const first = await runner.run(support(new ScriptedModel([[refund("o-1")]])), "Refund o-1.");
+    assert.equal(first.interruptions.length, 1);
+    // A later conversation turn: the provider reuses the call id for another refund.
+    const model = new ScriptedModel([[refund("o-2")], [assistantMessage("Done.")]]);
+    const second = await runner.run(support(model), "Refund o-2.");
+    const [item] = second.interruptions;
+    const request = await governed.request(item);
+    assert.deepEqual(request?.input, { order: "o-2", cents: 500 }, "the interruption names its own call's request");
+    // Approved with the SDK's own API, by a person shown o-2's arguments.
+    second.state.approve(item);
+    const done = await runner.run(support(model), second.state);
+    assert.equal(done.finalOutput, "Done.");
+    assert.equal(outputs(model, 1).call_0, JSON.stringify({ refunded: "o-2", cents: 500 }), "as Python writes it");
+    assert.equal(calls.get("orders.refund"), 1);
+    const pending = await registry.approvals.list({ status: "pending" });
+    assert.deepEqual(
+      pending.map((r) => r.input),
+      [{ order: "o-1", cents: 500 }],
+      "the first call's request still waits, unrun",
+    );
+  });
   it("a saved call replayed after it ran, or after a rejection made elsewhere, is answered, not asked again", async () => {
     const calls = new Map();
     const audit = [];

@@ -131,17 +131,26 @@ def model_frame(base: Frame | None, call_id: str | None) -> Frame:
     )
 
 
-def approval_key(frame: Frame | None, call_id: str | None) -> str | None:
+def approval_key(frame: Frame | None, call_id: str | None, tool: str, arguments: Any) -> str | None:
     """The core's request-id store key (``agent_tools::approval_key``): the
-    caller (actor id, session id) and the tool call id; ``None`` when the
-    frame names no caller or there is no call id (nothing is stored or
+    caller (actor id, session id), the tool call id, and the call itself
+    (the tool and the model's arguments as the framework parsed them,
+    hashed by the core: a provider that reuses a call id for another call
+    finds nothing under it). ``None`` when the frame names no caller, there
+    is no call id, or the arguments are no JSON (nothing is stored or
     looked up then)."""
     actor_id = frame.actor_id if frame is not None else None
     session_id = frame.session_id if frame is not None else None
+    try:
+        text = json.dumps(arguments, allow_nan=False)
+    except (TypeError, ValueError):
+        return None  # no JSON form: no key
     return _native.agent_tool_approval_key(
         actor_id if isinstance(actor_id, str) else None,
         session_id if isinstance(session_id, str) else None,
         call_id or "",
+        tool,
+        text,
     )
 
 
@@ -182,8 +191,11 @@ def output_value(value: Any) -> Any:
 
 
 def output_text(value: Any) -> str:
-    """The output's JSON text (a string output as it is)."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, allow_nan=False)
+    """The output's JSON text (a string output as it is), compact as Node's
+    ``JSON.stringify`` writes it: the model reads the same text from either."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def operator_log(capability_id: str, what: str, exc: BaseException) -> None:

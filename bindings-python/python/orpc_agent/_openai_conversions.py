@@ -37,6 +37,29 @@ def _call_id_of(item: ToolApprovalItem) -> str | None:
     return value if isinstance(value, str) else None
 
 
+class _Parsed:
+    """A parsed JSON value (any, ``None`` included)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _parsed_arguments(item: ToolApprovalItem) -> _Parsed | None:
+    """An interruption's arguments parsed as the SDK parses them for
+    ``needs_approval`` (``json.loads`` of the call's text); ``None`` when
+    they are no JSON."""
+    raw = item.raw_item
+    text = raw.get("arguments") if isinstance(raw, dict) else getattr(raw, "arguments", None)
+    if not isinstance(text, str):
+        return None
+    try:
+        return _Parsed(json.loads(text))
+    except ValueError:
+        return None
+
+
 def _arguments(arguments: str) -> Any:
     """The model's arguments as JSON; text that is not JSON is handed to
     the core as it is (its validator refuses it: INVALID_INPUT)."""

@@ -35,7 +35,7 @@ from ._agent_tools import (
     shared_approval_ids,
 )
 from ._agent_tools import PrincipalRequiredError as PrincipalRequiredError
-from ._openai_conversions import _arguments, _call_id_of, _params_schema
+from ._openai_conversions import _arguments, _call_id_of, _params_schema, _parsed_arguments
 from .errors import ApprovalNotFoundError, CapabilityError, InternalError
 from .registry import CapabilityRegistry
 from .types import ApprovalRequest, ApprovalRequired, Frame
@@ -106,7 +106,7 @@ class GovernedTools(list[FunctionTool]):
 
     async def _gate(self, name: str, capability_id: str, params: dict[str, Any], call_id: str) -> bool:
         """``True`` iff the core asks for approval of this call."""
-        key = approval_key(self.frame, call_id)
+        key = approval_key(self.frame, call_id, capability_id, params)
         kept = self._ids.get(key) if key is not None else None
         frame = model_frame(self.frame, call_id)
         try:
@@ -149,7 +149,8 @@ class GovernedTools(list[FunctionTool]):
             ok, value = settled
             return self._text(capability_id, value) if ok else error_text(value)
         frame = model_frame(self.frame, call_id)
-        key = approval_key(self.frame, call_id)
+        params = _arguments(arguments)
+        key = approval_key(self.frame, call_id, capability_id, params)
         request_id = self._ids.get(key) if key is not None else None
         try:
             if request_id is not None:
@@ -160,7 +161,7 @@ class GovernedTools(list[FunctionTool]):
             else:
                 # Called without the gate first (the SDK gated arguments it
                 # could not parse itself, or the key was evicted): run here.
-                outcome = await self.registry.invoke(capability_id, _arguments(arguments), frame)
+                outcome = await self.registry.invoke(capability_id, params, frame)
         except CapabilityError as e:
             return error_text(e)
         if isinstance(outcome, ApprovalRequired):
@@ -180,9 +181,11 @@ class GovernedTools(list[FunctionTool]):
     def request_id(self, item: ToolApprovalItem) -> str | None:
         """The core's request id behind an interruption of these tools, if
         this tool set keeps one for its caller."""
-        if item.tool_name not in self._capability_by_tool:
+        capability_id = self._capability_by_tool.get(str(item.tool_name))
+        params = _parsed_arguments(item)
+        if capability_id is None or params is None:
             return None
-        key = approval_key(self.frame, _call_id_of(item))
+        key = approval_key(self.frame, _call_id_of(item), capability_id, params.value)
         return self._ids.get(key) if key is not None else None
 
     async def request(self, item: ToolApprovalItem) -> ApprovalRequest | None:

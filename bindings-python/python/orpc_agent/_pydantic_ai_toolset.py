@@ -107,7 +107,7 @@ class GovernedToolset(AbstractToolset[Any]):
     async def _call(self, name: str, capability_id: str, args: Any, ctx: RunContext[Any]) -> Any:
         call_id = ctx.tool_call_id
         frame = model_frame(self.frame, call_id)
-        key = approval_key(self.frame, call_id)
+        key = approval_key(self.frame, call_id, capability_id, args)
         try:
             if ctx.tool_call_approved:
                 request_id = _request_id_of(ctx.tool_call_metadata) or (self._ids.get(key) if key else None)
@@ -155,7 +155,16 @@ class GovernedToolset(AbstractToolset[Any]):
         found = _request_id_of(requests.metadata.get(call_id))
         if found is not None:
             return found
-        key = approval_key(self.frame, call_id)
+        # Else the one kept for this call: its tool and its arguments.
+        part = next((c for c in requests.approvals if c.tool_call_id == call_id), None)
+        capability_id = self._capability_by_tool.get(part.tool_name) if part is not None else None
+        if part is None or capability_id is None:
+            return None
+        try:
+            args = part.args_as_dict(raise_if_invalid=True)
+        except (ValueError, AssertionError):
+            return None  # arguments that are no JSON object: no key
+        key = approval_key(self.frame, call_id, capability_id, args)
         return self._ids.get(key) if key is not None else None
 
     async def answer(
