@@ -170,6 +170,9 @@ export function handlerFor(id, spec, calls) {
         throw new Error(spec.message);
       case "return-nan":
         return { score: Number.NaN };
+      case "cancel-itself":
+        // The platform's own cancellation error, the caller's signal not aborted.
+        throw new DOMException("This operation was aborted", "AbortError");
       default:
         throw new Error(`unknown handler kind ${spec.kind}`);
     }

@@ -174,8 +174,19 @@ def _nonsense(r: Any) -> Any:
     return "maybe"
 
 
+def _cancels_itself(r: Any) -> Any:
+    raise asyncio.CancelledError  # its own: nobody cancelled the caller
+
+
+async def _async_cancels_itself(r: Any) -> Any:
+    await asyncio.sleep(0)
+    raise asyncio.CancelledError
+
+
 @pytest.mark.parametrize(
-    "policy", [_raises, _rejects, _never, _nonsense], ids=["raises", "async-raises", "never-answers", "nonsense"]
+    "policy",
+    [_raises, _rejects, _never, _nonsense, _cancels_itself, _async_cancels_itself],
+    ids=["raises", "async-raises", "never-answers", "nonsense", "cancels-itself", "async-cancels-itself"],
 )
 async def test_a_failing_host_policy_denies_and_the_handler_does_not_run(policy: Any) -> None:
     calls: list[Any] = []

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 import orpc_agent
 from orpc_agent import (
@@ -30,6 +30,17 @@ from orpc_agent import (
 
 class Msg(BaseModel):
     n: int
+
+
+class Cancels(BaseModel):
+    """An input whose validator raises ``CancelledError`` by itself."""
+
+    n: int
+
+    @field_validator("n")
+    @classmethod
+    def cancels(cls, v: int) -> int:
+        raise asyncio.CancelledError
 
 
 @capability(id="echo.ctx", description="Echo with context.", expose={"direct": True}, side_effect="read", risk="low")
@@ -118,15 +129,52 @@ async def test_caller_cancellation_cancels_the_handler_and_is_audited() -> None:
     assert audit[-1]["outcome"] == "CANCELLED"
 
 
-async def test_a_handler_cancelled_on_its_own_is_cancelled_error() -> None:
+async def test_a_handler_cancelled_on_its_own_failed_nobody_cancelled_the_caller() -> None:
+    # As Node's AbortError and Swift's CancellationError thrown by a handler:
+    # EXECUTION_FAILED, never "cancelled by the caller" (vector
+    # execution.json). Eagerly stepped, and after it suspended.
     @capability(id="h.self", description="S.", expose={"direct": True}, side_effect="read", risk="low")
     async def self_cancel(m: Msg) -> None:
         raise asyncio.CancelledError()
 
-    reg = create_capability_registry([self_cancel])
-    with pytest.raises(orpc_agent.CancelledCapabilityError) as err:
-        await reg.invoke("h.self", {"n": 1})
-    assert err.value.code == "CANCELLED"
+    @capability(id="h.later", description="S.", expose={"direct": True}, side_effect="read", risk="low")
+    async def later(m: Msg) -> None:
+        await asyncio.sleep(0)
+        raise asyncio.CancelledError()
+
+    reg = create_capability_registry([self_cancel, later])
+    for cap_id in ("h.self", "h.later"):
+        with pytest.raises(orpc_agent.ExecutionFailedError):
+            await reg.invoke(cap_id, {"n": 1})
+
+
+@pytest.mark.parametrize("suspends", [False, True], ids=["sync", "async"])
+async def test_a_redactor_or_validator_that_cancels_itself_failed_nobody_cancelled_the_caller(suspends: bool) -> None:
+    async def later() -> None:
+        await asyncio.sleep(0)
+        raise asyncio.CancelledError
+
+    def redactor(output: Any, info: Any) -> Any:
+        if suspends:
+            return later()
+        raise asyncio.CancelledError
+
+    @capability(
+        id="r.self", description="R.", expose={"direct": True}, side_effect="read", risk="low", redact_output=redactor
+    )
+    async def redacted(m: Msg) -> dict[str, str]:
+        return {"token": "sk-live-123"}
+
+    @capability(id="v.self", description="V.", expose={"direct": True}, side_effect="read", risk="low")
+    async def validated(m: Cancels) -> int:
+        return m.n
+
+    reg = create_capability_registry([redacted, validated])
+    with pytest.raises(orpc_agent.ExecutionFailedError) as err:
+        await reg.invoke("r.self", {"n": 1})
+    assert "sk-live" not in str(err.value)
+    with pytest.raises(orpc_agent.InvalidInputError):
+        await reg.invoke("v.self", {"n": 1})
 
 
 async def test_a_redactor_that_raises_fails_closed() -> None:

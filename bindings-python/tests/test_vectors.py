@@ -244,6 +244,8 @@ def _handler(cap_id: str, h: dict[str, Any], calls: dict[str, int]) -> Any:
             raise RuntimeError(h["message"])
         if kind == "return-nan":
             return {"score": float("nan")}
+        if kind == "cancel-itself":
+            raise asyncio.CancelledError  # its own, the caller not cancelled
         raise AssertionError(f"unknown handler kind {kind}")
 
     return handler

@@ -93,6 +93,8 @@ fn handler_of(v: &Value) -> Behaviour {
         }
         "delay" => Behaviour::Delay(v["ms"].as_u64().unwrap()),
         "throw" => Behaviour::Throw(v["message"].as_str().unwrap_or("thrown").to_owned()),
+        // Rust has no cancellation error a handler could raise: its plain failure.
+        "cancel-itself" => Behaviour::Throw("cancelled itself".to_owned()),
         k => panic!("unknown handler kind {k}"),
     }
 }

@@ -9,6 +9,7 @@ raised in the native crossing the same way, before the loop runs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -18,6 +19,16 @@ from .errors import CapabilityError
 from .schema import InputIssues
 
 _log = logging.getLogger("orpc_agent")
+
+#: What application code (a handler, validator, host policy, redactor,
+#: serializer) raising is that code's own failure: any ``Exception``, and a
+#: ``CancelledError`` it raised itself. The caller's cancellation never
+#: comes out of a hook's own call or result: it arrives at the driver's
+#: awaits, which let it through; so a ``CancelledError`` from application
+#: code is the code's failure, as Node's ``AbortError`` and Swift's
+#: ``CancellationError`` thrown by a hook are — never "cancelled by the
+#: caller" (the core's CANCELLED) when nobody cancelled.
+APP_FAILURES = (Exception, asyncio.CancelledError)
 
 
 #: pydantic error types whose message ends in the text of an exception that

@@ -7,7 +7,6 @@ Separate from its construction (``_registry_build``), which runs once;
 
 from __future__ import annotations
 
-import asyncio
 import collections.abc
 import copy
 import functools
@@ -16,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import _native
-from ._app_errors import _handler_failed, _invalid_input
+from ._app_errors import APP_FAILURES, _handler_failed, _invalid_input
 from ._approvals import Approvals
 from ._driver import HANDLER_RAISED, SUSPENDED, VALIDATOR_RAISED, drive
 from ._frames import _DIRECT, _as_frame
@@ -123,17 +122,13 @@ class CapabilityRegistry:
             coro, first = extra
             return await drive(self, inv, spec, value, f, RUN_HANDLER, None, continue_handler(coro, first))
         if k == VALIDATOR_RAISED:
-            if not isinstance(extra, Exception):
+            if not isinstance(extra, APP_FAILURES):
                 raise extra
             return await drive(self, inv, spec, None, f, _invalid_input(inv, extra))
         if k == HANDLER_RAISED:
-            if isinstance(extra, asyncio.CancelledError):
-                k = inv.answer(_native.ANSWER_CANCELLED)
-            elif isinstance(extra, Exception):
-                k = _handler_failed(inv, extra)
-            else:
+            if not isinstance(extra, APP_FAILURES):
                 raise extra
-            return await drive(self, inv, spec, value, f, k)
+            return await drive(self, inv, spec, value, f, _handler_failed(inv, extra))
         if k == RUN_HANDLER:  # a sync handler, or one that takes a context
             k, output, pending = start_handler(inv, spec, value, f)
             return await drive(self, inv, spec, value, f, k, output, pending)

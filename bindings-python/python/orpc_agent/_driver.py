@@ -28,7 +28,7 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from . import _native
-from ._app_errors import _invalid_input, _operator_log
+from ._app_errors import APP_FAILURES, _invalid_input, _operator_log
 from ._handler import RUN_HANDLER, _abandon, _CancelledError, _race_deadline, start_handler
 from ._policy import _evaluate_policy
 from ._step_values import _dump, _export_input, _handler_input, _redaction_info, _resumed_frame
@@ -111,7 +111,7 @@ async def _drive_steps(
         if k == VALIDATE_INPUT:
             try:
                 value = spec.input.validate(value)  # type: ignore[union-attr]
-            except Exception as exc:
+            except APP_FAILURES as exc:
                 k = _invalid_input(inv, exc)
             else:
                 k = inv.answer(_native.ANSWER_INPUT_VALID)
@@ -132,7 +132,7 @@ async def _drive_steps(
         elif k == VALIDATE_OUTPUT:
             try:
                 output = spec.output.validate(output)  # type: ignore[union-attr]
-            except Exception:
+            except APP_FAILURES:
                 output = None
                 k = inv.answer(_native.ANSWER_OUTPUT_INVALID)
             else:
@@ -147,6 +147,7 @@ async def _drive_steps(
         elif k == EXPORT_INPUT:
             k = _export_input(inv, spec.input, value)  # type: ignore[union-attr]
         elif k == REDACT_OUTPUT:
+            caller_cancelled = False
             try:
                 hook = spec.redact_output  # type: ignore[union-attr]
                 if spec.redact_output_takes_info:  # type: ignore[union-attr]
@@ -163,15 +164,16 @@ async def _drive_steps(
                         done, _ = await asyncio.wait((task,), timeout=inv.call_remaining_s())
                     except _CancelledError:
                         _abandon(task)
+                        caller_cancelled = True
                         raise
                     if done:
                         redacted = task.result()
                     else:
                         _abandon(task)
                         late = True
-            except _CancelledError:
-                raise
-            except Exception as e:
+            except APP_FAILURES as e:
+                if caller_cancelled:
+                    raise  # the caller's: ``drive`` tells the core
                 output = None  # dropped: nothing unredacted leaves (SI-10)
                 _operator_log(inv, "the output redactor", e)
                 k = inv.answer(_native.ANSWER_REDACTOR_FAILED)

@@ -17,7 +17,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from . import _native
-from ._app_errors import _handler_failed
+from ._app_errors import APP_FAILURES, _handler_failed
 from .progress import report
 from .types import HandlerContext
 
@@ -94,13 +94,12 @@ async def _race_deadline(inv: Any, fut: asyncio.Future[Any]) -> tuple[int, Any]:
     if not done:
         _abandon(fut)
         return int(inv.answer(_native.ANSWER_HANDLER_TIMED_OUT)), None
-    if fut.cancelled():
-        return inv.answer(_native.ANSWER_CANCELLED), None
-    exc = fut.exception()
+    # Ended cancelled without the caller cancelling (only the caller's
+    # cancellation abandons it, above): the handler cancelled itself, its
+    # own failure (``APP_FAILURES``).
+    exc = _CancelledError() if fut.cancelled() else fut.exception()
     if exc is None:
         return int(inv.answer(_native.ANSWER_HANDLER_OK)), fut.result()
-    if isinstance(exc, _CancelledError):
-        return int(inv.answer(_native.ANSWER_CANCELLED)), None
     return _handler_failed(inv, exc), None
 
 
@@ -146,9 +145,7 @@ def start_handler(
             first = coro.send(None)
         except StopIteration as stop:
             return inv.answer(_native.ANSWER_HANDLER_OK), stop.value, None
-        except _CancelledError:
-            return inv.answer(_native.ANSWER_CANCELLED), None, None
-        except Exception as exc:
+        except APP_FAILURES as exc:  # its own CancelledError too: stepped here, nobody cancelled it
             return _handler_failed(inv, exc), None, None
         return RUN_HANDLER, None, continue_handler(coro, first)
     loop = asyncio.get_running_loop()

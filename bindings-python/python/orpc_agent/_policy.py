@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from . import _native
-from ._app_errors import _log, _operator_log
+from ._app_errors import APP_FAILURES, _log, _operator_log
 from ._handler import _abandon, _CancelledError
 from .types import Abstain, Allow, Deny, PolicyRequest, RequireApproval
 
@@ -56,6 +56,7 @@ async def _evaluate_policy(
     if fn is None:
         return int(inv.answer(_native.ANSWER_POLICY_FAILED))
     request = PolicyRequest(spec.id, value, frame, frame.context, MappingProxyType(spec.meta))
+    caller_cancelled = False
     try:
         result = fn(request)
         if inspect.isawaitable(result):
@@ -64,15 +65,16 @@ async def _evaluate_policy(
                 done, _ = await asyncio.wait((task,), timeout=timeout_s)
             except _CancelledError:
                 _abandon(task)
+                caller_cancelled = True
                 raise
             if not done:
                 _abandon(task)
                 _policy_failed_log(spec.id, scope, index, "did not answer in time")
                 return int(inv.answer(_native.ANSWER_POLICY_FAILED))
             result = task.result()
-    except _CancelledError:
-        raise
-    except Exception as e:
+    except APP_FAILURES as e:
+        if caller_cancelled:
+            raise  # the caller's: ``drive`` tells the core
         _policy_failed_log(spec.id, scope, index, f"raised {type(e).__name__}")
         _operator_log(inv, f"{'runtime' if scope == 0 else 'capability'} policy #{index}", e)
         return int(inv.answer(_native.ANSWER_POLICY_FAILED))

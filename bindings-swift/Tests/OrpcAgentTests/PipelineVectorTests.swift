@@ -117,6 +117,8 @@ struct PipelineCase {
                     let until = clock.nowMs() + (h["ms"]?.uint64Value ?? 0)
                     _ = await Task.detached { try? await clock.sleep(untilMs: until) }.value
                     return input
+                case "cancel-itself":
+                    throw CancellationError()  // its own, the caller not cancelled
                 default:
                     struct Thrown: Error { let message: String }
                     throw Thrown(message: h["message"]?.stringValue ?? "thrown")
