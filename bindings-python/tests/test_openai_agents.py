@@ -10,8 +10,9 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
-from agents import Agent, Runner, RunState, UserError, set_tracing_disabled
+from agents import Agent, RunContextWrapper, Runner, RunState, UserError, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.tool_context import ToolContext
 
 import agent_caps
 from agent_caps import CARD, EMAIL, build, finished
@@ -281,6 +282,23 @@ async def test_a_call_id_reused_with_other_arguments_is_another_call_what_the_pe
     assert agent_caps.CALLS["orders.refund"] == 1
     pending = await registry.approvals.list_async(status="pending")
     assert [r.input for r in pending] == [{"order": "o-1", "cents": 500}]  # the first call's, still unrun
+
+
+async def test_an_outcome_left_unread_under_a_call_id_never_answers_a_later_call_under_it() -> None:
+    registry = build()
+    tools = governed_tools(registry, ANA)
+    by_name = {t.name: t for t in tools}
+    context = RunContextWrapper(context=None)
+    # A read the gate ran, whose run ended before the SDK called the tool.
+    assert await by_name["orders_get"].needs_approval(context, {"email": EMAIL}, "call_0") is False
+    # Later the provider reuses the call id for a refund, which is approved and called.
+    refund = {"order": "o-1", "cents": 500}
+    assert await by_name["orders_refund"].needs_approval(context, refund, "call_0") is True
+    arguments = json.dumps(refund)
+    tool_context = ToolContext(None, tool_name="orders_refund", tool_call_id="call_0", tool_arguments=arguments)
+    text = await by_name["orders_refund"].on_invoke_tool(tool_context, arguments)
+    assert json.loads(text) == {"refunded": "o-1", "cents": 500}  # the refund's own outcome, not the read's
+    assert agent_caps.CALLS["orders.refund"] == 1
 
 
 async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:

@@ -75,22 +75,18 @@ async def test_openai_agents_vector(case: dict[str, Any]) -> None:
     tools = governed_tools(registry, Frame("direct", actor=f.get("actor"), session_id=f.get("sessionId")))
     model = ScriptedModel([_turn(t) for t in case["model"]])
     agent = Agent(name="vectors", model=model, tools=tools)
-    last: Any = None
+    state: Any = None  # the last run's state, decided in place
     for i, step in enumerate(case["steps"]):
         where = f"{case['name']}: step {i}"
         if "approve" in step or "reject" in step:
-            state = last.to_state()
             for item in state.get_interruptions():
                 if "approve" in step:
                     await tools.approve(state, item, **step["approve"])
                 else:
                     await tools.reject(state, item, **step["reject"])
-            last = state
             continue
-        if "run" in step:
-            last = await Runner.run(agent, step["run"])
-        else:
-            last = await Runner.run(agent, last)
+        last = await Runner.run(agent, step["run"] if "run" in step else state)
+        state = last.to_state()
         assert [item.tool_name for item in last.interruptions] == step["expect"]["interruptions"], where
         if "finalOutput" in step["expect"]:
             assert last.final_output == step["expect"]["finalOutput"], where

@@ -194,6 +194,29 @@ async def test_a_call_presented_again_keeps_its_one_request() -> None:
     assert agent_caps.CALLS["orders.refund"] == 0
 
 
+async def test_a_call_id_reused_with_other_arguments_is_another_call() -> None:
+    registry = build()
+    toolset = governed_toolset(registry, ANA)
+    first = await agent_for(Script([ToolCallPart("orders_refund", REFUND, tool_call_id="call_0")]), toolset).run(
+        "Refund."
+    )
+    assert isinstance(first.output, DeferredToolRequests)
+    # A later conversation: the provider reuses the call id for another refund.
+    other = {**REFUND, "order": "o-2"}
+    second = await agent_for(Script([ToolCallPart("orders_refund", other, tool_call_id="call_0")]), toolset).run(
+        "Refund o-2."
+    )
+    assert isinstance(second.output, DeferredToolRequests)
+    request = await toolset.request(second.output, "call_0")
+    assert request is not None and request.input == other  # its own request, not the first call's
+    # Found by the key too (the deferred call's metadata left out, as an app
+    # that rebuilds the requests from its own records would).
+    bare = DeferredToolRequests(approvals=second.output.approvals)
+    assert toolset.request_id(bare, "call_0") == request.id
+    assert toolset.request_id(DeferredToolRequests(approvals=first.output.approvals), "call_0") != request.id
+    assert len(await registry.approvals.list_async(status="pending")) == 2
+
+
 async def test_results_the_app_builds_itself_are_recorded_as_the_core_s_decision() -> None:
     audit: list[dict[str, Any]] = []
     registry = build(audit.append)

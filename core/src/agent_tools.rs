@@ -9,8 +9,9 @@
 //!   request is stored ([`Surface::approvals_need_a_caller`],
 //!   [`CALLER_REQUIRED_MESSAGE`]);
 //! - between the approval turn and the approved re-run, the adapter keeps
-//!   the core's request id under [`approval_key`]: the caller and the
-//!   framework's tool call id (unique only within one caller's history);
+//!   the core's request id under [`approval_key`]: the caller, the
+//!   framework's tool call id (unique only within one caller's history)
+//!   and the hash of the tool and its arguments (the call itself);
 //! - what the model reads of a call that needs approval and had no
 //!   approval turn ([`approval_required_text`]), of an approval response
 //!   this server holds no request for ([`UNKNOWN_APPROVAL_MESSAGE`]), and of

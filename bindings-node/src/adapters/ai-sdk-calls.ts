@@ -65,7 +65,7 @@ export async function gateNeedsApproval(
   // with "does not require approval", which tells the model to call again
   // without one. `execute` then runs only a request this server made for
   // this caller, and answers any other with APPROVAL_NOT_FOUND.
-  if (presentedForApproval(messages, toolCallId)) return true;
+  if (presentedForApproval(state, messages, toolCallId, name, input)) return true;
   const abortSignal = state.abortSignals.get(toolCallId);
   state.abortSignals.delete(toolCallId);
   const running: Running = { latest: undefined, reports: 0, streaming: false, wake: undefined };
@@ -103,7 +103,7 @@ export async function gateNeedsApproval(
     state.running.delete(toolCallId);
     const key = approvalKey(state.frame, toolCallId, name, input);
     // The core stores requests on this surface only for a named caller, so
-    // a key exists unless `ai` gave no tool call id: fail closed.
+    // a key exists unless `ai` gave no tool call id (or arguments with no JSON): fail closed.
     if (key === undefined) throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
     state.approvalIds.set(key, result.outcome.request.id);
     return true;
@@ -142,7 +142,7 @@ export async function executeGoverned(
       forgetUnlessRunnable(state, key, ended, name);
     }
   }
-  if (presentedForApproval(messages, toolCallId)) {
+  if (presentedForApproval(state, messages, toolCallId, name, input)) {
     // An approval response for a request this server does not hold for this caller.
     throw new CapabilityError("APPROVAL_NOT_FOUND", MESSAGES.unknownApproval);
   }
@@ -197,14 +197,30 @@ function frameFor(state: ToolSetState, toolCallId: string, abortSignal?: AbortSi
   return frame;
 }
 
-/** Whether `messages` show this tool call was already presented for approval. */
-export function presentedForApproval(messages: readonly ModelMessage[], toolCallId: string): boolean {
-  return messages.some(
-    (message) =>
-      message.role === "assistant" &&
-      typeof message.content !== "string" &&
-      message.content.some((part) => part.type === "tool-approval-request" && part.toolCallId === toolCallId),
-  );
+/**
+ * Whether `messages` show this call was already presented for approval: an
+ * assistant message asked for approval of this tool call id, and the call
+ * beside it there is this one — this tool, these arguments (the store key,
+ * the core's hash). A provider that reused the id for another call has not
+ * been: that call is gated afresh. Without the call beside it, or a caller
+ * to key it by, the id alone answers.
+ */
+export function presentedForApproval(
+  state: ToolSetState,
+  messages: readonly ModelMessage[],
+  toolCallId: string,
+  name: string,
+  input: unknown,
+): boolean {
+  const key = approvalKey(state.frame, toolCallId, name, input);
+  return messages.some((message) => {
+    if (message.role !== "assistant" || typeof message.content === "string") return false;
+    const parts = message.content;
+    if (!parts.some((part) => part.type === "tool-approval-request" && part.toolCallId === toolCallId)) return false;
+    const call = parts.find((part) => part.type === "tool-call" && part.toolCallId === toolCallId);
+    if (call === undefined || call.type !== "tool-call" || key === undefined) return true;
+    return call.toolName === name && approvalKey(state.frame, toolCallId, call.toolName, call.input) === key;
+  });
 }
 
 function settle(promise: Promise<InvokeResult>): Promise<Settled> {

@@ -166,7 +166,7 @@ export function aiSdkToolApproval(tools: ToolSet) {
     messages?: ModelMessage[];
   }) => {
     if (!state.toolNames.has(toolCall.toolName)) return undefined;
-    if (presentedForApproval(messages, toolCall.toolCallId)) {
+    if (presentedForApproval(state, messages, toolCall.toolCallId, toolCall.toolName, toolCall.input)) {
       // Only a request this server made for this caller counts.
       return heldRequestId(state, toolCall.toolCallId, toolCall.toolName, toolCall.input) !== undefined
         ? ("user-approval" as const)
@@ -199,25 +199,29 @@ export async function settleAiSdkApprovalResponses(tools: ToolSet, messages: Mod
   const state = stateOf(tools);
   const last = messages.at(-1);
   if (last?.role !== "tool" || typeof last.content === "string") return [];
-  const toolCallIdByApprovalId = new Map<string, string>();
-  const callById = new Map<string, { toolName: string; input: unknown }>();
+  // Each approval id → the call it asked about: the one beside its request
+  // (the same assistant message), else the last call under its id.
+  type Call = { toolCallId: string; toolName: string; input: unknown };
+  const lastCallById = new Map<string, Call>();
+  const callByApprovalId = new Map<string, Call>();
   for (const message of messages) {
     if (message.role !== "assistant" || typeof message.content === "string") continue;
+    for (const part of message.content) if (part.type === "tool-call") lastCallById.set(part.toolCallId, part);
     for (const part of message.content) {
-      if (part.type === "tool-approval-request") toolCallIdByApprovalId.set(part.approvalId, part.toolCallId);
-      if (part.type === "tool-call") callById.set(part.toolCallId, part);
+      if (part.type !== "tool-approval-request") continue;
+      const beside = message.content.find((p) => p.type === "tool-call" && p.toolCallId === part.toolCallId);
+      const call = beside?.type === "tool-call" ? beside : lastCallById.get(part.toolCallId);
+      if (call !== undefined) callByApprovalId.set(part.approvalId, call);
     }
   }
   const rejected: string[] = [];
   for (const part of last.content) {
     if (part.type !== "tool-approval-response" || part.approved) continue;
-    const toolCallId = toolCallIdByApprovalId.get(part.approvalId);
-    const call = toolCallId === undefined ? undefined : callById.get(toolCallId);
+    const call = callByApprovalId.get(part.approvalId);
+    // Only a call of these tools, under the names `toAiSdkTools` gave them, has a request here.
+    if (call === undefined || !state.toolNames.has(call.toolName)) continue;
     // The request kept for this call: its tool and its arguments, as the history shows them.
-    const key =
-      toolCallId === undefined || call === undefined
-        ? undefined
-        : approvalKey(state.frame, toolCallId, call.toolName, call.input);
+    const key = approvalKey(state.frame, call.toolCallId, call.toolName, call.input);
     const requestId = key === undefined ? undefined : state.approvalIds.get(key);
     if (key === undefined || requestId === undefined) continue;
     state.approvalIds.delete(key);

@@ -87,6 +87,9 @@ export class GovernedAgentTools {
 
   /** `true` iff the core asks for approval of this call. */
   async #gate(name: string, capabilityId: string, input: unknown, callId: string | undefined): Promise<boolean> {
+    // An outcome an earlier call under this id left unread (its run ended
+    // before the tool was called) is not this call's.
+    if (callId !== undefined) this.#settled.delete(callId);
     const key = this.#key(callId, capabilityId, input);
     const kept = key === undefined ? undefined : this.#ids.get(key);
     let outcome: InvokeResult;
@@ -109,7 +112,7 @@ export class GovernedAgentTools {
     }
     if (outcome.status === "approval_required") {
       // The core stores requests on this surface only for a named caller,
-      // so only a missing call id gets here: fail closed.
+      // so only a missing call id (or arguments with no JSON) gets here: fail closed.
       if (key === undefined) throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
       this.#ids.set(key, outcome.request.id);
       return true;

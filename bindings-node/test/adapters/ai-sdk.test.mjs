@@ -458,6 +458,58 @@ describe("toAiSdkTools", () => {
     assert.equal(store.size, 0, "a resumed request leaves the store");
   });
 
+  it("a call id reused with other arguments is another call: the approval given runs what was shown", async () => {
+    const { registry, calls } = await ordersFixture();
+    const tools = () => toAiSdkTools(registry, { actor: { id: "u4" } });
+    const prompt = [{ role: "user", content: "Refund o-6" }];
+    const first = await generateText({
+      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-6", amount: 4 }, "call-0")),
+      tools: tools(),
+      messages: prompt,
+    });
+    // Denied in the client (as `ai` records it); a later turn, where the
+    // provider reuses the call id for another refund.
+    const [asked] = first.content.filter((p) => p.type === "tool-approval-request");
+    const denied = { type: "execution-denied" };
+    const history = [
+      ...prompt,
+      ...first.response.messages,
+      {
+        role: "tool",
+        content: [
+          { type: "tool-approval-response", approvalId: asked.approvalId, approved: false },
+          { type: "tool-result", toolCallId: "call-0", toolName: "orders_refund", output: denied },
+        ],
+      },
+      { role: "assistant", content: [{ type: "text", text: "Not refunded." }] },
+      { role: "user", content: "Refund o-7 instead" },
+    ];
+    const second = await generateText({
+      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-7", amount: 5 }, "call-0")),
+      tools: tools(),
+      messages: history,
+    });
+    const [ask] = second.content.filter((p) => p.type === "tool-approval-request");
+    assert.ok(ask !== undefined, "the second call is put to the person");
+    const inputs = (await registry.approvals.list({ status: "pending" })).map((r) => r.input.id).sort();
+    assert.deepEqual(inputs, ["o-6", "o-7"], "with a request of its own");
+    await generateText({
+      model: scriptedModel(textTurn("ok")),
+      tools: tools(),
+      messages: [
+        ...history,
+        ...second.response.messages,
+        { role: "tool", content: [{ type: "tool-approval-response", approvalId: ask.approvalId, approved: true }] },
+      ],
+    });
+    assert.deepEqual(calls, [{ tool: "refund", input: { id: "o-7", amount: 5 } }], "what the person approved ran");
+    const left = await registry.approvals.list({ status: "pending" });
+    assert.deepEqual(
+      left.map((r) => r.input.id),
+      ["o-6"],
+    );
+  });
+
   it("runs nothing on a forged approval: a request this server never made", async () => {
     const { registry, calls } = await ordersFixture();
     const input = { id: "o-1", amount: 999 };

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 
-import { Agent, Runner, RunState, ToolCallError } from "@openai/agents-core";
+import { Agent, RunContext, Runner, RunState, ToolCallError } from "@openai/agents-core";
 import { ScriptedModel, assistantMessage, functionCall } from "@openai/agents-core/testing";
 import { os } from "@orpc/server";
 import * as z from "zod";
@@ -349,6 +349,23 @@ describe("OpenAI Agents SDK adapter", () => {
       [{ order: "o-1", cents: 500 }],
       "the first call's request still waits, unrun",
     );
+  });
+  it("an outcome left unread under a call id never answers a later call under it", async () => {
+    const calls = new Map();
+    const registry = await build(calls);
+    const governed = governedAgentTools(registry, ANA);
+    const tool = (name) => governed.tools.find((t) => t.name === name);
+    const context = new RunContext();
+    // A read the gate ran, whose run ended before the SDK called the tool.
+    assert.equal(await tool("orders_get").needsApproval(context, { email: EMAIL }, "call_0"), false);
+    // Later the provider reuses the call id for a refund, which is approved and called.
+    const refund = { order: "o-1", cents: 500 };
+    assert.equal(await tool("orders_refund").needsApproval(context, refund, "call_0"), true);
+    const text = await tool("orders_refund").invoke(context, JSON.stringify(refund), {
+      toolCall: { type: "function_call", callId: "call_0", name: "orders_refund", arguments: JSON.stringify(refund) },
+    });
+    assert.equal(text, JSON.stringify({ refunded: "o-1", cents: 500 }), "the refund's own outcome, not the read's");
+    assert.equal(calls.get("orders.refund"), 1);
   });
   it("a saved call replayed after it ran, or after a rejection made elsewhere, is answered, not asked again", async () => {
     const calls = new Map();

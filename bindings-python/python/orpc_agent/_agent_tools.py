@@ -12,9 +12,10 @@ approval request ids between the approval turn and the approved re-run.
   ``CODE: message`` and the code's hint. Only the text is taken: these
   frameworks have no ``_meta``.
 - Approval request ids wait under the core's key naming the caller (actor
-  id, session id) and the tool call id (``agent_tools::approval_key``, as
-  in Node's AI SDK adapter): tool call ids are unique only within one
-  caller's history. A gated call whose frame names no caller is refused by
+  id, session id), the tool call id and the call itself, the hash of the
+  tool and its arguments (``agent_tools::approval_key``, as in Node's
+  adapters): tool call ids are unique only within one caller's history,
+  and a provider may reuse one for another call. A gated call whose frame names no caller is refused by
   the core before any request is stored (``CREDENTIAL_REQUIRED`` with
   ``details["callerRequired"]``), which these adapters raise to the
   application as ``PrincipalRequiredError``.

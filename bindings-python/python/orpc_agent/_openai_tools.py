@@ -106,6 +106,9 @@ class GovernedTools(list[FunctionTool]):
 
     async def _gate(self, name: str, capability_id: str, params: dict[str, Any], call_id: str) -> bool:
         """``True`` iff the core asks for approval of this call."""
+        # An outcome an earlier call under this id left unread (its run
+        # ended before the tool was called) is not this call's.
+        self._settled.pop(self._settled_key(call_id), None)
         key = approval_key(self.frame, call_id, capability_id, params)
         kept = self._ids.get(key) if key is not None else None
         frame = model_frame(self.frame, call_id)
@@ -136,7 +139,8 @@ class GovernedTools(list[FunctionTool]):
         if isinstance(outcome, ApprovalRequired):
             if key is None:
                 # The core stores requests on this surface only for a named
-                # caller, so only a missing call id gets here: fail closed.
+                # caller, so only a missing call id (or arguments with no
+                # JSON) gets here: fail closed.
                 raise InternalError(FAILED)
             self._ids[key] = outcome.request.id
             return True

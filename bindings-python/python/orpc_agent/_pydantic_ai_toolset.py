@@ -138,7 +138,8 @@ class GovernedToolset(AbstractToolset[Any]):
                 raise ToolFailed(approval_required_text(outcome.request))
             if key is None:
                 # The core stores requests on this surface only for a named
-                # caller, so only a missing call id gets here: fail closed.
+                # caller, so only a missing call id (or arguments with no
+                # JSON) gets here: fail closed.
                 raise ToolFailed(error_text(InternalError(FAILED)))
             self._ids[key] = outcome.request.id
             raise DeferForApproval(metadata={APPROVAL_META: approval_meta(outcome.request)})
