@@ -129,6 +129,73 @@ async def test_caller_cancellation_cancels_the_handler_and_is_audited() -> None:
     assert audit[-1]["outcome"] == "CANCELLED"
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.timeout and TaskGroup are Python 3.11+")
+async def test_a_handler_s_own_asyncio_timeout_and_task_group_are_its_own_never_the_caller_s() -> None:
+    # As in a handler awaited directly: the timeout and task group a handler
+    # opens before it first suspends bind to the task that runs it, so their
+    # expiry or failure is the handler's — never a cancellation of the
+    # caller (CANCELLED, and a CancelledError raised at it).
+    @capability(id="h.fallback", description="T.", expose={"direct": True}, side_effect="read", risk="low")
+    async def fallback(m: Msg) -> str:
+        try:
+            async with asyncio.timeout(0.02):
+                await asyncio.sleep(5)
+        except TimeoutError:
+            return "fell back"
+        return "slept"
+
+    @capability(id="h.expires", description="T.", expose={"direct": True}, side_effect="read", risk="low")
+    async def expires(m: Msg) -> None:
+        async with asyncio.timeout(0.02):
+            await asyncio.sleep(5)
+
+    @capability(id="h.group", description="G.", expose={"direct": True}, side_effect="read", risk="low")
+    async def grouped(m: Msg) -> None:
+        async def child() -> None:
+            await asyncio.sleep(0)
+            raise ValueError("the child failed")
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(child())
+            await asyncio.sleep(5)
+
+    audit: list[dict[str, Any]] = []
+    reg = create_capability_registry([fallback, expires, grouped], audit=audit.append)
+    assert (await reg.invoke("h.fallback", {"n": 1})).output == "fell back"
+    with pytest.raises(orpc_agent.ExecutionFailedError):
+        await reg.invoke("h.expires", {"n": 1})
+    with pytest.raises(orpc_agent.ExecutionFailedError):
+        await reg.invoke("h.group", {"n": 1})
+    assert [r["outcome"] for r in audit if r["event"] == "finished"] == ["ok", "EXECUTION_FAILED", "EXECUTION_FAILED"]
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0  # nothing cancelled this caller
+
+
+async def test_a_handler_that_swallows_the_caller_s_cancellation_is_left_behind() -> None:
+    audit: list[dict[str, Any]] = []
+    started, went_on, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    @capability(id="h.stubborn", description="S.", expose={"direct": True}, side_effect="read", risk="low")
+    async def stubborn(m: Msg) -> str:
+        started.set()
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            went_on.set()  # and goes on: the caller must not wait for it
+        await release.wait()
+        return "late"
+
+    reg = create_capability_registry([stubborn], audit=audit.append)
+    task = asyncio.ensure_future(reg.invoke("h.stubborn", {"n": 1}))
+    await started.wait()
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=5)
+    assert task in done and task.cancelled()
+    assert went_on.is_set() and not release.is_set()
+    assert audit[-1]["outcome"] == "CANCELLED"
+    release.set()
+
+
 async def test_a_handler_cancelled_on_its_own_failed_nobody_cancelled_the_caller() -> None:
     # As Node's AbortError and Swift's CancellationError thrown by a handler:
     # EXECUTION_FAILED, never "cancelled by the caller" (vector

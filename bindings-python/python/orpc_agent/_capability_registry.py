@@ -17,9 +17,10 @@ from typing import Any
 from . import _native
 from ._app_errors import APP_FAILURES, _handler_failed, _invalid_input
 from ._approvals import Approvals
+from ._bounded import Suspended
 from ._driver import HANDLER_RAISED, SUSPENDED, VALIDATOR_RAISED, drive
 from ._frames import _DIRECT, _as_frame
-from ._handler import RUN_HANDLER, continue_handler, start_handler
+from ._handler import RUN_HANDLER, start_handler
 from ._run_sync import cancel_requested, run_sync
 from .capability import CapabilitySpec
 from .errors import ExecutionFailedError, InternalError
@@ -120,7 +121,7 @@ class CapabilityRegistry:
         inv, k, value, extra = r
         if k == SUSPENDED:
             coro, first = extra
-            return await drive(self, inv, spec, value, f, RUN_HANDLER, None, continue_handler(coro, first))
+            return await drive(self, inv, spec, value, f, RUN_HANDLER, None, Suspended(coro, first))
         if k == VALIDATOR_RAISED:
             if not isinstance(extra, APP_FAILURES):
                 raise extra
