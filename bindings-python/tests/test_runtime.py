@@ -32,6 +32,17 @@ class Msg(BaseModel):
     n: int
 
 
+class CancelsOut(BaseModel):
+    """An output whose validator raises ``CancelledError`` by itself."""
+
+    n: int
+
+    @field_validator("n")
+    @classmethod
+    def cancels(cls, v: int) -> int:
+        raise asyncio.CancelledError
+
+
 class Cancels(BaseModel):
     """An input whose validator raises ``CancelledError`` by itself."""
 
@@ -236,12 +247,21 @@ async def test_a_redactor_or_validator_that_cancels_itself_failed_nobody_cancell
     async def validated(m: Cancels) -> int:
         return m.n
 
-    reg = create_capability_registry([redacted, validated])
+    @capability(id="o.self", description="O.", expose={"direct": True}, side_effect="read", risk="low")
+    async def checked(m: Msg) -> CancelsOut:
+        if suspends:
+            await asyncio.sleep(0)
+        return {"n": m.n}  # type: ignore[return-value]  # validated into the model by the output step
+
+    reg = create_capability_registry([redacted, validated, checked])
     with pytest.raises(orpc_agent.ExecutionFailedError) as err:
         await reg.invoke("r.self", {"n": 1})
     assert "sk-live" not in str(err.value)
     with pytest.raises(orpc_agent.InvalidInputError):
         await reg.invoke("v.self", {"n": 1})
+    # The fast path's eager output check, and the loop's after a suspension.
+    with pytest.raises(orpc_agent.OutputInvalidError):
+        await reg.invoke("o.self", {"n": 1})
 
 
 async def test_a_redactor_that_raises_fails_closed() -> None:
@@ -334,6 +354,45 @@ async def test_invoke_by_tool_name_and_unknown_names() -> None:
     assert (await reg.invoke("a_b", {"n": 4}, Frame("mcp"))).output == 4  # type: ignore[union-attr]
     with pytest.raises(orpc_agent.NotFoundError):
         await reg.invoke("nope", {"n": 1}, Frame("mcp"))
+
+
+async def test_a_retry_predicate_or_approval_view_that_cancels_itself_failed_nobody_cancelled_the_caller() -> None:
+    def cancels(*_: Any) -> Any:
+        raise asyncio.CancelledError
+
+    calls = {"n": 0}
+
+    @capability(
+        id="rt.cancels",
+        description="F.",
+        expose={"direct": True},
+        side_effect="read",
+        risk="low",
+        retry={"max_attempts": 3, "backoff_ms": 0, "retry_on": cancels},
+    )
+    async def flaky(m: Msg) -> str:
+        calls["n"] += 1
+        raise CapabilityError("EXECUTION_FAILED", "flaky", retryable=True)
+
+    @capability(
+        id="pay.view",
+        description="Pay.",
+        expose={"direct": True},
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+        redact_approval_input=cancels,
+    )
+    async def pay(x: dict[str, Any]) -> None: ...
+
+    reg = create_capability_registry([flaky, pay])
+    with pytest.raises(orpc_agent.ExecutionFailedError):
+        await reg.invoke("rt.cancels", {"n": 1})
+    assert calls["n"] == 1  # a predicate that fails does not retry
+    out = await reg.invoke("pay.view", {"n": 1}, Frame("direct", actor={"id": "ana"}))
+    assert isinstance(out, ApprovalRequired)
+    with pytest.raises(orpc_agent.ExecutionFailedError):
+        await reg.redact_approval_input(out.request)
 
 
 async def test_redact_approval_input_uses_the_recorded_actor() -> None:

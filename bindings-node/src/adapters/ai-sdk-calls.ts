@@ -16,6 +16,7 @@ import type { AiSdkToolsOptions } from "./ai-sdk.js";
 import { AiSdkApprovalRequiredError, AiSdkPrincipalRequiredError, MESSAGES } from "./ai-sdk-answers.js";
 import type { Running } from "./ai-sdk-progress.js";
 import { approvalKey, callerRequired, type ApprovalIdStore } from "./approval-ids.js";
+import { presentedForApproval } from "./ai-sdk-history.js";
 import {
   CapabilityError,
   logAdapterFailure,
@@ -60,6 +61,7 @@ export async function gateNeedsApproval(
   toolCallId: string,
   messages: readonly ModelMessage[],
 ): Promise<boolean> {
+  forgetUnread(state, toolCallId);
   // The approved re-run. A call the history shows was presented for
   // approval still needs it: answering `false` would make `ai` 6 deny it
   // with "does not require approval", which tells the model to call again
@@ -198,29 +200,12 @@ function frameFor(state: ToolSetState, toolCallId: string, abortSignal?: AbortSi
 }
 
 /**
- * Whether `messages` show this call was already presented for approval: an
- * assistant message asked for approval of this tool call id, and the call
- * beside it there is this one — this tool, these arguments (the store key,
- * the core's hash). A provider that reused the id for another call has not
- * been: that call is gated afresh. Without the call beside it, or a caller
- * to key it by, the id alone answers.
+ * Forgets what an earlier call under this id left for an `execute` that
+ * never came (its outcome, its progress): it is not this call's.
  */
-export function presentedForApproval(
-  state: ToolSetState,
-  messages: readonly ModelMessage[],
-  toolCallId: string,
-  name: string,
-  input: unknown,
-): boolean {
-  const key = approvalKey(state.frame, toolCallId, name, input);
-  return messages.some((message) => {
-    if (message.role !== "assistant" || typeof message.content === "string") return false;
-    const parts = message.content;
-    if (!parts.some((part) => part.type === "tool-approval-request" && part.toolCallId === toolCallId)) return false;
-    const call = parts.find((part) => part.type === "tool-call" && part.toolCallId === toolCallId);
-    if (call === undefined || call.type !== "tool-call" || key === undefined) return true;
-    return call.toolName === name && approvalKey(state.frame, toolCallId, call.toolName, call.input) === key;
-  });
+export function forgetUnread(state: ToolSetState, toolCallId: string): void {
+  state.settled.delete(toolCallId);
+  state.running.delete(toolCallId);
 }
 
 function settle(promise: Promise<InvokeResult>): Promise<Settled> {

@@ -53,13 +53,14 @@ import { optionalPeer } from "./optional-peer.js";
 import { N } from "../native.js";
 import {
   executeGoverned,
+  forgetUnread,
   gateNeedsApproval,
   heldRequestId,
-  presentedForApproval,
   recordDecision,
   type ToolSetState,
 } from "./ai-sdk-calls.js";
 import { MESSAGES, modelSafe } from "./ai-sdk-answers.js";
+import { callsAskedAbout, presentedForApproval } from "./ai-sdk-history.js";
 import { preliminaryResults } from "./ai-sdk-progress.js";
 import { approvalKey, sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
 import { frameFields } from "../call-crossing.js";
@@ -166,6 +167,7 @@ export function aiSdkToolApproval(tools: ToolSet) {
     messages?: ModelMessage[];
   }) => {
     if (!state.toolNames.has(toolCall.toolName)) return undefined;
+    forgetUnread(state, toolCall.toolCallId);
     if (presentedForApproval(state, messages, toolCall.toolCallId, toolCall.toolName, toolCall.input)) {
       // Only a request this server made for this caller counts.
       return heldRequestId(state, toolCall.toolCallId, toolCall.toolName, toolCall.input) !== undefined
@@ -199,21 +201,7 @@ export async function settleAiSdkApprovalResponses(tools: ToolSet, messages: Mod
   const state = stateOf(tools);
   const last = messages.at(-1);
   if (last?.role !== "tool" || typeof last.content === "string") return [];
-  // Each approval id → the call it asked about: the one beside its request
-  // (the same assistant message), else the last call under its id.
-  type Call = { toolCallId: string; toolName: string; input: unknown };
-  const lastCallById = new Map<string, Call>();
-  const callByApprovalId = new Map<string, Call>();
-  for (const message of messages) {
-    if (message.role !== "assistant" || typeof message.content === "string") continue;
-    for (const part of message.content) if (part.type === "tool-call") lastCallById.set(part.toolCallId, part);
-    for (const part of message.content) {
-      if (part.type !== "tool-approval-request") continue;
-      const beside = message.content.find((p) => p.type === "tool-call" && p.toolCallId === part.toolCallId);
-      const call = beside?.type === "tool-call" ? beside : lastCallById.get(part.toolCallId);
-      if (call !== undefined) callByApprovalId.set(part.approvalId, call);
-    }
-  }
+  const callByApprovalId = callsAskedAbout(messages);
   const rejected: string[] = [];
   for (const part of last.content) {
     if (part.type !== "tool-approval-response" || part.approved) continue;

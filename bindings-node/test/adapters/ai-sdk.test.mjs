@@ -510,6 +510,41 @@ describe("toAiSdkTools", () => {
     );
   });
 
+  it("an outcome a gate left unread under a call id never answers a later call under it", async () => {
+    const { registry, calls } = await ordersFixture();
+    const tools = toAiSdkTools(registry, { actor: { id: "u5" } });
+    const refund = { id: "o-1", amount: 4 };
+    const fresh = { toolCallId: "call-0", messages: [] };
+    assert.equal(await tools.orders_refund.needsApproval(refund, fresh), true, "put to a person");
+    // A read under the same id, which the gate ran and whose `execute` never came.
+    assert.equal(await tools.orders_get.needsApproval({ id: "o-1" }, fresh), false);
+    // The refund, approved, comes back (presented in the history) and is executed.
+    const asked = [
+      { type: "tool-call", toolCallId: "call-0", toolName: "orders_refund", input: refund },
+      { type: "tool-approval-request", approvalId: "a-0", toolCallId: "call-0" },
+    ];
+    const approved = { toolCallId: "call-0", messages: [{ role: "assistant", content: asked }] };
+    assert.equal(await tools.orders_refund.needsApproval(refund, approved), true);
+    const output = await tools.orders_refund.execute(refund, approved);
+    assert.deepEqual(output, { refunded: 4, id: "o-1" }, "the refund's own outcome, not the read's");
+    assert.deepEqual(
+      calls.map((c) => c.tool),
+      ["get", "refund"],
+    );
+  });
+
+  it("a call ai let through on its own (an automatic approval record) was not put to a person", async () => {
+    const { registry } = await ordersFixture();
+    const tools = toAiSdkTools(registry, { actor: { id: "u6" } });
+    const refund = { id: "o-2", amount: 3 };
+    const call = { type: "tool-call", toolCallId: "call-0", toolName: "orders_refund", input: refund };
+    const automatic = { type: "tool-approval-request", approvalId: "a-0", toolCallId: "call-0", isAutomatic: true };
+    const messages = [{ role: "assistant", content: [call, automatic] }];
+    // The same id and arguments again: gated (a request stored), not taken for a presented call.
+    assert.equal(await tools.orders_refund.needsApproval(refund, { toolCallId: "call-0", messages }), true);
+    assert.equal((await registry.approvals.list({ status: "pending" })).length, 1);
+  });
+
   it("runs nothing on a forged approval: a request this server never made", async () => {
     const { registry, calls } = await ordersFixture();
     const input = { id: "o-1", amount: 999 };

@@ -108,7 +108,7 @@ def _wake(waiter: asyncio.Future[Any], _: Any) -> None:
         waiter.set_result(None)
 
 
-def _owed(task: Any, base: int, thrown: bool) -> bool:
+def caller_owes_cancel(task: Any, base: int, thrown: bool) -> bool:
     """Whether the caller's task is still being cancelled: asked more
     times than when the handler started (3.11+, ``Task.cancelling``; a
     handler's own timeout takes its request back), else whether a
@@ -184,10 +184,10 @@ class _Bounded:
                 except StopIteration as stop:
                     return int(inv.answer(_native.ANSWER_HANDLER_OK)), stop.value
                 except APP_FAILURES as exc:
-                    if isinstance(exc, _CancelledError) and _owed(task, base, cancelled):
+                    if isinstance(exc, _CancelledError) and caller_owes_cancel(task, base, cancelled):
                         raise  # the caller's: ``drive`` tells the core (CANCELLED)
                     return _handler_failed(inv, exc), None
-                if cancelled and _owed(task, base, cancelled):
+                if cancelled and caller_owes_cancel(task, base, cancelled):
                     # The caller's cancellation, which the handler went past.
                     _left_behind(coro, yielded)
                     raise thrown  # type: ignore[misc]

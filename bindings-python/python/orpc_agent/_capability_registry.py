@@ -7,6 +7,7 @@ Separate from its construction (``_registry_build``), which runs once;
 
 from __future__ import annotations
 
+import asyncio
 import collections.abc
 import copy
 import functools
@@ -17,7 +18,7 @@ from typing import Any
 from . import _native
 from ._app_errors import APP_FAILURES, _handler_failed, _invalid_input
 from ._approvals import Approvals
-from ._bounded import Suspended
+from ._bounded import Suspended, caller_owes_cancel
 from ._driver import HANDLER_RAISED, SUSPENDED, VALIDATOR_RAISED, drive
 from ._frames import _DIRECT, _as_frame
 from ._handler import RUN_HANDLER, start_handler
@@ -206,6 +207,9 @@ class CapabilityRegistry:
         redactor = spec.redact_approval_input
         if redactor is None:  # unreachable: the core refuses the build (a declared hook with no implementation)
             raise InternalError("no approval-input redactor")
+        task = asyncio.current_task()
+        cancelling = getattr(task, "cancelling", None)
+        base = cancelling() if cancelling is not None else 0
         try:
             # The stored input as the capability's type (a pydantic model
             # for a model schema), restored without validating it again:
@@ -217,7 +221,9 @@ class CapabilityRegistry:
                 view = redactor(value)
             if inspect.isawaitable(view):
                 view = await view
-        except Exception as exc:
+        except APP_FAILURES as exc:
+            if isinstance(exc, asyncio.CancelledError) and caller_owes_cancel(task, base, True):
+                raise  # the caller's own cancellation
             raise ExecutionFailedError(_native.APPROVAL_VIEW_FAILED_MESSAGE) from exc
         return view
 

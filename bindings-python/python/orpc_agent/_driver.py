@@ -189,13 +189,13 @@ async def _drive_steps(
         elif k == EXPORT_OUTPUT:
             try:
                 dumped = _dump(spec.output, output) if spec else to_jsonable(output)
-            except Exception:
+            except APP_FAILURES:
                 dumped = None  # no JSON form: the audit payload is null (as in Node)
             k = inv.output_exported(dumped)
         elif k == ASK_RETRY_ON:
             try:
                 verdict: Any = spec.retry_on(inv.retry_error())  # type: ignore[misc,union-attr]
-            except Exception:
+            except APP_FAILURES:
                 verdict = None  # a predicate that raises does not retry
             # The answer as given: only the boolean True retries, which the
             # glue converts and the core decides (not Python's truthiness:

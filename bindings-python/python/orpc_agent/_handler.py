@@ -54,10 +54,11 @@ async def _race_deadline(inv: Any, fut: asyncio.Future[Any] | Suspended) -> tupl
     # Ended cancelled without the caller cancelling (only the caller's
     # cancellation abandons it, above): the handler cancelled itself, its
     # own failure (``APP_FAILURES``).
-    exc = _CancelledError() if fut.cancelled() else fut.exception()
-    if exc is None:
-        return int(inv.answer(_native.ANSWER_HANDLER_OK)), fut.result()
-    return _handler_failed(inv, exc), None
+    try:
+        output = fut.result()
+    except APP_FAILURES as exc:  # cancelled too: only the caller's cancellation abandons it, above
+        return _handler_failed(inv, exc), None
+    return int(inv.answer(_native.ANSWER_HANDLER_OK)), output
 
 
 async def _streamed(stream: Any, inv: Any) -> Any:

@@ -13,6 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from . import _native
+from ._app_errors import APP_FAILURES
 from .errors import CapabilityError
 from .schema import rebuilds, restore, to_jsonable
 from .types import RedactionInfo
@@ -47,7 +48,7 @@ def _export_input(inv: Any, schema: Any, value: Any) -> int:
     a form of this value: not exportable, so nothing is bound to it."""
     try:
         dumped = _dump(schema, value)
-    except Exception as e:
+    except APP_FAILURES as e:
         # A serializer that raises: the core ends the call (INVALID_INPUT,
         # audited) with its own reason; the app's CapabilityError says its own.
         return int(
@@ -69,7 +70,7 @@ def _handler_input(inv: Any, spec: CapabilitySpec, value: Any) -> tuple[bool, An
         return True, value
     try:
         return True, restore(spec.input, stored)
-    except Exception:
+    except APP_FAILURES:
         return False, None
 
 

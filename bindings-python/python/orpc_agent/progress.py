@@ -20,6 +20,7 @@ invokes other capabilities passes it on unless it opens its own scope
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -74,6 +75,6 @@ def report(invocation: Any, done: Any, total: Any = None) -> bool:
     if listener is not None:
         try:
             listener(ProgressEvent(event[0], event[1]))
-        except Exception:
-            pass  # a listener's failure does not change the call
+        except (Exception, asyncio.CancelledError):
+            pass  # a listener's failure (its own CancelledError too) does not change the call
     return True

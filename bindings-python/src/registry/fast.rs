@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use orpc_agent_core::Invocation as CoreInvocation;
 use orpc_agent_core::pipeline::StepKind;
+use pyo3::exceptions::asyncio::CancelledError;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::gc::{PyTraverseError, PyVisit};
 use pyo3::prelude::*;
@@ -182,16 +183,20 @@ impl NativeRegistry {
                 if kind == StepKind::ValidateOutput.as_u8()
                     && let Some(validate_output) = validate_output
                 {
-                    // As the driver loop's step: any `Exception` is an
-                    // invalid output (its text stays here); anything else
-                    // (KeyboardInterrupt) goes up, as from the input's
-                    // validator.
+                    // As the driver loop's step: any `Exception`, or a
+                    // `CancelledError` the validator raised itself
+                    // (`APP_FAILURES`), is an invalid output (its text
+                    // stays here); anything else (KeyboardInterrupt) goes
+                    // up, as from the input's validator.
                     match eager::call_one(validate_output, &output) {
                         Ok(valid) => {
                             output = valid;
                             kind = inv.output_valid(py)?;
                         }
-                        Err(e) if e.is_instance_of::<PyException>(py) => {
+                        Err(e)
+                            if e.is_instance_of::<PyException>(py)
+                                || e.is_instance_of::<CancelledError>(py) =>
+                        {
                             output = none();
                             kind = inv.output_invalid(py)?;
                         }
