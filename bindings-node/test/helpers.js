@@ -168,6 +168,8 @@ export function handlerFor(id, spec, calls) {
         return input;
       case "throw":
         throw new Error(spec.message);
+      case "return":
+        return spec.value;
       case "return-nan":
         return { score: Number.NaN };
       case "cancel-itself":

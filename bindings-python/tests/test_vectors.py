@@ -242,6 +242,8 @@ def _handler(cap_id: str, h: dict[str, Any], calls: dict[str, int]) -> Any:
             return x
         if kind == "throw":
             raise RuntimeError(h["message"])
+        if kind == "return":
+            return h["value"]
         if kind == "return-nan":
             return {"score": float("nan")}
         if kind == "cancel-itself":
@@ -334,8 +336,8 @@ async def _run_op(reg: Any, op: dict[str, Any], labels: dict[str, str]) -> dict[
     try:
         return _outcome_json(await task)
     except CapabilityError as e:
-        # Includes CancelledCapabilityError (a handler that cancelled
-        # itself): a real error with its own JSON, compared like any other.
+        # A real error with its own JSON, compared like any other (a handler
+        # that cancelled itself is EXECUTION_FAILED, vector execution.json).
         return {"status": "error", "code": e.code, "error": e.to_dict()}
     except asyncio.CancelledError as e:
         # The public API on a caller's cancellation (docs/decisions.md,

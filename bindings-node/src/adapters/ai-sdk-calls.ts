@@ -2,8 +2,8 @@
  * One governed AI SDK tool call: a tool set's state, the core's gate that
  * `needsApproval` asks (`gateNeedsApproval`), what `execute` runs
  * (`executeGoverned`: the settled outcome, the approved request's resume,
- * or the pipeline), the approval-id key and the decisions the adapter
- * records. Apart from `ai-sdk.ts`, which builds the tools and answers the
+ * or the pipeline) and the decisions the adapter records (the key is
+ * `approval-ids.ts`'s, what the history shows `ai-sdk-history.ts`'s). Apart from `ai-sdk.ts`, which builds the tools and answers the
  * call-level approval APIs from these.
  */
 

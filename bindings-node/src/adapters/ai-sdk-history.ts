@@ -14,8 +14,8 @@ import type { ToolSetState } from "./ai-sdk-calls.js";
  * Whether `messages` show this call was already presented for approval: an
  * assistant message asked a person about this tool call id (not `ai` 7's
  * automatic record of a call it let through), and the call beside it there
- * has these arguments (the store key under this tool's name, the core's
- * hash: an app may list the tool under another name). A provider that
+ * is this tool with these arguments (the store key, the core's hash; a
+ * tool the app lists under another name is matched by its arguments). A provider that
  * reused the id for another call has not been: that call is gated afresh.
  * Without the call beside it, or a caller to key it by, the id alone
  * answers.
@@ -40,6 +40,9 @@ export function presentedForApproval(
     if (!asked) return false;
     const call = parts.find((part) => part.type === "tool-call" && part.toolCallId === toolCallId);
     if (call === undefined || call.type !== "tool-call" || key === undefined) return true;
+    // Another of these tools under the id is another call; a name these
+    // tools do not have is this tool under the app's name for it.
+    if (call.toolName !== name && state.toolNames.has(call.toolName)) return false;
     return approvalKey(state.frame, toolCallId, name, call.input) === key;
   });
 }

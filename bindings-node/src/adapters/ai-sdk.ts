@@ -6,7 +6,8 @@
  * through the core pipeline (surface `aiSdk`) and looking at the outcome:
  *
  * - `approval_required` → `true`. The core has stored an approval request; the
- *   adapter remembers its id under the tool call id. `ai` ends the turn with a
+ *   adapter remembers its id under the tool call (`approvalKey`: the caller,
+ *   the call id, the tool and its arguments). `ai` ends the turn with a
  *   `tool-approval-request`.
  * - anything else (output or a `CapabilityError`) → `false`, and the settled
  *   outcome waits for `execute`, which returns it (or throws the error) —
@@ -19,7 +20,7 @@
  * already presented for approval is answered `true` without running
  * anything (`false` would have `ai` 6 tell the model the tool "does not
  * require approval"); `execute` runs it only if this server holds a request
- * for it under the same actor and session, so a forged or foreign approval
+ * for it under the same key (caller, call id, tool, arguments), so a forged or foreign approval
  * response runs nothing and reads APPROVAL_NOT_FOUND. `execute` finds the stored
  * request id, records the approval in the core's store (the `ai` approval
  * response is the human's decision; `decideApprovals: false` leaves deciding

@@ -188,7 +188,9 @@ def output_value(value: Any) -> Any:
     """The output's JSON value, checked: no ``default``, no NaN/∞. A value
     JSON cannot hold raises (the caller answers ``OUTPUT_NOT_JSON``)."""
     output = to_jsonable(value)
-    return json.loads(output_text(output))
+    if isinstance(output, str):
+        return output  # a string is its own text (``output_text``), not JSON to read back
+    return json.loads(json.dumps(output, allow_nan=False))
 
 
 def output_text(value: Any) -> str:

@@ -33,6 +33,7 @@ from pydantic import PrivateAttr
 
 from . import _native
 from ._agent_tools import FAILED, OUTPUT_NOT_JSON
+from ._app_errors import APP_FAILURES
 from ._mcp_call import (
     APPROVAL_ID_META,
     FrameFactory,
@@ -234,7 +235,7 @@ class GovernedTool(Tool):
             # it is, else compact JSON; `structuredContent` when the tool
             # publishes an object output schema and the output is an object.
             result = _native.mcp_ok_result(output, self._output_schema is not None)
-        except Exception as e:  # a serializer that raises, NaN/∞, a cycle
+        except APP_FAILURES as e:  # a serializer that raises (its own CancelledError too), NaN/∞, a cycle
             _operator_log(self._capability_id, "the output's JSON form", e)
             return _error_result(InternalError(OUTPUT_NOT_JSON))
         return CallToolResult.model_validate(result)

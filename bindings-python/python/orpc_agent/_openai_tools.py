@@ -35,6 +35,7 @@ from ._agent_tools import (
     shared_approval_ids,
 )
 from ._agent_tools import PrincipalRequiredError as PrincipalRequiredError
+from ._app_errors import APP_FAILURES
 from ._openai_conversions import _arguments, _call_id_of, _params_schema, _parsed_arguments
 from .errors import ApprovalNotFoundError, CapabilityError, InternalError
 from .registry import CapabilityRegistry
@@ -176,7 +177,7 @@ class GovernedTools(list[FunctionTool]):
     def _text(capability_id: str, output: Any) -> str:
         try:
             return output_text(output_value(output))
-        except Exception as e:  # a serializer that raises, NaN/∞, a cycle
+        except APP_FAILURES as e:  # a serializer that raises (its own CancelledError too), NaN/∞, a cycle
             operator_log(capability_id, "the output's JSON form", e)
             return error_text(InternalError(OUTPUT_NOT_JSON))
 

@@ -38,6 +38,7 @@ from ._agent_tools import (
     shared_approval_ids,
 )
 from ._agent_tools import PrincipalRequiredError as PrincipalRequiredError
+from ._app_errors import APP_FAILURES
 from .errors import ApprovalNotFoundError, CapabilityError, InternalError
 from .registry import CapabilityRegistry
 from .types import ApprovalRequest, ApprovalRequired, Frame
@@ -145,7 +146,7 @@ class GovernedToolset(AbstractToolset[Any]):
             raise DeferForApproval(metadata={APPROVAL_META: approval_meta(outcome.request)})
         try:
             return output_value(outcome.output)
-        except Exception as e:  # a serializer that raises, NaN/∞, a cycle
+        except APP_FAILURES as e:  # a serializer that raises (its own CancelledError too), NaN/∞, a cycle
             operator_log(capability_id, "the output's JSON form", e)
             raise ToolFailed(error_text(InternalError(OUTPUT_NOT_JSON))) from None
 

@@ -26,9 +26,13 @@ extension CapabilityRegistry {
         case .requester: ffiLimit = .requester
         case .throughTool(let name): ffiLimit = .throughTool(idOrToolName: name)
         }
+        // A trusted resume takes no caller from its frame (the core replaces
+        // its surface and actor): the actor is not sent, so not converted.
+        var sent = frame
+        if limit == nil { sent.actor = Actor() }
         let inv = try ffi {
             try core.resume(
-                approvalId: approvalId, surface: frame.surface.index, details: frame.coreDetails, nowMs: now,
+                approvalId: approvalId, surface: frame.surface.index, details: sent.coreDetails, nowMs: now,
                 limit: ffiLimit, cancelled: cancelled)
         }
         return try await Driver(registry: self, inv: inv, call: Call(raw: nil, frame: frame, resumed: true)).run(

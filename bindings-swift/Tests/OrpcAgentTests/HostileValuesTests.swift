@@ -307,6 +307,16 @@ final class HostileValuesTests: XCTestCase {
         let finite = Frame(surface: .mcp, actor: Actor(id: "ann", attributes: ["score": .double(1.5)]))
         let _: Outcome<JSONValue> = try await reg.invoke("notes.read", input: JSONValue.null, frame: finite)
         XCTAssertEqual(counts.with { $0.handled }, 1)
+        // A trusted resume takes no actor from its frame (the core's rule,
+        // vector frames.json): the same attribute is not even read there.
+        let hostile = Frame(surface: .mcp, actor: Actor(id: "ann", attributes: ["score": .double(.nan)]))
+        do {
+            let _: Outcome<JSONValue> = try await reg.resume(
+                "apr_00000000000000000000000000000000", frame: hostile)
+            XCTFail("resumed a request no store holds")
+        } catch let e as CapabilityError {
+            XCTAssertEqual(e.code, .approvalNotFound)
+        }
     }
 
     /// The core asks for the input as JSON (the approval hash, an input

@@ -412,8 +412,8 @@ impl Invocation {
     /// then stages 9–14 with the surface and actor recorded in the request
     /// (SI-3). `frame` contributes only its trace, request, agent and
     /// session ids; its surface and actor are ignored — never checked,
-    /// never recorded: the caller is the app itself (an approval UI), as
-    /// Node's trusted resume, which takes no actor, has always been. A
+    /// never recorded: the caller is the app itself (an approval UI); Node's
+    /// trusted resume takes no actor at all. A
     /// record made before the consume (the request not found, the caller
     /// cancelled) shows surface `direct` and no actor, in every language.
     pub fn resume(
