@@ -217,6 +217,38 @@ async def test_a_call_id_reused_with_other_arguments_is_another_call() -> None:
     assert len(await registry.approvals.list_async(status="pending")) == 2
 
 
+async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:
+    registry = build()
+    toolset = governed_toolset(registry, ANA)
+    call = ToolCallPart("orders_refund", REFUND, tool_call_id="call_r")
+    script = Script([call], [TextPart("Refunded.")], [TextPart("Already done.")], [TextPart("Refused.")])
+    agent = agent_for(script, toolset)
+    first = await agent.run("Refund.")
+    assert isinstance(first.output, DeferredToolRequests)
+    results = await toolset.answer(first.output, {"call_r": True}, approver="lead")
+    assert (await agent.run(message_history=first.all_messages(), deferred_tool_results=results)).output == "Refunded."
+    # The history run again without its results (the call shows as
+    # undecided): a second request here is one a person could approve,
+    # and the refund would run twice. The model reads the core's answer.
+    replayed = await agent.run(message_history=first.all_messages())
+    assert replayed.output == "Already done."
+    content, outcome = script.returns(2)["call_r"]
+    assert outcome == "failed" and content.startswith("APPROVAL_CONSUMED: ")
+    # A request rejected in an approval UI, its call presented again.
+    other = Script([ToolCallPart("orders_refund", {**REFUND, "order": "o-2"}, tool_call_id="call_s")], [TextPart("?")])
+    second = await agent_for(other, toolset).run("Refund o-2.")
+    assert isinstance(second.output, DeferredToolRequests)
+    request = await toolset.request(second.output, "call_s")
+    assert request is not None
+    await registry.approvals.reject_async(request.id, approver="lead")
+    again = Script([TextPart("Refused.")])
+    assert (await agent_for(again, toolset).run(message_history=second.all_messages())).output == "Refused."
+    content, outcome = again.returns(0)["call_s"]
+    assert outcome == "failed" and content.startswith("APPROVAL_REJECTED: ")
+    assert agent_caps.CALLS["orders.refund"] == 1
+    assert sorted(r.status for r in await registry.approvals.list_async()) == ["consumed", "rejected"]
+
+
 async def test_results_the_app_builds_itself_are_recorded_as_the_core_s_decision() -> None:
     audit: list[dict[str, Any]] = []
     registry = build(audit.append)

@@ -45,9 +45,6 @@ from .types import ApprovalRequest, ApprovalRequired, Frame
 
 #: Arguments go to the core as the model sent them.
 _ANY = SchemaValidator(core_schema.any_schema())
-#: Statuses of a kept request under which the same call gets that request
-#: again instead of a second one.
-_OPEN = ("pending", "approved")
 
 
 class GovernedToolset(AbstractToolset[Any]):
@@ -120,14 +117,23 @@ class GovernedToolset(AbstractToolset[Any]):
                 else:
                     outcome = await self.registry.invoke(capability_id, args, frame)
             else:
+                # The same call again (a retry, a history run again): what its
+                # kept request means is the core's (`kept_request`): undecided,
+                # that request, not a new one; run or refused once already,
+                # the core's answer to resuming it — never a second request a
+                # person could approve, running the call twice.
                 kept = self._ids.get(key) if key is not None else None
-                if kept is not None:
-                    request = await self.registry.approvals.get_async(kept)
-                    if request is not None and request.status in _OPEN:
-                        # The same call again (a retry, a resumed history
-                        # that left it undecided): its request, not a new one.
-                        raise DeferForApproval(metadata={APPROVAL_META: approval_meta(request)})
-                outcome = await self.registry.invoke(capability_id, args, frame)
+                request = await self.registry.approvals.get_async(kept) if kept is not None else None
+                step = _native.agent_tool_kept_request(
+                    request.status if request is not None else None,
+                    request is not None and request.capability_id == capability_id,
+                )
+                if request is not None and step == "holds":
+                    raise DeferForApproval(metadata={APPROVAL_META: approval_meta(request)})
+                if request is not None and step == "decided":
+                    outcome = await self.registry.resume(request.id, frame, through_tool=capability_id)
+                else:
+                    outcome = await self.registry.invoke(capability_id, args, frame)
         except CapabilityError as e:
             if caller_required(e):
                 raise PrincipalRequiredError(name) from None
