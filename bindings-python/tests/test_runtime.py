@@ -401,6 +401,46 @@ async def test_a_retry_predicate_or_approval_view_that_cancels_itself_failed_nob
         await reg.redact_approval_input(out.request)
 
 
+async def test_an_async_approval_view_s_own_cancellation_fails_and_the_caller_s_is_the_caller_s() -> None:
+    started = asyncio.Event()
+
+    async def cancels(value: Any) -> Any:
+        await asyncio.sleep(0)
+        raise asyncio.CancelledError  # its own
+
+    async def hangs(value: Any) -> Any:
+        started.set()
+        await asyncio.Event().wait()
+
+    def pay(view: Any, cap_id: str) -> Any:
+        @capability(
+            id=cap_id,
+            description="Pay.",
+            expose={"direct": True},
+            side_effect="external",
+            risk="high",
+            approval={"required": True},
+            redact_approval_input=view,
+        )
+        async def handler(x: dict[str, Any]) -> None: ...
+
+        return handler
+
+    reg = create_capability_registry([pay(cancels, "pay.cancels"), pay(hangs, "pay.hangs")])
+    frame = Frame("direct", actor={"id": "ana"})
+    own = await reg.invoke("pay.cancels", {"n": 1}, frame)
+    assert isinstance(own, ApprovalRequired)
+    with pytest.raises(orpc_agent.ExecutionFailedError):
+        await reg.redact_approval_input(own.request)
+    held = await reg.invoke("pay.hangs", {"n": 1}, frame)
+    assert isinstance(held, ApprovalRequired)
+    task = asyncio.ensure_future(reg.redact_approval_input(held.request))
+    await started.wait()
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=5)
+    assert task in done and task.cancelled()  # the caller's cancellation, as it is
+
+
 async def test_redact_approval_input_uses_the_recorded_actor() -> None:
     seen: list[Any] = []
 

@@ -7,27 +7,24 @@ Separate from its construction (``_registry_build``), which runs once;
 
 from __future__ import annotations
 
-import asyncio
 import collections.abc
-import copy
 import functools
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import _native
 from ._app_errors import APP_FAILURES, _handler_failed, _invalid_input
+from ._approval_view import approval_view
 from ._approvals import Approvals
 from ._driver import HANDLER_RAISED, SUSPENDED, VALIDATOR_RAISED, drive
 from ._frames import _DIRECT, _as_frame
 from ._handler import RUN_HANDLER, continue_handler, start_handler
 from ._run_sync import cancel_requested, run_sync
 from .capability import CapabilitySpec
-from .errors import ExecutionFailedError, InternalError
+from .errors import InternalError
 from .postgres import PostgresAuditSink
-from .schema import restore
 from .telemetry import Telemetry
-from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk, RedactionInfo
+from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk
 
 # `registry.invoke` returns a `GovernedCall` (see `CapabilityRegistry.__init__`):
 # a coroutine by contract (send, throw, close, `__await__`), so asyncio's
@@ -202,35 +199,7 @@ class CapabilityRegistry:
             return request.input
         if view != _native.APPROVAL_VIEW_REDACT or info is None:
             raise InternalError(_native.INTERNAL_MESSAGE)
-        spec = self._specs[index]
-        redactor = spec.redact_approval_input
-        if redactor is None:  # unreachable: the core refuses the build (a declared hook with no implementation)
-            raise InternalError("no approval-input redactor")
-        task = asyncio.current_task()
-        cancelling = getattr(task, "cancelling", None)
-        base = cancelling() if cancelling is not None else 0
-        try:
-            # The stored input as the capability's type (a pydantic model
-            # for a model schema), restored without validating it again:
-            # the value the hash binds, unchanged.
-            value = restore(spec.input, copy.deepcopy(request.input))
-            if spec.redact_approval_input_takes_info:
-                view = redactor(value, RedactionInfo(info["surface"], info["capabilityId"], info["actor"], context))
-            else:
-                view = redactor(value)
-        except APP_FAILURES as exc:  # its own CancelledError too: called here, nobody cancelled it
-            raise ExecutionFailedError(_native.APPROVAL_VIEW_FAILED_MESSAGE) from exc
-        if inspect.isawaitable(view):
-            try:
-                view = await view
-            except APP_FAILURES as exc:
-                # Out of the await, a CancelledError is the caller's when its
-                # task was asked to cancel (3.11+: ``Task.cancelling`` rose;
-                # 3.10 cannot tell, and lets it through); else the view's own.
-                if isinstance(exc, asyncio.CancelledError) and (cancelling is None or cancelling() > base):
-                    raise
-                raise ExecutionFailedError(_native.APPROVAL_VIEW_FAILED_MESSAGE) from exc
-        return view
+        return await approval_view(self._specs[index], request, info, context)
 
     def inspect(self) -> dict[str, Any]:
         """The core's report: resolved values, surfaces, tool names, warnings."""
