@@ -88,34 +88,85 @@ impl std::io::Write for ByteCount {
     }
 }
 
+/// A frame field with a limit, named as in the frame's JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitedField {
+    ActorId,
+    RequestId,
+    AgentId,
+    SessionId,
+    ActorRoles,
+    ActorAttributes,
+}
+
+impl LimitedField {
+    /// Its name in the frame's JSON (`details.field` of FRAME_TOO_LARGE).
+    pub fn name(self) -> &'static str {
+        match self {
+            LimitedField::ActorId => "actor.id",
+            LimitedField::RequestId => "requestId",
+            LimitedField::AgentId => "agentId",
+            LimitedField::SessionId => "sessionId",
+            LimitedField::ActorRoles => "actor.roles",
+            LimitedField::ActorAttributes => "actor.attributes",
+        }
+    }
+
+    /// Its limit, in the words of the refusal's message.
+    fn limit(self) -> String {
+        match self {
+            LimitedField::ActorRoles => {
+                format!(
+                    "at most {MAX_ACTOR_ROLES} roles of at most {MAX_FRAME_ID_BYTES} bytes each"
+                )
+            }
+            LimitedField::ActorAttributes => {
+                format!("at most {MAX_ACTOR_ATTRIBUTES_BYTES} bytes as JSON")
+            }
+            _ => format!("at most {MAX_FRAME_ID_BYTES} bytes"),
+        }
+    }
+
+    /// Drops the field from `frame`.
+    fn clear(self, frame: &mut Frame) {
+        match self {
+            LimitedField::ActorId => frame.actor.id = None,
+            LimitedField::RequestId => frame.request_id = None,
+            LimitedField::AgentId => frame.agent_id = None,
+            LimitedField::SessionId => frame.session_id = None,
+            LimitedField::ActorRoles => frame.actor.roles.clear(),
+            LimitedField::ActorAttributes => frame.actor.attributes.clear(),
+        }
+    }
+}
+
 impl Frame {
     /// The fields past their limits ([`MAX_FRAME_ID_BYTES`],
-    /// [`MAX_ACTOR_ROLES`], [`MAX_ACTOR_ATTRIBUTES_BYTES`]), by their
-    /// names in the frame's JSON; empty when all are within (the common
-    /// case costs four length reads and, with attributes, one counted
-    /// serialization).
-    pub fn oversized_fields(&self) -> Vec<&'static str> {
+    /// [`MAX_ACTOR_ROLES`], [`MAX_ACTOR_ATTRIBUTES_BYTES`]); empty when all
+    /// are within (the common case costs four length reads and, with
+    /// attributes, one counted serialization).
+    pub fn oversized_fields(&self) -> Vec<LimitedField> {
         let long = |v: &Option<String>| v.as_ref().is_some_and(|s| s.len() > MAX_FRAME_ID_BYTES);
         let mut fields = Vec::new();
-        for (name, v) in [
-            ("actor.id", &self.actor.id),
-            ("requestId", &self.request_id),
-            ("agentId", &self.agent_id),
-            ("sessionId", &self.session_id),
+        for (field, v) in [
+            (LimitedField::ActorId, &self.actor.id),
+            (LimitedField::RequestId, &self.request_id),
+            (LimitedField::AgentId, &self.agent_id),
+            (LimitedField::SessionId, &self.session_id),
         ] {
             if long(v) {
-                fields.push(name);
+                fields.push(field);
             }
         }
         let roles = &self.actor.roles;
         if roles.len() > MAX_ACTOR_ROLES || roles.iter().any(|r| r.len() > MAX_FRAME_ID_BYTES) {
-            fields.push("actor.roles");
+            fields.push(LimitedField::ActorRoles);
         }
         if !self.actor.attributes.is_empty() {
             let mut n = ByteCount(0);
             let written = serde_json::to_writer(&mut n, &self.actor.attributes);
             if written.is_err() || n.0 > MAX_ACTOR_ATTRIBUTES_BYTES {
-                fields.push("actor.attributes");
+                fields.push(LimitedField::ActorAttributes);
             }
         }
         fields
@@ -124,31 +175,25 @@ impl Frame {
     /// Stage 3: a frame with a field past its limit is refused — the
     /// call's INVALID_INPUT naming the first such field and its limit,
     /// never quoting it — and those fields are dropped from the frame
-    /// first, so no audit record, policy or store keeps them.
-    pub(crate) fn refuse_oversized(&mut self, fields: &[&'static str]) -> crate::CapabilityError {
+    /// first, so no audit record, policy or store keeps them. `fields` is
+    /// [`Self::oversized_fields`]'s answer, not empty.
+    pub(crate) fn refuse_oversized(&mut self, fields: &[LimitedField]) -> crate::CapabilityError {
         for field in fields {
-            match *field {
-                "actor.id" => self.actor.id = None,
-                "requestId" => self.request_id = None,
-                "agentId" => self.agent_id = None,
-                "sessionId" => self.session_id = None,
-                "actor.roles" => self.actor.roles.clear(),
-                _ => self.actor.attributes.clear(),
-            }
+            field.clear(self);
         }
-        let first = fields.first().copied().unwrap_or("actor.attributes");
-        let limit = match first {
-            "actor.roles" => format!(
-                "at most {MAX_ACTOR_ROLES} roles of at most {MAX_FRAME_ID_BYTES} bytes each"
-            ),
-            "actor.attributes" => format!("at most {MAX_ACTOR_ATTRIBUTES_BYTES} bytes as JSON"),
-            _ => format!("at most {MAX_FRAME_ID_BYTES} bytes"),
-        };
+        let first = fields
+            .first()
+            .copied()
+            .unwrap_or(LimitedField::ActorAttributes);
         crate::CapabilityError::new(
             crate::ErrorCode::InvalidInput,
-            format!("invalid frame: {first} is larger than a frame allows ({limit})"),
+            format!(
+                "invalid frame: {} is larger than a frame allows ({})",
+                first.name(),
+                first.limit()
+            ),
         )
-        .with_details(serde_json::json!({ "reason": "FRAME_TOO_LARGE", "field": first }))
+        .with_details(serde_json::json!({ "reason": "FRAME_TOO_LARGE", "field": first.name() }))
     }
 
     /// A frame on `surface` with an anonymous actor and nothing else.
