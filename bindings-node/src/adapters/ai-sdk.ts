@@ -168,8 +168,8 @@ export function aiSdkToolApproval(tools: ToolSet) {
     messages?: ModelMessage[];
   }) => {
     if (!state.toolNames.has(toolCall.toolName)) return undefined;
-    forgetUnread(state, toolCall.toolCallId);
     if (presentedForApproval(state, messages, toolCall.toolCallId, toolCall.toolName, toolCall.input)) {
+      forgetUnread(state, toolCall.toolCallId); // the gate, below, forgets for the other calls
       // Only a request this server made for this caller counts.
       return heldRequestId(state, toolCall.toolCallId, toolCall.toolName, toolCall.input) !== undefined
         ? ("user-approval" as const)

@@ -19,6 +19,7 @@ from agents import FunctionTool, RunContextWrapper, RunState, ToolApprovalItem
 from agents.tool_context import ToolContext
 
 from . import _native
+from ._agent_gate import asked_again
 from ._agent_tools import (
     FAILED,
     OUTPUT_NOT_JSON,
@@ -114,20 +115,11 @@ class GovernedTools(list[FunctionTool]):
         kept = self._ids.get(key) if key is not None else None
         frame = model_frame(self.frame, call_id)
         try:
-            # Asked again about a call already presented: a resumed run with
-            # the call undecided keeps its one request; one run or refused
-            # already gets the core's answer for it (`kept_request`).
-            request = await self.registry.approvals.get_async(kept) if kept is not None else None
-            step = _native.agent_tool_kept_request(
-                request.status if request is not None else None,
-                request is not None and request.capability_id == capability_id,
-            )
-            if step == "holds":
-                return True
-            if request is not None and step == "decided":
-                outcome = await self.registry.resume(request.id, frame, through_tool=capability_id)
-            else:
-                outcome = await self.registry.invoke(capability_id, params, frame)
+            # Asked again about a call already presented (a resumed or
+            # replayed run): the core's answer for its kept request.
+            outcome = await asked_again(self.registry, kept, capability_id, params, frame)
+            if isinstance(outcome, ApprovalRequest):
+                return True  # undecided: held on its one request
         except CapabilityError as e:
             if caller_required(e):
                 raise PrincipalRequiredError(name) from None

@@ -21,6 +21,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
 from . import _native
+from ._agent_gate import asked_again
 from ._agent_tools import APPROVAL_META as APPROVAL_META
 from ._agent_tools import (
     FAILED,
@@ -123,17 +124,10 @@ class GovernedToolset(AbstractToolset[Any]):
                 # the core's answer to resuming it — never a second request a
                 # person could approve, running the call twice.
                 kept = self._ids.get(key) if key is not None else None
-                request = await self.registry.approvals.get_async(kept) if kept is not None else None
-                step = _native.agent_tool_kept_request(
-                    request.status if request is not None else None,
-                    request is not None and request.capability_id == capability_id,
-                )
-                if request is not None and step == "holds":
-                    raise DeferForApproval(metadata={APPROVAL_META: approval_meta(request)})
-                if request is not None and step == "decided":
-                    outcome = await self.registry.resume(request.id, frame, through_tool=capability_id)
-                else:
-                    outcome = await self.registry.invoke(capability_id, args, frame)
+                answer = await asked_again(self.registry, kept, capability_id, args, frame)
+                if isinstance(answer, ApprovalRequest):
+                    raise DeferForApproval(metadata={APPROVAL_META: approval_meta(answer)})
+                outcome = answer
         except CapabilityError as e:
             if caller_required(e):
                 raise PrincipalRequiredError(name) from None
