@@ -86,6 +86,28 @@ enum HostJSON {
     }
 }
 
+extension JSONValue {
+    /// Compact JSON text, written iteratively (any depth). Non-finite
+    /// doubles have no JSON form: they are written as `null` here; the
+    /// pipeline and `InputHash` refuse them instead (INVALID_INPUT,
+    /// `NON_FINITE_NUMBER`).
+    public var jsonText: String {
+        var w = JSONWriter()
+        w.write(self)
+        return w.out
+    }
+
+    /// Compact JSON text, or `nil` when the value holds a non-finite
+    /// double, which has no JSON form (what a handler error's details
+    /// cross as: such details are left out, as Node and Python leave out
+    /// details with no JSON form).
+    var exactJSONText: String? {
+        var w = JSONWriter()
+        w.write(self)
+        return w.nonFiniteAt == nil ? w.out : nil
+    }
+}
+
 /// Compact JSON text of a `JSONValue`, written iteratively (an explicit
 /// stack: no recursion, any depth). A NaN or infinity has no JSON form: it
 /// is written as `null` and the first one's position kept. With `maxDepth`

@@ -21,26 +21,6 @@ extension JSONValue {
         var p = JSONParser(Array(data))
         self = try p.parseDocument()
     }
-
-    /// Compact JSON text, written iteratively (any depth). Non-finite
-    /// doubles have no JSON form: they are written as `null` here; the
-    /// pipeline and `InputHash` refuse them instead (INVALID_INPUT,
-    /// `NON_FINITE_NUMBER`).
-    public var jsonText: String {
-        var w = JSONWriter()
-        w.write(self)
-        return w.out
-    }
-
-    /// Compact JSON text, or `nil` when the value holds a non-finite
-    /// double, which has no JSON form (what a handler error's details
-    /// cross as: such details are left out, as Node and Python leave out
-    /// details with no JSON form).
-    var exactJSONText: String? {
-        var w = JSONWriter()
-        w.write(self)
-        return w.nonFiniteAt == nil ? w.out : nil
-    }
 }
 
 private struct JSONParser {
@@ -137,26 +117,36 @@ private struct JSONParser {
         }
     }
 
+    /// A number as RFC 8259 writes one: `-? (0 | [1-9][0-9]*) (. [0-9]+)?
+    /// ([eE] [+-]? [0-9]+)?`. Anything else (`+1`, `01`, `.5`, `1.`) is
+    /// refused as Node's and Python's readers refuse it, so a text is
+    /// read the same in every language.
     mutating func number() throws -> JSONValue {
         let start = i
         var integral = true
         if i < b.count, b[i] == UInt8(ascii: "-") { i += 1 }
-        while i < b.count {
-            let c = b[i]
-            if c >= 0x30 && c <= 0x39 {
-                i += 1
-            } else if c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E")
-                || c == UInt8(ascii: "+") || c == UInt8(ascii: "-")
-            {
-                integral = false
-                i += 1
-            } else {
-                break
-            }
+        guard i < b.count, isDigit(b[i]) else { throw fail("unexpected character") }
+        if b[i] == UInt8(ascii: "0") {
+            i += 1
+            if i < b.count, isDigit(b[i]) { throw fail("bad number: a leading zero") }
+        } else {
+            digits()
         }
-        guard i > start, let text = String(bytes: b[start..<i], encoding: .utf8) else {
-            throw fail("unexpected character")
+        if i < b.count, b[i] == UInt8(ascii: ".") {
+            integral = false
+            i += 1
+            guard i < b.count, isDigit(b[i]) else { throw fail("bad number: no digit after the point") }
+            digits()
         }
+        if i < b.count, b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
+            integral = false
+            i += 1
+            if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
+            guard i < b.count, isDigit(b[i]) else { throw fail("bad number: no digit in the exponent") }
+            digits()
+        }
+        // ASCII only: the bytes are valid UTF-8.
+        let text = String(decoding: b[start..<i], as: UTF8.self)
         if integral {
             if let v = Int64(text) { return .int(v) }
             if let v = UInt64(text) { return .uint(v) }
@@ -168,10 +158,23 @@ private struct JSONParser {
         return .double(d)
     }
 
+    private func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+
+    private mutating func digits() { while i < b.count, isDigit(b[i]) { i += 1 } }
+
+    /// Exactly four hex digits (no sign: `UInt32(_:radix:)` would take `+`).
     mutating func hex4() throws -> UInt32 {
-        guard i + 4 <= b.count, let s = String(bytes: b[i..<i + 4], encoding: .ascii), let v = UInt32(s, radix: 16)
-        else {
-            throw fail("bad \\u escape")
+        guard i + 4 <= b.count else { throw fail("bad \\u escape") }
+        var v: UInt32 = 0
+        for c in b[i..<i + 4] {
+            let digit: UInt32
+            switch c {
+            case 0x30...0x39: digit = UInt32(c - 0x30)
+            case 0x41...0x46: digit = UInt32(c - 0x41 + 10)
+            case 0x61...0x66: digit = UInt32(c - 0x61 + 10)
+            default: throw fail("bad \\u escape")
+            }
+            v = v << 4 | digit
         }
         i += 4
         return v
@@ -185,6 +188,8 @@ private struct JSONParser {
             let c = b[i]
             i += 1
             if c == UInt8(ascii: "\"") { break }
+            // JSON escapes every control character (Node's and Python's readers refuse a raw one).
+            if c < 0x20 { throw fail("control character in a string") }
             if c != UInt8(ascii: "\\") {
                 bytes.append(c)
                 continue
@@ -202,20 +207,34 @@ private struct JSONParser {
             case UInt8(ascii: "r"): bytes.append(0x0D)
             case UInt8(ascii: "t"): bytes.append(0x09)
             case UInt8(ascii: "u"):
-                var scalar = try hex4()
-                if scalar >= 0xD800 && scalar < 0xDC00, i + 1 < b.count, b[i] == UInt8(ascii: "\\"),
-                    b[i + 1] == UInt8(ascii: "u")
-                {
-                    i += 2
-                    let low = try hex4()
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                }
-                let u = Unicode.Scalar(scalar) ?? "\u{FFFD}"
+                let u = try escapedScalar()
                 bytes.append(contentsOf: Array(String(u).utf8))
             default: throw fail("bad escape")
             }
         }
         guard let s = String(bytes: bytes, encoding: .utf8) else { throw fail("invalid UTF-8") }
         return s
+    }
+
+    /// The scalar of a `\u` escape (its `\u` read): a UTF-16 surrogate
+    /// must come as a high one followed by the escape of a low one. An
+    /// unpaired surrogate names no character: a Swift `String` cannot hold
+    /// it, and replacing it would hand a handler (and bind an approval to)
+    /// another text than the one sent, so it is refused.
+    private mutating func escapedScalar() throws -> Unicode.Scalar {
+        let first = try hex4()
+        var scalar = first
+        if (0xDC00..<0xE000).contains(first) { throw fail("unpaired surrogate") }
+        if (0xD800..<0xDC00).contains(first) {
+            guard i + 1 < b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u") else {
+                throw fail("unpaired surrogate")
+            }
+            i += 2
+            let low = try hex4()
+            guard (0xDC00..<0xE000).contains(low) else { throw fail("unpaired surrogate") }
+            scalar = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00)
+        }
+        guard let u = Unicode.Scalar(scalar) else { throw fail("unpaired surrogate") }
+        return u
     }
 }

@@ -50,6 +50,32 @@ final class HostileValuesTests: XCTestCase {
         XCTAssertEqual(try JSONValue(parsing: "1e20"), .double(1e20))
     }
 
+    /// A model's arguments are read as JSON is read in Node and Python:
+    /// an unpaired UTF-16 surrogate escape (which once trapped the process,
+    /// or was replaced by U+FFFD, handing the handler another text than
+    /// the one sent), a raw control character, a signed `\u` escape and
+    /// numbers JSON does not write are refused with the offset; a proper
+    /// surrogate pair is its character.
+    func testTextThatIsNotJSONIsRefusedNeverTrappedOrRewritten() throws {
+        XCTAssertEqual(try JSONValue(parsing: #""\ud83d\ude00""#), .string("\u{1F600}"))
+        XCTAssertEqual(
+            try JSONValue(parsing: #"[-0.5e-3, 0, 10, 1E+2]"#),
+            .array([.double(-0.0005), .int(0), .int(10), .double(100)]))
+        let surrogates = [
+            #""\ud800\u0041""#, #""\ud800\ud800""#, #""\ud800""#, #""\udc00""#, #""\ud800\ue000""#, #""a\ud800x""#,
+        ]
+        for text in surrogates {
+            XCTAssertThrowsError(try JSONValue(parsing: text), text) { e in
+                XCTAssertEqual((e as? JSONParseError)?.reason, "unpaired surrogate", text)
+            }
+        }
+        for text in [
+            "+1", "01", "-01", ".5", "1.", "1e", "1e+", "-", "[1,+2]", #""\u+123""#, "\"a\u{0}b\"", "\"tab\there\"",
+        ] {
+            XCTAssertThrowsError(try JSONValue(parsing: text), text)
+        }
+    }
+
     /// A wrapper an app would use for a model's tool call.
     struct ToolCall: Codable, Sendable {
         let name: String
