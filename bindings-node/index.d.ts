@@ -216,6 +216,15 @@ export declare function inputHash(capabilityId: string, inputJson: string): stri
  */
 export declare function invokeAbandon(reg: number, h: number, now: number): string | null
 
+/**
+ * The step invocation `h` is at, the time told first (`ffi` `advance`:
+ * `Invocation::at`). A host that waited before acting on `RunHandler` (an
+ * agent adapter that holds a gated call until its framework executes it)
+ * asks this before it starts the handler: one whose deadline passed
+ * meanwhile is not started but timed out, by the core.
+ */
+export declare function invokeAt(reg: number, h: number, now: number): number
+
 /** `RunHandler`: the attempt number (1-based). */
 export declare function invokeAttempt(reg: number, h: number): number
 

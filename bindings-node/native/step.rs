@@ -27,6 +27,16 @@ pub fn invoke_aux(reg: u32, h: u32) -> napi::Result<f64> {
     read(reg, h, |inv| ffi::step_aux(inv, inv.step_kind()) as f64)
 }
 
+/// The step invocation `h` is at, the time told first (`ffi` `advance`:
+/// `Invocation::at`). A host that waited before acting on `RunHandler` (an
+/// agent adapter that holds a gated call until its framework executes it)
+/// asks this before it starts the handler: one whose deadline passed
+/// meanwhile is not started but timed out, by the core.
+#[napi(catch_unwind)]
+pub fn invoke_at(reg: u32, h: u32, now: f64) -> napi::Result<f64> {
+    registry_call(reg, |r| crate::invoke::next(r, h, ms(now)))
+}
+
 /// The instant (unix ms) every hook of the call is bounded by
 /// (`Invocation::call_deadline_ms`).
 #[napi(catch_unwind)]

@@ -26,6 +26,7 @@ import { hooksOf, type DriverHost } from "./driver-host.js";
 import { hookAnswer, isThenable, sleep, unsettled, type Missed } from "./bounded-waits.js";
 import { frozenContext, redactionInfo } from "./frozen-views.js";
 import { evaluatePolicy } from "./policy-step.js";
+import { takeHold } from "./handler-hold.js";
 import { abandon, outcome } from "./call-end.js";
 import type { Frame, InvokeResult } from "./types.js";
 
@@ -123,6 +124,11 @@ export async function drive(
           }
           break;
         case Kind.RunHandler: {
+          const hold = takeHold(frame); // an adapter's gate: the call waits for its framework (handler-hold.ts)
+          if (hold !== undefined) {
+            r = await hold.step(host, h, aux, signal);
+            break;
+          }
           if (fromCore) {
             // A resumed call: the handler gets the stored validated input.
             const text = N.invokeInputJson(reg, h);

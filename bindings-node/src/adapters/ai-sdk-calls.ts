@@ -12,6 +12,7 @@ import type { ModelMessage } from "ai";
 import type { Frame } from "../types.js";
 import { INTERNAL_MESSAGE } from "../errors.js";
 import { N } from "../native.js";
+import { invokeToHandler, type HandlerHold, type Settled } from "../handler-hold.js";
 import type { AiSdkToolsOptions } from "./ai-sdk.js";
 import { AiSdkApprovalRequiredError, AiSdkPrincipalRequiredError, MESSAGES } from "./ai-sdk-answers.js";
 import type { Running } from "./ai-sdk-progress.js";
@@ -25,9 +26,6 @@ import {
   type InvokeResult,
 } from "./registry-port.js";
 
-/** A tool call's governed outcome, settled (never a rejected promise in a map). */
-type Settled = { ok: true; outcome: InvokeResult } | { ok: false; error: unknown };
-
 export interface ToolSetState {
   registry: AdapterRegistry;
   frame: Frame;
@@ -37,6 +35,8 @@ export interface ToolSetState {
   settled: Map<string, Promise<Settled>>;
   /** Progress of calls `needsApproval` started, waiting for `execute`. */
   running: Map<string, Running>;
+  /** Calls that passed the gate, held before their handler until `execute`. */
+  held: Map<string, HandlerHold>;
   /** `ai`'s abort signal per tool call, from `onInputAvailable` (`needsApproval` gets none). */
   abortSignals: Map<string, AbortSignal>;
   toolNames: Set<string>;
@@ -71,25 +71,23 @@ export async function gateNeedsApproval(
   const abortSignal = state.abortSignals.get(toolCallId);
   state.abortSignals.delete(toolCallId);
   const running: Running = { latest: undefined, reports: 0, streaming: false, wake: undefined };
-  let reported!: () => void;
-  const firstReport = new Promise<"progress">((resolve) => {
-    reported = () => resolve("progress");
-  });
   const frame = frameFor(state, toolCallId, abortSignal);
   const appListener = frame.onProgress;
   frame.onProgress = (event) => {
     running.latest = event;
     running.reports++;
     running.wake?.();
-    reported();
     appListener?.(event);
   };
-  const pending = settle(state.registry.invoke(name, input, frame));
+  // The gate only: a call that passes it waits before its handler for
+  // `execute`, which `ai` calls only when the step may run tools.
+  const gated = await invokeToHandler((f) => state.registry.invoke(name, input, f), frame);
+  const pending = gated.settled;
   state.settled.set(toolCallId, pending);
   state.running.set(toolCallId, running);
-  // Progress comes only from a running handler: the call passed the gate.
-  if ((await Promise.race([pending, firstReport])) === "progress") {
-    running.streaming = true;
+  if (gated.hold !== undefined) {
+    state.held.set(toolCallId, gated.hold);
+    running.streaming = gated.hold.streams;
     return false;
   }
   const result = await pending;
@@ -206,13 +204,8 @@ function frameFor(state: ToolSetState, toolCallId: string, abortSignal?: AbortSi
 export function forgetUnread(state: ToolSetState, toolCallId: string): void {
   state.settled.delete(toolCallId);
   state.running.delete(toolCallId);
-}
-
-function settle(promise: Promise<InvokeResult>): Promise<Settled> {
-  return promise.then(
-    (outcome) => ({ ok: true as const, outcome }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
+  state.held.get(toolCallId)?.release(false); // never executed: it ends unrun (CANCELLED)
+  state.held.delete(toolCallId);
 }
 
 function unwrap(result: Settled): unknown {

@@ -1,6 +1,6 @@
 /**
- * The progress of an AI SDK tool call that reports it while `needsApproval`
- * waits: what is kept of it, and the preliminary results `execute` streams
+ * The progress of a streaming AI SDK tool call: what is kept of it, and
+ * the preliminary results `execute` streams
  * to `ai` (see "Progress" in `ai-sdk.ts`). Apart from `ai-sdk.ts` so the
  * streaming stays in one place.
  */

@@ -9,11 +9,15 @@
  *   adapter remembers its id under the tool call (`approvalKey`: the caller,
  *   the call id, the tool and its arguments). `ai` ends the turn with a
  *   `tool-approval-request`.
- * - anything else (output or a `CapabilityError`) → `false`, and the settled
- *   outcome waits for `execute`, which returns it (or throws the error) —
- *   the pipeline ran exactly once. (So a call that needs no approval runs
- *   while `ai` asks, a moment before `execute`, and the calls of one step run
- *   one after another: `ai` asks about them in turn.)
+ * - passed (no approval needed) → `false`, and the call waits before its
+ *   handler for `execute` (`handler-hold.ts`): `ai` asks every call of a step
+ *   but executes them only when the step may run tools (finish reason `stop`
+ *   or `tool-calls`), so a call it drops never runs — it ends CANCELLED when
+ *   another call comes under its id, at its deadline (TIMEOUT, never
+ *   started) or when `ai` aborts. The pipeline runs once: the gate's
+ *   invocation is the one `execute` continues.
+ * - refused before the handler (a policy's denial, invalid input) → `false`,
+ *   and `execute` throws that error.
  *
  * On the approved re-run `ai` re-asks `needsApproval` (it checks the call still
  * needs approval) and then calls `execute`. A call the history shows was
@@ -30,15 +34,14 @@
  * messages)` rejects the matching core requests so approval queues stay
  * accurate (unsettled ones expire).
  *
- * Progress. A call that reports progress while `needsApproval` waits (a
- * streaming handler, or one that calls `progress(done, total)`) has passed
- * the gate: `needsApproval` answers `false` at its first report, and
- * `execute` returns an async iterable, which `ai` streams as preliminary
- * tool results: the core's view of the progress
- * (`agent_tools::preliminary_result`, never a value the handler yielded,
- * which is neither validated nor redacted), then the output. A call that
- * settles without reporting, a resumed call and a direct `execute` return
- * the output alone.
+ * Progress. A streaming capability (an oRPC event-iterator output or an
+ * async generator handler) that passed the gate: `execute` returns an async
+ * iterable, which `ai` streams as preliminary tool results: the core's view
+ * of each progress report (`agent_tools::preliminary_result`, never a value
+ * the handler yielded, which is neither validated nor redacted), then the
+ * output. Any other call, a resumed call and a direct `execute` return the
+ * output alone (a `progress(done, total)` report still reaches the frame's
+ * `onProgress`).
  *
  * `ai` 7 adds a call-level `toolApproval` option that takes precedence over
  * `needsApproval` (which it still honours): pass `toolApproval:
@@ -112,6 +115,7 @@ export function toAiSdkTools(
     approvalIds: options.approvalIds ?? sharedApprovalIds(registry),
     settled: new Map(),
     running: new Map(),
+    held: new Map(),
     abortSignals: new Map(),
     toolNames: new Set(),
   };
@@ -140,12 +144,12 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
     execute: (input: unknown, { toolCallId, abortSignal, messages }) => {
       const running = state.running.get(toolCallId);
       state.running.delete(toolCallId);
+      state.held.get(toolCallId)?.release(true); // `ai` executes it: its handler runs now
+      state.held.delete(toolCallId);
       const output = modelSafe(executeGoverned(state, name, input, toolCallId, abortSignal, messages), (what, e) =>
         logAdapterFailure(state.registry, descriptor.id, what, e),
       );
-      return running !== undefined && (running.streaming || running.reports > 0)
-        ? preliminaryResults(running, output)
-        : output;
+      return running?.streaming === true ? preliminaryResults(running, output) : output;
     },
   });
 }
@@ -177,8 +181,8 @@ export function aiSdkToolApproval(tools: ToolSet) {
     }
     const needs = await gateNeedsApproval(state, toolCall.toolName, toolCall.input, toolCall.toolCallId, messages);
     if (needs) return "user-approval" as const;
-    // Reporting progress, it passed the core's policies and gate: it runs.
-    if (state.running.get(toolCall.toolCallId)?.streaming === true) return "approved" as const;
+    // Held before its handler, it passed the core's policies and gate: it runs when executed.
+    if (state.held.has(toolCall.toolCallId)) return "approved" as const;
     const settledOutcome = await state.settled.get(toolCall.toolCallId);
     if (settledOutcome && !settledOutcome.ok && settledOutcome.error instanceof CapabilityError) {
       // The core says which outcomes are a denial (`agent_tools::gate_denies`).

@@ -12,14 +12,18 @@
  *
  * The approval decision is the core's, asked through one invocation (as in
  * the AI SDK adapter). The SDK asks a tool's `needsApproval` before it runs
- * it; the adapter answers by running the governed call:
+ * it; the adapter answers by running the governed call up to its handler:
  *
  * - `approval_required` → `true`: the core stored a request, its id is kept
  *   under the caller and the tool call id, and the run ends with an
  *   interruption (`result.interruptions`);
- * - anything else → `false`: the settled outcome (the output, or the core's
- *   error text) is what the tool returns when the SDK calls it — the
- *   pipeline ran once.
+ * - passed (no approval needed) → `false`: the call waits before its handler
+ *   for the SDK's call of the tool, which runs it — the pipeline runs once.
+ *   A call the SDK then never makes (a run cancelled meanwhile) never runs:
+ *   it ends CANCELLED when another call comes under its id, or at its
+ *   deadline (TIMEOUT, never started);
+ * - refused before the handler → `false`: the tool returns the core's error
+ *   text.
  *
  * Answer an interruption with `await governed.approve(state, item,
  * {approver})` (the core's approve, then `state.approve`) or `await

@@ -516,7 +516,7 @@ describe("toAiSdkTools", () => {
     const refund = { id: "o-1", amount: 4 };
     const fresh = { toolCallId: "call-0", messages: [] };
     assert.equal(await tools.orders_refund.needsApproval(refund, fresh), true, "put to a person");
-    // A read under the same id, which the gate ran and whose `execute` never came.
+    // A read under the same id, which passed the gate and whose `execute` never came.
     assert.equal(await tools.orders_get.needsApproval({ id: "o-1" }, fresh), false);
     // The refund, approved, comes back (presented in the history) and is executed.
     const asked = [
@@ -529,7 +529,62 @@ describe("toAiSdkTools", () => {
     assert.deepEqual(output, { refunded: 4, id: "o-1" }, "the refund's own outcome, not the read's");
     assert.deepEqual(
       calls.map((c) => c.tool),
-      ["get", "refund"],
+      ["refund"],
+      "the read nobody executed never ran",
+    );
+    assert.equal(registry.inFlight(), 0, "the held read ended when another call came under its id");
+  });
+
+  // `ai` asks `needsApproval` of every call of a step, then executes them
+  // only when the step may run tools (finish reason `stop` or `tool-calls`).
+  for (const finish of ["length", "content-filter"]) {
+    it(`runs nothing for a call ai does not execute (finish reason ${finish}): no work done for a result nobody reads`, async () => {
+      const { registry, calls, audit } = await ordersFixture();
+      const model = scriptedModel({
+        ...toolCallTurn("orders_get", { id: "o-1" }),
+        finishReason: { unified: finish, raw: finish },
+      });
+      const abort = new AbortController();
+      const result = await generateText({
+        model,
+        tools: toAiSdkTools(registry, { actor: { id: "u1" } }),
+        prompt: "Where is o-1?",
+        abortSignal: abort.signal,
+      });
+      assert.equal(result.toolResults.length, 0, "ai executed no tool");
+      assert.deepEqual(calls, [], "the handler never ran");
+      assert.equal(registry.inFlight(), 1, "held before its handler");
+      abort.abort(); // the app ends its request: the held call ends, unrun
+      await waitFor(() => registry.inFlight() === 0, "the held call to end");
+      assert.deepEqual(calls, []);
+      const finished = audit.filter((r) => r.event === "finished");
+      assert.deepEqual(
+        finished.map((r) => r.outcome),
+        ["CANCELLED"],
+      );
+    });
+  }
+
+  it("streamText: a call of a step that ends past its tool calls (finish reason length) never runs; one that ends with tool-calls runs once", async () => {
+    const { registry, calls } = await ordersFixture();
+    const turn = (finish, id) =>
+      streamTurn(
+        { type: "tool-call", toolCallId: id, toolName: "orders_get", input: JSON.stringify({ id }) },
+        { type: "finish", finishReason: { unified: finish, raw: finish }, usage },
+      );
+    const model = new MockLanguageModelV3({ doStream: [turn("length", "o-1"), turn("tool-calls", "o-2")] });
+    const tools = toAiSdkTools(registry, { actor: { id: "u2" } });
+    const first = streamText({ model, tools, prompt: "o-1" });
+    assert.equal((await first.toolResults).length, 0);
+    const second = streamText({ model, tools, prompt: "o-2" });
+    assert.deepEqual(
+      (await second.toolResults).map((r) => r.output.id),
+      ["o-2"],
+    );
+    assert.deepEqual(
+      calls.map((c) => c.input.id),
+      ["o-2"],
+      "only the executed call ran",
     );
   });
 

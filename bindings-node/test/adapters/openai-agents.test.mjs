@@ -350,14 +350,16 @@ describe("OpenAI Agents SDK adapter", () => {
       "the first call's request still waits, unrun",
     );
   });
-  it("an outcome left unread under a call id never answers a later call under it", async () => {
+  it("a call the gate let through but the SDK never called never runs, and never answers a later call under its id", async () => {
     const calls = new Map();
-    const registry = await build(calls);
+    const audit = [];
+    const registry = await build(calls, { audit });
     const governed = governedAgentTools(registry, ANA);
     const tool = (name) => governed.tools.find((t) => t.name === name);
     const context = new RunContext();
-    // A read the gate ran, whose run ended before the SDK called the tool.
+    // A read that passed the gate, whose run ended before the SDK called the tool.
     assert.equal(await tool("orders_get").needsApproval(context, { email: EMAIL }, "call_0"), false);
+    assert.equal(calls.get("orders.get"), undefined, "held before its handler: nothing ran");
     // Later the provider reuses the call id for a refund, which is approved and called.
     const refund = { order: "o-1", cents: 500 };
     assert.equal(await tool("orders_refund").needsApproval(context, refund, "call_0"), true);
@@ -366,6 +368,12 @@ describe("OpenAI Agents SDK adapter", () => {
     });
     assert.equal(text, JSON.stringify({ refunded: "o-1", cents: 500 }), "the refund's own outcome, not the read's");
     assert.equal(calls.get("orders.refund"), 1);
+    assert.equal(calls.get("orders.get"), undefined, "the read nobody called never ran");
+    assert.deepEqual(
+      audit.filter((r) => r.event === "finished" && r.capabilityId === "orders.get").map((r) => r.outcome),
+      ["CANCELLED"],
+    );
+    assert.equal(registry.inFlight(), 0);
   });
   it("a saved call replayed after it ran, or after a rejection made elsewhere, is answered, not asked again", async () => {
     const calls = new Map();

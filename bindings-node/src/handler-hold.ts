@@ -1,0 +1,118 @@
+/**
+ * A gated call held before its handler: how an agent adapter asks the core's
+ * gate (policies, approval) in a framework's approval hook without running
+ * the call there. `ai` asks `needsApproval` of every call of a step and then
+ * executes them only if the step may run tools (finish reason `stop` or
+ * `tool-calls`); a handler run in the hook would have done its work for a
+ * call nobody reads, which the model may then make again.
+ *
+ * The adapter starts the invocation with a hold for its frame
+ * (`invokeToHandler`); the driver, at the call's first `RunHandler` step,
+ * says the call passed the gate (`reached`) and waits for the adapter:
+ * `release(true)` when the framework executes the call, `release(false)` when
+ * it will not (a later call under the same id). The call's abort signal ends
+ * the wait (CANCELLED), and so does its deadline: the core is asked the step
+ * again with the time (`invokeAt`), so a handler is never started past its
+ * deadline and a call nobody executes ends in TIMEOUT then, audited.
+ */
+
+import { getEventIteratorSchemaDetails } from "@orpc/contract";
+
+import type { CapabilityHooks } from "./declare.js";
+import { hooksOf, type DriverHost } from "./driver-host.js";
+import { Answer } from "./generated/protocol.js";
+import { N } from "./native.js";
+import type { Frame, InvokeResult } from "./types.js";
+
+export class HandlerHold {
+  /** Resolves `"held"` once the call passed the gate and waits before its handler. */
+  readonly reached: Promise<"held">;
+  /** Whether the held capability streams (an event-iterator output or an async generator handler). */
+  streams = false;
+  #reached!: () => void;
+  #go: ((run: boolean) => void) | undefined;
+  #decided: boolean | undefined;
+
+  constructor() {
+    this.reached = new Promise((resolve) => {
+      this.#reached = () => resolve("held");
+    });
+  }
+
+  /** The adapter's word: run the handler (`true`) or end the call unrun (`false`). The first word counts. */
+  release(run: boolean): void {
+    if (this.#decided !== undefined) return;
+    this.#decided = run;
+    this.#go?.(run);
+  }
+
+  /**
+   * The driver's `RunHandler` step of a held call (invocation `h` of
+   * `host`, deadline `deadlineAt`): waits, then returns the core's
+   * next step (packed) — asked again with the time when released or at the
+   * deadline, CANCELLED when the adapter said no or `signal` aborted.
+   */
+  async step(host: DriverHost, h: number, deadlineAt: number, signal: AbortSignal | undefined): Promise<number> {
+    const ask = await this.#wait(hooksOf(host, h), deadlineAt, signal);
+    const reg = host.handle;
+    return ask ? N.invokeAt(reg, h, Date.now()) : N.answer(reg, h, Answer.Cancelled, Date.now());
+  }
+
+  #wait(hooks: CapabilityHooks, deadlineAt: number, signal: AbortSignal | undefined): Promise<boolean> {
+    this.streams = streams(hooks);
+    this.#reached();
+    if (this.#decided !== undefined) return Promise.resolve(this.#decided);
+    if (signal?.aborted === true) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      // One millisecond past it: the core then sees the deadline passed.
+      // Unref'd: a call nobody will execute does not keep the process alive.
+      const timer = setTimeout(() => this.release(true), Math.max(0, deadlineAt - Date.now() + 1)).unref();
+      const onAbort = () => this.release(false);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#go = (run) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(run);
+      };
+    });
+  }
+}
+
+/** A call's outcome, settled: never a rejected promise left in a map. */
+export type Settled = { ok: true; outcome: InvokeResult } | { ok: false; error: unknown };
+
+/**
+ * Runs `invoke(frame)` up to its handler: `hold` is set once the call
+ * passed the gate (the adapter releases it when its framework executes the
+ * call, and `settled` is then its outcome); without it, the call ended
+ * before its handler (approval required, refused) and `settled` is how.
+ */
+export async function invokeToHandler(
+  invoke: (frame: Frame) => Promise<InvokeResult>,
+  frame: Frame,
+): Promise<{ hold: HandlerHold | undefined; settled: Promise<Settled> }> {
+  const hold = new HandlerHold();
+  holds.set(frame, hold);
+  const settled = invoke(frame).then(
+    (outcome): Settled => ({ ok: true, outcome }),
+    (error: unknown): Settled => ({ ok: false, error }),
+  );
+  const passed = (await Promise.race([settled, hold.reached])) === "held";
+  return { hold: passed ? hold : undefined, settled };
+}
+
+const holds = new WeakMap<Frame, HandlerHold>();
+
+/** The hold registered for `frame`, taken (a retry's attempt is not held again). */
+export function takeHold(frame: Frame): HandlerHold | undefined {
+  const hold = holds.get(frame);
+  if (hold !== undefined) holds.delete(frame);
+  return hold;
+}
+
+function streams(hooks: CapabilityHooks): boolean {
+  const def = (hooks.procedure as { "~orpc"?: { outputSchema?: unknown; handler?: unknown } })["~orpc"];
+  if (def === undefined) return false;
+  if (getEventIteratorSchemaDetails(def.outputSchema as never) !== undefined) return true;
+  return Object.prototype.toString.call(def.handler) === "[object AsyncGeneratorFunction]";
+}
