@@ -22,7 +22,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
-from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 
 import agent_caps
 from agent_caps import CARD, EMAIL, build, finished
@@ -215,6 +215,49 @@ async def test_a_call_id_reused_with_other_arguments_is_another_call() -> None:
     assert toolset.request_id(bare, "call_0") == request.id
     assert toolset.request_id(DeferredToolRequests(approvals=first.output.approvals), "call_0") != request.id
     assert len(await registry.approvals.list_async(status="pending")) == 2
+
+
+async def test_an_approved_call_runs_only_its_own_request_never_one_its_metadata_names_for_another_call() -> None:
+    registry = build()
+    toolset = governed_toolset(registry, ANA)
+    big = {"order": "o-2", "cents": 99999}
+    calls = [
+        ToolCallPart("orders_refund", REFUND, tool_call_id="c_a"),
+        ToolCallPart("orders_refund", big, tool_call_id="c_b"),
+    ]
+    script = Script(calls, [TextPart("Done.")], [TextPart("Edited.")])
+    agent = agent_for(script, toolset)
+    first = await agent.run("Refund both.")
+    assert isinstance(first.output, DeferredToolRequests)
+    id_b = first.output.metadata["c_b"][APPROVAL_META]["requestId"]
+    # The person approves the small refund and denies the big one; the
+    # results name the big one's request for the small call (metadata
+    # copied from the wrong call).
+    wrong = DeferredToolResults(
+        approvals={"c_a": True, "c_b": False}, metadata={"c_a": {APPROVAL_META: {"requestId": id_b}}}
+    )
+    await agent.run(message_history=first.all_messages(), deferred_tool_results=wrong)
+    content, outcome = script.returns(1)["c_a"]
+    assert outcome == "failed" and content.startswith("APPROVAL_NOT_FOUND: ")
+    assert "orders.refund" not in agent_caps.CALLS, "the call the person denied never ran"
+    assert (await registry.approvals.get_async(id_b)).status == "pending"
+    # Approved with edited arguments (PydanticAI's override_args): the
+    # request holds the arguments the model sent, so it runs neither.
+    edited = DeferredToolResults(
+        approvals={"c_a": ToolApproved(override_args={**REFUND, "cents": 5}), "c_b": False},
+        metadata=dict(first.output.metadata),
+    )
+    await agent.run(message_history=first.all_messages(), deferred_tool_results=edited)
+    content, outcome = script.returns(2)["c_a"]
+    assert outcome == "failed" and content.startswith("APPROVAL_NOT_FOUND: ")
+    assert "orders.refund" not in agent_caps.CALLS
+    # Another process (no id kept there): the metadata's request runs when it holds these arguments.
+    elsewhere = governed_toolset(registry, ANA, approval_ids={})
+    results = await elsewhere.answer(first.output, {"c_a": True, "c_b": False}, approver="lead")
+    again = Script([TextPart("Refunded.")])
+    await agent_for(again, elsewhere).run(message_history=first.all_messages(), deferred_tool_results=results)
+    content, outcome = again.returns(0)["c_a"]
+    assert outcome == "success" and agent_caps.CALLS["orders.refund"] == 1
 
 
 async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:

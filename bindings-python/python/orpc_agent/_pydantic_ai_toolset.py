@@ -40,6 +40,7 @@ from ._agent_tools import (
 )
 from ._agent_tools import PrincipalRequiredError as PrincipalRequiredError
 from ._app_errors import APP_FAILURES
+from ._native import input_hash
 from .errors import ApprovalNotFoundError, CapabilityError, InternalError
 from .registry import CapabilityRegistry
 from .types import ApprovalRequest, ApprovalRequired, Frame
@@ -109,7 +110,7 @@ class GovernedToolset(AbstractToolset[Any]):
         key = approval_key(self.frame, call_id, capability_id, args)
         try:
             if ctx.tool_call_approved:
-                request_id = _request_id_of(ctx.tool_call_metadata) or (self._ids.get(key) if key else None)
+                request_id = await self._approved_request(capability_id, args, key, ctx.tool_call_metadata)
                 if request_id is not None:
                     # The approved call: the core's request, resumed once.
                     if self._decide:
@@ -149,6 +150,28 @@ class GovernedToolset(AbstractToolset[Any]):
         except APP_FAILURES as e:  # a serializer that raises (its own CancelledError too), NaN/∞, a cycle
             operator_log(capability_id, "the output's JSON form", e)
             raise ToolFailed(error_text(InternalError(OUTPUT_NOT_JSON))) from None
+
+    async def _approved_request(self, capability_id: str, args: Any, key: str | None, metadata: Any) -> str | None:
+        """The request an approved call resumes: the one kept for this call
+        (caller, call id, tool, arguments), or the one its metadata names
+        when none is kept here (another process) and that request's input
+        is these arguments. A request of another call — metadata copied
+        from another call, or arguments changed since (``override_args``:
+        edited arguments need an approval of their own) — never runs in
+        this call's place: APPROVAL_NOT_FOUND, nothing runs."""
+        kept = self._ids.get(key) if key is not None else None
+        named = _request_id_of(metadata)
+        if named is None or named == kept:
+            return kept
+        if kept is None:
+            request = await self.registry.approvals.get_async(named)
+            if (
+                request is not None
+                and request.capability_id == capability_id
+                and input_hash(capability_id, request.input) == input_hash(capability_id, args)
+            ):
+                return named
+        raise ApprovalNotFoundError(_native.AGENT_TOOL_UNKNOWN_APPROVAL)
 
     # -- the approvals -----------------------------------------------------
 

@@ -33,8 +33,13 @@ made on ``aiSdk`` by this caller); a replay is refused by the core
 (``APPROVAL_CONSUMED``). ``DeferredToolResults`` built by the app with
 ``True`` work too: the adapter records the approval as the core's decision
 (approver: the ``approver`` option, else the frame's actor id) unless
-``decide_approvals=False``. ``ToolApproved(override_args=...)`` changes
-nothing: the approved input is the stored one (an edit is a new request).
+``decide_approvals=False``. An approved call resumes only its own request:
+the one kept for it (caller, call id, tool, arguments), or, where none is
+kept (another process), the one its metadata names if that request holds
+these arguments. Metadata naming another call's request, and
+``ToolApproved(override_args=...)`` (the request holds the arguments the
+model sent; an edit needs an approval of its own), run nothing: the model
+reads ``APPROVAL_NOT_FOUND``.
 
 ``GovernedToolset`` lives in ``_pydantic_ai_toolset`` and is re-exported
 here.
