@@ -60,9 +60,23 @@ export function failureAnswer(host: DriverHost, h: number, how: 0 | 1 | 2, err: 
           ? N.answer(reg, h, Answer.HandlerTimedOut, Date.now())
           : N.answer(reg, h, Answer.Cancelled, Date.now());
   } catch {
-    next = Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
+    next = plainFailure(reg, h, err);
   }
   return next;
+}
+
+/**
+ * A thrown error the core could not read (a `CapabilityError` whose fields
+ * were changed to what it cannot hold) is a plain failure: EXECUTION_FAILED,
+ * its finished record delivered. Only a closed registry leaves the loop
+ * to read INTERNAL.
+ */
+function plainFailure(reg: number, h: number, err: unknown): number {
+  try {
+    return N.answerHandlerError(reg, h, null, errorClass(err), false, null, Date.now());
+  } catch {
+    return Kind.Done; // the registry was closed under the call: the loop reads INTERNAL
+  }
 }
 
 function answerError(reg: number, h: number, err: unknown): number {

@@ -44,6 +44,11 @@ export class CapabilityError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     const row = TABLE[code];
     if (row === undefined) throw new TypeError(`unknown capability error code ${JSON.stringify(code)}`);
+    if (typeof message !== "string")
+      throw new TypeError(`a CapabilityError's message is a string, not ${typeof message}`);
+    if (options.retryable !== undefined && typeof options.retryable !== "boolean") {
+      throw new TypeError(`a CapabilityError's retryable is true or false, not ${typeof options.retryable}`);
+    }
     this.code = code;
     this.kind = row.kind;
     this.retryable = options.retryable ?? row.retryable;

@@ -70,6 +70,38 @@ test("handlers that throw, reject, or hang past the deadline ignoring the signal
   assert.equal(registry.inFlight(), 0);
 });
 
+test("a CapabilityError with fields the core cannot hold is refused where it is made, and one changed afterwards is a plain failure: EXECUTION_FAILED, audited", async () => {
+  assert.throws(() => new CapabilityError("NOT_FOUND", "x", { retryable: 1 }), TypeError);
+  assert.throws(() => new CapabilityError("NOT_FOUND", 42), TypeError);
+  const audit = [];
+  const registry = await createCapabilityRegistry(
+    {
+      built: base.meta({ agent: agent() }).handler(() => {
+        throw new CapabilityError("EXECUTION_FAILED", "x", { retryable: "yes" });
+      }),
+      changed: base.meta({ agent: agent() }).handler(async () => {
+        const e = new CapabilityError("NOT_FOUND", "No order o-9.");
+        e.retryable = 1;
+        throw e;
+      }),
+    },
+    { audit: (r) => audit.push(r), logger: { warn: () => {} } },
+  );
+  for (const id of ["built", "changed"]) {
+    const e = await registry.invoke(id, {}, { surface: "direct" }).catch((x) => x);
+    assert.ok(e instanceof CapabilityError, id);
+    assert.equal(e.code, "EXECUTION_FAILED", id);
+  }
+  assert.deepEqual(
+    audit.filter((r) => r.event === "finished").map((r) => [r.capabilityId, r.outcome]),
+    [
+      ["built", "EXECUTION_FAILED"],
+      ["changed", "EXECUTION_FAILED"],
+    ],
+  );
+  assert.equal(registry.inFlight(), 0);
+});
+
 test("a validator that throws rejects the input without echoing it", async () => {
   const throwing = {
     "~standard": {

@@ -96,6 +96,30 @@ async def test_a_handler_that_raises_gives_execution_failed_without_its_message(
     assert err2.value.kind == "std:invalid-args"
 
 
+@pytest.mark.parametrize("suspends", [False, True])
+async def test_a_capability_error_with_fields_the_core_cannot_hold_is_a_plain_failure_and_audited(
+    suspends: bool,
+) -> None:
+    with pytest.raises(TypeError):
+        CapabilityError("NOT_FOUND", "x", retryable=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        CapabilityError("NOT_FOUND", 42)  # type: ignore[arg-type]
+
+    @capability(id="h.changed", description="C.", expose={"direct": True}, side_effect="read", risk="low")
+    async def changed(m: Msg) -> None:
+        if suspends:
+            await asyncio.sleep(0)
+        e = orpc_agent.NotFoundError("No order o-9.")
+        e.retryable = "yes"  # type: ignore[assignment]
+        raise e
+
+    audit: list[dict[str, Any]] = []
+    reg = create_capability_registry([changed], audit=audit.append)
+    with pytest.raises(orpc_agent.ExecutionFailedError):
+        await reg.invoke("h.changed", {"n": 1})
+    assert [r["outcome"] for r in audit if r["event"] == "finished"] == ["EXECUTION_FAILED"]
+
+
 async def test_a_handler_that_hangs_times_out_even_if_it_ignores_cancellation() -> None:
     release = asyncio.Event()
 

@@ -127,7 +127,12 @@ def _operator_log(inv: Any, what: str, exc: BaseException) -> None:
 
 def _handler_failed(inv: Any, exc: BaseException) -> int:
     if isinstance(exc, CapabilityError):
-        return int(inv.handler_error(exc.code, exc.message, exc.retryable, exc.details))
+        try:
+            return int(inv.handler_error(exc.code, exc.message, exc.retryable, exc.details))
+        except (TypeError, ValueError, OverflowError):
+            # Fields changed to what the core cannot read: a plain failure
+            # (EXECUTION_FAILED, the finished record delivered), as in Node.
+            pass
     # A plain exception: the core replaces it by a generic EXECUTION_FAILED;
     # its text never reaches the caller (SI-10), only the operator's log.
     _operator_log(inv, "the handler", exc)

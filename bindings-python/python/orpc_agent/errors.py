@@ -63,11 +63,14 @@ class CapabilityError(Exception):
         code = code or type(self).code
         if _native.error_kind(code) is None:
             raise ValueError(f"unknown error code {code!r}")
+        if not isinstance(message, str):
+            raise TypeError(f"a CapabilityError's message is a str, not {type(message).__name__}")
+        if retryable is not None and type(retryable) is not bool:
+            raise TypeError(f"a CapabilityError's retryable is True, False or None, not {type(retryable).__name__}")
         super().__init__(message)
         self.code = code
         self.message = message
-        default = _native.default_retryable(code)
-        self.retryable: bool = bool(default) if retryable is None else retryable
+        self.retryable: bool = bool(_native.default_retryable(code)) if retryable is None else retryable
         self.details = details
 
     @property
