@@ -82,11 +82,15 @@ export function subsetSchema(spec) {
 /** Host policy behaviours of the README, as `{name, mode, evaluate}`. */
 export function hostPolicy(marker, behaviours) {
   const b = behaviours?.[marker.name];
-  const evaluate = async () => {
+  const evaluate = async ({ frame }) => {
     if (!b) throw new Error(`no behaviour for ${marker.name}`);
     switch (b.kind) {
       case "allow":
         return { decision: "allow" };
+      case "deny-anonymous":
+        return frame.actor?.id === undefined && frame.sessionId === undefined
+          ? { decision: "deny", reason: b.reason }
+          : { decision: "allow" };
       case "abstain":
         return { decision: "abstain" };
       case "deny":

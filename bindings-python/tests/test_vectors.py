@@ -275,6 +275,9 @@ def _policy(p: dict[str, Any]) -> Any:
     async def policy(request: Any) -> Any:
         if kind == "allow":
             return Allow()
+        if kind == "deny-anonymous":
+            anonymous = request.frame.actor_id is None and request.frame.session_id is None
+            return Deny(p.get("reason")) if anonymous else Allow()
         if kind == "abstain":
             return Abstain()
         if kind == "deny":

@@ -51,15 +51,22 @@ impl orpc_agent_core::pipeline::driver::Validator for VectorSchema {
 }
 
 /// A host policy of the vectors: allow, deny, throw, require-approval,
-/// abstain, or delay (then allow).
+/// abstain, delay (then allow), or deny-anonymous (deny when the frame it
+/// is shown names neither an actor id nor a session).
 struct VectorPolicy(Value);
 
 impl Policy for VectorPolicy {
-    fn evaluate<'a>(&'a self, _r: PolicyRequest<'a>) -> BoxFuture<'a, Result<Decision, String>> {
+    fn evaluate<'a>(&'a self, r: PolicyRequest<'a>) -> BoxFuture<'a, Result<Decision, String>> {
         Box::pin(async move {
             let s = |k: &str| self.0[k].as_str().map(str::to_owned);
             match self.0["kind"].as_str().unwrap() {
                 "allow" => Ok(Decision::Allow),
+                "deny-anonymous" if r.frame.actor.id.is_none() && r.frame.session_id.is_none() => {
+                    Ok(Decision::Deny {
+                        reason: s("reason"),
+                    })
+                }
+                "deny-anonymous" => Ok(Decision::Allow),
                 "abstain" => Ok(Decision::Abstain),
                 "deny" => Ok(Decision::Deny {
                     reason: s("reason"),

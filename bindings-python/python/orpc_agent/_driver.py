@@ -31,7 +31,7 @@ from . import _native
 from ._app_errors import APP_FAILURES, _invalid_input, _operator_log
 from ._handler import RUN_HANDLER, _abandon, _CancelledError, _race_deadline, start_handler
 from ._policy import _evaluate_policy
-from ._step_values import _dump, _export_input, _handler_input, _redaction_info, _resumed_frame
+from ._step_values import _core_frame, _dump, _export_input, _handler_input, _redaction_info
 from .postgres import settled
 from .schema import to_jsonable
 from .types import ApprovalRequest, ApprovalRequired, InvokeOk
@@ -118,7 +118,7 @@ async def _drive_steps(
         elif k == RUN_HANDLER:
             if inv.resumed:
                 if inv.attempt == 1:
-                    frame = _resumed_frame(inv, frame)
+                    frame = _core_frame(inv, frame)
                 ok, value = _handler_input(inv, spec, value)  # type: ignore[arg-type]
                 if not ok:
                     # The stored input no longer fits the capability's type (a

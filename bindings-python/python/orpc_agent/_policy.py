@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from . import _native
 from ._app_errors import APP_FAILURES, _log, _operator_log
 from ._handler import _abandon, _CancelledError
+from ._step_values import _core_frame
 from .types import Abstain, Allow, Deny, PolicyRequest, RequireApproval
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ async def _evaluate_policy(
     fn = registry._runtime_policies.get(index) if scope == 0 else spec.policies.get(index)
     if fn is None:
         return int(inv.answer(_native.ANSWER_POLICY_FAILED))
-    request = PolicyRequest(spec.id, value, frame, frame.context, MappingProxyType(spec.meta))
+    request = PolicyRequest(spec.id, value, _core_frame(inv, frame), frame.context, MappingProxyType(spec.meta))
     caller_cancelled = False
     try:
         result = fn(request)

@@ -74,8 +74,12 @@ def _handler_input(inv: Any, spec: CapabilitySpec, value: Any) -> tuple[bool, An
         return False, None
 
 
-def _resumed_frame(inv: Any, frame: _native.Frame) -> _native.Frame:
-    """On resume, hooks see the recorded surface and actor (SI-3)."""
+def _core_frame(inv: Any, frame: _native.Frame) -> _native.Frame:
+    """The frame as the core holds it, with the caller's context: what a
+    host policy is shown, and a resumed handler (the recorded surface and
+    actor, SI-3). Stage 3 dropped what names no one (an empty actor or
+    session id, an invalid trace), so a policy reads the core's frame, as
+    in every binding, never the caller's raw one."""
     f = inv.frame()
     trace = f.get("trace") or {}
     return _native.Frame(

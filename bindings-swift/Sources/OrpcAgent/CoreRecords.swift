@@ -60,7 +60,7 @@ extension Frame {
             agentId: agentId, sessionId: sessionId)
     }
 
-    /// The frame the core built for a resumed call (the request's recorded
+    /// The frame the core holds (for a resumed call the request's recorded
     /// surface and actor, the caller's trace and ids), with this frame's
     /// context and progress sink (which never cross).
     func withRecorded(_ recorded: FfiFrame) throws -> Frame {

@@ -10,10 +10,13 @@ extension Driver {
         let clock = options.clock
         guard let at = inv.policyAt() else { return inv.answer(.policyFailed, nowMs: clock.nowMs()) }
         let list = at.runtime ? registry.runtimePolicies : (capability()?.hooks.policies ?? [])
+        // The frame as the core holds it (stage 3 dropped an empty id or an
+        // invalid trace), with the caller's context: what every binding's
+        // policies are shown. One that does not convert fails the policy.
         guard let cap = capability(), Int(at.index) < list.count, case .host(let policy) = list[Int(at.index)],
-            let input = policyInput()
+            let input = policyInput(), let frame = try? call.frame.withRecorded(inv.frame())
         else { return inv.answer(.policyFailed, nowMs: clock.nowMs()) }
-        let request = PolicyRequest(capabilityId: cap.id, input: input, frame: call.frame)
+        let request = PolicyRequest(capabilityId: cap.id, input: input, frame: frame)
         let inv = self.inv
         let logger = options.logger
         let hook = OperatorFailure.Hook.policy(runtime: at.runtime, index: Int(at.index), name: policy.name)

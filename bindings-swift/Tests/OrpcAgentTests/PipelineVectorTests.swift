@@ -44,9 +44,12 @@ struct PipelineCase {
 
     func hostPolicy(_ declared: JSONValue, clock: ManualClock) -> Policy {
         let spec = v["hostPolicies"]?[declared["name"]?.stringValue ?? ""] ?? .null
-        var p = HostPolicy(name: declared["name"]?.stringValue) { _ in
+        var p = HostPolicy(name: declared["name"]?.stringValue) { request in
             switch spec["kind"]?.stringValue ?? "" {
             case "allow": return .allow
+            case "deny-anonymous":
+                let anonymous = request.frame.actor.id == nil && request.frame.sessionId == nil
+                return anonymous ? .deny(reason: spec["reason"]?.stringValue) : .allow
             case "abstain": return .abstain
             case "deny": return .deny(reason: spec["reason"]?.stringValue)
             case "require-approval":
