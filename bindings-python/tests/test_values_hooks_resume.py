@@ -680,6 +680,38 @@ def test_declared_hooks_without_an_implementation_are_reported_with_the_core_pro
     ], got
 
 
+async def test_a_declared_host_marker_is_implemented_by_the_given_policy_of_its_name_once() -> None:
+    """A policy declared in the metadata as a host marker and given as a
+    host policy of the same name is one policy (as in Swift): it builds
+    without ``host_policies`` and is evaluated once, in the marker's place."""
+    seen: list[str] = []
+
+    def budget(request: Any) -> Any:
+        seen.append(request.capability_id)
+        return orpc_agent.Allow()
+
+    meta = {"policies": [{"host": True, "name": "budget"}, {"name": "open", "decision": "allow"}]}
+
+    @capability(
+        id="pay.small",
+        description="Pay.",
+        expose=EXPOSE,
+        side_effect="write",
+        risk="low",
+        meta=meta,
+        policies=[orpc_agent.host_policy(budget, name="budget")],
+    )
+    async def pay(t: Transfer) -> dict[str, str]:
+        return {}
+
+    audit: list[dict[str, Any]] = []
+    reg = create_capability_registry([pay], audit=audit.append)
+    await reg.invoke("pay.small", {"to": "bob", "note": "lunch"})
+    assert seen == ["pay.small"]
+    finished = next(r for r in audit if r["event"] == "finished")
+    assert [(p["name"], p["host"]) for p in finished["policies"]] == [("budget", True), ("open", False)]
+
+
 # ----- InputIssues of another shape ----------------------------------------
 
 

@@ -168,11 +168,20 @@ def define_capability(
     if policies is not None:
         # Both lists apply: the policies declared in `meta` first, then
         # these (a declared deny must not vanish because host policies were
-        # given too; issue 14).
+        # given too; issue 14). A declared host marker is implemented by
+        # the first given host policy of its name, which takes its place
+        # (as in Swift): one policy, evaluated once.
         declared = list(m.get("policies") or [])
         given_json, given_impls = _policy_list(policies)
-        m["policies"] = declared + given_json
-        impls = {i + len(declared): f for i, f in given_impls.items()}
+        rest = list(range(len(given_json)))
+        for i, d in enumerate(declared):
+            name = d.get("name") if isinstance(d, dict) and d.get("host") is True else None
+            j = next((j for j in rest if j in given_impls and given_json[j].get("name") == name), None)
+            if name is not None and j is not None:
+                rest.remove(j)
+                impls[i] = given_impls[j]
+        m["policies"] = declared + [given_json[j] for j in rest]
+        impls.update({len(declared) + k: given_impls[j] for k, j in enumerate(rest) if j in given_impls})
 
     return CapabilitySpec(
         id=id,
