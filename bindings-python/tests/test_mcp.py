@@ -44,6 +44,25 @@ async def test_call_runs_the_pipeline_on_the_mcp_surface_with_trace_meta() -> No
     assert (last["surface"], last["actorId"], last["traceparent"]) == ("mcp", "ana", TRACEPARENT)
 
 
+async def test_the_app_s_trace_wins_whole_and_no_json_rpc_id_becomes_the_request_id() -> None:
+    """Node's rule: the request's ``_meta`` trace only when the app's frame
+    names none (never one trace's parent with another's state), and the
+    JSON-RPC id (unique per connection only) is not the frame's request id."""
+    audit: list[dict[str, Any]] = []
+    app_parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+    def frame(ctx: Any) -> Frame:
+        return Frame("mcp", actor={"id": "ana"}, traceparent=app_parent, tracestate="app=1")
+
+    async with Client(create_mcp_server(build(audit.append), frame=frame)) as client:
+        await client.call_tool("docs_search", {"q": "abc"}, meta={"traceparent": TRACEPARENT})
+    async with Client(create_mcp_server(build(audit.append))) as client:
+        await client.call_tool("docs_search", {"q": "abc"}, meta={"traceparent": TRACEPARENT, "tracestate": "c=2"})
+    finished = [r for r in audit if r["event"] == "finished"]
+    got = [(r["traceparent"], r.get("tracestate"), r["requestId"]) for r in finished]
+    assert got == [(app_parent, "app=1", None), (TRACEPARENT, "c=2", None)], got
+
+
 async def test_errors_and_approvals_become_actionable_results() -> None:
     async with Client(create_mcp_server(build())) as client:
         bad = await client.call_tool("docs_search", {"q": 3})

@@ -93,6 +93,16 @@ describe("registerMcpTools over InMemoryTransport", () => {
     assert.equal(finished.tracestate, "vendor=abc");
   });
 
+  it("the app's trace wins whole over _meta's, and no JSON-RPC id becomes the request id (Python's rule too)", async () => {
+    const appParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const { client, audit } = await connectedClient(undefined, {
+      frame: () => ({ actor: { id: "ana" }, trace: { traceparent: appParent, tracestate: "app=1" } }),
+    });
+    await client.callTool({ name: "orders_get", arguments: { id: "o-1" }, _meta: { traceparent: TRACEPARENT } });
+    const finished = audit.find((r) => r.event === "finished");
+    assert.deepEqual([finished.traceparent, finished.tracestate, finished.requestId], [appParent, "app=1", null]);
+  });
+
   it("redacts output before it reaches the client", async () => {
     const { client } = await connectedClient();
     const result = await client.callTool({ name: "orders_customer", arguments: { orderId: "o-1" } });

@@ -125,7 +125,7 @@ def model_frame(base: Frame | None, call_id: str | None) -> Frame:
         actor=base.actor,
         traceparent=base.traceparent,
         tracestate=base.tracestate,
-        request_id=base.request_id or call_id,
+        request_id=call_id if base.request_id is None else base.request_id,
         agent_id=base.agent_id,
         session_id=base.session_id,
         context=base.context,

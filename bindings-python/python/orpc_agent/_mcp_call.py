@@ -69,31 +69,27 @@ def _transport_session(context: Context[Any, Any]) -> str | None:
 
 
 def _mcp_frame(base: Frame | None, context: Context[Any, Any]) -> Frame:
-    """The frame of one tools/call: surface ``mcp`` always (SI-2); actor and
-    context from the host's factory; trace from the request's ``_meta``; the
-    session the factory names, else the transport's (anonymous clients on
-    two sessions are two callers to the core)."""
+    """The frame of one tools/call, by Node's rule: surface ``mcp`` always
+    (SI-2); actor, context, ids and trace from the host's factory; the
+    request's ``_meta`` trace (``traceparent`` with its ``tracestate``)
+    only when the factory names none — never one trace's parent with
+    another's state; the session the factory names, else the transport's
+    (anonymous clients on two sessions are two callers to the core). The
+    JSON-RPC request id is unique per connection only, so it is not the
+    frame's request id (a factory that wants it in audit records sets
+    ``request_id=str(context.request_id)``)."""
     meta = _request_meta(context)
-    traceparent = meta.get("traceparent")
-    tracestate = meta.get("tracestate")
-    try:
-        request_id: str | None = str(context.request_id)
-    except (AttributeError, ValueError, LookupError):
-        request_id = None
-    if base is None:
-        return Frame(
-            "mcp",
-            traceparent=traceparent if isinstance(traceparent, str) else None,
-            tracestate=tracestate if isinstance(tracestate, str) else None,
-            request_id=request_id,
-            session_id=_transport_session(context),
-        )
+    base = base if base is not None else Frame("mcp")
+    traceparent, tracestate = base.traceparent, base.tracestate
+    if traceparent is None and isinstance(meta.get("traceparent"), str):
+        traceparent = meta["traceparent"]
+        tracestate = meta.get("tracestate") if isinstance(meta.get("tracestate"), str) else None
     return Frame(
         "mcp",
         actor=base.actor,
-        traceparent=traceparent if isinstance(traceparent, str) else base.traceparent,
-        tracestate=tracestate if isinstance(tracestate, str) else base.tracestate,
-        request_id=base.request_id or request_id,
+        traceparent=traceparent,
+        tracestate=tracestate,
+        request_id=base.request_id,
         agent_id=base.agent_id,
         session_id=base.session_id if base.session_id is not None else _transport_session(context),
         context=base.context,
