@@ -303,9 +303,10 @@ export declare function invokeStart(reg: number, capability: number, surface: nu
 
 /**
  * [`invoke_start`] by name, for names the façade does not know (the core
- * answers NOT_FOUND exactly as for an unexposed capability, SI-8).
+ * answers NOT_FOUND exactly as for an unexposed capability, SI-8), and
+ * for an input with a non-finite number (`non_finite_at`, its pointer).
  */
-export declare function invokeStartName(reg: number, name: string, surface: number, frameJson: string | undefined | null, inputText: string | undefined | null, now: number): number
+export declare function invokeStartName(reg: number, name: string, surface: number, frameJson: string | undefined | null, inputText: string | undefined | null, now: number, nonFiniteAt?: string | undefined | null): number
 
 /**
  * At an `Audit` step whose record is the finished one: the call's span

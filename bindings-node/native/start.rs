@@ -43,10 +43,16 @@ fn frame_of(surface: u32, frame_json: Option<String>) -> Result<Arc<Frame>, Capa
 }
 
 /// The core's verdict on the raw input as the façade serialized it
-/// (`JSON.stringify`); `None` when it has no JSON text (a BigInt, a cycle:
-/// only in-process code hands those over).
-fn measured(input_text: Option<&str>) -> Option<Result<(), CapabilityError>> {
-    input_text.map(orpc_agent_core::limits::check_serialized)
+/// (`JSON.stringify`), and where the input holds its first NaN or infinity
+/// (which `JSON.stringify` writes as `null`): `ffi::measured_input`, as in
+/// every binding. `None` when there is nothing to check (short text, or no
+/// JSON text at all: a BigInt, a cycle, which only in-process code hands
+/// over).
+fn measured(
+    input_text: Option<&str>,
+    non_finite_at: Option<String>,
+) -> Option<Result<(), CapabilityError>> {
+    orpc_agent_core::ffi::measured_input(input_text, non_finite_at)
 }
 
 /// Registers a started invocation and returns its first step.
@@ -91,7 +97,7 @@ fn start_index_in(
         capability,
         frame,
         options(r, now),
-        measured(input_text),
+        measured(input_text, None),
     );
     started(r, inv, ms(now))
 }
@@ -145,7 +151,8 @@ pub fn invoke_start(
 }
 
 /// [`invoke_start`] by name, for names the façade does not know (the core
-/// answers NOT_FOUND exactly as for an unexposed capability, SI-8).
+/// answers NOT_FOUND exactly as for an unexposed capability, SI-8), and
+/// for an input with a non-finite number (`non_finite_at`, its pointer).
 #[napi(catch_unwind)]
 pub fn invoke_start_name(
     reg: u32,
@@ -154,6 +161,7 @@ pub fn invoke_start_name(
     frame_json: Option<String>,
     input_text: Option<String>,
     now: f64,
+    non_finite_at: Option<String>,
 ) -> napi::Result<f64> {
     registry_call(reg, |r| {
         let frame = frame_of(surface, frame_json)?;
@@ -163,7 +171,7 @@ pub fn invoke_start_name(
             &name,
             frame,
             options(r, now),
-            measured(input_text.as_deref()),
+            measured(input_text.as_deref(), non_finite_at),
         );
         started(r, inv, ms(now))
     })

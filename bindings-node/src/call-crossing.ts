@@ -96,21 +96,26 @@ export function frameText(value: Record<string, unknown>): string {
   }
 }
 
+/** Refuses the first NaN or infinity in an actor's `attributes`, by its pointer in the actor. */
+function refuseNonFinite(v: unknown): void {
+  const at = firstNonFinite(v, "/attributes");
+  if (at !== undefined) fail("NON_FINITE_NUMBER", at);
+}
+
 /**
- * Refuses the first NaN or infinite number (or `Number` object holding
- * one) in an actor's `attributes`, by its pointer in the actor. A walk of
- * at most the core's depth: a cycle, or deeper nesting, is left to the
- * JSON writer's own refusal.
+ * The JSON pointer (under `path`) of the first NaN or infinite number (or
+ * `Number` object holding one) in `v`, which `JSON.stringify` writes as
+ * `null`. A walk of at most the core's depth: a cycle, or deeper nesting,
+ * is left to the JSON writer's own refusal.
  */
-function refuseNonFinite(v: unknown, path = "/attributes", depth = 0): void {
-  if (typeof v === "number" || v instanceof Number) {
-    if (!Number.isFinite(Number(v))) fail("NON_FINITE_NUMBER", path);
-    return;
-  }
-  if (typeof v !== "object" || v === null || depth >= MAX_HASH_DEPTH) return;
+function firstNonFinite(v: unknown, path = "", depth = 0): string | undefined {
+  if (typeof v === "number" || v instanceof Number) return Number.isFinite(Number(v)) ? undefined : path;
+  if (typeof v !== "object" || v === null || depth >= MAX_HASH_DEPTH) return undefined;
   for (const [key, item] of Object.entries(v)) {
-    refuseNonFinite(item, `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`, depth + 1);
+    const at = firstNonFinite(item, `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`, depth + 1);
+    if (at !== undefined) return at;
   }
+  return undefined;
 }
 
 /** Whether the frame carries more than a known surface and an actor. */
@@ -128,11 +133,26 @@ export function needsJson(frame: Frame, surface: number | undefined): boolean {
 const TOO_DEEP_TEXT = "[".repeat(SHORT_INPUT_TEXT) + "]".repeat(SHORT_INPUT_TEXT);
 
 /**
+ * An input holding a NaN or infinity: where (a JSON pointer), and its JSON
+ * text when long enough to measure. The core refuses it after the limits
+ * (`ffi::measured_input`): the value a handler would get is not the `null`
+ * the core would hold.
+ */
+export class NonFiniteInput {
+  constructor(
+    readonly at: string,
+    readonly text: string | undefined,
+  ) {}
+}
+
+/**
  * The raw input's JSON text for the core's input limits, or `undefined`
  * when it has none (`undefined` itself, a BigInt, a cycle: values only
- * in-process code can hand over; transports deliver JSON).
+ * in-process code can hand over; transports deliver JSON), or where it
+ * holds a non-finite number (`NonFiniteInput`: looked for only when the
+ * text has a `null`).
  */
-export function rawInputText(input: unknown): string | undefined {
+export function rawInputText(input: unknown): string | undefined | NonFiniteInput {
   let text: string | undefined;
   try {
     text = JSON.stringify(input);
@@ -144,7 +164,9 @@ export function rawInputText(input: unknown): string | undefined {
   }
   // Text this short cannot exceed a limit (the core says how short): it
   // need not cross.
-  return text !== undefined && text.length > SHORT_INPUT_TEXT ? text : undefined;
+  const measured = text !== undefined && text.length > SHORT_INPUT_TEXT ? text : undefined;
+  const at = text?.includes("null") === true ? firstNonFinite(input) : undefined;
+  return at === undefined ? measured : new NonFiniteInput(at, measured);
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   frameText,
   needsJson,
   notStarted,
+  NonFiniteInput,
   rawInputText,
 } from "./call-crossing.js";
 import type { InspectReport, Logger } from "./create-registry.js";
@@ -128,17 +129,19 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
       // The raw input as JSON text, which the core measures against the input
       // limits before any step (no validator, policy or handler sees an
       // over-limit input).
-      const text = rawInputText(input);
+      const raw = rawInputText(input);
+      const nonFinite = raw instanceof NonFiniteInput ? raw : undefined; // refused by the core, after exposure
+      const text = nonFinite === undefined ? (raw as string | undefined) : nonFinite.text;
       if (this.telemetry !== undefined) {
         // The call's span is the trace the core records.
         span = this.telemetry.begin(frame.trace);
         const fj = frameJson(frame, span.trace);
-        start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now());
-      } else if (index === undefined || this.audit !== undefined || this.auditSink !== undefined) {
+        start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now(), nonFinite?.at);
+      } else if (index === undefined || nonFinite || this.audit !== undefined || this.auditSink !== undefined) {
         // With an audit subscriber the core records the name asked for, so
         // it resolves the name itself; otherwise the cached index saves it.
         const fj = actorId === null ? null : frameJson(frame);
-        start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now());
+        start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now(), nonFinite?.at);
       } else if (actorId === null) {
         start = HOT.start(this.handle, index, surface!, text, Date.now());
       } else if (actorId !== undefined) {

@@ -190,6 +190,28 @@ test("an abort that comes before a deadline that passes in the same turn is CANC
   assert.equal((await p.catch((x) => x)).code, "CANCELLED");
 });
 
+test("an input with a NaN or infinity is INVALID_INPUT NON_FINITE_NUMBER before any validator or handler (as in Python and Swift), after exposure and the limits", async () => {
+  let runs = 0;
+  const registry = await createCapabilityRegistry({
+    raw: base.meta({ agent: agent() }).handler(async () => ++runs),
+    hidden: base.meta({ agent: agent({ expose: { mcp: true } }) }).handler(async () => ++runs),
+  });
+  const direct = { surface: "direct" };
+  const e = await registry.invoke("raw", { ok: 1, x: { y: [0, Number.NaN] } }, direct).catch((x) => x);
+  assert.deepEqual(
+    [e.code, e.details, e.message.includes("/x/y/1")],
+    ["INVALID_INPUT", { reason: "NON_FINITE_NUMBER" }, true],
+  );
+  const boxed = await registry.invoke("raw", { n: new Number(Number.POSITIVE_INFINITY) }, direct).catch((x) => x);
+  assert.equal(boxed.details?.reason, "NON_FINITE_NUMBER");
+  const hidden = await registry.invoke("hidden", { n: Number.NaN }, direct).catch((x) => x);
+  assert.equal(hidden.code, "NOT_FOUND", "exposure first (SI-8)");
+  const big = await registry.invoke("raw", { n: Number.NaN, v: "x".repeat(2_000_000) }, direct).catch((x) => x);
+  assert.equal(big.code, "LIMIT_EXCEEDED", "the limits first");
+  assert.equal((await registry.invoke("raw", { s: "null", n: null }, direct)).status, "ok");
+  assert.equal(runs, 1);
+});
+
 test("inputs nested deeper than JSON.stringify can go are LIMIT_EXCEEDED, not unmeasured", async () => {
   let runs = 0;
   const registry = await createCapabilityRegistry({ raw: base.meta({ agent: agent() }).handler(async () => ++runs) });

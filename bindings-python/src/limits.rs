@@ -36,6 +36,8 @@
 
 mod text;
 
+use std::cell::Cell;
+
 use orpc_agent_core::CapabilityError;
 use orpc_agent_core::limits::{Limit, Meter};
 use pyo3::PyTypeInfo;
@@ -54,10 +56,56 @@ fn clear_error(_py: Python<'_>) {
     unsafe { ffi::PyErr_Clear() }
 }
 
-/// The limits verdict on `input`.
+thread_local! {
+    /// Whether the walk under way met a NaN or infinity (the walk runs
+    /// with the GIL held, on this thread, start to end).
+    static NON_FINITE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The limits verdict on `input`, then — within the limits — where it
+/// holds its first NaN or infinity (`ffi::measured_input`, the rule of
+/// every binding: it has no JSON form, so no validator, policy or handler
+/// is handed a value the core holds as `null`). The pointer is found by a
+/// second walk, only then.
 pub fn measure(input: &Bound<'_, PyAny>) -> Result<(), CapabilityError> {
     let mut meter = Meter::new();
-    walk(input, 1, &mut meter).map_err(|l| meter.error(l))
+    NON_FINITE.with(|f| f.set(false));
+    walk(input, 1, &mut meter).map_err(|l| meter.error(l))?;
+    if !NON_FINITE.with(Cell::get) {
+        return Ok(());
+    }
+    let at = first_non_finite(input, String::new(), 1).unwrap_or_default();
+    orpc_agent_core::ffi::measured_input(None, Some(at)).unwrap_or(Ok(()))
+}
+
+/// The JSON pointer of the first NaN or infinity in `obj` (a float, or in
+/// a dict, list or tuple, at most the core's depth).
+fn first_non_finite(obj: &Bound<'_, PyAny>, path: String, depth: usize) -> Option<String> {
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return (!f.value().is_finite()).then_some(path);
+    }
+    if depth > orpc_agent_core::limits::MAX_INPUT_DEPTH {
+        return None;
+    }
+    let step = |key: &str| format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"));
+    // Read as the walk reads (no Python code runs): keys that are not
+    // strings name nothing, as they count as empty strings there.
+    if let Ok(d) = obj.cast::<PyDict>() {
+        return d.iter().find_map(|(k, v)| {
+            let key = as_type::<PyString>(&k).and_then(|s| s.to_str().ok().map(str::to_owned));
+            first_non_finite(&v, step(&key.unwrap_or_default()), depth + 1)
+        });
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return l
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| first_non_finite(&v, step(&i.to_string()), depth + 1));
+    }
+    let t = obj.cast::<PyTuple>().ok()?;
+    t.iter()
+        .enumerate()
+        .find_map(|(i, v)| first_non_finite(&v, step(&i.to_string()), depth + 1))
 }
 
 /// `obj` as exactly a `T`: a comparison of the type pointer, where a
@@ -106,7 +154,10 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, meter: &mut Meter) -> Result<(), L
     if let Ok(f) = obj.cast::<PyFloat>() {
         return match Number::from_f64(f.value()) {
             Some(n) => meter.number(&n),
-            None => meter.null(), // NaN and infinities are refused later, when exported
+            None => {
+                NON_FINITE.with(|f| f.set(true)); // refused once the limits passed (`measure`)
+                meter.null()
+            }
         };
     }
     if let Ok(l) = obj.cast::<PyList>() {

@@ -17,6 +17,7 @@ from orpc_agent import (
     ApprovalRequired,
     CapabilityError,
     Frame,
+    InvalidInputError,
     InvokeOk,
     LimitExceededError,
     create_capability_registry,
@@ -176,15 +177,21 @@ async def test_numbers_are_measured_by_value_never_through_python_code() -> None
     )
     frame = Frame(V["surface"], actor={"id": "a1"})
     big = 10**400
-    ok = await registry.invoke(
-        "n.in", {"big": big, "neg": -big, "loud": Loud(5), "f": 1.5e300, "nan": float("nan")}, frame
-    )
+    ok = await registry.invoke("n.in", {"big": big, "neg": -big, "loud": Loud(5), "f": 1.5e300}, frame)
     assert isinstance(ok, InvokeOk)
     assert seen == []
     # A list of big ints past the size limit: counted by digits.
     with pytest.raises(LimitExceededError) as info:
         await registry.invoke("n.in", {"v": [10**1000] * 1100}, frame)
     assert info.value.details["limit"] == "inputBytes"
+    # A NaN or infinity has no JSON form: refused before any validator or
+    # handler (the core's NON_FINITE_NUMBER, by its pointer, as in Node and
+    # Swift), once the limits passed (past them, the limit's error).
+    with pytest.raises(InvalidInputError) as bad:
+        await registry.invoke("n.in", {"ok": 1, "x": {"y": [0, float("nan")]}}, frame)
+    assert (bad.value.details, "/x/y/1" in bad.value.message) == ({"reason": "NON_FINITE_NUMBER"}, True)
+    with pytest.raises(LimitExceededError):
+        await registry.invoke("n.in", {"nan": float("-inf"), "v": [10**1000] * 1100}, frame)
 
 
 async def test_strings_with_lone_surrogates_are_measured() -> None:

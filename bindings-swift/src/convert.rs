@@ -5,7 +5,8 @@
 //! call pays for one integer.
 
 use orpc_agent_core::act::deterministic::{HashError, MAX_HASH_DEPTH};
-use orpc_agent_core::limits::{Meter, check_serialized};
+use orpc_agent_core::ffi;
+use orpc_agent_core::limits::Meter;
 use orpc_agent_core::{Answer, CapabilityError, Frame, Surface};
 use serde_json::Value;
 
@@ -95,10 +96,8 @@ pub(crate) fn export_answer(input: FfiHostInput) -> Answer {
 
 /// The input-limits verdict on a raw input Swift holds, handed to the
 /// invocation at its start (`Invocation::start_index_measured`): the core's
-/// check of its JSON text (`limits::check_serialized`), then — within the
-/// limits — a non-finite number is the hash's `NON_FINITE_NUMBER`
-/// (INVALID_INPUT): it has no JSON form, so no validator, policy, hash or
-/// handler could see the value the caller gave. A walk Swift stopped past
+/// (`ffi::measured_input`: its JSON text's limits, then a non-finite number
+/// is `NON_FINITE_NUMBER`, as in every binding). A walk Swift stopped past
 /// the depth limit is the core's meter's `depth`. `None`: no measure (no
 /// JSON form at all); the pipeline then checks the first JSON form it gets.
 pub(crate) fn start_verdict(input: FfiHostInput) -> Option<Result<(), CapabilityError>> {
@@ -106,10 +105,7 @@ pub(crate) fn start_verdict(input: FfiHostInput) -> Option<Result<(), Capability
         FfiHostInput::Json {
             text,
             non_finite_at,
-        } => Some(check_serialized(&text).and_then(|()| match non_finite_at {
-            None => Ok(()),
-            Some(path) => Err(HashError::NonFinite { path }.into()),
-        })),
+        } => ffi::measured_input(Some(&text), non_finite_at),
         FfiHostInput::Deeper { depth, .. } => {
             let mut meter = Meter::new();
             let depth = usize::try_from(depth).unwrap_or(usize::MAX);

@@ -14,11 +14,13 @@
 pub mod act;
 mod answer;
 mod approvals;
+mod measure;
 mod step;
 pub use answer::{
     answer, answer_code, exported_input, handler_error, handler_error_with, orpc_handler_error,
 };
 pub use approvals::{ApprovalView, ResumeLimit, approval_view_code};
+pub use measure::measured_input;
 pub use step::{outcome_code, reported_kind, step_aux, step_json, step_kind_names};
 #[cfg(feature = "postgres")]
 mod postgres;
