@@ -74,6 +74,15 @@ impl Invocation {
         self.next(py)
     }
 
+    /// The step again, the time told first: a host that waited before
+    /// acting on `RunHandler` (an agent adapter holding a gated call until
+    /// its framework runs it) asks this before it starts the handler, so
+    /// one whose deadline passed meanwhile is timed out, never started.
+    fn advance_at(&mut self, py: Python<'_>) -> PyResult<u8> {
+        self.waited = true;
+        self.next(py)
+    }
+
     // ----- answers: each returns the next step's kind ---------------------
 
     /// Any answer without more than one text and one flag, by its code

@@ -4,6 +4,7 @@ interface): a real ``Runner`` tool loop, no network."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -284,13 +285,15 @@ async def test_a_call_id_reused_with_other_arguments_is_another_call_what_the_pe
     assert [r.input for r in pending] == [{"order": "o-1", "cents": 500}]  # the first call's, still unrun
 
 
-async def test_an_outcome_left_unread_under_a_call_id_never_answers_a_later_call_under_it() -> None:
-    registry = build()
+async def test_a_call_the_gate_let_through_but_the_sdk_never_called_never_runs_nor_answers_a_later_call() -> None:
+    audit: list[dict[str, Any]] = []
+    registry = build(audit.append)
     tools = governed_tools(registry, ANA)
     by_name = {t.name: t for t in tools}
     context = RunContextWrapper(context=None)
-    # A read the gate ran, whose run ended before the SDK called the tool.
+    # A read that passed the gate, whose run ended before the SDK called the tool.
     assert await by_name["orders_get"].needs_approval(context, {"email": EMAIL}, "call_0") is False
+    assert "orders.get" not in agent_caps.CALLS, "held before its handler: nothing ran"
     # Later the provider reuses the call id for a refund, which is approved and called.
     refund = {"order": "o-1", "cents": 500}
     assert await by_name["orders_refund"].needs_approval(context, refund, "call_0") is True
@@ -299,6 +302,22 @@ async def test_an_outcome_left_unread_under_a_call_id_never_answers_a_later_call
     text = await by_name["orders_refund"].on_invoke_tool(tool_context, arguments)
     assert json.loads(text) == {"refunded": "o-1", "cents": 500}  # the refund's own outcome, not the read's
     assert agent_caps.CALLS["orders.refund"] == 1
+    assert "orders.get" not in agent_caps.CALLS, "the read nobody called never ran"
+    ended = [r["outcome"] for r in audit if r["event"] == "finished" and r["capabilityId"] == "orders.get"]
+    assert ended == ["CANCELLED"]
+
+
+async def test_a_call_held_before_its_handler_that_the_sdk_never_calls_ends_at_its_deadline_unstarted() -> None:
+    audit: list[dict[str, Any]] = []
+    registry = build(audit.append, defaults={"timeoutMs": 40})
+    get = next(t for t in governed_tools(registry, ANA) if t.name == "orders_get")
+    assert await get.needs_approval(RunContextWrapper(context=None), {"email": EMAIL}, "call_1") is False
+    for _ in range(1000):  # bounded: the deadline is 40 ms away
+        if any(r["event"] == "finished" for r in audit):
+            break
+        await asyncio.sleep(0.01)
+    assert [(r["outcome"], r["attempts"]) for r in audit if r["event"] == "finished"] == [("TIMEOUT", 1)]
+    assert "orders.get" not in agent_caps.CALLS
 
 
 async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:

@@ -565,6 +565,19 @@ describe("toAiSdkTools", () => {
     });
   }
 
+  it("a call held before its handler that nobody executes ends at its deadline, never started (TIMEOUT, audited)", async () => {
+    const { registry, calls, audit } = await ordersFixture({ defaults: { timeoutMs: 40 } });
+    const tools = toAiSdkTools(registry, { actor: { id: "u3" } });
+    assert.equal(await tools.orders_get.needsApproval({ id: "o-1" }, { toolCallId: "c-1", messages: [] }), false);
+    await waitFor(() => registry.inFlight() === 0, "the held call to end at its deadline");
+    assert.deepEqual(calls, []);
+    const finished = audit.filter((r) => r.event === "finished");
+    assert.deepEqual(
+      finished.map((r) => [r.outcome, r.attempts]),
+      [["TIMEOUT", 1]],
+    );
+  });
+
   it("streamText: a call of a step that ends past its tool calls (finish reason length) never runs; one that ends with tool-calls runs once", async () => {
     const { registry, calls } = await ordersFixture();
     const turn = (finish, id) =>

@@ -7,19 +7,26 @@ from __future__ import annotations
 from typing import Any
 
 from . import _native
+from ._handler_hold import HandlerHold
 from .registry import CapabilityRegistry
 from .types import ApprovalRequest, ApprovalRequired, Frame, InvokeOk
 
 
 async def asked_again(
-    registry: CapabilityRegistry, kept: str | None, capability_id: str, arguments: Any, frame: Frame
+    registry: CapabilityRegistry,
+    kept: str | None,
+    capability_id: str,
+    arguments: Any,
+    frame: Frame,
+    held: HandlerHold | None = None,
 ) -> ApprovalRequest | InvokeOk[Any] | ApprovalRequired:
     """What the core says of the call, given the request id kept under its
     key (``agent_tools::kept_request``): undecided, the kept request itself
     (hold the call on it, never a second one); run or refused once already,
     the core's resume of it (it raises ``APPROVAL_CONSUMED`` /
     ``APPROVAL_REJECTED``, audited) — never a second request a person could
-    approve, running the call twice; otherwise the call asked afresh."""
+    approve, running the call twice; otherwise the call asked afresh (held
+    before its handler by ``held``, when given: ``_handler_hold``)."""
     request = await registry.approvals.get_async(kept) if kept is not None else None
     step = _native.agent_tool_kept_request(
         request.status if request is not None else None,
@@ -29,4 +36,6 @@ async def asked_again(
         return request
     if request is not None and step == "decided":
         return await registry.resume(request.id, frame, through_tool=capability_id)
+    if held is not None:
+        return await registry._invoke_to_handler(capability_id, arguments, frame, held)  # type: ignore[no-any-return]
     return await registry.invoke(capability_id, arguments, frame)

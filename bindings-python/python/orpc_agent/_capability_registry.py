@@ -19,6 +19,7 @@ from ._approvals import Approvals
 from ._driver import HANDLER_RAISED, SUSPENDED, VALIDATOR_RAISED, drive
 from ._frames import _DIRECT, _as_frame
 from ._handler import RUN_HANDLER, continue_handler, start_handler
+from ._handler_hold import HandlerHold
 from ._run_sync import cancel_requested, run_sync
 from .capability import CapabilitySpec
 from .errors import InternalError
@@ -98,6 +99,16 @@ class CapabilityRegistry:
         if type(r) is InvokeOk:
             return r
         return await self._invoke_slow(id_or_tool_name, input, f, r)
+
+    async def _invoke_to_handler(self, id_or_tool_name: str, input: Any, frame: Frame, hold: HandlerHold) -> Any:
+        """``invoke`` held before its handler until ``hold`` is released (an
+        agent adapter's gate, ``_handler_hold``): the general loop, never the
+        fast path, which would step the handler."""
+
+        async def run(f: Frame) -> Any:
+            return await drive(self, self._native.start_name(id_or_tool_name, f, input), None, input, f, hold=hold)
+
+        return await (run(frame) if self._telemetry is None else self._telemetry._around(frame, run))
 
     async def _invoke_any_frame(self, id_or_tool_name: str, input: Any, frame: Any) -> InvokeOk[Any] | ApprovalRequired:
         """``invoke`` given a frame that is not a ``Frame`` (a mapping, or

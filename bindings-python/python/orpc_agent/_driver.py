@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from . import _native
 from ._app_errors import APP_FAILURES, _invalid_input, _operator_log
 from ._handler import RUN_HANDLER, _abandon, _CancelledError, _race_deadline, start_handler
+from ._handler_hold import HandlerHold
 from ._policy import _evaluate_policy
 from ._step_values import _core_frame, _dump, _export_input, _handler_input, _redaction_info
 from .postgres import settled
@@ -66,14 +67,16 @@ async def drive(
     k: int | None = None,
     output: Any = None,
     pending: asyncio.Future[Any] | None = None,
+    hold: HandlerHold | None = None,
 ) -> InvokeOk[Any] | ApprovalRequired:
     """Runs one invocation to its outcome (or raises its CapabilityError).
 
     ``k``/``output``/``pending`` continue an invocation whose first steps
-    the caller already performed (``CapabilityRegistry.invoke``'s fast path).
+    the caller already performed (``CapabilityRegistry.invoke``'s fast path);
+    ``hold`` holds it before its handler (an adapter's gate, ``_handler_hold``).
     """
     try:
-        return await _drive_steps(registry, inv, spec, value, frame, k, output, pending)
+        return await _drive_steps(registry, inv, spec, value, frame, k, output, pending, hold)
     except _CancelledError:
         # The caller cancelled at whichever step was awaited (a policy, a
         # redactor, a store step): the core ends the call CANCELLED and its
@@ -98,6 +101,7 @@ async def _drive_steps(
     k: int | None,
     output: Any,
     pending: asyncio.Future[Any] | None,
+    hold: HandlerHold | None,
 ) -> InvokeOk[Any] | ApprovalRequired:
     if k is None:
         k = inv.advance()
@@ -116,6 +120,9 @@ async def _drive_steps(
             else:
                 k = inv.answer(_native.ANSWER_INPUT_VALID)
         elif k == RUN_HANDLER:
+            if hold is not None:  # an adapter's gate: the call waits for its framework
+                k, hold = await hold.step(inv), None
+                continue
             if inv.resumed:
                 if inv.attempt == 1:
                     frame = _core_frame(inv, frame)

@@ -16,6 +16,10 @@ from typing import Any
 from agents import ToolApprovalItem
 from agents.strict_schema import ensure_strict_json_schema
 
+from ._agent_tools import OUTPUT_NOT_JSON, error_text, operator_log, output_text, output_value
+from ._app_errors import APP_FAILURES
+from .errors import InternalError
+
 
 def _params_schema(descriptor: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """The descriptor's input schema, and whether it is strict: converted by
@@ -67,3 +71,12 @@ def _arguments(arguments: str) -> Any:
         return json.loads(arguments)
     except ValueError:
         return arguments
+
+
+def _text(capability_id: str, output: Any) -> str:
+    """The output as the model reads it; one with no JSON form is INTERNAL, and the operator is told why."""
+    try:
+        return output_text(output_value(output))
+    except APP_FAILURES as e:  # a serializer that raises (its own CancelledError too), NaN/∞, a cycle
+        operator_log(capability_id, "the output's JSON form", e)
+        return error_text(InternalError(OUTPUT_NOT_JSON))

@@ -11,6 +11,7 @@ re-exports it, and from the conversions of the SDK's values
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import MutableMapping
 from typing import Any
@@ -22,22 +23,19 @@ from . import _native
 from ._agent_gate import asked_again
 from ._agent_tools import (
     FAILED,
-    OUTPUT_NOT_JSON,
     approval_key,
     approval_required_text,
     caller_required,
     error_text,
     model_frame,
     operator_log,
-    output_text,
-    output_value,
     record_approval,
     rejection_text,
     shared_approval_ids,
 )
 from ._agent_tools import PrincipalRequiredError as PrincipalRequiredError
-from ._app_errors import APP_FAILURES
-from ._openai_conversions import _arguments, _call_id_of, _params_schema, _parsed_arguments
+from ._handler_hold import HandlerHold, invoke_to_handler
+from ._openai_conversions import _arguments, _call_id_of, _params_schema, _parsed_arguments, _text
 from .errors import ApprovalNotFoundError, CapabilityError, InternalError
 from .registry import CapabilityRegistry
 from .types import ApprovalRequest, ApprovalRequired, Frame
@@ -62,8 +60,10 @@ class GovernedTools(list[FunctionTool]):
         self._approver = approver
         self._decide = decide_approvals
         self._ids = approval_ids if approval_ids is not None else shared_approval_ids(registry)
-        # Outcomes computed by `needs_approval`, waiting for the tool's call.
+        # Outcomes computed by `needs_approval`, and calls it let through
+        # (held before their handler: `_handler_hold`), waiting for the tool's call.
         self._settled: dict[tuple[str | None, str], tuple[bool, Any]] = {}
+        self._held: dict[tuple[str | None, str], tuple[HandlerHold, asyncio.Task[Any]]] = {}
         self._capability_by_tool: dict[str, str] = {}
         for descriptor in registry.descriptors("aiSdk"):
             if descriptor.get("discovery") == "contextual":
@@ -108,16 +108,24 @@ class GovernedTools(list[FunctionTool]):
 
     async def _gate(self, name: str, capability_id: str, params: dict[str, Any], call_id: str) -> bool:
         """``True`` iff the core asks for approval of this call."""
-        # An outcome an earlier call under this id left unread (its run
-        # ended before the tool was called) is not this call's.
+        # What an earlier call under this id left (its run ended before the
+        # tool was called) is not this call's: one held there ends unrun.
         self._settled.pop(self._settled_key(call_id), None)
+        if (left := self._held.pop(self._settled_key(call_id), None)) is not None:
+            left[0].release(False)
         key = approval_key(self.frame, call_id, capability_id, params)
         kept = self._ids.get(key) if key is not None else None
         frame = model_frame(self.frame, call_id)
         try:
             # Asked again about a call already presented (a resumed or
-            # replayed run): the core's answer for its kept request.
-            outcome = await asked_again(self.registry, kept, capability_id, params, frame)
+            # replayed run): the core's answer for its kept request. Else
+            # the gate only: a call that passes it waits for the tool's call.
+            ask = functools.partial(asked_again, self.registry, kept, capability_id, params, frame)
+            hold, task = await invoke_to_handler(lambda h: ask(held=h))
+            if hold is not None:
+                self._held[self._settled_key(call_id)] = (hold, task)
+                return False
+            outcome = task.result()
             if isinstance(outcome, ApprovalRequest):
                 return True  # undecided: held on its one request
         except CapabilityError as e:
@@ -142,9 +150,15 @@ class GovernedTools(list[FunctionTool]):
 
     async def _run(self, capability_id: str, call_id: str, arguments: str) -> str:
         settled = self._settled.pop(self._settled_key(call_id), None)
+        if (held := self._held.pop(self._settled_key(call_id), None)) is not None:
+            held[0].release(True)  # the SDK invokes the tool: its handler runs now
+            try:
+                settled = (True, (await held[1]).output)
+            except CapabilityError as e:
+                settled = (False, e)
         if settled is not None:
             ok, value = settled
-            return self._text(capability_id, value) if ok else error_text(value)
+            return _text(capability_id, value) if ok else error_text(value)
         frame = model_frame(self.frame, call_id)
         params = _arguments(arguments)
         key = approval_key(self.frame, call_id, capability_id, params)
@@ -163,15 +177,7 @@ class GovernedTools(list[FunctionTool]):
             return error_text(e)
         if isinstance(outcome, ApprovalRequired):
             return approval_required_text(outcome.request)
-        return self._text(capability_id, outcome.output)
-
-    @staticmethod
-    def _text(capability_id: str, output: Any) -> str:
-        try:
-            return output_text(output_value(output))
-        except APP_FAILURES as e:  # a serializer that raises (its own CancelledError too), NaN/∞, a cycle
-            operator_log(capability_id, "the output's JSON form", e)
-            return error_text(InternalError(OUTPUT_NOT_JSON))
+        return _text(capability_id, outcome.output)
 
     # -- the interruptions -------------------------------------------------
 
