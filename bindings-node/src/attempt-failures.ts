@@ -60,6 +60,8 @@ export function failureAnswer(host: DriverHost, h: number, how: 0 | 1 | 2, err: 
           ? N.answer(reg, h, Answer.HandlerTimedOut, Date.now())
           : N.answer(reg, h, Answer.Cancelled, Date.now());
   } catch {
+    // Its fields could not be read: the operator gets it, the caller a plain failure.
+    if (err instanceof CapabilityError) logFailure(host, h, "the handler", err);
     next = plainFailure(reg, h, err);
   }
   return next;

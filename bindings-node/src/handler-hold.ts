@@ -13,14 +13,15 @@
  * it will not (a later call under the same id). The call's abort signal ends
  * the wait (CANCELLED), and so does its deadline: the core is asked the step
  * again with the time (`invokeAt`), so a handler is never started past its
- * deadline and a call nobody executes ends in TIMEOUT then, audited.
+ * deadline and a call nobody executes ends in TIMEOUT then, audited; only
+ * `release(true)` starts the handler.
  */
 
 import { getEventIteratorSchemaDetails } from "@orpc/contract";
 
 import type { CapabilityHooks } from "./declare.js";
 import { hooksOf, type DriverHost } from "./driver-host.js";
-import { Answer } from "./generated/protocol.js";
+import { Answer, Kind } from "./generated/protocol.js";
 import { N } from "./native.js";
 import type { Frame, InvokeResult } from "./types.js";
 
@@ -48,32 +49,44 @@ export class HandlerHold {
 
   /**
    * The driver's `RunHandler` step of a held call (invocation `h` of
-   * `host`, deadline `deadlineAt`): waits, then returns the core's
-   * next step (packed) — asked again with the time when released or at the
-   * deadline, CANCELLED when the adapter said no or `signal` aborted.
+   * `host`, deadline `deadlineAt`): waits for the adapter's word and
+   * returns the core's next step (packed). Run: the core is asked the step
+   * again with the time (it times out a call past its deadline). No, or
+   * `signal` aborted: CANCELLED. At the deadline the core is asked too, and
+   * only its answer ends the wait: a timer that fires before the core's
+   * clock says so (an early timer, a delay past `setTimeout`'s range, a
+   * clock stepped back) waits on, so only the adapter's word starts the
+   * handler. The timer keeps the process alive, as a running handler's
+   * does: the call ends, audited, before the process can.
    */
   async step(host: DriverHost, h: number, deadlineAt: number, signal: AbortSignal | undefined): Promise<number> {
-    const ask = await this.#wait(hooksOf(host, h), deadlineAt, signal);
+    this.streams = streams(hooksOf(host, h));
+    this.#reached();
     const reg = host.handle;
-    return ask ? N.invokeAt(reg, h, Date.now()) : N.answer(reg, h, Answer.Cancelled, Date.now());
+    for (;;) {
+      const word = await this.#wait(deadlineAt, signal);
+      if (word === "stop") return N.answer(reg, h, Answer.Cancelled, Date.now());
+      const next = N.invokeAt(reg, h, Date.now());
+      if (word === "run" || next % 16 !== Kind.RunHandler) return next;
+    }
   }
 
-  #wait(hooks: CapabilityHooks, deadlineAt: number, signal: AbortSignal | undefined): Promise<boolean> {
-    this.streams = streams(hooks);
-    this.#reached();
-    if (this.#decided !== undefined) return Promise.resolve(this.#decided);
-    if (signal?.aborted === true) return Promise.resolve(false);
-    return new Promise<boolean>((resolve) => {
-      // One millisecond past it: the core then sees the deadline passed.
-      // Unref'd: a call nobody will execute does not keep the process alive.
-      const timer = setTimeout(() => this.release(true), Math.max(0, deadlineAt - Date.now() + 1)).unref();
+  #wait(deadlineAt: number, signal: AbortSignal | undefined): Promise<"run" | "stop" | "deadline"> {
+    if (this.#decided !== undefined) return Promise.resolve(this.#decided ? "run" : "stop");
+    if (signal?.aborted === true) return Promise.resolve("stop");
+    return new Promise((resolve) => {
+      // A millisecond past it, within `setTimeout`'s range (2^31 − 1 ms).
+      const delay = Math.min(Math.max(1, deadlineAt - Date.now() + 1), 2 ** 31 - 1);
+      const timer = setTimeout(() => settle("deadline"), delay);
       const onAbort = () => this.release(false);
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.#go = (run) => {
+      const settle = (word: "run" | "stop" | "deadline") => {
+        this.#go = undefined;
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        resolve(run);
+        resolve(word);
       };
+      this.#go = (run) => settle(run ? "run" : "stop");
     });
   }
 }

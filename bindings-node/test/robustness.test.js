@@ -74,6 +74,7 @@ test("a CapabilityError with fields the core cannot hold is refused where it is 
   assert.throws(() => new CapabilityError("NOT_FOUND", "x", { retryable: 1 }), TypeError);
   assert.throws(() => new CapabilityError("NOT_FOUND", 42), TypeError);
   const audit = [];
+  const logged = [];
   const registry = await createCapabilityRegistry(
     {
       built: base.meta({ agent: agent() }).handler(() => {
@@ -85,7 +86,7 @@ test("a CapabilityError with fields the core cannot hold is refused where it is 
         throw e;
       }),
     },
-    { audit: (r) => audit.push(r), logger: { warn: () => {} } },
+    { audit: (r) => audit.push(r), logger: { warn: (...args) => logged.push(args) } },
   );
   for (const id of ["built", "changed"]) {
     const e = await registry.invoke(id, {}, { surface: "direct" }).catch((x) => x);
@@ -99,6 +100,7 @@ test("a CapabilityError with fields the core cannot hold is refused where it is 
       ["changed", "EXECUTION_FAILED"],
     ],
   );
+  assert.equal(logged.length, 2, "the operator is told of both");
   assert.equal(registry.inFlight(), 0);
 });
 

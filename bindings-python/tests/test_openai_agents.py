@@ -320,6 +320,30 @@ async def test_a_call_held_before_its_handler_that_the_sdk_never_calls_ends_at_i
     assert "orders.get" not in agent_caps.CALLS
 
 
+async def test_only_the_sdk_s_call_starts_a_held_handler_never_a_timer_before_the_core_s_deadline() -> None:
+    # The registry's own clock stands still (a test clock): the wait's timer
+    # fires every 40 ms, the core's deadline never comes, and nothing runs
+    # until the SDK calls the tool — here, until another call under the id ends it.
+    audit: list[dict[str, Any]] = []
+    registry = build(audit.append, clock=lambda: 1_700_000_000_000, defaults={"timeoutMs": 40})
+    by_name = {t.name: t for t in governed_tools(registry, ANA)}
+    context = RunContextWrapper(context=None)
+    assert await by_name["orders_get"].needs_approval(context, {"email": EMAIL}, "call_2") is False
+    await asyncio.sleep(0.15)
+    assert "orders.get" not in agent_caps.CALLS
+    assert await by_name["orders_refund"].needs_approval(context, {"order": "o-1", "cents": 5}, "call_2") is True
+
+    def ended() -> list[str]:
+        return [r["outcome"] for r in audit if r["event"] == "finished" and r["capabilityId"] == "orders.get"]
+
+    for _ in range(1000):  # bounded
+        if ended():
+            break
+        await asyncio.sleep(0.01)
+    assert ended() == ["CANCELLED"]
+    assert "orders.get" not in agent_caps.CALLS
+
+
 async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:
     audit: list[dict[str, Any]] = []
     registry = build(audit.append)

@@ -565,6 +565,19 @@ describe("toAiSdkTools", () => {
     });
   }
 
+  it("only execute starts a held call's handler: a timer that fires before the core's deadline (past setTimeout's range) waits on", async () => {
+    const { registry, calls } = await ordersFixture({ defaults: { timeoutMs: 2 ** 31 - 1 } });
+    const tools = toAiSdkTools(registry, { actor: { id: "u4" } });
+    const abort = new AbortController();
+    tools.orders_get.onInputAvailable({ toolCallId: "c-2", abortSignal: abort.signal });
+    assert.equal(await tools.orders_get.needsApproval({ id: "o-2" }, { toolCallId: "c-2", messages: [] }), false);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // Node fires a delay past 2^31 − 1 ms after 1 ms
+    assert.deepEqual(calls, [], "nobody executed it");
+    abort.abort();
+    await waitFor(() => registry.inFlight() === 0, "the held call to end");
+    assert.deepEqual(calls, []);
+  });
+
   it("a call held before its handler that nobody executes ends at its deadline, never started (TIMEOUT, audited)", async () => {
     const { registry, calls, audit } = await ordersFixture({ defaults: { timeoutMs: 40 } });
     const tools = toAiSdkTools(registry, { actor: { id: "u3" } });
@@ -587,8 +600,10 @@ describe("toAiSdkTools", () => {
       );
     const model = new MockLanguageModelV3({ doStream: [turn("length", "o-1"), turn("tool-calls", "o-2")] });
     const tools = toAiSdkTools(registry, { actor: { id: "u2" } });
-    const first = streamText({ model, tools, prompt: "o-1" });
+    const abort = new AbortController();
+    const first = streamText({ model, tools, prompt: "o-1", abortSignal: abort.signal });
     assert.equal((await first.toolResults).length, 0);
+    abort.abort(); // the app ends that request: the call ai dropped ends, unrun
     const second = streamText({ model, tools, prompt: "o-2" });
     assert.deepEqual(
       (await second.toolResults).map((r) => r.output.id),

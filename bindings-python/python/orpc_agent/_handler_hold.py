@@ -37,15 +37,22 @@ class HandlerHold:
             self._go.set_result(run)
 
     async def step(self, inv: Any) -> int:
-        """The driver's ``RunHandler`` step of a held call: waits, then the
-        core's next step — asked again with the time when released or at
-        the deadline, CANCELLED when the adapter said no."""
+        """The driver's ``RunHandler`` step of a held call: waits for the
+        adapter's word, then the core's next step. Run: the core is asked
+        the step again with the time (it times out a call past its
+        deadline). No: CANCELLED. At the deadline (by the registry's clock)
+        the core is asked too, and only its answer ends the wait: a timer
+        that fires before the core's clock says so waits on, so only
+        ``release(True)`` starts the handler."""
         if not self.reached.done():
             self.reached.set_result(None)
-        # A millisecond past the deadline, by the registry's clock: the core then sees it passed.
-        done, _ = await asyncio.wait((self._go,), timeout=inv.remaining_s() + 0.001)
-        run = not done or self._go.result()
-        return int(inv.advance_at()) if run else int(inv.answer(_native.ANSWER_CANCELLED))
+        while True:
+            done, _ = await asyncio.wait((self._go,), timeout=inv.remaining_s() + 0.001)
+            if done and not self._go.result():
+                return int(inv.answer(_native.ANSWER_CANCELLED))
+            k = int(inv.advance_at())
+            if done or k != _native.RUN_HANDLER:
+                return k
 
 
 async def invoke_to_handler(
