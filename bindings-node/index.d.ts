@@ -36,7 +36,7 @@ export declare function agentToolGateDenies(code: string): boolean
  * (`null`: none in the store): `holds`, `decided` or `afresh`
  * (`agent_tools::kept_request`).
  */
-export declare function agentToolKeptRequest(status: string | undefined | null, sameCapability: boolean): string
+export declare function agentToolKeptRequest(kept: boolean, status: string | undefined | null, sameCapability: boolean): string
 
 /**
  * `{unknownApproval, unknownInterruption, outputNotJson, failed}`: the

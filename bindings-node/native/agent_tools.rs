@@ -77,6 +77,10 @@ pub fn agent_tool_resume_may_run_again(code: Option<String>) -> bool {
 /// (`null`: none in the store): `holds`, `decided` or `afresh`
 /// (`agent_tools::kept_request`).
 #[napi(catch_unwind)]
-pub fn agent_tool_kept_request(status: Option<String>, same_capability: bool) -> &'static str {
-    agent_tools::kept_request(status.as_deref(), same_capability).as_str()
+pub fn agent_tool_kept_request(
+    kept: bool,
+    status: Option<String>,
+    same_capability: bool,
+) -> &'static str {
+    agent_tools::kept_request(kept, status.as_deref(), same_capability).as_str()
 }

@@ -176,9 +176,13 @@ fn agent_tool_recorded_approver(
 /// (`None`: none in the store): `holds`, `decided` or `afresh`
 /// (`orpc_agent_core::agent_tools::kept_request`).
 #[pyfunction]
-#[pyo3(signature = (status, same_capability))]
-fn agent_tool_kept_request(status: Option<&str>, same_capability: bool) -> &'static str {
-    orpc_agent_core::agent_tools::kept_request(status, same_capability).as_str()
+#[pyo3(signature = (kept, status, same_capability))]
+fn agent_tool_kept_request(
+    kept: bool,
+    status: Option<&str>,
+    same_capability: bool,
+) -> &'static str {
+    orpc_agent_core::agent_tools::kept_request(kept, status, same_capability).as_str()
 }
 
 /// What the model reads of a call that needs approval and had no approval

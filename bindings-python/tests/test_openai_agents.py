@@ -344,6 +344,26 @@ async def test_only_the_sdk_s_call_starts_a_held_handler_never_a_timer_before_th
     assert "orders.get" not in agent_caps.CALLS
 
 
+async def test_a_kept_request_gone_from_the_store_is_never_asked_again() -> None:
+    # A memory store drops consumed requests after a day: a call run then
+    # replayed must not open a second request a person could approve.
+    ids: dict[str, str] = {}
+    registry = build()
+    refund = next(t for t in governed_tools(registry, ANA, approval_ids=ids) if t.name == "orders_refund")
+    context = RunContextWrapper(context=None)
+    args = {"order": "o-1", "cents": 5}
+    assert await refund.needs_approval(context, args, "call_9") is True
+    for key in ids:
+        ids[key] = "apr_" + "0" * 32  # the request it named is gone
+    assert await refund.needs_approval(context, args, "call_9") is False
+    arguments = json.dumps(args)
+    tool_context = ToolContext(None, tool_name="orders_refund", tool_call_id="call_9", tool_arguments=arguments)
+    text = await refund.on_invoke_tool(tool_context, arguments)
+    assert text.startswith("APPROVAL_NOT_FOUND: ")
+    assert len(await registry.approvals.list_async()) == 1  # no second request
+    assert "orders.refund" not in agent_caps.CALLS
+
+
 async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:
     audit: list[dict[str, Any]] = []
     registry = build(audit.append)

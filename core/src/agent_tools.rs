@@ -112,10 +112,11 @@ pub fn recorded_approver<'a>(
 /// What an adapter does with the request it kept for a tool call when the
 /// framework asks again whether that call needs approval (the OpenAI
 /// Agents SDK does for every call its run state has not decided: a resumed
-/// run, or a saved state replayed), by the request's status (`None`: the
-/// store has no such request) and whether it is a request for the tool's
-/// own capability (`same_capability`: a provider that reuses call ids may
-/// present another tool under a kept id, and that call is not this one).
+/// run, or a saved state replayed), by whether it kept an id for the call
+/// (`kept`), the request's status (`None`: the store has no such request)
+/// and whether it is a request for the tool's own capability
+/// (`same_capability`: a provider that reuses call ids may present another
+/// tool under a kept id, and that call is not this one).
 ///
 /// - pending, or approved and not yet run: [`KeptRequest::Holds`] — "needs
 ///   approval" with the same request, not a second one;
@@ -124,10 +125,17 @@ pub fn recorded_approver<'a>(
 ///   it with the core's answer to resuming that request (APPROVAL_CONSUMED,
 ///   APPROVAL_REJECTED, audited) and opens no second request, which a
 ///   person shown the replay could approve and so run the call twice;
-/// - expired, unknown, no request, or another capability's:
+/// - kept, but the store has no such request any more: also
+///   [`KeptRequest::Decided`] (the resume answers APPROVAL_NOT_FOUND) — a
+///   memory store drops consumed requests after a day, and a call run then
+///   replayed must not be asked (and run) again;
+/// - no id kept, expired, unknown, or another capability's:
 ///   [`KeptRequest::Afresh`] — nobody decided this call: it is asked of
 ///   the core again.
-pub fn kept_request(status: Option<&str>, same_capability: bool) -> KeptRequest {
+pub fn kept_request(kept: bool, status: Option<&str>, same_capability: bool) -> KeptRequest {
+    if kept && status.is_none() {
+        return KeptRequest::Decided;
+    }
     if !same_capability {
         return KeptRequest::Afresh;
     }
@@ -224,15 +232,17 @@ mod tests {
             (Some("expired"), KeptRequest::Afresh),
             (Some("Pending"), KeptRequest::Afresh),
             (Some(""), KeptRequest::Afresh),
-            (None, KeptRequest::Afresh),
         ] {
-            assert_eq!(kept_request(status, true), step, "{status:?}");
+            assert_eq!(kept_request(true, status, true), step, "{status:?}");
             assert_eq!(
-                kept_request(status, false),
+                kept_request(true, status, false),
                 KeptRequest::Afresh,
                 "{status:?}"
             );
         }
+        // Nothing kept: asked afresh. Kept, and gone from the store: never again.
+        assert_eq!(kept_request(false, None, false), KeptRequest::Afresh);
+        assert_eq!(kept_request(true, None, false), KeptRequest::Decided);
     }
 
     #[test]

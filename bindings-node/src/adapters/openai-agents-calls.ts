@@ -55,10 +55,14 @@ export class AgentToolCalls {
       // call undecided keeps its one request; one run or refused already
       // gets the core's answer for it (`agent_tools::kept_request`).
       const request = kept === undefined ? null : await this.registry.approvals.get(kept);
-      const step = N.agentToolKeptRequest(request?.status ?? null, request?.capabilityId === capabilityId);
+      const step = N.agentToolKeptRequest(
+        kept !== undefined,
+        request?.status ?? null,
+        request?.capabilityId === capabilityId,
+      );
       if (step === "holds") return true;
-      if (request !== null && step === "decided") {
-        outcome = await this.resume(request.id, callId, capabilityId);
+      if (kept !== undefined && step === "decided") {
+        outcome = await this.resume(kept, callId, capabilityId);
       } else {
         // The gate only: a call that passes it waits before its handler for
         // the SDK's call of the tool (which a cancelled run never makes).

@@ -375,6 +375,26 @@ describe("OpenAI Agents SDK adapter", () => {
     );
     assert.equal(registry.inFlight(), 0);
   });
+  it("a kept request gone from the store is never asked again (a memory store drops consumed requests after a day)", async () => {
+    const calls = new Map();
+    const registry = await build(calls);
+    const ids = new Map();
+    const refund = governedAgentTools(registry, ANA, { approvalIds: ids }).tools.find(
+      (t) => t.name === "orders_refund",
+    );
+    const context = new RunContext();
+    const args = { order: "o-1", cents: 5 };
+    assert.equal(await refund.needsApproval(context, args, "call_9"), true);
+    for (const key of ids.keys()) ids.set(key, `apr_${"0".repeat(32)}`); // the request it named is gone
+    assert.equal(await refund.needsApproval(context, args, "call_9"), false);
+    const text = await refund.invoke(context, JSON.stringify(args), {
+      toolCall: { type: "function_call", callId: "call_9", name: "orders_refund", arguments: JSON.stringify(args) },
+    });
+    assert.match(text, /^APPROVAL_NOT_FOUND: /);
+    assert.equal((await registry.approvals.list()).length, 1, "no second request");
+    assert.equal(calls.get("orders.refund"), undefined);
+  });
+
   it("a saved call replayed after it ran, or after a rejection made elsewhere, is answered, not asked again", async () => {
     const calls = new Map();
     const audit = [];

@@ -23,19 +23,21 @@ async def asked_again(
     """What the core says of the call, given the request id kept under its
     key (``agent_tools::kept_request``): undecided, the kept request itself
     (hold the call on it, never a second one); run or refused once already,
-    the core's resume of it (it raises ``APPROVAL_CONSUMED`` /
-    ``APPROVAL_REJECTED``, audited) — never a second request a person could
-    approve, running the call twice; otherwise the call asked afresh (held
+    or gone from the store, the core's resume of it (it raises
+    ``APPROVAL_CONSUMED`` / ``APPROVAL_REJECTED`` / ``APPROVAL_NOT_FOUND``,
+    audited) — never a second request a person could approve, running the
+    call twice; otherwise the call asked afresh (held
     before its handler by ``held``, when given: ``_handler_hold``)."""
     request = await registry.approvals.get_async(kept) if kept is not None else None
     step = _native.agent_tool_kept_request(
+        kept is not None,
         request.status if request is not None else None,
         request is not None and request.capability_id == capability_id,
     )
     if request is not None and step == "holds":
         return request
-    if request is not None and step == "decided":
-        return await registry.resume(request.id, frame, through_tool=capability_id)
+    if kept is not None and step == "decided":
+        return await registry.resume(kept, frame, through_tool=capability_id)
     if held is not None:
         return await registry._invoke_to_handler(capability_id, arguments, frame, held)  # type: ignore[no-any-return]
     return await registry.invoke(capability_id, arguments, frame)
