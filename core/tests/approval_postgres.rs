@@ -144,6 +144,7 @@ mod pg {
         pending_limit_per_actor_default,
         list_filters_by_effective_status,
         a_repeated_call_finds_its_request,
+        a_repeated_call_finds_its_request_behind_other_callers,
     );
 
     #[tokio::test]

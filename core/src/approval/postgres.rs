@@ -485,10 +485,20 @@ impl PostgresApprovalStore {
         .await
         .map_err(Failure::db)?;
         if repeat {
+            // The caller first (its actor id, or for an actor without one
+            // its session), then the bound: other callers' requests for the
+            // same input never crowd the caller's own out of the rows read.
+            let (principal, who) = match actor_id {
+                Some(id) => ("actor_id = $5", Some(id)),
+                None => (
+                    "actor_id IS NULL AND session_id IS NOT DISTINCT FROM $5",
+                    req.session_id.as_deref(),
+                ),
+            };
             let sql = format!(
                 "SELECT {COLUMNS} FROM orpc_approvals WHERE capability_id = $1 \
                  AND input_hash = $2 AND surface = $3 AND status IN ('pending', 'approved') \
-                 AND expires_at > {} ORDER BY seq LIMIT 64",
+                 AND expires_at > {} AND {principal} ORDER BY seq LIMIT 64",
                 now_sql(4)
             );
             let caller_now = self.caller_now(req.created_at_ms.min(MAX_TIME_MS));
@@ -501,6 +511,7 @@ impl PostgresApprovalStore {
                         &req.input_hash,
                         &req.surface.as_str(),
                         &caller_now,
+                        &who,
                     ],
                 )
                 .await

@@ -207,11 +207,21 @@ impl SqliteApprovalStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(backend)?;
         let earlier = {
+            // The caller first (its actor id, or for an actor without one
+            // its session), then the bound: other callers' requests for the
+            // same input never crowd the caller's own out of the rows read.
+            let (principal, who) = match req.actor_id() {
+                Some(id) => ("actor_id = ?5", Some(id)),
+                None => (
+                    "actor_id IS NULL AND session_id IS ?5",
+                    req.session_id.as_deref(),
+                ),
+            };
             let mut st = tx
                 .prepare_cached(&format!(
                     "SELECT {COLUMNS} FROM approvals WHERE capability_id = ?1 AND input_hash = ?2 \
                      AND surface = ?3 AND status IN ('pending', 'approved') AND expires_at_ms > ?4 \
-                     ORDER BY seq LIMIT 64"
+                     AND {principal} ORDER BY seq LIMIT 64"
                 ))
                 .map_err(backend)?;
             let rows = st
@@ -220,7 +230,8 @@ impl SqliteApprovalStore {
                         req.capability_id,
                         req.input_hash,
                         req.surface.as_str(),
-                        ms(req.created_at_ms)
+                        ms(req.created_at_ms),
+                        who
                     ],
                     RawRow::read,
                 )

@@ -906,6 +906,43 @@ pub async fn list_filters_by_effective_status(store: &dyn ApprovalStore) {
 /// back, or the approved one to consume, and nothing is stored; anything
 /// else is a new request. An approved request is preferred; a consumed one
 /// is not found again.
+/// A caller's earlier request is found however many other callers asked
+/// for the same call before it (the stores read a bounded number of rows:
+/// the caller's own, not the first of anyone's), for an actor with an id
+/// and for one without, by its session.
+pub async fn a_repeated_call_finds_its_request_behind_other_callers(store: &dyn ApprovalStore) {
+    use orpc_agent_core::approval::Created;
+    for i in 0..70 {
+        let other = request(Some(&format!("other-{i}")));
+        assert_eq!(store.create_or_repeat(&other).await.unwrap(), Created::New);
+        let anonymous = request(None).with_session_id(Some(format!("s-{i}")));
+        assert_eq!(
+            store.create_or_repeat(&anonymous).await.unwrap(),
+            Created::New
+        );
+    }
+    let mine = request(Some("alice"));
+    assert_eq!(store.create_or_repeat(&mine).await.unwrap(), Created::New);
+    match store
+        .create_or_repeat(&request(Some("alice")))
+        .await
+        .unwrap()
+    {
+        Created::Pending(r) => assert_eq!(r.id, mine.id),
+        other => panic!("expected alice's pending request, got {other:?}"),
+    }
+    let session = request(None).with_session_id(Some("s-mine".into()));
+    assert_eq!(
+        store.create_or_repeat(&session).await.unwrap(),
+        Created::New
+    );
+    let again = request(None).with_session_id(Some("s-mine".into()));
+    match store.create_or_repeat(&again).await.unwrap() {
+        Created::Pending(r) => assert_eq!(r.id, session.id),
+        other => panic!("expected the session's pending request, got {other:?}"),
+    }
+}
+
 pub async fn a_repeated_call_finds_its_request(store: &dyn ApprovalStore) {
     use orpc_agent_core::approval::Created;
     let first = request(Some("alice"));
