@@ -153,10 +153,13 @@ async def test_two_identical_calls_asked_at_once_the_first_accept_runs_it_the_se
     assert [r.status for r in registry.approvals.list()] == ["consumed"]
 
 
-async def decided_while_asked(decide_elsewhere: Any, action: str) -> tuple[Any, Any, list[dict[str, Any]]]:
-    """One call (legacy elicitation) whose person is asked while an approval
-    UI decides the request (``decide_elsewhere(registry, id)``), then answers
-    ``action``: the call's result, the registry and the refunds that ran."""
+async def decided_while_asked(
+    decide_elsewhere: Any, action: str, mode: str = "legacy"
+) -> tuple[Any, Any, list[dict[str, Any]]]:
+    """One call whose person is asked while an approval UI decides the
+    request (``decide_elsewhere(registry, id)``), then answers ``action``:
+    the call's result, the registry and the refunds that ran. In ``auto``
+    mode (2026-07-28) the answer comes with the call repeated."""
     calls: list[dict[str, Any]] = []
     registry = build(calls)
 
@@ -168,7 +171,7 @@ async def decided_while_asked(decide_elsewhere: Any, action: str) -> tuple[Any, 
     server = create_mcp_server(
         registry, frame=lambda ctx: Frame("mcp", actor={"id": "ana"}), confirm_in_client=("human-confirmation",)
     )
-    async with Client(server, mode="legacy", elicitation_callback=callback) as client:
+    async with Client(server, mode=mode, elicitation_callback=callback) as client:
         result = await client.call_tool("orders_refund", {"id": "o-7", "amount": 20})
     return result, registry, calls
 
@@ -181,9 +184,10 @@ async def test_a_request_rejected_in_an_approval_ui_while_the_person_was_asked_r
     assert calls == []
 
 
-async def test_a_request_approved_elsewhere_while_the_person_was_asked_is_never_run_by_their_decline() -> None:
+@MODES
+async def test_a_request_approved_elsewhere_while_the_person_was_asked_is_never_run_by_their_decline(mode: str) -> None:
     result, registry, calls = await decided_while_asked(
-        lambda registry, id: registry.approvals.approve_async(id, approver="lead"), "decline"
+        lambda registry, id: registry.approvals.approve_async(id, approver="lead"), "decline", mode
     )
     assert result.meta[APPROVAL_META]["status"] == "approval_required"
     assert calls == []

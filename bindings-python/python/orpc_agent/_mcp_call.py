@@ -18,13 +18,13 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, ElicitResult
 from mcp_types.version import is_version_at_least
 
 from . import _native
 from .errors import CapabilityError
 from .progress import ProgressEvent
-from .types import Frame
+from .types import ApprovalRequest, Frame
 
 FrameFactory = Callable[[Context[Any, Any]], Frame | None]
 """Builds the caller's frame (actor, context) from the MCP request context."""
@@ -157,3 +157,22 @@ _ELICITATION_IN_RESULT_VERSION = "2026-07-28"
 def _elicits_in_result(context: Context[Any, Any]) -> bool:
     version = context.protocol_version
     return version is not None and is_version_at_least(version, _ELICITATION_IN_RESULT_VERSION)
+
+
+def declined_here(context: Context[Any, Any]) -> str | None:
+    """The request the person at the client declined in this round (MCP
+    2026-07-28: the call repeated with the answer keyed by the request id
+    its state echoes), else ``None``."""
+    state = context.request_state if _elicits_in_result(context) else None
+    given = (context.input_responses or {}).get(state) if isinstance(state, str) else None
+    if isinstance(given, ElicitResult) and not _native.mcp_elicitation_approves(given.action):
+        return state
+    return None
+
+
+def asked_by(r: ApprovalRequest, frame: Frame, capability_id: str) -> bool:
+    """Whether ``r`` is this tool's request, made on MCP by this caller
+    (its actor id, or for an actor without one its session)."""
+    who = (r.actor_id, r.session_id) if r.actor_id is None else (r.actor_id, None)
+    mine = (frame.actor_id, frame.session_id) if frame.actor_id is None else (frame.actor_id, None)
+    return r.capability_id == capability_id and r.surface == "mcp" and who == mine

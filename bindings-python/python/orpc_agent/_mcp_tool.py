@@ -44,6 +44,8 @@ from ._mcp_call import (
     _operator_log,
     _progress_sender,
     _request_meta,
+    asked_by,
+    declined_here,
 )
 from .errors import CapabilityError, InternalError
 from .progress import on_progress
@@ -128,6 +130,13 @@ class GovernedTool(Tool):
             return _error_result(e)
         frame = _mcp_frame(base, context)
         approval_id = _request_meta(context).get(APPROVAL_ID_META)
+        if (declined := declined_here(context)) is not None and not isinstance(approval_id, str):
+            # The person declined a request approved elsewhere meanwhile:
+            # repeating the call would run it (the core finds it approved).
+            # One who declined is never answered by running it.
+            r = await self._registry.approvals.get_async(declined)
+            if r is not None and r.status == "approved" and asked_by(r, frame, self._capability_id):
+                return CallToolResult.model_validate(_native.mcp_approval_result(r.raw))
         try:
             sender = _progress_sender(context)
             try:
