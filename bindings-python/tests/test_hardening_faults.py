@@ -8,6 +8,7 @@ twice and no late effect."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from pathlib import Path
@@ -181,6 +182,26 @@ def _cancels_itself(r: Any) -> Any:
 async def _async_cancels_itself(r: Any) -> Any:
     await asyncio.sleep(0)
     raise asyncio.CancelledError
+
+
+async def test_an_unnamed_lambda_policy_names_none_in_the_model_s_text_as_in_node() -> None:
+    @capability(
+        id="act.lambda",
+        description="x",
+        expose=D,
+        side_effect="write",
+        risk="low",
+        policies=[lambda r: (_ for _ in ()).throw(RuntimeError("boom"))],
+    )
+    async def act(q: dict[str, Any]) -> str:
+        return "ran"
+
+    audit: list[dict[str, Any]] = []
+    registry = create_capability_registry([act], audit=audit.append)
+    with pytest.raises(PolicyDeniedError) as info:
+        await registry.invoke("act.lambda", {"v": 1}, FRAME)
+    assert "<lambda>" not in info.value.message and "<lambda>" not in json.dumps(audit)
+    assert audit[-1]["policies"][-1].get("name") is None
 
 
 @pytest.mark.parametrize(

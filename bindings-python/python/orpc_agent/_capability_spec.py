@@ -42,8 +42,11 @@ class HostPolicy:
 
 
 def host_policy(fn: Callable[..., Any], *, name: str | None = None, mode: str | None = None) -> HostPolicy:
-    """Name a host policy (names appear in audit records and deny messages)."""
-    return HostPolicy(fn, name or getattr(fn, "__name__", None), mode)
+    """Name a host policy (names appear in audit records and deny messages).
+    Unnamed, a function is named by its own name; a lambda names none (as an
+    anonymous function in Node: no ``"<lambda>"`` in what a model reads)."""
+    own = getattr(fn, "__name__", None)
+    return HostPolicy(fn, name or (own if own != "<lambda>" else None), mode)
 
 
 @dataclass
