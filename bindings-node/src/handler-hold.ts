@@ -63,11 +63,18 @@ export class HandlerHold {
     this.streams = streams(hooksOf(host, h));
     this.#reached();
     const reg = host.handle;
-    for (;;) {
-      const word = await this.#wait(deadlineAt, signal);
-      if (word === "stop") return N.answer(reg, h, Answer.Cancelled, Date.now());
-      const next = N.invokeAt(reg, h, Date.now());
-      if (word === "run" || next % 16 !== Kind.RunHandler) return next;
+    const held = waiting.get(reg) ?? waiting.set(reg, new Set()).get(reg)!;
+    held.add(this);
+    try {
+      for (;;) {
+        const word = await this.#wait(deadlineAt, signal);
+        if (word === "stop") return N.answer(reg, h, Answer.Cancelled, Date.now());
+        const next = N.invokeAt(reg, h, Date.now());
+        if (word === "run" || next % 16 !== Kind.RunHandler) return next;
+      }
+    } finally {
+      held.delete(this);
+      if (held.size === 0) waiting.delete(reg);
     }
   }
 
@@ -115,6 +122,14 @@ export async function invokeToHandler(
 }
 
 const holds = new WeakMap<Frame, HandlerHold>();
+
+/** The calls held now, by registry handle: `registry.close()` ends them (their timers keep the process alive). */
+const waiting = new Map<number, Set<HandlerHold>>();
+
+/** Ends every call held in registry `handle`, unrun (the registry is closing). */
+export function releaseHolds(handle: number): void {
+  for (const hold of waiting.get(handle) ?? []) hold.release(false);
+}
 
 /** The hold registered for `frame`, taken (a retry's attempt is not held again). */
 export function takeHold(frame: Frame): HandlerHold | undefined {

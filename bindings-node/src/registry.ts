@@ -6,6 +6,7 @@
  */
 import type { CapabilityHooks } from "./declare.js";
 import { drive } from "./driver.js";
+import { releaseHolds } from "./handler-hold.js";
 import type { DriverHost } from "./driver-host.js";
 import { argumentError, optionalFunction, optionalSignal, optionsObject, requireString } from "./arguments.js";
 import { call, fromNative } from "./errors.js";
@@ -241,8 +242,9 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
     return call(() => N.registryInFlight(this.handle));
   }
 
-  /** Releases the native registry. Later calls fail with INTERNAL. */
+  /** Releases the native registry (a call an agent adapter holds ends, unrun). Later calls fail with INTERNAL. */
   close(): void {
+    releaseHolds(this.handle);
     N.registryClose(this.handle);
   }
 }

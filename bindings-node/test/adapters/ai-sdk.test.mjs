@@ -2,6 +2,7 @@
 // SDK's own mock language model (`ai/test`).
 
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { describe, it } from "node:test";
 
@@ -576,6 +577,24 @@ describe("toAiSdkTools", () => {
     abort.abort();
     await waitFor(() => registry.inFlight() === 0, "the held call to end");
     assert.deepEqual(calls, []);
+  });
+
+  it("registry.close() ends the calls held before their handler: the process is not kept for their deadline", () => {
+    const script = `
+      import { toAiSdkTools } from "@orpc-agent/core";
+      import { ordersFixture } from "./test/adapters/orders-fixture.mjs";
+      const { registry, calls } = await ordersFixture({ defaults: { timeoutMs: 600000 } });
+      const tools = toAiSdkTools(registry, { actor: { id: "u9" } });
+      if (await tools.orders_get.needsApproval({ id: "o-1" }, { toolCallId: "c-9", messages: [] })) process.exit(2);
+      registry.close();
+      process.on("exit", () => { if (calls.length !== 0) process.exitCode = 3; });`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: new URL("../..", import.meta.url),
+      timeout: 60_000, // the held call's deadline is ten minutes away
+      encoding: "utf8",
+    });
+    assert.equal(run.signal, null, "exited by itself, not killed at the timeout");
+    assert.equal(run.status, 0, run.stderr);
   });
 
   it("a call held before its handler that nobody executes ends at its deadline, never started (TIMEOUT, audited)", async () => {

@@ -901,11 +901,6 @@ pub async fn list_filters_by_effective_status(store: &dyn ApprovalStore) {
     assert_eq!(got.to_json_at(early)["status"], "pending");
 }
 
-/// A repeated call finds its earlier request (issue 18): the same
-/// principal, capability, input hash and surface get the pending request
-/// back, or the approved one to consume, and nothing is stored; anything
-/// else is a new request. An approved request is preferred; a consumed one
-/// is not found again.
 /// A caller's earlier request is found however many other callers asked
 /// for the same call before it (the stores read a bounded number of rows:
 /// the caller's own, not the first of anyone's), for an actor with an id
@@ -943,6 +938,11 @@ pub async fn a_repeated_call_finds_its_request_behind_other_callers(store: &dyn 
     }
 }
 
+/// A repeated call finds its earlier request (issue 18): the same
+/// principal, capability, input hash and surface get the pending request
+/// back, or the approved one to consume, and nothing is stored; anything
+/// else is a new request. An approved request is preferred; a consumed one
+/// is not found again.
 pub async fn a_repeated_call_finds_its_request(store: &dyn ApprovalStore) {
     use orpc_agent_core::approval::Created;
     let first = request(Some("alice"));
