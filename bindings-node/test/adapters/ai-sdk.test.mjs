@@ -582,14 +582,14 @@ describe("toAiSdkTools", () => {
   it("registry.close() ends the calls held before their handler: the process is not kept for their deadline", () => {
     const script = `
       import { toAiSdkTools } from "@orpc-agent/core";
-      import { ordersFixture } from "./test/adapters/orders-fixture.mjs";
+      import { ordersFixture } from ${JSON.stringify(new URL("./orders-fixture.mjs", import.meta.url).href)};
       const { registry, calls } = await ordersFixture({ defaults: { timeoutMs: 600000 } });
       const tools = toAiSdkTools(registry, { actor: { id: "u9" } });
       if (await tools.orders_get.needsApproval({ id: "o-1" }, { toolCallId: "c-9", messages: [] })) process.exit(2);
       registry.close();
       process.on("exit", () => { if (calls.length !== 0) process.exitCode = 3; });`;
     const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-      cwd: new URL("../..", import.meta.url),
+      cwd: new URL("..", import.meta.url), // where @orpc-agent/core resolves (the checkout's, or ai 7's copy)
       timeout: 60_000, // the held call's deadline is ten minutes away
       encoding: "utf8",
     });
