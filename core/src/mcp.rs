@@ -40,7 +40,7 @@ pub fn ok_result(output: &Value, publishes_output_schema: bool) -> Value {
     );
     let text = match output {
         Value::String(s) if parts.text_as_is => s.clone(),
-        other => other.to_string(),
+        other => model_text(other),
     };
     let mut result = Map::new();
     result.insert("content".into(), json!([{"type": "text", "text": text}]));
@@ -49,6 +49,42 @@ pub fn ok_result(output: &Value, publishes_output_schema: bool) -> Value {
     }
     result.insert("isError".into(), false.into());
     Value::Object(result)
+}
+
+/// The compact JSON text a model reads of a value, written as
+/// JavaScript's `JSON.stringify` writes it, so a model reads the same text
+/// from every binding (Node writes it with `JSON.stringify` itself): a
+/// float as `Number.prototype.toString` writes it — an integral one
+/// without a fraction (`1.0` is `1`), `-0` as `0`, `1e21` as `1e+21`;
+/// integers exactly; strings and structure as `serde_json` (the same
+/// escapes as `JSON.stringify`).
+pub fn model_text(value: &Value) -> String {
+    let mut out = Vec::new();
+    let mut writer = serde_json::Serializer::with_formatter(&mut out, JsNumbers);
+    // Writing a `Value` to memory cannot fail.
+    let _ = serde::Serialize::serialize(value, &mut writer);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// `serde_json`'s compact format with JavaScript's float text.
+struct JsNumbers;
+
+impl serde_json::ser::Formatter for JsNumbers {
+    fn write_f64<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        value: f64,
+    ) -> std::io::Result<()> {
+        writer.write_all(ryu_js::Buffer::new().format(value).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        value: f32,
+    ) -> std::io::Result<()> {
+        self.write_f64(writer, f64::from(value))
+    }
 }
 
 /// [`ok_result`]'s decisions, for a binding that holds the output's JSON
@@ -312,6 +348,20 @@ pub fn task_waiting_message(request: &ApprovalRequest) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn model_text_writes_numbers_as_javascript_does() {
+        let v = json!({"a": 1.0, "b": -0.0, "c": [1.5, 2.0, 1e21, 1e-7, 1e20, 0.1], "i": 9_007_199_254_740_993u64, "s": "é\n\u{1}"});
+        assert_eq!(
+            model_text(&v),
+            r#"{"a":1,"b":0,"c":[1.5,2,1e+21,1e-7,100000000000000000000,0.1],"i":9007199254740993,"s":"é\n\u0001"}"#
+        );
+        assert_eq!(
+            ok_result(&json!([1.0, -0.0]), false)["content"][0]["text"],
+            "[1,0]"
+        );
+    }
+
     use super::*;
     use crate::frame::Actor;
     use crate::meta::Surface;

@@ -194,11 +194,13 @@ def output_value(value: Any) -> Any:
 
 
 def output_text(value: Any) -> str:
-    """The output's JSON text (a string output as it is), compact as Node's
-    ``JSON.stringify`` writes it: the model reads the same text from either."""
+    """The output's JSON text (a string output as it is), as the core writes
+    it for a model (``mcp::model_text``: compact, numbers as Node's
+    ``JSON.stringify`` writes them, ``10.0`` as ``10``): the model reads the
+    same text from either."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return str(_native.mcp_ok_result(value, False)["content"][0]["text"])
 
 
 def operator_log(capability_id: str, what: str, exc: BaseException) -> None:
