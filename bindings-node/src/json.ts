@@ -13,6 +13,9 @@ import { N } from "./native.js";
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
+/** A UTF-16 surrogate not in a pair (in `u` mode a pair is one code point, never matched). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /** Refuses the value at `path` (a JSON pointer) for `reason`, in the core's words (`kind`: what JSON cannot hold). */
 export function fail(reason: string, path: string, kind = ""): never {
   throw new CapabilityError("INVALID_INPUT", N.hostValueErrorMessage(reason, path, kind), { details: { reason } });
@@ -35,6 +38,8 @@ function isPlainObject(v: object): boolean {
 function write(v: unknown, path: string, depth: number, out: string[]): void {
   switch (typeof v) {
     case "string":
+      // A lone surrogate has no UTF-8 form: the core would read another text (Python's words).
+      if (LONE_SURROGATE.test(v)) fail("NOT_JSON_VALUE", path, "a string that is not valid UTF-8");
       out.push(JSON.stringify(v));
       return;
     case "boolean":
@@ -109,6 +114,7 @@ function writeObject(entries: [string, unknown][], path: string, depth: number, 
     }
     if (!first) out.push(",");
     first = false;
+    if (LONE_SURROGATE.test(k)) fail("NOT_JSON_VALUE", path, "a string that is not valid UTF-8");
     out.push(JSON.stringify(k), ":");
     write(val, `${path}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`, depth + 1, out);
   }

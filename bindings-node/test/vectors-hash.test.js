@@ -164,3 +164,29 @@ test("hash vectors: the input an approval request stores hashes to the vector ha
     assert.equal(inputHash(c.capability, r.request.input), c.sha256, c.name);
   }
 });
+
+test("a lone surrogate has no UTF-8 form: NOT_JSON_VALUE naming where, in Python's words (JSON files cannot carry one to every runner)", () => {
+  for (const [value, at] of [
+    [{ a: "x\ud800" }, "/a"],
+    [{ x: { ["k\udc00"]: 1 } }, "/x"],
+  ]) {
+    const e = (() => {
+      try {
+        inputHash("t", value);
+      } catch (err) {
+        return err;
+      }
+      return undefined;
+    })();
+    assert.ok(e instanceof CapabilityError);
+    assert.deepEqual(
+      [e.code, e.details, e.message],
+      [
+        "INVALID_INPUT",
+        { reason: "NOT_JSON_VALUE" },
+        `input at ${at} is a string that is not valid UTF-8, which the JSON data model has no place for`,
+      ],
+    );
+  }
+  assert.equal(typeof inputHash("t", { a: "\ud83d\ude00" }), "string", "a pair is a character");
+});

@@ -212,3 +212,18 @@ async def test_strings_with_lone_surrogates_are_measured() -> None:
     with pytest.raises(LimitExceededError):
         await registry.invoke("s.in", {long_bad: 1}, frame)
     assert isinstance(await registry.invoke("s.in", {"s": json.loads('"a\\ud800b"')}, frame), InvokeOk)
+
+
+def test_a_lone_surrogate_is_not_json_naming_where_in_node_s_words_too() -> None:
+    """What Node's ``inputHash`` says too (vectors-hash.test.js): JSON files
+    cannot carry a lone surrogate to every runner, so each pins the words."""
+    from orpc_agent import input_hash
+
+    for value, at in [({"a": "x\ud800"}, "/a"), ({"x": {"k\udc00": 1}}, "/x")]:
+        with pytest.raises(InvalidInputError) as info:
+            input_hash("t", value)
+        assert (info.value.details, info.value.message) == (
+            {"reason": "NOT_JSON_VALUE"},
+            f"input at {at} is a string that is not valid UTF-8, which the JSON data model has no place for",
+        )
+    assert isinstance(input_hash("t", {"a": "\U0001f600"}), str)
