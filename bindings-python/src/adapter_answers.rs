@@ -13,6 +13,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mcp_error_result, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_approval_result, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_ok_result, m)?)?;
+    m.add_function(wrap_pyfunction!(model_text, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_elicits, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_elicitation_params, m)?)?;
     m.add_function(wrap_pyfunction!(mcp_elicitation_approves, m)?)?;
@@ -72,6 +73,15 @@ fn mcp_ok_result<'py>(
         py,
         &orpc_agent_core::mcp::ok_result(&output, publishes_output_schema),
     )
+}
+
+/// The text a model reads of an output (`orpc_agent_core::mcp::model_text`:
+/// compact JSON with JavaScript's numbers, as Node writes it), for the agent
+/// adapters, whose frameworks carry text, not a `CallToolResult`.
+#[pyfunction]
+fn model_text(py: Python<'_>, output: &Bound<'_, PyAny>) -> PyResult<String> {
+    let output = convert::py_to_json(output).map_err(|e| errors::capability_error(py, &e))?;
+    Ok(orpc_agent_core::mcp::model_text(&output))
 }
 
 /// The MCP `CallToolResult` (as a dict) of a call that needs approval;

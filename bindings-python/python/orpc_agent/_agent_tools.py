@@ -200,7 +200,7 @@ def output_text(value: Any) -> str:
     same text from either."""
     if isinstance(value, str):
         return value
-    return str(_native.mcp_ok_result(value, False)["content"][0]["text"])
+    return _native.model_text(value)
 
 
 def operator_log(capability_id: str, what: str, exc: BaseException) -> None:
