@@ -18,6 +18,7 @@ import { AiSdkApprovalRequiredError, AiSdkPrincipalRequiredError, MESSAGES } fro
 import type { Running } from "./ai-sdk-progress.js";
 import { approvalKey, callerRequired, type ApprovalIdStore } from "./approval-ids.js";
 import { presentedForApproval } from "./ai-sdk-history.js";
+import { callIdentity, forgetUnread } from "./ai-sdk-gated.js";
 import {
   CapabilityError,
   logAdapterFailure,
@@ -37,6 +38,12 @@ export interface ToolSetState {
   running: Map<string, Running>;
   /** Calls that passed the gate, held before their handler until `execute`. */
   held: Map<string, HandlerHold>;
+  /**
+   * Which call the entries under a tool call id are (its tool and
+   * arguments): a provider may give two calls of one step the same id, and
+   * `execute` of one must never take the other's outcome or release its hold.
+   */
+  gatedCalls: Map<string, string | undefined>;
   /** `ai`'s abort signal per tool call, from `onInputAvailable` (`needsApproval` gets none). */
   abortSignals: Map<string, AbortSignal>;
   toolNames: Set<string>;
@@ -83,6 +90,7 @@ export async function gateNeedsApproval(
   // `execute`, which `ai` calls only when the step may run tools.
   const gated = await invokeToHandler((f) => state.registry.invoke(name, input, f), frame);
   const pending = gated.settled;
+  state.gatedCalls.set(toolCallId, callIdentity(name, input));
   state.settled.set(toolCallId, pending);
   state.running.set(toolCallId, running);
   if (gated.hold !== undefined) {
@@ -94,13 +102,11 @@ export async function gateNeedsApproval(
   if (!result.ok && callerRequired(result.error)) {
     // The core refused before storing a request: this tool set's frame names
     // no caller. The application's to fix, so it is told, not the model.
-    state.settled.delete(toolCallId);
-    state.running.delete(toolCallId);
+    forgetUnread(state, toolCallId);
     throw new AiSdkPrincipalRequiredError(name);
   }
   if (result.ok && result.outcome.status === "approval_required") {
-    state.settled.delete(toolCallId);
-    state.running.delete(toolCallId);
+    forgetUnread(state, toolCallId);
     const key = approvalKey(state.frame, toolCallId, name, input);
     // The core stores requests on this surface only for a named caller, so
     // a key exists unless `ai` gave no tool call id (or arguments with no JSON): fail closed.
@@ -118,12 +124,9 @@ export async function executeGoverned(
   toolCallId: string,
   abortSignal: AbortSignal | undefined,
   messages: readonly ModelMessage[] = [],
+  precomputed: Promise<Settled> | undefined = undefined,
 ): Promise<unknown> {
-  const precomputed = state.settled.get(toolCallId);
-  if (precomputed !== undefined) {
-    state.settled.delete(toolCallId);
-    return unwrap(await precomputed);
-  }
+  if (precomputed !== undefined) return unwrap(await precomputed);
   const key = approvalKey(state.frame, toolCallId, name, input);
   const requestId = key === undefined ? undefined : state.approvalIds.get(key);
   if (key !== undefined && requestId !== undefined) {
@@ -195,17 +198,6 @@ function frameFor(state: ToolSetState, toolCallId: string, abortSignal?: AbortSi
   if (signals.length === 1) frame.signal = signals[0];
   else if (signals.length > 1) frame.signal = AbortSignal.any(signals);
   return frame;
-}
-
-/**
- * Forgets what an earlier call under this id left for an `execute` that
- * never came (its outcome, its progress): it is not this call's.
- */
-export function forgetUnread(state: ToolSetState, toolCallId: string): void {
-  state.settled.delete(toolCallId);
-  state.running.delete(toolCallId);
-  state.held.get(toolCallId)?.release(false); // never executed: it ends unrun (CANCELLED)
-  state.held.delete(toolCallId);
 }
 
 function unwrap(result: Settled): unknown {

@@ -57,12 +57,12 @@ import { optionalPeer } from "./optional-peer.js";
 import { N } from "../native.js";
 import {
   executeGoverned,
-  forgetUnread,
   gateNeedsApproval,
   heldRequestId,
   recordDecision,
   type ToolSetState,
 } from "./ai-sdk-calls.js";
+import { forgetUnread, takeGated } from "./ai-sdk-gated.js";
 import { MESSAGES, modelSafe } from "./ai-sdk-answers.js";
 import { callsAskedAbout, presentedForApproval } from "./ai-sdk-history.js";
 import { preliminaryResults } from "./ai-sdk-progress.js";
@@ -116,6 +116,7 @@ export function toAiSdkTools(
     settled: new Map(),
     running: new Map(),
     held: new Map(),
+    gatedCalls: new Map(),
     abortSignals: new Map(),
     toolNames: new Set(),
   };
@@ -142,14 +143,13 @@ function governedTool(ai: typeof Ai, state: ToolSetState, descriptor: Capability
     needsApproval: (input: unknown, { toolCallId, messages }: { toolCallId: string; messages: ModelMessage[] }) =>
       gateNeedsApproval(state, name, input, toolCallId, messages),
     execute: (input: unknown, { toolCallId, abortSignal, messages }) => {
-      const running = state.running.get(toolCallId);
-      state.running.delete(toolCallId);
-      state.held.get(toolCallId)?.release(true); // `ai` executes it: its handler runs now
-      state.held.delete(toolCallId);
-      const output = modelSafe(executeGoverned(state, name, input, toolCallId, abortSignal, messages), (what, e) =>
-        logAdapterFailure(state.registry, descriptor.id, what, e),
+      const gated = takeGated(state, toolCallId, name, input); // what the gate left for this very call
+      gated?.hold?.release(true); // `ai` executes it: its handler runs now
+      const output = modelSafe(
+        executeGoverned(state, name, input, toolCallId, abortSignal, messages, gated?.settled),
+        (what, e) => logAdapterFailure(state.registry, descriptor.id, what, e),
       );
-      return running?.streaming === true ? preliminaryResults(running, output) : output;
+      return gated?.running?.streaming === true ? preliminaryResults(gated.running, output) : output;
     },
   });
 }
@@ -188,8 +188,7 @@ export function aiSdkToolApproval(tools: ToolSet) {
       // The core says which outcomes are a denial (`agent_tools::gate_denies`).
       if (N.agentToolGateDenies(settledOutcome.error.code)) {
         // `execute` never runs for a denied call: nothing waits for it.
-        state.settled.delete(toolCall.toolCallId);
-        state.running.delete(toolCall.toolCallId);
+        forgetUnread(state, toolCall.toolCallId);
         return { type: "denied" as const, reason: settledOutcome.error.message };
       }
     }

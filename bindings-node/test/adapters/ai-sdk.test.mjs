@@ -566,6 +566,36 @@ describe("toAiSdkTools", () => {
     });
   }
 
+  it("two calls of one step under the same call id each run once, with their own arguments and their own result", async () => {
+    const { registry, calls } = await ordersFixture();
+    const twoUnderOneId = {
+      content: ["o-1", "o-2"].map((id) => ({
+        type: "tool-call",
+        toolCallId: "call-1",
+        toolName: "orders_get",
+        input: JSON.stringify({ id }),
+      })),
+      finishReason: { unified: "tool-calls", raw: "tool_calls" },
+      usage,
+      warnings: [],
+    };
+    const result = await generateText({
+      model: scriptedModel(twoUnderOneId, textTurn("done")),
+      tools: toAiSdkTools(registry, { actor: { id: "u1" } }),
+      prompt: "Where are o-1 and o-2?",
+      stopWhen: stepCountIs(3),
+    });
+    assert.deepEqual(
+      calls.map((c) => c.input.id).sort(),
+      ["o-1", "o-2"],
+      "each call ran once, never the other's twice",
+    );
+    const results = result.steps[0].toolResults;
+    assert.equal(results.length, 2);
+    for (const r of results) assert.equal(r.output.id, r.input.id, "each call is answered with its own result");
+    assert.equal(registry.inFlight(), 0);
+  });
+
   it("only execute starts a held call's handler: a timer that fires before the core's deadline (past setTimeout's range) waits on", async () => {
     const { registry, calls } = await ordersFixture({ defaults: { timeoutMs: 2 ** 31 - 1 } });
     const tools = toAiSdkTools(registry, { actor: { id: "u4" } });
