@@ -860,6 +860,10 @@ pub struct Requester {
     /// must have been made by, so that one id-less caller (`{roles:
     /// ["guest"]}`) cannot run another's (`{roles: ["admin"]}`) request.
     pub actor_without_id: Option<Actor>,
+    /// With no actor id: the session the request must have been made in
+    /// (two anonymous callers on two sessions are two callers, as for a
+    /// repeated call: [`ApprovalRequest::repeats`]).
+    pub session_without_id: Option<String>,
 }
 
 impl Requester {
@@ -872,6 +876,7 @@ impl Requester {
             actor_id: Some(id.to_owned()),
             capability_id: None,
             actor_without_id: None,
+            session_without_id: None,
         })
     }
 
@@ -879,13 +884,24 @@ impl Requester {
     /// tool again with the request id): the request must be for the tool's
     /// `capability_id`, made on `surface` by the same actor id — or, when
     /// the caller's actor has no id (a server that names no actor), by an
-    /// identical actor with no id.
-    pub fn for_tool(surface: Surface, actor: &Actor, capability_id: &str) -> Requester {
+    /// identical actor with no id in the same session (`session_id`).
+    pub fn for_tool(
+        surface: Surface,
+        actor: &Actor,
+        session_id: Option<&str>,
+        capability_id: &str,
+    ) -> Requester {
+        let anonymous = actor.id.is_none();
         Requester {
             surface,
             actor_id: actor.id.clone(),
             capability_id: Some(capability_id.to_owned()),
-            actor_without_id: actor.id.is_none().then(|| actor.clone()),
+            actor_without_id: anonymous.then(|| actor.clone()),
+            session_without_id: if anonymous {
+                session_id.map(str::to_owned)
+            } else {
+                None
+            },
         }
     }
 
@@ -896,10 +912,9 @@ impl Requester {
                 .capability_id
                 .as_deref()
                 .is_none_or(|id| id == request.capability_id)
-            && self
-                .actor_without_id
-                .as_ref()
-                .is_none_or(|actor| *actor == request.actor)
+            && self.actor_without_id.as_ref().is_none_or(|actor| {
+                *actor == request.actor && self.session_without_id == request.session_id
+            })
     }
 
     /// Whether a request made on `surface` by the actor `actor_id` is this
@@ -1051,6 +1066,7 @@ mod requester_tests {
             actor_id: Some("alice".into()),
             capability_id: None,
             actor_without_id: None,
+            session_without_id: None,
         };
         assert_eq!(
             Requester::of(Surface::AiSdk, Some("alice")),
@@ -1073,7 +1089,7 @@ mod requester_tests {
             "no id, no requester"
         );
         // A tool call with no actor matches only anonymous requests.
-        let anonymous = Requester::for_tool(Surface::Mcp, &Actor::default(), "orders.refund");
+        let anonymous = Requester::for_tool(Surface::Mcp, &Actor::default(), None, "orders.refund");
         assert!(anonymous.made_on(Surface::Mcp, None));
         assert!(!anonymous.made_on(Surface::Mcp, Some("alice")));
         assert!(!anonymous.made_on(Surface::AiSdk, None));
@@ -1086,17 +1102,21 @@ mod requester_tests {
             roles: vec!["admin".into()],
             ..Actor::default()
         };
-        let as_guest = Requester::for_tool(Surface::Mcp, &guest, "orders.refund");
+        let as_guest = Requester::for_tool(Surface::Mcp, &guest, Some("s1"), "orders.refund");
         assert_eq!(as_guest.actor_without_id.as_ref(), Some(&guest));
         assert_ne!(as_guest.actor_without_id.as_ref(), Some(&admin));
+        // ... and the session: two anonymous callers on two sessions are two callers.
+        assert_eq!(as_guest.session_without_id.as_deref(), Some("s1"));
         let with_id = Requester::for_tool(
             Surface::Mcp,
             &Actor {
                 id: Some("a".into()),
                 ..guest
             },
+            Some("s1"),
             "x",
         );
         assert_eq!(with_id.actor_without_id, None, "an id is matched by id");
+        assert_eq!(with_id.session_without_id, None, "in any session");
     }
 }

@@ -450,7 +450,7 @@ impl BindingRegistry {
                 StoreOpKind::Persist(Box::new(request.clone()), inv.persist_repeats())
             }
             Step::ConsumeApproval { id, requester } => {
-                StoreOpKind::Consume(id.to_string(), requester.cloned())
+                StoreOpKind::Consume(id.to_string(), requester.cloned().map(Box::new))
             }
             _ => return None,
         };
@@ -572,7 +572,7 @@ pub struct StoreOp {
 enum StoreOpKind {
     /// The request, and whether it may repeat an earlier one.
     Persist(Box<ApprovalRequest>, bool),
-    Consume(String, Option<crate::approval::Requester>),
+    Consume(String, Option<Box<crate::approval::Requester>>),
 }
 
 impl StoreOp {
@@ -584,7 +584,7 @@ impl StoreOp {
                 persist_answer(self.store.as_ref(), &request, repeats).await
             }
             StoreOpKind::Consume(id, requester) => {
-                consume_answer(self.store.as_ref(), &id, self.now_ms, requester.as_ref()).await
+                consume_answer(self.store.as_ref(), &id, self.now_ms, requester.as_deref()).await
             }
         }
     }

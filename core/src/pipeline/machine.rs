@@ -496,9 +496,14 @@ impl Invocation {
     ) -> Invocation {
         let frame = stage3(frame.into());
         let capability_id = registry.get(capability_index).map(|c| c.id.clone());
-        let requester = capability_id
-            .as_deref()
-            .map(|id| crate::approval::Requester::for_tool(frame.surface, &frame.actor, id));
+        let requester = capability_id.as_deref().map(|id| {
+            crate::approval::Requester::for_tool(
+                frame.surface,
+                &frame.actor,
+                frame.session_id.as_deref(),
+                id,
+            )
+        });
         Invocation::resume_as(registry, approval_id, frame, opts, requester)
     }
 
@@ -1426,6 +1431,7 @@ impl Invocation {
                 self.requester = Some(Box::new(crate::approval::Requester::for_tool(
                     earlier.surface,
                     &earlier.actor,
+                    earlier.session_id.as_deref(),
                     &earlier.capability_id,
                 )));
                 self.resume_id = Some(earlier.id);
