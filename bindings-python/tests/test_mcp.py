@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client, StdioServerParameters
+from pydantic import BaseModel
 
 from mcp_caps import Query, build, search
 from orpc_agent import CapabilityError, Frame, capability, create_capability_registry
@@ -234,3 +235,34 @@ async def test_a_frame_factory_that_refuses_answers_in_its_own_words() -> None:
         failed = await client.call_tool("docs_search", {"q": "abc"})
     assert failed.is_error and failed.meta[ERROR_META]["code"] == "INTERNAL"  # type: ignore[index]
     assert "10.0.0.5" not in str(failed)
+
+
+class Totals(BaseModel):
+    z: float
+    t: float
+    big: float
+
+
+@capability(id="n.totals", description="Totals.", expose={"mcp": True}, side_effect="read", risk="low")
+async def totals(q: Query) -> Totals:
+    return Totals(z=-0.0, t=10.0, big=2.0**60)
+
+
+@capability(id="n.fails", description="Fails.", expose={"mcp": True}, side_effect="read", risk="low")
+async def fails(q: Query) -> None:
+    raise CapabilityError("NOT_FOUND", "No such order.", details={"x": -0.0, "y": 10.0})
+
+
+async def test_structured_content_and_error_details_carry_the_numbers_the_text_says_as_node_sends_them() -> None:
+    """``structuredContent`` and an error's ``_meta`` details go over the
+    wire in Node's bytes (the core's ``mcp::js_numbers``): ``10.0`` as
+    ``10``, ``-0.0`` as ``0``, never Python's float spellings."""
+    async with Client(create_mcp_server(create_capability_registry([totals, fails]))) as client:
+        ok = await client.call_tool("n_totals", {"q": "a"})
+        failed = await client.call_tool("n_fails", {"q": "a"})
+    assert ok.content[0].text == '{"z":0,"t":10,"big":1152921504606847000}'  # type: ignore[union-attr]
+    sc = ok.structured_content
+    assert sc == {"z": 0, "t": 10, "big": 1152921504606847000}
+    assert [type(sc[k]) for k in ("z", "t", "big")] == [int, int, int], "read back from the wire as JSON integers"
+    details = (failed.meta or {})[ERROR_META]["details"]
+    assert details == {"x": 0, "y": 10} and [type(v) for v in details.values()] == [int, int]

@@ -45,7 +45,9 @@ pub fn ok_result(output: &Value, publishes_output_schema: bool) -> Value {
     let mut result = Map::new();
     result.insert("content".into(), json!([{"type": "text", "text": text}]));
     if parts.structured {
-        result.insert("structuredContent".into(), output.clone());
+        // The value the text says, as a JavaScript client reads it back:
+        // `10.0` is `10`, `-0.0` is `0` (what Node sends).
+        result.insert("structuredContent".into(), js_numbers(output));
     }
     result.insert("isError".into(), false.into());
     Value::Object(result)
@@ -64,6 +66,32 @@ pub fn model_text(value: &Value) -> String {
     // Writing a `Value` to memory cannot fail.
     let _ = serde::Serialize::serialize(value, &mut writer);
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// `value` with each float as a JavaScript reader of [`model_text`] holds
+/// it: the number its `Number.prototype.toString` text reads as (`10.0` is
+/// the integer `10`, `-0.0` is `0`, `2^60` as a float is
+/// `1152921504606847000`), so a structured value goes over the wire in the
+/// same bytes from every binding. Integers, strings and structure stay.
+pub fn js_numbers(value: &Value) -> Value {
+    match value {
+        Value::Number(n) if n.is_f64() => n
+            .as_f64()
+            .and_then(|f| {
+                ryu_js::Buffer::new()
+                    .format(f)
+                    .parse::<serde_json::Number>()
+                    .ok()
+            })
+            .map_or_else(|| value.clone(), Value::Number),
+        Value::Array(items) => Value::Array(items.iter().map(js_numbers).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), js_numbers(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// `serde_json`'s compact format with JavaScript's float text.
@@ -167,7 +195,7 @@ pub fn error_result(error: &CapabilityError) -> Value {
     json!({
         "isError": true,
         "content": [{"type": "text", "text": text}],
-        "_meta": {ERROR_META: error.to_json()},
+        "_meta": {ERROR_META: js_numbers(&error.to_json())},
     })
 }
 
@@ -359,6 +387,24 @@ mod tests {
         assert_eq!(
             ok_result(&json!([1.0, -0.0]), false)["content"][0]["text"],
             "[1,0]"
+        );
+    }
+
+    #[test]
+    fn structured_content_and_error_details_hold_the_numbers_the_text_says() {
+        let output =
+            json!({"z": -0.0, "t": 10.0, "big": 1_152_921_504_606_846_976.0_f64, "f": 0.5, "i": 3});
+        let result = ok_result(&output, true);
+        assert_eq!(
+            serde_json::to_string(&result["structuredContent"]).unwrap_or_default(),
+            r#"{"z":0,"t":10,"big":1152921504606847000,"f":0.5,"i":3}"#
+        );
+        let error = CapabilityError::new(ErrorCode::NotFound, "gone")
+            .with_details(json!({"x": -0.0, "y": 10.0}));
+        assert_eq!(
+            serde_json::to_string(&error_result(&error)["_meta"][ERROR_META]["details"])
+                .unwrap_or_default(),
+            r#"{"x":0,"y":10}"#
         );
     }
 
