@@ -26,6 +26,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MCP_APPROVAL_META", orpc_agent_core::mcp::APPROVAL_META)?;
     m.add("MCP_ERROR_META", orpc_agent_core::mcp::ERROR_META)?;
     m.add_function(wrap_pyfunction!(agent_tool_approval_key, m)?)?;
+    m.add_function(wrap_pyfunction!(agent_tool_made_for_tool, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_approval_required_text, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_recorded_approver, m)?)?;
     m.add_function(wrap_pyfunction!(agent_tool_kept_request, m)?)?;
@@ -97,6 +98,23 @@ fn mcp_approval_result<'py>(
             pyo3::exceptions::PyValueError::new_err(format!("not an approval request: {e}"))
         })?;
     convert::json_to_py(py, &orpc_agent_core::mcp::approval_result(&request))
+}
+
+/// Whether `request` (as get, list and invoke show it) is one a tool call
+/// under `frame` may take as its own (`agent_tools::made_for_tool`).
+#[pyfunction]
+fn agent_tool_made_for_tool(
+    request: &Bound<'_, PyAny>,
+    frame: PyRef<'_, crate::frame::Frame>,
+    capability_id: &str,
+) -> PyResult<bool> {
+    let json =
+        convert::py_to_json(request).map_err(|e| errors::capability_error(request.py(), &e))?;
+    let request =
+        orpc_agent_core::approval::ApprovalRequest::from_view_json(json).map_err(|e| {
+            pyo3::exceptions::PyValueError::new_err(format!("not an approval request: {e}"))
+        })?;
+    Ok(at::made_for_tool(&request, &frame.core, capability_id))
 }
 
 /// In-band confirmation: whether a request of `approval_type` is put to

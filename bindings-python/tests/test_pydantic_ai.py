@@ -26,7 +26,8 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 
 import agent_caps
 from agent_caps import CARD, EMAIL, build, finished
-from orpc_agent import ApprovalConsumedError, Frame
+from orpc_agent import ApprovalConsumedError, ApprovalNotFoundError, ApprovalRequired, Frame
+from orpc_agent._agent_tools import model_frame
 from orpc_agent.pydantic_ai import APPROVAL_META, PrincipalRequiredError, governed_toolset
 
 ANA = Frame("direct", actor={"id": "ana"}, session_id="conv-1")
@@ -258,6 +259,29 @@ async def test_an_approved_call_runs_only_its_own_request_never_one_its_metadata
     await agent_for(again, elsewhere).run(message_history=first.all_messages(), deferred_tool_results=results)
     content, outcome = again.returns(0)["c_a"]
     assert outcome == "success" and agent_caps.CALLS["orders.refund"] == 1
+
+
+async def test_answer_and_request_never_decide_or_show_a_request_the_metadata_names_that_is_another_callers() -> None:
+    registry = build()
+    # Bob's pending request for the same call, and one of Ana's own for other arguments.
+    bob = await registry.invoke("orders.refund", REFUND, model_frame(Frame("direct", actor={"id": "bob"}), "c_b"))
+    other = await registry.invoke("orders.refund", {**REFUND, "cents": 7}, model_frame(ANA, "c_o"))
+    assert isinstance(bob, ApprovalRequired) and isinstance(other, ApprovalRequired)
+    # Ana's toolset in another process (nothing kept), handed deferred calls
+    # whose metadata names those requests.
+    toolset = governed_toolset(registry, ANA, approval_ids={})
+    for named in (bob.request.id, other.request.id):
+        forged = DeferredToolRequests(
+            approvals=[ToolCallPart("orders_refund", REFUND, tool_call_id="c_x")],
+            metadata={"c_x": {APPROVAL_META: {"requestId": named}}},
+        )
+        assert toolset.request_id(forged, "c_x") is None
+        assert await toolset.request(forged, "c_x") is None
+        for approved in (True, False):
+            with pytest.raises(ApprovalNotFoundError):
+                await toolset.answer(forged, {"c_x": approved}, approver="ana")
+        assert (await registry.approvals.get_async(named)).status == "pending", "decided by nobody"
+    assert "orders.refund" not in agent_caps.CALLS
 
 
 async def test_a_call_presented_again_after_it_ran_or_was_rejected_elsewhere_is_answered_not_asked_again() -> None:

@@ -45,6 +45,31 @@ pub const FAILED_MESSAGE: &str = crate::error::FAILED_MESSAGE;
 /// or the converter's exception, is not shown.
 pub const OUTPUT_NOT_JSON_MESSAGE: &str = "The capability's output could not be converted to JSON.";
 
+/// Whether `request` is one a tool call under `frame` may take as its own —
+/// resume, decide, or show: for `capability_id`, made on the frame's
+/// surface by the frame's actor id, or, for an actor without an id, by an
+/// identical actor in the same session. The rule a resume through a tool
+/// applies ([`Requester::for_tool`]), for an adapter that must pick a
+/// request before it resumes one (a request id a framework's metadata
+/// names, which may be another caller's).
+///
+/// [`Requester::for_tool`]: crate::approval::Requester::for_tool
+pub fn made_for_tool(
+    request: &crate::approval::ApprovalRequest,
+    frame: &crate::frame::Frame,
+    capability_id: &str,
+) -> bool {
+    let mut frame = frame.clone();
+    frame.drop_empty_ids(); // stage 3's rule: an empty id names nobody
+    crate::approval::Requester::for_tool(
+        frame.surface,
+        &frame.actor,
+        frame.session_id.as_deref(),
+        capability_id,
+    )
+    .made(request)
+}
+
 /// The key under which an adapter keeps a request id between the approval
 /// turn and the approved re-run: the caller (actor id, session id), the
 /// tool call id, and the call itself — the hash of the tool (its

@@ -172,7 +172,6 @@ def declined_here(context: Context[Any, Any]) -> str | None:
 
 def asked_by(r: ApprovalRequest, frame: Frame, capability_id: str) -> bool:
     """Whether ``r`` is this tool's request, made on MCP by this caller
-    (its actor id, or for an actor without one its session)."""
-    who = (r.actor_id, r.session_id) if r.actor_id is None else (r.actor_id, None)
-    mine = (frame.actor_id, frame.session_id) if frame.actor_id is None else (frame.actor_id, None)
-    return r.capability_id == capability_id and r.surface == "mcp" and who == mine
+    (the core's rule, ``agent_tools::made_for_tool``: its actor id, or for
+    an actor without one the same actor in the same session)."""
+    return _native.agent_tool_made_for_tool(r.raw, frame, capability_id)

@@ -90,6 +90,7 @@ __all__ = [
     "AGENT_TOOL_FAILED",
     "AGENT_TOOL_UNKNOWN_INTERRUPTION",
     "agent_tool_approval_key",
+    "agent_tool_made_for_tool",
     "agent_tool_approval_required_text",
     "agent_tool_kept_request",
     "agent_tool_recorded_approver",
@@ -346,6 +347,7 @@ AGENT_TOOL_UNKNOWN_INTERRUPTION: str
 def agent_tool_approval_key(
     actor_id: str | None, session_id: str | None, tool_call_id: str, tool: str, arguments_json: str
 ) -> str | None: ...
+def agent_tool_made_for_tool(request: Mapping[str, Any], frame: Frame, capability_id: str) -> bool: ...
 def agent_tool_approval_required_text(request_id: str, reason: str | None = None) -> str: ...
 def agent_tool_recorded_approver(configured: str | None, actor_id: str | None) -> str | None: ...
 def agent_tool_kept_request(

@@ -163,24 +163,28 @@ class GovernedToolset(AbstractToolset[Any]):
         named = _request_id_of(metadata)
         if named is None or named == kept:
             return kept
-        if kept is None:
-            request = await self.registry.approvals.get_async(named)
-            if (
-                request is not None
-                and request.capability_id == capability_id
-                and input_hash(capability_id, request.input) == input_hash(capability_id, args)
-            ):
-                return named
+        if kept is None and self._is_request_of(await self.registry.approvals.get_async(named), capability_id, args):
+            return named
         raise ApprovalNotFoundError(_native.AGENT_TOOL_UNKNOWN_APPROVAL)
+
+    def _is_request_of(self, request: ApprovalRequest | None, capability_id: str, args: Any) -> bool:
+        """Whether ``request`` is this caller's for this call: made for this
+        tool by this toolset's caller (``agent_tools::made_for_tool``), its
+        input these arguments (metadata may name another's request)."""
+        return (
+            request is not None
+            and _native.agent_tool_made_for_tool(request.raw, model_frame(self.frame, None), capability_id)
+            and input_hash(capability_id, request.input) == input_hash(capability_id, args)
+        )
 
     # -- the approvals -----------------------------------------------------
 
     def request_id(self, requests: DeferredToolRequests, call_id: str) -> str | None:
-        """The core's request id behind a deferred call of this toolset."""
-        found = _request_id_of(requests.metadata.get(call_id))
-        if found is not None:
-            return found
-        # Else the one kept for this call: its tool and its arguments.
+        """The core's request id behind a deferred call of this toolset: the
+        one kept for this call (caller, call id, tool, arguments), or, when
+        none is kept here (another process), the one its metadata names if
+        that request is this caller's for this call; else ``None`` (another
+        caller's request is never decided or shown in this call's name)."""
         part = next((c for c in requests.approvals if c.tool_call_id == call_id), None)
         capability_id = self._capability_by_tool.get(part.tool_name) if part is not None else None
         if part is None or capability_id is None:
@@ -190,7 +194,13 @@ class GovernedToolset(AbstractToolset[Any]):
         except (ValueError, AssertionError):
             return None  # arguments that are no JSON object: no key
         key = approval_key(self.frame, call_id, capability_id, args)
-        return self._ids.get(key) if key is not None else None
+        kept = self._ids.get(key) if key is not None else None
+        named = _request_id_of(requests.metadata.get(call_id))
+        if named is None or named == kept:
+            return kept
+        if kept is None and self._is_request_of(self.registry.approvals.get(named), capability_id, args):
+            return named
+        return None
 
     async def answer(
         self,
