@@ -45,7 +45,7 @@ def _registry(tracer_provider: Any, meter_provider: Any, records: list[dict[str,
     @capability(
         id="orders.lookup",
         description="Look up an order.",
-        expose={"mcp": True, "ai_sdk": True},
+        expose={"mcp": True, "aiSdk": True},
         side_effect="read",
         risk="low",
     )

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ._capability_spec import CapabilitySpec, HostPolicy, hook_takes_info, host_policy
+from ._declaration_keys import camel_keys
 from .schema import as_schema
 
 __all__ = [
@@ -34,20 +35,6 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 _ATTR = "__orpc_capability__"
-
-
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
-
-def camel_keys(value: Any) -> Any:
-    """snake_case dict keys → camelCase, recursively (values untouched)."""
-    if isinstance(value, Mapping):
-        return {_camel(k) if isinstance(k, str) else k: camel_keys(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [camel_keys(v) for v in value]
-    return value
 
 
 def _first_param_and_return(fn: Callable[..., Any]) -> tuple[Any, Any, int]:
@@ -135,7 +122,8 @@ def define_capability(
     m: dict[str, Any] = dict(meta or {})
     given = {
         "description": description,
-        "expose": camel_keys(expose) if expose is not None else None,
+        # Surface names: the core reads them (and refuses one it does not know).
+        "expose": dict(expose) if isinstance(expose, Mapping) else expose,
         "sideEffect": side_effect,
         "risk": risk,
         "tags": list(tags) if tags is not None else None,
