@@ -48,6 +48,26 @@ export class HandlerHold {
   }
 
   /**
+   * For a registry port whose call is held elsewhere (an agent gateway,
+   * `gateway/holds.ts`): says the call passed the gate and resolves with
+   * the adapter's word (`true`: run it). An abort of `signal` is a no.
+   */
+  heldElsewhere(signal: AbortSignal | undefined): Promise<boolean> {
+    this.#reached();
+    if (signal?.aborted === true) this.release(false);
+    if (this.#decided !== undefined) return Promise.resolve(this.#decided);
+    return new Promise((resolve) => {
+      const onAbort = () => this.release(false);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#go = (run) => {
+        this.#go = undefined;
+        signal?.removeEventListener("abort", onAbort);
+        resolve(run);
+      };
+    });
+  }
+
+  /**
    * The driver's `RunHandler` step of a held call (invocation `h` of
    * `host`, deadline `deadlineAt`): waits for the adapter's word and
    * returns the core's next step (packed). Run: the core is asked the step

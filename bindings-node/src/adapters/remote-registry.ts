@@ -7,7 +7,8 @@
  */
 import { CapabilityError } from "../errors.js";
 import { GATEWAY } from "../generated/protocol.js";
-import type { ApprovalRequest, CapabilityDescriptor, InvokeResult } from "../types.js";
+import { takeHold } from "../handler-hold.js";
+import type { ApprovalRequest, CapabilityDescriptor, Frame, InvokeResult } from "../types.js";
 import type { AgentGatewayClient } from "../gateway/client.js";
 import { capabilityErrorOf, type GatewayInvokeOutput } from "../gateway/wire.js";
 import type { RemoteFrame } from "./remote-ai-sdk.js";
@@ -32,7 +33,14 @@ export function remoteRegistry(
         bind !== undefined && name === bind.name
           ? { capability: bind.id, input: merge(input, bind.fixed) }
           : { capability: name, input };
-      return asResult(await remote(() => client.invoke(call, callOptions(frame))));
+      // The adapter's gate (`needsApproval`): the gateway holds the call
+      // before its handler until `execute` says run (`handler-hold.ts`).
+      const hold = takeHold(frame as Frame);
+      if (hold === undefined) return asResult(await remote(() => client.invoke(call, callOptions(frame))));
+      const gated = await remote(() => client.invokeHeld(call, callOptions(frame)));
+      if (gated.status !== "held") return asResult(gated);
+      const run = await hold.heldElsewhere(frame.signal);
+      return asResult(await remote(() => client.release({ holdId: gated.holdId, run }, callOptions(frame))));
     },
     async resume(requestId: string, options: RemoteFrame & { throughTool?: string }): Promise<InvokeResult> {
       // The adapter resumes through the tool it presents: only a request

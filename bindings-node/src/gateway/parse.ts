@@ -34,6 +34,13 @@ export function readInvokeInput(input: unknown): GatewayInvokeInput {
   return { capability: body.capability, input: body.input };
 }
 
+export function readReleaseInput(input: unknown): { holdId: string; run: boolean } {
+  const body = objectOf(input, "release");
+  if (typeof body.holdId !== "string" || body.holdId === "") bad("release: `holdId` is required.");
+  if (typeof body.run !== "boolean") bad("release: `run` is a boolean.");
+  return { holdId: body.holdId as string, run: body.run as boolean };
+}
+
 export function readId(input: unknown): string {
   const { id } = objectOf(input, "approvals");
   if (typeof id !== "string" || id === "") bad("approvals: `id` is required.");

@@ -34,11 +34,19 @@ import {
   readId,
   readInvokeInput,
   readListInput,
+  readReleaseInput,
   readResumeInput,
 } from "./parse.js";
+import { GatewayHolds } from "./holds.js";
 import { progressMetadataCbor, type ProgressEvent } from "../progress.js";
 import type { HeadersLike } from "./trace-headers.js";
-import type { GatewayStreamEvent, GatewayApprovalView, GatewayDescriptorsOutput, GatewayInvokeOutput } from "./wire.js";
+import type {
+  GatewayStreamEvent,
+  GatewayApprovalView,
+  GatewayDescriptorsOutput,
+  GatewayHeldOutput,
+  GatewayInvokeOutput,
+} from "./wire.js";
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -71,6 +79,7 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
   if (refusal != null) throw new TypeError(refusal);
   if (typeof options.actor !== "function") throw new TypeError("createAgentGateway needs an actor(context) option.");
   const base = os.$context<TContext>();
+  const holds = new GatewayHolds();
 
   const { actorOf, mayDecide, frameOf, view, visible, visiblePage, outcome } = gatewayCallers(
     registry,
@@ -96,6 +105,27 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
       const body = readInvokeInput(input);
       const frame = frameOf(context, actor, signal);
       return outcome(await guard(() => registry.invoke(body.capability, body.input, frame)), context);
+    }),
+
+    /**
+     * `invoke` up to the handler (a remote tool's approval hook): a call
+     * that passes every stage before it waits, held, for `release` from
+     * the same caller (`{status: "held", holdId}`); any other outcome is
+     * answered as `invoke` answers it. Unreleased, it ends at its deadline.
+     */
+    invokeHeld: base.handler(async ({ input, context }): Promise<GatewayHeldOutput> => {
+      const actor = await actorOf(context);
+      const body = readInvokeInput(input);
+      const frame = frameOf(context, actor, undefined);
+      const held = await guard(() => holds.invoke(registry, body.capability, body.input, frame, actor));
+      return "holdId" in held ? { status: "held", holdId: held.holdId } : outcome(held.outcome, context);
+    }),
+
+    /** Runs (`run: true`) or ends unrun a call `invokeHeld` holds for this caller; its outcome. */
+    release: base.handler(async ({ input, context, signal }): Promise<GatewayInvokeOutput> => {
+      const actor = await actorOf(context);
+      const { holdId, run } = readReleaseInput(input);
+      return outcome(await guard(() => holds.release(holdId, run, actor, signal)), context);
     }),
 
     /**

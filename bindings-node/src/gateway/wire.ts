@@ -21,6 +21,15 @@ export type GatewayInvokeOutput =
   | { status: "ok"; output: unknown }
   | { status: "approval_required"; request: GatewayApprovalView };
 
+/** `invokeHeld`'s answer: the call passed the gate and waits before its handler for `release`; or its outcome. */
+export type GatewayHeldOutput = { status: "held"; holdId: string } | GatewayInvokeOutput;
+
+/** Body of `release`: the hold `invokeHeld` answered, and whether to run the call. */
+export interface GatewayReleaseInput {
+  holdId: string;
+  run: boolean;
+}
+
 /** Events of `invokeStream`: progress reports, then the outcome. */
 export type GatewayStreamEvent =
   | { type: "progress"; done: number; total?: number; metadata: string }

@@ -378,6 +378,42 @@ describe("remote AI SDK tools", () => {
     assert.equal(record.traceparent, TRACEPARENT);
   });
 
+  it("a remote tool's approval hook never runs the call: a step ai does not execute (finish reason length) runs nothing", async () => {
+    const tools = await createRemoteAiSdkTools({
+      url: app.url(),
+      headers: bearer("alice"),
+      frame: { actorId: "alice" },
+    });
+    const ran = () => app.calls.filter((c) => c.tool === "get" && c.input.id === "77").length;
+    const cut = {
+      ...toolCallTurn("orders_get", { id: "77" }, "call-77"),
+      finishReason: { unified: "length", raw: "length" },
+    };
+    const first = await generateText({ model: scriptedModel(cut), tools, prompt: "Where is 77?" });
+    assert.equal(first.toolResults.length, 0, "ai executed no tool");
+    assert.equal(ran(), 0, "held at the gateway before its handler");
+    const second = await generateText({
+      model: scriptedModel(toolCallTurn("orders_get", { id: "77" }, "call-78"), textTurn("Shipped.")),
+      tools,
+      stopWhen: stepCountIs(3),
+      prompt: "Where is 77?",
+    });
+    assert.equal(second.text, "Shipped.");
+    assert.equal(ran(), 1, "executed: it ran once");
+  });
+
+  it("a held call is released only by the caller who asked, once", async () => {
+    const held = await client("alice").invokeHeld({ capability: "orders.get", input: { id: "78" } });
+    assert.equal(held.status, "held");
+    const notHers = await rejection(client("bob").release({ holdId: held.holdId, run: true }));
+    assert.equal(notHers.code, "NOT_FOUND");
+    const ended = await rejection(client("alice").release({ holdId: held.holdId, run: false }));
+    assert.equal(ended.code, "CANCELLED");
+    const again = await rejection(client("alice").release({ holdId: held.holdId, run: true }));
+    assert.equal(again.code, "NOT_FOUND");
+    assert.ok(!app.calls.some((c) => c.tool === "get" && c.input.id === "78"), "never ran");
+  });
+
   it("a remote capability error is a CapabilityError for the tool", async () => {
     const tools = await createRemoteAiSdkTools({ url: app.url(), headers: bearer("alice") });
     const error = await rejection(tools.orders_get.execute({ id: "" }, { toolCallId: "x", messages: [] }));
