@@ -6,6 +6,8 @@
  * the core's; the messages name types, never values (a value may be data).
  */
 
+import { LONE_SURROGATE } from "./json.js";
+
 /** The TypeErrors made here: `fromNative` passes them on as they are. */
 const argumentErrors = new WeakSet<object>();
 
@@ -133,6 +135,11 @@ export function decideArguments(
     approver = a.id;
   } else if (a !== undefined && a !== null) {
     throw argumentError(fn, "options.approver", 'an approver id (a string) or an actor with an id ({ id: "…" })', a);
+  }
+  // A lone surrogate has no UTF-8 form: the decision would record another
+  // approver (U+FFFD), whom `approverMustDiffer` could not tell apart.
+  if (approver !== null && LONE_SURROGATE.test(approver)) {
+    throw argumentError(fn, "options.approver", "an approver id of well-formed text (no lone surrogate)", a);
   }
   const reason = optionalString(fn, "options.reason", o.reason) ?? null;
   return { id: id as string, approver, reason };

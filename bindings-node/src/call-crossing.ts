@@ -8,7 +8,7 @@
  */
 import { unknownFieldError } from "./arguments.js";
 import { CapabilityError } from "./errors.js";
-import { fail, toJsonText } from "./json.js";
+import { fail, LONE_SURROGATE, toJsonText } from "./json.js";
 import { INTERNAL_MESSAGE, MAX_HASH_DEPTH } from "./generated/protocol.js";
 import { SHORT_INPUT_TEXT } from "./native.js";
 import type { CallSpan } from "./telemetry.js";
@@ -88,10 +88,16 @@ export function frameText(value: Record<string, unknown>): string {
   if (text === undefined || text.includes("null")) {
     refuseNonFinite((value.actor as { attributes?: unknown } | undefined)?.attributes);
   }
-  if (text !== undefined && !/\d{16}/.test(text)) return text;
+  // `\ud…` escapes: a lone surrogate (JSON.stringify writes a pair as it
+  // is), which the façade's writer refuses as no JSON value, in Python's
+  // words, rather than let the core read another text.
+  if (text !== undefined && !/\d{16}/.test(text) && !text.includes("\\ud")) return text;
   try {
     return toJsonText(value);
-  } catch {
+  } catch (e) {
+    // Written by JSON.stringify, refused by the façade's writer: a lone
+    // surrogate (INVALID_INPUT NOT_JSON_VALUE, naming where).
+    if (error === undefined && e instanceof CapabilityError) throw e;
     throw error ?? new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
   }
 }
@@ -209,7 +215,10 @@ function containsItself(value: unknown, ancestors: Set<object> = new Set()): boo
  */
 export function bareActorId(actor: Frame["actor"] | null): string | null | undefined {
   if (actor === undefined || actor === null) return null; // null: no actor, as in the core
-  if (typeof actor.id !== "string") return undefined;
+  // An id with a lone surrogate crosses as JSON, whose writer refuses it
+  // (`frameText`): as a bare string it would reach the core rewritten
+  // (U+FFFD), and two callers' ids could become one.
+  if (typeof actor.id !== "string" || LONE_SURROGATE.test(actor.id)) return undefined;
   for (const key in actor) {
     if (key === "id") continue;
     const v = (actor as Record<string, unknown>)[key];

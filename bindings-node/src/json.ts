@@ -14,7 +14,8 @@ import { N } from "./native.js";
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** A UTF-16 surrogate not in a pair (in `u` mode a pair is one code point, never matched). */
-const LONE_SURROGATE = /\p{Cs}/u;
+/** A lone surrogate: a string with one has no UTF-8 form. */
+export const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Refuses the value at `path` (a JSON pointer) for `reason`, in the core's words (`kind`: what JSON cannot hold). */
 export function fail(reason: string, path: string, kind = ""): never {

@@ -833,3 +833,33 @@ test("a CapabilityError thrown inside a zod refine refuses the input with its me
   });
   registry.close();
 });
+
+test("an actor id or approver with a lone surrogate is refused, never rewritten into another caller's (U+FFFD)", async () => {
+  const router = {
+    refund: base
+      .meta({
+        agent: agent({ expose: { mcp: true }, sideEffect: "write", risk: "high", approval: { required: true } }),
+      })
+      .input(z.object({ id: z.string() }))
+      .handler(async ({ input }) => input),
+  };
+  for (const options of [{}, { audit: () => {} }]) {
+    const registry = await createCapabilityRegistry(router, { approvalStore: "memory", ...options });
+    for (const frame of [
+      { surface: "mcp", actor: { id: "ann\ud800" } }, // crosses as a bare id
+      { surface: "mcp", actor: { id: "ann\udfff" }, requestId: "r-1" }, // crosses as JSON
+    ]) {
+      await assert.rejects(registry.invoke("refund", { id: "o-1" }, frame), (e) => {
+        assert.equal(e.code, "INVALID_INPUT");
+        assert.equal(e.details?.reason, "NOT_JSON_VALUE");
+        assert.match(e.message, /\/actor\/id/);
+        return true;
+      });
+    }
+    assert.deepEqual(await registry.approvals.list(), [], "no request stored under a rewritten actor");
+    const made = await registry.invoke("refund", { id: "o-1" }, { surface: "mcp", actor: { id: "ann" } });
+    await assert.rejects(registry.approvals.approve(made.request.id, { approver: "eve\ud800" }), TypeError);
+    assert.equal((await registry.approvals.get(made.request.id)).status, "pending");
+    registry.close();
+  }
+});
