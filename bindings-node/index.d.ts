@@ -303,10 +303,11 @@ export declare function invokeStart(reg: number, capability: number, surface: nu
 
 /**
  * [`invoke_start`] by name, for names the façade does not know (the core
- * answers NOT_FOUND exactly as for an unexposed capability, SI-8), and
- * for an input with a non-finite number (`non_finite_at`, its pointer).
+ * answers NOT_FOUND exactly as for an unexposed capability, SI-8), for an
+ * input with a non-finite number (`non_finite_at`, its pointer), and for
+ * a caller whose signal is already aborted (`cancelled`).
  */
-export declare function invokeStartName(reg: number, name: string, surface: number, frameJson: string | undefined | null, inputText: string | undefined | null, now: number, nonFiniteAt?: string | undefined | null): number
+export declare function invokeStartName(reg: number, name: string, surface: number, frameJson: string | undefined | null, inputText: string | undefined | null, now: number, nonFiniteAt?: string | undefined | null, cancelled?: boolean | undefined | null): number
 
 /**
  * At an `Audit` step whose record is the finished one: the call's span

@@ -151,9 +151,13 @@ pub fn invoke_start(
 }
 
 /// [`invoke_start`] by name, for names the façade does not know (the core
-/// answers NOT_FOUND exactly as for an unexposed capability, SI-8), and
-/// for an input with a non-finite number (`non_finite_at`, its pointer).
+/// answers NOT_FOUND exactly as for an unexposed capability, SI-8), for an
+/// input with a non-finite number (`non_finite_at`, its pointer), and for
+/// a caller whose signal is already aborted (`cancelled`).
 #[napi(catch_unwind)]
+// One crossing takes each part of a start as an argument of its own: no
+// object for JavaScript to build or napi to read per call.
+#[allow(clippy::too_many_arguments)]
 pub fn invoke_start_name(
     reg: u32,
     name: String,
@@ -162,17 +166,22 @@ pub fn invoke_start_name(
     input_text: Option<String>,
     now: f64,
     non_finite_at: Option<String>,
+    cancelled: Option<bool>,
 ) -> napi::Result<f64> {
     registry_call(reg, |r| {
         let frame = frame_of(surface, frame_json)?;
         let registry = Arc::clone(r.host.registry());
-        let inv = Invocation::start_measured(
+        let mut inv = Invocation::start_measured(
             registry,
             &name,
             frame,
             options(r, now),
             measured(input_text.as_deref(), non_finite_at),
         );
+        if cancelled == Some(true) {
+            // An already aborted signal: nothing stored, consumed or run.
+            inv.caller_cancelled(ms(now));
+        }
         started(r, inv, ms(now))
     })
 }

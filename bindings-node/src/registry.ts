@@ -133,22 +133,22 @@ export class CapabilityRegistry<TContext = any> implements DriverHost {
       const raw = rawInputText(input);
       const nonFinite = raw instanceof NonFiniteInput ? raw : undefined; // refused by the core, after exposure
       const text = nonFinite === undefined ? (raw as string | undefined) : nonFinite.text;
-      if (this.telemetry !== undefined) {
-        // The call's span is the trace the core records.
-        span = this.telemetry.begin(frame.trace);
-        const fj = frameJson(frame, span.trace);
-        start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now(), nonFinite?.at);
-      } else if (index === undefined || nonFinite || this.audit !== undefined || this.auditSink !== undefined) {
-        // With an audit subscriber the core records the name asked for, so
-        // it resolves the name itself; otherwise the cached index saves it.
-        const fj = actorId === null ? null : frameJson(frame);
-        start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now(), nonFinite?.at);
+      // A caller already gone: the core stores, consumes and runs nothing.
+      const cancelled = frame.signal?.aborted === true;
+      if (this.telemetry !== undefined) span = this.telemetry.begin(frame.trace); // the trace the core records
+      // With telemetry or an audit subscriber the core records the name asked
+      // for, so it resolves the name itself; otherwise the cached index saves it.
+      const byName = span !== undefined || index === undefined || nonFinite !== undefined || cancelled;
+      if (byName || this.audit !== undefined || this.auditSink !== undefined) {
+        const fj = span !== undefined ? frameJson(frame, span.trace) : actorId === null ? null : frameJson(frame);
+        const at = nonFinite?.at;
+        start = N.invokeStartName(this.handle, idOrToolName, surface ?? 0, fj, text, Date.now(), at, cancelled);
       } else if (actorId === null) {
-        start = HOT.start(this.handle, index, surface!, text, Date.now());
+        start = HOT.start(this.handle, index!, surface!, text, Date.now());
       } else if (actorId !== undefined) {
-        start = HOT.startActor(this.handle, index, surface!, actorId, text, Date.now());
+        start = HOT.startActor(this.handle, index!, surface!, actorId, text, Date.now());
       } else {
-        start = N.invokeStart(this.handle, index, surface ?? 0, frameJson(frame), text, Date.now());
+        start = N.invokeStart(this.handle, index!, surface ?? 0, frameJson(frame), text, Date.now());
       }
     } catch (e) {
       return Promise.reject(notStarted(fromNative(e), span));

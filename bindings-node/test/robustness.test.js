@@ -863,3 +863,35 @@ test("an actor id or approver with a lone surrogate is refused, never rewritten 
     registry.close();
   }
 });
+
+test("a repeated MCP call by a caller already gone (an aborted signal) consumes nothing and stores nothing: its next call runs the approval once", async () => {
+  const runs = [];
+  const router = {
+    refund: base
+      .meta({
+        agent: agent({ expose: { mcp: true }, sideEffect: "write", risk: "high", approval: { required: true } }),
+      })
+      .input(z.object({ id: z.string() }))
+      .handler(async ({ input }) => {
+        runs.push(input);
+        return { ok: true };
+      }),
+  };
+  for (const options of [{}, { audit: () => {} }]) {
+    runs.length = 0;
+    const registry = await createCapabilityRegistry(router, { approvalStore: "memory", ...options });
+    const frame = { surface: "mcp", actor: { id: "u1" } };
+    const first = await registry.invoke("refund", { id: "o-1" }, frame);
+    await registry.approvals.approve(first.request.id, { approver: "boss" });
+    const gone = AbortSignal.abort();
+    for (const input of [{ id: "o-1" }, { id: "o-2" }]) {
+      await assert.rejects(registry.invoke("refund", input, { ...frame, signal: gone }), { code: "CANCELLED" });
+    }
+    assert.equal((await registry.approvals.get(first.request.id)).status, "approved", "not consumed");
+    assert.equal((await registry.approvals.list()).length, 1, "no request stored for the caller already gone");
+    assert.deepEqual(runs, []);
+    assert.equal((await registry.invoke("refund", { id: "o-1" }, frame)).status, "ok");
+    assert.deepEqual(runs, [{ id: "o-1" }], "the approval ran once, on the next call");
+    registry.close();
+  }
+});

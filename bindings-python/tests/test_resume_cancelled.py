@@ -57,3 +57,48 @@ async def test_a_resume_by_a_task_asked_to_cancel_consumes_nothing() -> None:
     done = await reg.resume(out.request.id)
     assert done.output == {"amount": 3}  # type: ignore[union-attr]
     assert runs == [{"amount": 3}]
+
+
+async def test_a_repeated_mcp_call_by_a_task_asked_to_cancel_consumes_nothing_and_stores_nothing() -> None:
+    runs: list[Any] = []
+
+    @capability(
+        id="pay.send",
+        description="Pay.",
+        expose={"mcp": True},
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+    )
+    async def pay(x: dict[str, Any]) -> dict[str, Any]:
+        runs.append(x)
+        return x
+
+    reg = create_capability_registry([pay])
+    frame = Frame("mcp", actor={"id": "ana"})
+    out = await reg.invoke("pay.send", {"amount": 3}, frame)
+    assert isinstance(out, ApprovalRequired)
+    reg.approvals.approve(out.request.id, approver="boss")
+
+    async def call_after_a_swallowed_cancel(amount: int) -> str:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            pass  # caught, and the task goes on: it is still asked to cancel
+        try:
+            await reg.invoke("pay.send", {"amount": amount}, frame)
+        except CapabilityError as e:
+            return e.code
+        return "ran"
+
+    assert await asyncio.create_task(call_after_a_swallowed_cancel(3)) == "CANCELLED"
+    assert await asyncio.create_task(call_after_a_swallowed_cancel(4)) == "CANCELLED"
+    assert runs == []
+    assert reg.approvals.get(out.request.id).status == "approved"  # type: ignore[union-attr]
+    assert len(reg.approvals.list()) == 1, "no request stored for the cancelled caller"
+    done = await reg.invoke("pay.send", {"amount": 3}, frame)
+    assert done.output == {"amount": 3}  # type: ignore[union-attr]
+    assert runs == [{"amount": 3}]

@@ -110,12 +110,11 @@ impl FfiRegistry {
             .map(|c| c.index)
     }
 
-    /// Starts an invocation of the capability at `capability_index`
-    /// (resolved once by the caller) and runs it to the first step Swift
-    /// must perform (read it with `step_kind`). `input` is the raw input
-    /// as Swift measured it; the core's verdict on it (input limits, a
-    /// number with no JSON form) ends the call when stage 4 begins, before
-    /// any validator, policy or handler sees it (`start_verdict`).
+    /// Starts the capability at `capability_index` and runs it to Swift's
+    /// first step (`step_kind`). The core's verdict on the raw input as
+    /// Swift measured it ends the call when stage 4 begins, before any hook
+    /// sees it (`start_verdict`). A task already `cancelled` stores,
+    /// consumes and runs nothing (`Invocation::caller_cancelled`).
     pub fn start(
         &self,
         capability_index: u32,
@@ -123,13 +122,21 @@ impl FfiRegistry {
         details: Option<FfiFrameDetails>,
         input: FfiHostInput,
         now_ms: u64,
+        cancelled: bool,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
         let frame = frame(surface, details)?;
         let registry = Arc::clone(self.host.registry());
-        let options = self.options(now_ms);
         let limits = start_verdict(input);
-        let inv =
-            Invocation::start_index_measured(registry, capability_index, frame, options, limits);
+        let mut inv = Invocation::start_index_measured(
+            registry,
+            capability_index,
+            frame,
+            self.options(now_ms),
+            limits,
+        );
+        if cancelled {
+            inv.caller_cancelled(now_ms);
+        }
         Ok(self.invocation(inv, now_ms))
     }
 
@@ -142,12 +149,16 @@ impl FfiRegistry {
         details: Option<FfiFrameDetails>,
         input: FfiHostInput,
         now_ms: u64,
+        cancelled: bool,
     ) -> Result<Arc<FfiInvocation>, FfiError> {
-        let frame = frame(surface, details)?;
+        let (frame, limits) = (frame(surface, details)?, start_verdict(input));
         let registry = Arc::clone(self.host.registry());
         let options = self.options(now_ms);
-        let limits = start_verdict(input);
-        let inv = Invocation::start_measured(registry, &id_or_tool_name, frame, options, limits);
+        let mut inv =
+            Invocation::start_measured(registry, &id_or_tool_name, frame, options, limits);
+        if cancelled {
+            inv.caller_cancelled(now_ms);
+        }
         Ok(self.invocation(inv, now_ms))
     }
 
@@ -171,8 +182,7 @@ impl FfiRegistry {
         Ok(self.invocation(inv, now_ms))
     }
 
-    /// One approval request as of `now_ms` (`status` the effective
-    /// one: `expired` past its expiry), or `None`.
+    /// One approval request as of `now_ms` (`status` the effective one), or `None`.
     pub fn approval(
         &self,
         id: String,
@@ -222,8 +232,7 @@ impl FfiRegistry {
         Ok(self.host.registry().inspect().to_json().to_string())
     }
 
-    /// The portable descriptors of the capabilities exposed on `surface`
-    /// (JSON array).
+    /// The portable descriptors exposed on `surface` (JSON array).
     pub fn descriptors(&self, surface: String) -> Result<String, FfiError> {
         let surface = Surface::parse(&surface)
             .ok_or_else(|| invalid_input(format!("unknown surface `{surface}`")))?;

@@ -26,7 +26,9 @@ fn registry() -> std::sync::Arc<FfiRegistry> {
 #[test]
 fn a_call_is_one_crossing_per_host_step() {
     let reg = registry();
-    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = reg
+        .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(inv.step_kind(), 1, "ValidateInput");
     assert_eq!(inv.answer(code::INPUT_VALID, false, 1_000), 6, "RunHandler");
     assert_eq!(inv.deadline_at_ms(), 31_000);
@@ -44,7 +46,9 @@ fn a_call_is_one_crossing_per_host_step() {
 #[test]
 fn approvals_run_inside_the_synchronous_calls() {
     let reg = registry();
-    let inv = reg.start(1, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = reg
+        .start(1, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(inv.step_kind(), 3, "the hash needs the input");
     assert_eq!(inv.answer_input_exported(json("{\"id\":7}"), 1_000), 13);
     assert_eq!(inv.outcome_kind(), 2);
@@ -92,7 +96,14 @@ fn caller(id: Option<&str>) -> Option<crate::FfiFrameDetails> {
 /// `ann`; its id.
 fn approved_request(reg: &FfiRegistry) -> String {
     let inv = reg
-        .start(1, 2, caller(Some("ann")), FfiHostInput::Opaque, 1_000)
+        .start(
+            1,
+            2,
+            caller(Some("ann")),
+            FfiHostInput::Opaque,
+            1_000,
+            false,
+        )
         .unwrap();
     assert_eq!(inv.answer_input_exported(json("{\"id\":7}"), 1_000), 13);
     let id = inv.outcome_approval().unwrap().id;
@@ -162,7 +173,7 @@ fn bad_arguments_are_typed_errors() {
     }
     let reg = registry();
     assert!(matches!(
-        reg.start(0, 9, None, FfiHostInput::Opaque, 1),
+        reg.start(0, 9, None, FfiHostInput::Opaque, 1, false),
         Err(FfiError::Capability { code, .. }) if code == "INVALID_INPUT"
     ));
     assert!(matches!(
@@ -179,7 +190,9 @@ fn bad_arguments_are_typed_errors() {
 #[test]
 fn an_out_of_turn_answer_ends_in_internal() {
     let reg = registry();
-    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = reg
+        .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(inv.answer(code::SLEPT, false, 1_000), 13);
     assert_eq!(inv.outcome_kind(), 3);
     assert_eq!(inv.outcome_error().unwrap().code, "INTERNAL");
@@ -199,7 +212,7 @@ fn the_start_verdict_is_the_cores() {
     let reg = registry();
     // Too deep as text: the core's limits.
     let deep = "[".repeat(10_000) + &"]".repeat(10_000);
-    let inv = reg.start(0, 2, None, json(&deep), 1_000).unwrap();
+    let inv = reg.start(0, 2, None, json(&deep), 1_000, false).unwrap();
     assert_eq!(inv.step_kind(), 13);
     let (code, _, details) = error_of(&inv);
     assert_eq!(code, "LIMIT_EXCEEDED");
@@ -219,6 +232,7 @@ fn the_start_verdict_is_the_cores() {
                 path: "/v".into(),
             },
             1_000,
+            false,
         )
         .unwrap();
     let (code, _, details) = error_of(&inv);
@@ -235,6 +249,7 @@ fn the_start_verdict_is_the_cores() {
                 path: "/".into(),
             },
             1_000,
+            false,
         )
         .unwrap();
     assert_eq!(inv.step_kind(), 1);
@@ -243,7 +258,7 @@ fn the_start_verdict_is_the_cores() {
         text: r#"{"amount":null}"#.into(),
         non_finite_at: Some("/amount".into()),
     };
-    let inv = reg.start(0, 2, None, nan, 1_000).unwrap();
+    let inv = reg.start(0, 2, None, nan, 1_000, false).unwrap();
     let (code, message, details) = error_of(&inv);
     assert_eq!(code, "INVALID_INPUT");
     assert!(message.contains("/amount"), "{message}");
@@ -252,10 +267,10 @@ fn the_start_verdict_is_the_cores() {
         text: deep.clone(),
         non_finite_at: Some("/0".into()),
     };
-    let inv = reg.start(0, 2, None, both, 1_000).unwrap();
+    let inv = reg.start(0, 2, None, both, 1_000, false).unwrap();
     assert_eq!(error_of(&inv).0, "LIMIT_EXCEEDED", "limits first");
     // Exposure still comes first (SI-8).
-    let hidden = reg.start(0, 0, None, json(&deep), 1_000).unwrap();
+    let hidden = reg.start(0, 0, None, json(&deep), 1_000, false).unwrap();
     assert_eq!(error_of(&hidden).0, "NOT_FOUND");
 }
 
@@ -285,7 +300,9 @@ fn an_input_with_no_json_form_ends_the_call_in_the_core() {
         },
         |inv: &crate::FfiInvocation| inv.answer_input_exported(FfiHostInput::Opaque, 1_000),
     ] {
-        let inv = reg.start(1, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+        let inv = reg
+            .start(1, 2, None, FfiHostInput::Opaque, 1_000, false)
+            .unwrap();
         assert_eq!(inv.step_kind(), 3, "ExportInput");
         assert_eq!(answer(&inv), 13);
         let (code, message, _) = error_of(&inv);
@@ -300,13 +317,17 @@ fn an_input_with_no_json_form_ends_the_call_in_the_core() {
 #[test]
 fn a_validator_failure_is_generic_and_an_abandoned_step_is_internal() {
     let reg = registry();
-    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = reg
+        .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(inv.answer(code::INPUT_VALIDATOR_FAILED, false, 1_000), 13);
     let (code, message, _) = error_of(&inv);
     assert_eq!(code, "INVALID_INPUT");
     assert_eq!(message, orpc_agent_core::pipeline::issues::VALIDATOR_FAILED);
     for at_handler in [false, true] {
-        let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+        let inv = reg
+            .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+            .unwrap();
         if at_handler {
             assert_eq!(inv.answer(code::INPUT_VALID, false, 1_000), 6);
         }
@@ -323,7 +344,9 @@ fn a_validator_failure_is_generic_and_an_abandoned_step_is_internal() {
 #[test]
 fn an_output_with_no_json_form_is_audited_as_null() {
     let reg = FfiRegistry::new(READ.into(), "{}".into(), "\"memory\"".into(), true, true).unwrap();
-    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = reg
+        .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(
         inv.answer(code::INPUT_VALID, false, 1_000),
         12,
@@ -396,14 +419,18 @@ fn step_kind_names_are_the_cores_in_numeric_order() {
 fn every_answer_carries_the_time_and_a_spent_deadline_starts_no_handler() {
     let reg = registry();
     // In time (the deadline is 31 000): the handler's step.
-    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = reg
+        .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(
         inv.answer(code::INPUT_VALID, false, 30_999),
         6,
         "RunHandler"
     );
     // The validator answered at the deadline: TIMEOUT, no handler step.
-    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = reg
+        .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(inv.answer(code::INPUT_VALID, false, 31_000), 13, "Done");
     assert_eq!(error_of(&inv).0, "TIMEOUT");
 }
@@ -411,13 +438,17 @@ fn every_answer_carries_the_time_and_a_spent_deadline_starts_no_handler() {
 #[test]
 fn a_hook_still_running_at_the_calls_deadline_is_timeout() {
     let reg = registry();
-    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = reg
+        .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(inv.step_kind(), 1, "ValidateInput");
     assert_eq!(inv.call_deadline_ms(), 31_000);
     assert_eq!(inv.answer(code::DEADLINE_PASSED, false, 31_000), 13, "Done");
     assert_eq!(error_of(&inv).0, "TIMEOUT");
     // Not at a hook's step: out of turn, INTERNAL.
-    let inv = reg.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = reg
+        .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(inv.answer(code::INPUT_VALID, false, 1_000), 6, "RunHandler");
     assert_eq!(inv.answer(code::DEADLINE_PASSED, false, 31_000), 13);
     assert_eq!(error_of(&inv).0, "INTERNAL");
@@ -457,12 +488,16 @@ fn an_approval_requests_typed_fields_say_what_its_json_says() {
 #[test]
 fn an_answer_code_the_core_does_not_know_ends_the_call_internal() {
     let r = registry();
-    let inv = r.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = r
+        .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(inv.step_kind(), 1, "ValidateInput");
     assert_eq!(inv.answer(250, false, 1_000), 13, "Done");
     assert_eq!(inv.outcome_error().unwrap().code, "INTERNAL");
     // A code that needs a text, without one, is no answer either.
-    let inv = r.start(0, 2, None, FfiHostInput::Opaque, 1_000).unwrap();
+    let inv = r
+        .start(0, 2, None, FfiHostInput::Opaque, 1_000, false)
+        .unwrap();
     assert_eq!(
         inv.answer_text(code::INPUT_INVALID, None, 1_000),
         13,
@@ -478,7 +513,7 @@ fn a_frame_whose_attributes_held_a_non_finite_number_is_refused_before_the_call(
     details.actor.attributes_json = r#"{"score":null}"#.into();
     details.attributes_non_finite_at = Some("/score".into());
     let Err(FfiError::Capability { code, message, .. }) =
-        reg.start(0, 0, Some(details), FfiHostInput::Opaque, 1_000)
+        reg.start(0, 0, Some(details), FfiHostInput::Opaque, 1_000, false)
     else {
         panic!("not refused as a capability error")
     };

@@ -680,6 +680,38 @@ async fn a_resume_by_a_caller_already_cancelled_consumes_nothing() {
     assert_eq!(h.calls(), 1, "the approval ran once, on the later resume");
 }
 
+/// A repeated MCP call by a caller already cancelled (a client that
+/// cancelled while the app's frame factory ran) finds its approved
+/// request but consumes nothing and runs nothing: the approval stays for
+/// the caller's next call, which runs it once.
+#[tokio::test]
+async fn a_repeated_call_by_a_caller_already_cancelled_consumes_nothing() {
+    let db = TempDb::new("cancelled-repeat");
+    let h = Probe::new(Mode::ReturnSecret);
+    let audit = sink(SinkFault::None);
+    let d = driver_on(sqlite(&db.0), h.clone(), audit.clone());
+    let req = approved_request(&d).await;
+    let call = Call::new(frame());
+    call.cancel.cancel();
+    let o = d.invoke("orders.cancel", json!({"id": "o-1"}), call).await;
+    assert_eq!(error_of(&o).code, ErrorCode::Cancelled);
+    assert_eq!(h.calls(), 0);
+    let fresh = Call::new(frame());
+    fresh.cancel.cancel();
+    let o = d.invoke("orders.cancel", json!({"id": "o-9"}), fresh).await;
+    assert_eq!(
+        error_of(&o).code,
+        ErrorCode::Cancelled,
+        "nothing stored either"
+    );
+    let o = d
+        .invoke("orders.cancel", json!({"id": "o-1"}), Call::new(frame()))
+        .await;
+    assert_eq!(ok_json(&o)["token"], "[redacted]");
+    assert_eq!(h.calls(), 1, "the approval ran once, on the later call");
+    let _ = req;
+}
+
 #[tokio::test]
 async fn a_read_only_sqlite_store_fails_typed_and_runs_nothing() {
     let db = TempDb::new("readonly");

@@ -47,6 +47,13 @@ impl Invocation {
             match self.inv.step_kind() {
                 StepKind::PersistApproval | StepKind::ConsumeApproval => {
                     let now = self.shared.now_ms(py);
+                    if cancel_requested(py)? {
+                        // The calling task was asked to cancel: the core
+                        // stores and consumes nothing for it (a repeated
+                        // MCP call's approval stays for its next call).
+                        self.inv.caller_cancelled(now);
+                        continue;
+                    }
                     let (host, inv) = (&self.shared.host, &mut self.inv);
                     let kind = py.detach(|| host.advance(inv, now));
                     if matches!(kind, StepKind::PersistApproval | StepKind::ConsumeApproval) {
@@ -121,4 +128,14 @@ impl Invocation {
     pub(crate) fn output_invalid(&mut self, py: Python<'_>) -> PyResult<u8> {
         self.feed(py, Answer::OutputInvalid(String::new()))
     }
+}
+
+/// Whether the calling task has been asked to cancel (`Task.cancelling`,
+/// Python 3.11+: `_run_sync.cancel_requested`). Asked only before an
+/// approval-store step, never on the hot path.
+fn cancel_requested(py: Python<'_>) -> PyResult<bool> {
+    py.import("orpc_agent._run_sync")?
+        .getattr("cancel_requested")?
+        .call0()?
+        .is_truthy()
 }

@@ -141,15 +141,17 @@ public final class CapabilityRegistry: @unchecked Sendable {
         // The raw input as the core measures it before any step: its JSON
         // text, written without unbounded recursion (HostJSON).
         let measured = HostJSON.input(input)
+        // A task already cancelled: the core stores, consumes and runs nothing.
+        let cancelled = Task.isCancelled
         let inv = try ffi {
             if let i = index {
                 return try core.start(
                     capabilityIndex: i, surface: frame.surface.index, details: frame.coreDetails, input: measured,
-                    nowMs: now)
+                    nowMs: now, cancelled: cancelled)
             }
             return try core.startNamed(
                 idOrToolName: name, surface: frame.surface.index, details: frame.coreDetails, input: measured,
-                nowMs: now
+                nowMs: now, cancelled: cancelled
             )
         }
         let call = Call(raw: input, frame: frame, resumed: false)

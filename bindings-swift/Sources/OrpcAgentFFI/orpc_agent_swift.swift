@@ -1267,8 +1267,7 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func decideAsync(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64) async throws  -> FfiApprovalRequest
     
     /**
-     * One approval request as of `now_ms` (`status` the effective
-     * one: `expired` past its expiry), or `None`.
+     * One approval request as of `now_ms` (`status` the effective one), or `None`.
      */
     func approval(id: String, nowMs: UInt64) throws  -> FfiApprovalRequest?
     
@@ -1290,8 +1289,7 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func decide(id: String, approve: Bool, approver: String?, reason: String?, nowMs: UInt64) throws  -> FfiApprovalRequest
     
     /**
-     * The portable descriptors of the capabilities exposed on `surface`
-     * (JSON array).
+     * The portable descriptors exposed on `surface` (JSON array).
      */
     func descriptors(surface: String) throws  -> String
     
@@ -1319,20 +1317,19 @@ public protocol FfiRegistryProtocol: AnyObject, Sendable {
     func resume(approvalId: String, surface: UInt8, details: FfiFrameDetails?, nowMs: UInt64, limit: FfiResumeLimit, cancelled: Bool) throws  -> FfiInvocation
     
     /**
-     * Starts an invocation of the capability at `capability_index`
-     * (resolved once by the caller) and runs it to the first step Swift
-     * must perform (read it with `step_kind`). `input` is the raw input
-     * as Swift measured it; the core's verdict on it (input limits, a
-     * number with no JSON form) ends the call when stage 4 begins, before
-     * any validator, policy or handler sees it (`start_verdict`).
+     * Starts the capability at `capability_index` and runs it to Swift's
+     * first step (`step_kind`). The core's verdict on the raw input as
+     * Swift measured it ends the call when stage 4 begins, before any hook
+     * sees it (`start_verdict`). A task already `cancelled` stores,
+     * consumes and runs nothing (`Invocation::caller_cancelled`).
      */
-    func start(capabilityIndex: UInt32, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64) throws  -> FfiInvocation
+    func start(capabilityIndex: UInt32, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64, cancelled: Bool) throws  -> FfiInvocation
     
     /**
      * Like `start`, by id or adapter tool name (an unknown name ends in
      * NOT_FOUND and is audited as requested).
      */
-    func startNamed(idOrToolName: String, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64) throws  -> FfiInvocation
+    func startNamed(idOrToolName: String, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64, cancelled: Bool) throws  -> FfiInvocation
     
 }
 /**
@@ -1549,8 +1546,7 @@ open func decideAsync(id: String, approve: Bool, approver: String?, reason: Stri
 }
     
     /**
-     * One approval request as of `now_ms` (`status` the effective
-     * one: `expired` past its expiry), or `None`.
+     * One approval request as of `now_ms` (`status` the effective one), or `None`.
      */
 open func approval(id: String, nowMs: UInt64)throws  -> FfiApprovalRequest?  {
     return try  FfiConverterOptionTypeFfiApprovalRequest.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
@@ -1609,8 +1605,7 @@ open func decide(id: String, approve: Bool, approver: String?, reason: String?, 
 }
     
     /**
-     * The portable descriptors of the capabilities exposed on `surface`
-     * (JSON array).
+     * The portable descriptors exposed on `surface` (JSON array).
      */
 open func descriptors(surface: String)throws  -> String  {
     return try  FfiConverterString.lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
@@ -1682,14 +1677,13 @@ open func resume(approvalId: String, surface: UInt8, details: FfiFrameDetails?, 
 }
     
     /**
-     * Starts an invocation of the capability at `capability_index`
-     * (resolved once by the caller) and runs it to the first step Swift
-     * must perform (read it with `step_kind`). `input` is the raw input
-     * as Swift measured it; the core's verdict on it (input limits, a
-     * number with no JSON form) ends the call when stage 4 begins, before
-     * any validator, policy or handler sees it (`start_verdict`).
+     * Starts the capability at `capability_index` and runs it to Swift's
+     * first step (`step_kind`). The core's verdict on the raw input as
+     * Swift measured it ends the call when stage 4 begins, before any hook
+     * sees it (`start_verdict`). A task already `cancelled` stores,
+     * consumes and runs nothing (`Invocation::caller_cancelled`).
      */
-open func start(capabilityIndex: UInt32, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64)throws  -> FfiInvocation  {
+open func start(capabilityIndex: UInt32, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64, cancelled: Bool)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_start(
@@ -1698,7 +1692,8 @@ open func start(capabilityIndex: UInt32, surface: UInt8, details: FfiFrameDetail
         FfiConverterUInt8.lower(surface),
         FfiConverterOptionTypeFfiFrameDetails.lower(details),
         FfiConverterTypeFfiHostInput_lower(input),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
+        FfiConverterUInt64.lower(nowMs),
+        FfiConverterBool.lower(cancelled),uniffiCallStatus
     )
 })
 }
@@ -1707,7 +1702,7 @@ open func start(capabilityIndex: UInt32, surface: UInt8, details: FfiFrameDetail
      * Like `start`, by id or adapter tool name (an unknown name ends in
      * NOT_FOUND and is audited as requested).
      */
-open func startNamed(idOrToolName: String, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64)throws  -> FfiInvocation  {
+open func startNamed(idOrToolName: String, surface: UInt8, details: FfiFrameDetails?, input: FfiHostInput, nowMs: UInt64, cancelled: Bool)throws  -> FfiInvocation  {
     return try  FfiConverterTypeFfiInvocation_lift(try rustCallWithError(FfiConverterTypeFfiError_lift) {
         uniffiCallStatus in
     uniffi_orpc_agent_swift_fn_method_ffiregistry_start_named(
@@ -1716,7 +1711,8 @@ open func startNamed(idOrToolName: String, surface: UInt8, details: FfiFrameDeta
         FfiConverterUInt8.lower(surface),
         FfiConverterOptionTypeFfiFrameDetails.lower(details),
         FfiConverterTypeFfiHostInput_lower(input),
-        FfiConverterUInt64.lower(nowMs),uniffiCallStatus
+        FfiConverterUInt64.lower(nowMs),
+        FfiConverterBool.lower(cancelled),uniffiCallStatus
     )
 })
 }
@@ -4119,7 +4115,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide_async() != 53486) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 2357) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval() != 52904) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals() != 41146) {
@@ -4131,7 +4127,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_decide() != 5988) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_descriptors() != 60815) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_descriptors() != 19264) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_descriptors_cbor() != 30504) {
@@ -4146,10 +4142,10 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_resume() != 36033) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 48648) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start() != 48694) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 31848) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_start_named() != 37423) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_constructor_ffiregistry_new() != 5884) {

@@ -51,7 +51,7 @@ final class ErrorCodeDriftTests: XCTestCase {
             ], options: RegistryOptions(audit: { r in records.with { $0.append(r) } }))
         let inv = try reg.core.start(
             capabilityIndex: 0, surface: Surface.mcp.index, details: nil, input: .opaque,
-            nowMs: reg.options.clock.nowMs())
+            nowMs: reg.options.clock.nowMs(), cancelled: false)
         // As if the core asked for a step this binding had never heard of.
         let unknown = StepKind.runHandler.rawValue
         let driver = Driver(

@@ -74,6 +74,30 @@ final class ResumeLimitTests: XCTestCase {
         XCTAssertEqual(runs.with { $0 }, 1)
     }
 
+    /// A repeated MCP call in a task already cancelled finds its approved
+    /// request but consumes nothing, stores nothing and runs nothing: the
+    /// caller's next call runs the approval once.
+    func testARepeatedCallInATaskAlreadyCancelledConsumesNothing() async throws {
+        let runs = Locked(0)
+        let reg = try registry(runs: runs)
+        let ann = Frame(surface: .mcp, actor: Actor(id: "ann"))
+        let id = try await approvedRequest(reg, surface: .mcp, actor: Actor(id: "ann"))
+        for amount in [5, 6] {
+            let task = Task { () -> Outcome<Int> in
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await reg.invoke("payments.transfer", input: Transfer(to: "bob", amount: amount), frame: ann)
+            }
+            await assertThrows(.cancelled) { _ = try await task.value }
+        }
+        XCTAssertEqual(runs.with { $0 }, 0, "the handler ran")
+        XCTAssertEqual(try reg.approval(id)?.status, "approved", "the request was consumed")
+        XCTAssertEqual(try reg.approvals().count, 1, "a request was stored for the cancelled caller")
+        let done: Outcome<Int> = try await reg.invoke(
+            "payments.transfer", input: Transfer(to: "bob", amount: 5), frame: ann)
+        XCTAssertEqual(done.value, 5)
+        XCTAssertEqual(runs.with { $0 }, 1)
+    }
+
     func testTheRequesterResumesItsOwnRequestAndNoOneElseConsumesIt() async throws {
         let runs = Locked(0)
         let reg = try registry(runs: runs)

@@ -445,13 +445,17 @@ impl Driver {
             context,
             cancel,
         } = call;
-        let inv = Invocation::start(
+        let mut inv = Invocation::start(
             Arc::clone(&self.registry),
             id_or_tool_name,
             Payload::Json(input),
             frame,
             self.options(),
         );
+        if cancel.is_cancelled() {
+            // Nothing stored, consumed or run for a caller already gone.
+            inv.caller_cancelled(self.clock.now_ms());
+        }
         self.drive(inv, &Host { context, cancel }).await
     }
 

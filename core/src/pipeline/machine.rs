@@ -157,6 +157,9 @@ pub struct Invocation {
     input_json: Option<Value>,
     /// The input limits were checked on a JSON form of the input.
     input_checked: bool,
+    /// The caller was cancelled before the call started
+    /// ([`Self::caller_cancelled`]): nothing is stored, consumed or run.
+    caller_cancelled: bool,
     input_hash: Option<String>,
     policy_records: Vec<PolicyRecord>,
     draft: Option<Box<ApprovalDraft>>,
@@ -223,6 +226,7 @@ impl Invocation {
             input,
             input_json: None,
             input_checked: false,
+            caller_cancelled: false,
             input_hash: None,
             policy_records: Vec::new(),
             draft: None,
@@ -603,6 +607,29 @@ impl Invocation {
             // This attempt's handler never starts; an earlier one may have.
             let e = self.timeout_after(self.attempts > 1);
             self.fail(e);
+        }
+    }
+
+    /// The caller was cancelled before the call started (an aborted signal,
+    /// a cancelled task), told right after the start and before the first
+    /// step is performed. The call ends CANCELLED (audited) at its first
+    /// step that waits on the caller — at once when it is at one now —
+    /// and never stores a request, consumes an approval (a repeated MCP
+    /// call that finds its approved request) or starts a handler: a
+    /// consumed approval whose action never ran is the one outcome a
+    /// repeat must not have, as for a resume ([`super::ResumeLimit::resume`]).
+    pub fn caller_cancelled(&mut self, now_ms: u64) {
+        self.caller_cancelled = true;
+        if matches!(
+            self.state,
+            State::ValidateInput
+                | State::EvaluatePolicy { .. }
+                | State::PersistApproval(_)
+                | State::ConsumeApproval
+                | State::RunHandler
+        ) {
+            self.clock(now_ms);
+            self.fail(cancelled_error());
         }
     }
 
@@ -1248,6 +1275,9 @@ impl Invocation {
             self.now_ms,
         );
         self.input_hash = Some(hash);
+        if self.caller_cancelled {
+            return self.fail(cancelled_error()); // nothing stored for a caller already gone
+        }
         self.approval_id = Some(request.id.clone());
         self.state = State::PersistApproval(Box::new(request));
     }
@@ -1317,6 +1347,9 @@ impl Invocation {
     }
 
     fn next_attempt(&mut self) {
+        if self.caller_cancelled {
+            return self.fail(cancelled_error()); // never started for a caller already gone
+        }
         self.stage = Stage::Handler;
         self.attempts += 1;
         self.state = State::RunHandler;
@@ -1427,6 +1460,10 @@ impl Invocation {
         self.approval_id = Some(earlier.id.clone());
         match earlier.status {
             ApprovalStatus::Pending => self.finish(Outcome::ApprovalRequired(Box::new(earlier))),
+            ApprovalStatus::Approved if self.caller_cancelled => {
+                // Not consumed: the approval stays for the caller's next call.
+                self.fail(cancelled_error())
+            }
             ApprovalStatus::Approved => {
                 self.requester = Some(Box::new(crate::approval::Requester::for_tool(
                     earlier.surface,

@@ -470,12 +470,12 @@ uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_resume(uint64_t ptr, Rust
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_START
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_START
-uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_start(uint64_t ptr, uint32_t capability_index, uint8_t surface, RustBuffer details, RustBuffer input, uint64_t now_ms, RustCallStatus *_Nonnull out_status
+uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_start(uint64_t ptr, uint32_t capability_index, uint8_t surface, RustBuffer details, RustBuffer input, uint64_t now_ms, int8_t cancelled, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_START_NAMED
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_METHOD_FFIREGISTRY_START_NAMED
-uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_start_named(uint64_t ptr, RustBuffer id_or_tool_name, uint8_t surface, RustBuffer details, RustBuffer input, uint64_t now_ms, RustCallStatus *_Nonnull out_status
+uint64_t uniffi_orpc_agent_swift_fn_method_ffiregistry_start_named(uint64_t ptr, RustBuffer id_or_tool_name, uint8_t surface, RustBuffer details, RustBuffer input, uint64_t now_ms, int8_t cancelled, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_ACT_COMPONENT_EMBED
