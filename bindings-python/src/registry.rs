@@ -197,7 +197,7 @@ impl NativeRegistry {
     /// `through_tool` (a capability id or tool name: the resume comes
     /// through that capability's tool, as over MCP) the request must also
     /// be for it, and a frame without an actor id may resume only a request
-    /// made by an identical actor without one
+    /// made by an identical actor without one, in the same session
     /// (`Invocation::resume_through_tool`).
     ///
     /// `cancelled`: the calling task was cancelled before the call (the

@@ -73,3 +73,7 @@ async def test_mcp_annotations_are_published_as_given_and_the_library_s_own_fiel
 def test_two_spellings_of_one_field_are_refused_not_one_silently_dropped() -> None:
     with pytest.raises(ValueError, match="tool_name"):
         _declare(expose={"mcp": True}, adapters={"mcp": {"toolName": "a", "tool_name": "b"}})
+    with pytest.raises(ValueError, match="read_only_hint"):
+        _declare(
+            expose={"mcp": True}, adapters={"mcp": {"annotations": {"readOnlyHint": False, "read_only_hint": True}}}
+        )

@@ -102,3 +102,25 @@ async def test_a_repeated_mcp_call_by_a_task_asked_to_cancel_consumes_nothing_an
     done = await reg.invoke("pay.send", {"amount": 3}, frame)
     assert done.output == {"amount": 3}  # type: ignore[union-attr]
     assert runs == [{"amount": 3}]
+
+
+def test_an_approval_gated_call_stepped_without_an_asyncio_loop_still_answers() -> None:
+    """A host that steps the call itself (anyio on trio, a test) has no
+    asyncio task to ask whether it was cancelled: not cancelled."""
+
+    @capability(
+        id="pay.send",
+        description="Pay.",
+        expose={"mcp": True},
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+    )
+    async def pay(x: dict[str, Any]) -> dict[str, Any]:
+        return x
+
+    reg = create_capability_registry([pay])
+    call = reg.invoke("pay.send", {"amount": 3}, Frame("mcp", actor={"id": "ana"})).__await__()
+    with pytest.raises(StopIteration) as done:
+        call.send(None)
+    assert isinstance(done.value.value, ApprovalRequired)

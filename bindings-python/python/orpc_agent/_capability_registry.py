@@ -171,7 +171,7 @@ class CapabilityRegistry:
         client names the request id) implies ``as_requester`` and also
         requires the request to be for that capability; a frame whose actor
         has no id may then resume only a request made by an identical actor
-        without one. The core decides; anything else (an unknown tool
+        without one in the same session. The core decides; anything else (an unknown tool
         included) is ``APPROVAL_NOT_FOUND`` and consumes nothing."""
         f = _as_frame(frame)
         if self._telemetry is not None:

@@ -52,5 +52,10 @@ def camel_keys(value: Any) -> Any:
 def _annotations(value: Any) -> Any:
     if not isinstance(value, Mapping):
         return value
-    hint = {key: _camel(key) for key in value if isinstance(key, str) and _camel(key) in _MCP_HINTS}
-    return {hint.get(key, key): item for key, item in value.items()}
+    out: dict[Any, Any] = {}
+    for key, item in value.items():
+        name = _camel(key) if isinstance(key, str) and _camel(key) in _MCP_HINTS else key
+        if name in out:
+            raise ValueError(f"{key!r} names the MCP annotation {name!r} given already")
+        out[name] = item
+    return out

@@ -40,7 +40,7 @@ from ._agent_tools import (
 )
 from ._agent_tools import PrincipalRequiredError as PrincipalRequiredError
 from ._app_errors import APP_FAILURES
-from ._native import input_hash
+from ._pydantic_ai_requests import DeferredCall, chosen, deferred_call, request_id_of
 from .errors import ApprovalNotFoundError, CapabilityError, InternalError
 from .registry import CapabilityRegistry
 from .types import ApprovalRequest, ApprovalRequired, Frame
@@ -152,30 +152,20 @@ class GovernedToolset(AbstractToolset[Any]):
             raise ToolFailed(error_text(InternalError(OUTPUT_NOT_JSON))) from None
 
     async def _approved_request(self, capability_id: str, args: Any, key: str | None, metadata: Any) -> str | None:
-        """The request an approved call resumes: the one kept for this call
-        (caller, call id, tool, arguments), or the one its metadata names
-        when none is kept here (another process) and that request's input
-        is these arguments. A request of another call — metadata copied
-        from another call, or arguments changed since (``override_args``:
-        edited arguments need an approval of their own) — never runs in
-        this call's place: APPROVAL_NOT_FOUND, nothing runs."""
-        kept = self._ids.get(key) if key is not None else None
-        named = _request_id_of(metadata)
-        if named is None or named == kept:
-            return kept
-        if kept is None and self._is_request_of(await self.registry.approvals.get_async(named), capability_id, args):
-            return named
-        raise ApprovalNotFoundError(_native.AGENT_TOOL_UNKNOWN_APPROVAL)
-
-    def _is_request_of(self, request: ApprovalRequest | None, capability_id: str, args: Any) -> bool:
-        """Whether ``request`` is this caller's for this call: made for this
-        tool by this toolset's caller (``agent_tools::made_for_tool``), its
-        input these arguments (metadata may name another's request)."""
-        return (
-            request is not None
-            and _native.agent_tool_made_for_tool(request.raw, model_frame(self.frame, None), capability_id)
-            and input_hash(capability_id, request.input) == input_hash(capability_id, args)
+        """The request an approved call resumes: the one kept for this call,
+        or the one its metadata names when none is kept here (another
+        process) and it is this caller's for this call. A request of another
+        call — metadata copied from another call, or arguments changed since
+        (``override_args``: edited arguments need an approval of their own)
+        — never runs in this call's place: APPROVAL_NOT_FOUND, nothing runs."""
+        call = DeferredCall(
+            self._ids.get(key) if key is not None else None, request_id_of(metadata), capability_id, args
         )
+        named = None if call.settled else await self.registry.approvals.get_async(call.named or "")
+        found = chosen(call, named, self.frame)
+        if found is None and not call.settled:
+            raise ApprovalNotFoundError(_native.AGENT_TOOL_UNKNOWN_APPROVAL)
+        return found
 
     # -- the approvals -----------------------------------------------------
 
@@ -185,22 +175,18 @@ class GovernedToolset(AbstractToolset[Any]):
         none is kept here (another process), the one its metadata names if
         that request is this caller's for this call; else ``None`` (another
         caller's request is never decided or shown in this call's name)."""
-        part = next((c for c in requests.approvals if c.tool_call_id == call_id), None)
-        capability_id = self._capability_by_tool.get(part.tool_name) if part is not None else None
-        if part is None or capability_id is None:
+        call = deferred_call(requests, call_id, self._capability_by_tool, self.frame, self._ids)
+        if call is None:
             return None
-        try:
-            args = part.args_as_dict(raise_if_invalid=True)
-        except (ValueError, AssertionError):
-            return None  # arguments that are no JSON object: no key
-        key = approval_key(self.frame, call_id, capability_id, args)
-        kept = self._ids.get(key) if key is not None else None
-        named = _request_id_of(requests.metadata.get(call_id))
-        if named is None or named == kept:
-            return kept
-        if kept is None and self._is_request_of(self.registry.approvals.get(named), capability_id, args):
-            return named
-        return None
+        return chosen(call, None if call.settled else self.registry.approvals.get(call.named or ""), self.frame)
+
+    async def _request_id(self, requests: DeferredToolRequests, call_id: str) -> str | None:
+        """``request_id``, reading the store without blocking the loop."""
+        call = deferred_call(requests, call_id, self._capability_by_tool, self.frame, self._ids)
+        if call is None:
+            return None
+        named = None if call.settled else await self.registry.approvals.get_async(call.named or "")
+        return chosen(call, named, self.frame)
 
     async def answer(
         self,
@@ -219,7 +205,7 @@ class GovernedToolset(AbstractToolset[Any]):
         tool_by_call = {c.tool_call_id: c.tool_name for c in requests.approvals}
         results = DeferredToolResults()
         for call_id, approved in approvals.items():
-            request_id = self.request_id(requests, call_id)
+            request_id = await self._request_id(requests, call_id)
             capability_id = self._capability_by_tool.get(tool_by_call.get(call_id, ""))
             if request_id is None or capability_id is None:
                 raise ApprovalNotFoundError(_native.AGENT_TOOL_UNKNOWN_APPROVAL)
@@ -237,14 +223,5 @@ class GovernedToolset(AbstractToolset[Any]):
     async def request(self, requests: DeferredToolRequests, call_id: str) -> ApprovalRequest | None:
         """The core's request behind a deferred call (show its input through
         ``registry.redact_approval_input``)."""
-        request_id = self.request_id(requests, call_id)
+        request_id = await self._request_id(requests, call_id)
         return await self.registry.approvals.get_async(request_id) if request_id is not None else None
-
-
-def _request_id_of(metadata: Any) -> str | None:
-    """The request id in a deferred call's metadata, as this adapter wrote it."""
-    if not isinstance(metadata, Mapping):
-        return None
-    meta = metadata.get(APPROVAL_META)
-    value = meta.get("requestId") if isinstance(meta, Mapping) else None
-    return value if isinstance(value, str) else None

@@ -50,6 +50,9 @@ def cancel_requested() -> bool:
     ``Task.cancelling``), though it has not ended: a task that caught its
     ``CancelledError`` and goes on. A resume then consumes nothing (the
     core ends it CANCELLED before its consume step)."""
-    task = asyncio.current_task()
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return False  # no asyncio loop runs the call (anyio on trio, a host that steps it): no task to ask
     cancelling = getattr(task, "cancelling", None)
     return cancelling is not None and cancelling() > 0
