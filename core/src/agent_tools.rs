@@ -236,6 +236,68 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_request_is_a_tool_calls_own_only_for_its_tool_surface_and_caller() {
+        use crate::approval::ApprovalRequest;
+        use crate::frame::{Actor, Frame};
+        use crate::meta::Surface;
+        let actor = |id: Option<&str>| Actor {
+            id: id.map(str::to_owned),
+            ..Actor::default()
+        };
+        let made = |surface, who: Option<&str>, session: Option<&str>| {
+            ApprovalRequest::new(
+                "pay.send",
+                serde_json::json!({}),
+                "h",
+                surface,
+                actor(who),
+                None,
+                None,
+                0,
+                1,
+            )
+            .with_session_id(session.map(str::to_owned))
+        };
+        let frame = |surface, who: Option<&str>, session: Option<&str>| Frame {
+            session_id: session.map(str::to_owned),
+            ..Frame::new(surface).with_actor(actor(who))
+        };
+        let ann = frame(Surface::AiSdk, Some("ann"), Some("s1"));
+        assert!(made_for_tool(
+            &made(Surface::AiSdk, Some("ann"), None),
+            &ann,
+            "pay.send"
+        ));
+        assert!(
+            !made_for_tool(&made(Surface::AiSdk, Some("ann"), None), &ann, "pay.other"),
+            "another tool"
+        );
+        assert!(
+            !made_for_tool(&made(Surface::Mcp, Some("ann"), None), &ann, "pay.send"),
+            "another surface"
+        );
+        assert!(
+            !made_for_tool(&made(Surface::AiSdk, Some("bob"), None), &ann, "pay.send"),
+            "another caller"
+        );
+        // Without an id: the same (empty) actor in the same session; an empty id names nobody.
+        let anonymous = frame(Surface::Mcp, Some(""), Some("s1"));
+        assert!(made_for_tool(
+            &made(Surface::Mcp, None, Some("s1")),
+            &anonymous,
+            "pay.send"
+        ));
+        assert!(
+            !made_for_tool(
+                &made(Surface::Mcp, None, Some("s2")),
+                &anonymous,
+                "pay.send"
+            ),
+            "another session"
+        );
+    }
+
+    #[test]
     fn a_preliminary_result_is_progress_only() {
         assert_eq!(
             preliminary_result(2, Some(5)),

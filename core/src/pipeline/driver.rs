@@ -586,6 +586,17 @@ impl Driver {
                     a = self.perform(&inv, step, call) => a,
                     _ = call.cancel.cancelled() => Some(Answer::Cancelled { now_ms: self.clock.now_ms() }),
                 },
+                // A caller cancelled by now stores and consumes nothing (the
+                // machine ends the call; Python's rule before a store step too).
+                step @ (Step::PersistApproval(_) | Step::ConsumeApproval { .. })
+                    if !call.cancel.is_cancelled() =>
+                {
+                    self.perform(&inv, step, call).await
+                }
+                Step::PersistApproval(_) | Step::ConsumeApproval { .. } => {
+                    inv.caller_cancelled(self.clock.now_ms());
+                    continue;
+                }
                 step => self.perform(&inv, step, call).await,
             };
             match answer {

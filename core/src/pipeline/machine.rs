@@ -487,7 +487,8 @@ impl Invocation {
     /// calls the tool again with the request id): the request must be for
     /// `capability_index`'s capability and made on the frame's surface by
     /// the frame's actor id — or, when the frame's actor has no id, by an
-    /// identical actor without one ([`crate::approval::Requester::for_tool`]). Any other request is
+    /// identical actor without one in the same session
+    /// ([`crate::approval::Requester::for_tool`]). Any other request is
     /// APPROVAL_NOT_FOUND, exactly as a missing one, and is not consumed: a
     /// caller cannot run another actor's request, or a request for a
     /// capability that is not exposed to it, by naming its id.
