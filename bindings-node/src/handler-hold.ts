@@ -30,6 +30,8 @@ export class HandlerHold {
   readonly reached: Promise<"held">;
   /** Whether the held capability streams (an event-iterator output or an async generator handler). */
   streams = false;
+  /** The held call's deadline (unix ms), once it waits: it ends there unreleased. */
+  deadlineAt = 0;
   #reached!: () => void;
   #go: ((run: boolean) => void) | undefined;
   #decided: boolean | undefined;
@@ -50,17 +52,24 @@ export class HandlerHold {
   /**
    * For a registry port whose call is held elsewhere (an agent gateway,
    * `gateway/holds.ts`): says the call passed the gate and resolves with
-   * the adapter's word (`true`: run it). An abort of `signal` is a no.
+   * the adapter's word (`true`: run it). An abort of `signal` is a no, and
+   * so is no word `askAfterMs` after the hold (past the holder's deadline).
    */
-  heldElsewhere(signal: AbortSignal | undefined): Promise<boolean> {
+  heldElsewhere(signal: AbortSignal | undefined, askAfterMs: number): Promise<boolean> {
     this.#reached();
     if (signal?.aborted === true) this.release(false);
     if (this.#decided !== undefined) return Promise.resolve(this.#decided);
     return new Promise((resolve) => {
       const onAbort = () => this.release(false);
       signal?.addEventListener("abort", onAbort, { once: true });
+      // Past the holder's deadline the call has ended there: a no, which
+      // asks the holder what became of it (its TIMEOUT), so nothing waits
+      // for an `execute` that never comes. Unref'd: the holder keeps time.
+      const timer = setTimeout(onAbort, Math.min(Math.max(0, askAfterMs), 2 ** 31 - 1));
+      timer.unref?.();
       this.#go = (run) => {
         this.#go = undefined;
+        clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         resolve(run);
       };
@@ -81,6 +90,7 @@ export class HandlerHold {
    */
   async step(host: DriverHost, h: number, deadlineAt: number, signal: AbortSignal | undefined): Promise<number> {
     this.streams = streams(hooksOf(host, h));
+    this.deadlineAt = deadlineAt;
     this.#reached();
     const reg = host.handle;
     const held = waiting.get(reg) ?? waiting.set(reg, new Set()).get(reg)!;

@@ -17,6 +17,11 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /** A lone surrogate: a string with one has no UTF-8 form. */
 export const LONE_SURROGATE = /\p{Cs}/u;
 
+/** Refuses a string with a lone surrogate (the core would read another text), naming where, in Python's words. */
+export function requireWellFormed(v: string, path: string): void {
+  if (LONE_SURROGATE.test(v)) fail("NOT_JSON_VALUE", path, "a string that is not valid UTF-8");
+}
+
 /** Refuses the value at `path` (a JSON pointer) for `reason`, in the core's words (`kind`: what JSON cannot hold). */
 export function fail(reason: string, path: string, kind = ""): never {
   throw new CapabilityError("INVALID_INPUT", N.hostValueErrorMessage(reason, path, kind), { details: { reason } });
@@ -40,7 +45,7 @@ function write(v: unknown, path: string, depth: number, out: string[]): void {
   switch (typeof v) {
     case "string":
       // A lone surrogate has no UTF-8 form: the core would read another text (Python's words).
-      if (LONE_SURROGATE.test(v)) fail("NOT_JSON_VALUE", path, "a string that is not valid UTF-8");
+      requireWellFormed(v, path);
       out.push(JSON.stringify(v));
       return;
     case "boolean":
@@ -115,7 +120,7 @@ function writeObject(entries: [string, unknown][], path: string, depth: number, 
     }
     if (!first) out.push(",");
     first = false;
-    if (LONE_SURROGATE.test(k)) fail("NOT_JSON_VALUE", path, "a string that is not valid UTF-8");
+    requireWellFormed(k, path);
     out.push(JSON.stringify(k), ":");
     write(val, `${path}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`, depth + 1, out);
   }

@@ -20,6 +20,9 @@ interface Binding {
   fixed: Record<string, unknown>;
 }
 
+/** How long past a held call's deadline its client waits before it asks the gateway what became of it. */
+const HELD_GRACE_MS = 1_000;
+
 /** The part of `CapabilityRegistry` the AI SDK adapter uses, as gateway calls. */
 export function remoteRegistry(
   client: AgentGatewayClient,
@@ -39,8 +42,12 @@ export function remoteRegistry(
       if (hold === undefined) return asResult(await remote(() => client.invoke(call, callOptions(frame))));
       const gated = await remote(() => client.invokeHeld(call, callOptions(frame)));
       if (gated.status !== "held") return asResult(gated);
-      const run = await hold.heldElsewhere(frame.signal);
-      return asResult(await remote(() => client.release({ holdId: gated.holdId, run }, callOptions(frame))));
+      // Unreleased by then, the gateway has ended the call (its deadline):
+      // the wait ends a moment later, and asks what became of it.
+      const run = await hold.heldElsewhere(frame.signal, gated.remainingMs + HELD_GRACE_MS);
+      // A word not to run goes even when the caller's signal aborted (it is the abort's word).
+      const options = callOptions(run ? frame : { ...frame, signal: undefined });
+      return asResult(await remote(() => client.release({ holdId: gated.holdId, run }, options)));
     },
     async resume(requestId: string, options: RemoteFrame & { throughTool?: string }): Promise<InvokeResult> {
       // The adapter resumes through the tool it presents: only a request

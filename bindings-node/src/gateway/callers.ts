@@ -11,6 +11,7 @@ import { ORPCError } from "@orpc/server";
 
 import { CapabilityError } from "../errors.js";
 import { GATEWAY } from "../generated/protocol.js";
+import { requireWellFormed } from "../json.js";
 import { N } from "../native.js";
 import type { CapabilityRegistry } from "../registry.js";
 import type { Actor, ApprovalRequest, ExposureSurface, Frame } from "../types.js";
@@ -35,6 +36,9 @@ export function gatewayCallers<TContext extends object, TAppContext>(
     if (actor === undefined || actor === null || typeof actor !== "object") {
       throw new ORPCError("UNAUTHORIZED", { status: 401, message: "Authentication required." });
     }
+    // An id with a lone surrogate would cross to the core rewritten (U+FFFD),
+    // one caller's id becoming another's: refused, as a call's frame refuses it.
+    if (typeof actor.id === "string") await guard(async () => requireWellFormed(actor.id as string, "/actor/id"));
     return actor;
   }
 

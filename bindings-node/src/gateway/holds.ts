@@ -24,6 +24,9 @@ interface Held {
   abort: AbortController;
 }
 
+/** How long a held call that ended unreleased keeps its outcome for a late `release` (its client's word). */
+const ENDED_KEPT_MS = 60_000;
+
 /** The calls one gateway holds, by hold id. */
 export class GatewayHolds {
   readonly #held = new Map<string, Held>();
@@ -40,7 +43,7 @@ export class GatewayHolds {
     input: unknown,
     frame: Frame,
     actor: Actor,
-  ): Promise<{ holdId: string } | { outcome: InvokeResult }> {
+  ): Promise<{ holdId: string; remainingMs: number } | { outcome: InvokeResult }> {
     const abort = new AbortController();
     const gated = await invokeToHandler((f) => registry.invoke(capability, input, f), {
       ...frame,
@@ -53,15 +56,20 @@ export class GatewayHolds {
     }
     const holdId = randomUUID();
     this.#held.set(holdId, { owner: ownerOf(actor), hold: gated.hold, settled: gated.settled, abort });
-    // Ended without a release (its deadline, `registry.close()`): forgotten.
-    void gated.settled.then(() => this.#held.delete(holdId));
-    return { holdId };
+    // Ended without a release (its deadline, `registry.close()`): its
+    // outcome stays a while for the release that comes late, then goes.
+    void gated.settled.then(() => {
+      setTimeout(() => this.#held.delete(holdId), ENDED_KEPT_MS).unref?.();
+    });
+    return { holdId, remainingMs: Math.max(0, gated.hold.deadlineAt - Date.now()) };
   }
 
   /**
    * The caller's word for its held call: `run` starts the handler, else the
-   * call ends unrun (CANCELLED). The call's outcome; NOT_FOUND for a hold
-   * id that is not this caller's (or has ended), as for one that never was.
+   * call ends unrun (CANCELLED). The call's outcome — for a call that ended
+   * unreleased (its deadline), that outcome (TIMEOUT); NOT_FOUND for a hold
+   * id that is not this caller's, or was released already, as for one
+   * that never was.
    */
   async release(holdId: string, run: boolean, actor: Actor, signal: AbortSignal | undefined): Promise<InvokeResult> {
     const held = this.#held.get(holdId);

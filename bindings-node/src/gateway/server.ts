@@ -118,7 +118,9 @@ export function createAgentGateway<TContext extends object = Record<string, unkn
       const body = readInvokeInput(input);
       const frame = frameOf(context, actor, undefined);
       const held = await guard(() => holds.invoke(registry, body.capability, body.input, frame, actor));
-      return "holdId" in held ? { status: "held", holdId: held.holdId } : outcome(held.outcome, context);
+      return "holdId" in held
+        ? { status: "held", holdId: held.holdId, remainingMs: held.remainingMs }
+        : outcome(held.outcome, context);
     }),
 
     /** Runs (`run: true`) or ends unrun a call `invokeHeld` holds for this caller; its outcome. */

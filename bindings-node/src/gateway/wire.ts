@@ -21,8 +21,12 @@ export type GatewayInvokeOutput =
   | { status: "ok"; output: unknown }
   | { status: "approval_required"; request: GatewayApprovalView };
 
-/** `invokeHeld`'s answer: the call passed the gate and waits before its handler for `release`; or its outcome. */
-export type GatewayHeldOutput = { status: "held"; holdId: string } | GatewayInvokeOutput;
+/**
+ * `invokeHeld`'s answer: the call passed the gate and waits before its
+ * handler for `release` (at most `remainingMs`, then it ends in TIMEOUT);
+ * or its outcome.
+ */
+export type GatewayHeldOutput = { status: "held"; holdId: string; remainingMs: number } | GatewayInvokeOutput;
 
 /** Body of `release`: the hold `invokeHeld` answered, and whether to run the call. */
 export interface GatewayReleaseInput {

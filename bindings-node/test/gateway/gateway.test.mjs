@@ -49,6 +49,15 @@ async function rejection(promise) {
   }
 }
 
+/** Waits (bounded) until `done()` holds. */
+async function waitUntil(done, ms = 5_000) {
+  const until = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > until) assert.fail("waited too long");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 let app;
 before(async () => {
   app = await startGatewayApp();
@@ -414,6 +423,51 @@ describe("remote AI SDK tools", () => {
     assert.ok(!app.calls.some((c) => c.tool === "get" && c.input.id === "78"), "never ran");
   });
 
+  it("a held call released after its deadline answers its TIMEOUT (never NOT_FOUND), and never ran", async () => {
+    const local = await startGatewayApp({ registryOptions: { defaults: { timeoutMs: 300 } } });
+    try {
+      const tools = await createRemoteAiSdkTools({
+        url: local.url(),
+        headers: bearer("alice"),
+        frame: { actorId: "alice" },
+      });
+      const late = { toolCallId: "call-late", messages: [] };
+      assert.equal(await tools.orders_get.needsApproval({ id: "80" }, late), false, "passed the gate, held");
+      await new Promise((resolve) => setTimeout(resolve, 600)); // past its deadline (the core judges by the time)
+      const error = await rejection(tools.orders_get.execute({ id: "80" }, late));
+      assert.equal(error.code, "TIMEOUT", "what became of it");
+      assert.ok(!local.calls.some((c) => c.tool === "get"), "never ran");
+    } finally {
+      await local.close();
+    }
+  });
+
+  it("an abort of a remote tool's signal ends its held call at the gateway (CANCELLED), not at its deadline", async () => {
+    const local = await startGatewayApp();
+    try {
+      const abort = new AbortController();
+      const tools = await createRemoteAiSdkTools({
+        url: local.url(),
+        headers: bearer("alice"),
+        frame: { actorId: "alice", signal: abort.signal },
+      });
+      assert.equal(
+        await tools.orders_get.needsApproval({ id: "81" }, { toolCallId: "call-gone", messages: [] }),
+        false,
+      );
+      assert.equal(local.registry.inFlight(), 1, "held at the gateway");
+      abort.abort();
+      await waitUntil(() => local.registry.inFlight() === 0); // its deadline is 30 s away
+      assert.deepEqual(
+        local.audit.filter((r) => r.event === "finished").map((r) => r.outcome),
+        ["CANCELLED"],
+      );
+      assert.deepEqual(local.calls, [], "never ran");
+    } finally {
+      await local.close();
+    }
+  });
+
   it("a remote capability error is a CapabilityError for the tool", async () => {
     const tools = await createRemoteAiSdkTools({ url: app.url(), headers: bearer("alice") });
     const error = await rejection(tools.orders_get.execute({ id: "" }, { toolCallId: "x", messages: [] }));
@@ -606,5 +660,30 @@ describe("agent gateway: invokeStream", () => {
       })(),
     );
     assert.equal(anon.code, "UNAUTHORIZED");
+  });
+});
+
+describe("gateway callers with hostile ids", () => {
+  it("an actor id with a lone surrogate is refused on every procedure, never read as another caller's (U+FFFD)", async () => {
+    const local = await startGatewayApp({ gatewayOptions: { actor: () => ({ id: "ann\ud800" }) } });
+    try {
+      const made = await local.registry.invoke(
+        "orders.refund",
+        { id: "9", amount: 1 },
+        { surface: "aiSdk", actor: { id: "ann\ufffd" } },
+      );
+      assert.equal(made.status, "approval_required");
+      const gw = createGatewayClient({ url: local.url() });
+      for (const call of [
+        () => gw.approvals.get({ id: made.request.id }),
+        () => gw.approvals.list({}),
+        () => gw.invoke({ capability: "orders.get", input: { id: "1" } }),
+      ]) {
+        const error = await rejection(call());
+        assert.equal(error.code, "INVALID_INPUT");
+      }
+    } finally {
+      await local.close();
+    }
   });
 });
