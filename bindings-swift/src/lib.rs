@@ -111,6 +111,13 @@ pub fn input_hash_host(capability_id: String, input: FfiHostInput) -> Result<Str
         .map_err(|e| FfiError::from(CapabilityError::from(e)))
 }
 
+/// The core's refusal (INVALID_INPUT `NON_FINITE_NUMBER`) of JSON text Swift
+/// wrote with a NaN or infinity as `null`: for `std:` metadata, declarations.
+#[uniffi::export]
+pub fn host_json_check(input: FfiHostInput) -> Result<(), FfiError> {
+    convert::json_value(input).map(drop).map_err(FfiError::from)
+}
+
 /// The deepest nesting the core accepts in an input
 /// (`limits::MAX_INPUT_DEPTH`; a top-level container is depth 1): how far
 /// Swift walks a raw input's `encode(to:)` before it stops and reports it

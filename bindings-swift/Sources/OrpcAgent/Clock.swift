@@ -41,10 +41,14 @@ extension AgentClock {
 /// Wall-clock time and `Task.sleep`.
 public struct SystemClock: AgentClock {
     public init() {}
-    public func nowMs() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
+    /// A system clock set before 1970 reads as 0 (as the core's), never a trap.
+    public func nowMs() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) }
     public func sleep(untilMs deadlineMs: UInt64) async throws {
-        let now = nowMs()
-        if deadlineMs > now { try await Task.sleep(nanoseconds: (deadlineMs - now) * 1_000_000) }
+        // In steps of at most a day: a longer wait in nanoseconds overflows
+        // (and Swift's sleep would return at once).
+        while case let now = nowMs(), deadlineMs > now {
+            try await Task.sleep(nanoseconds: min(deadlineMs - now, 86_400_000) * 1_000_000)
+        }
         try Task.checkCancellation()
     }
     public func schedule(atMs deadlineMs: UInt64, _ fire: @escaping @Sendable () -> Void) -> AgentTimer {

@@ -93,7 +93,7 @@ final class Driver: @unchecked Sendable {
             case .runHandler:
                 next = await runHandler()
             case .sleep:
-                let until = clock.nowMs() + inv.sleepMs()
+                let until = clock.nowMs().addingSaturated(inv.sleepMs())
                 do {
                     try await clock.sleep(untilMs: until)
                     next = inv.answer(.slept, nowMs: clock.nowMs())
@@ -224,5 +224,14 @@ extension FfiInvocation {
     /// output as JSON: `ffi::answer` says which).
     func answer(_ code: AnswerCode, text: String?, nowMs: UInt64) -> UInt8 {
         answerText(code: code.rawValue, text: text, nowMs: nowMs)
+    }
+}
+
+extension UInt64 {
+    /// `self + other`, at most `UInt64.max` (a clock an app gives may read
+    /// near it): as the core's `saturating_add`, never a trap.
+    func addingSaturated(_ other: UInt64) -> UInt64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
     }
 }

@@ -20,7 +20,9 @@ extension Driver {
         let inv = self.inv
         let logger = options.logger
         let hook = OperatorFailure.Hook.policy(runtime: at.runtime, index: Int(at.index), name: policy.name)
-        return await race(deadlineMs: clock.nowMs() + at.timeoutMs, { try await policy.evaluate(request) }) { raced in
+        return await race(
+            deadlineMs: clock.nowMs().addingSaturated(at.timeoutMs), { try await policy.evaluate(request) }
+        ) { raced in
             switch raced {
             case .value(let d):
                 let now = clock.nowMs()

@@ -75,7 +75,7 @@ public enum ResumeLimit: Sendable, Hashable {
     /// As `.requester`, through one capability's tool (its id or adapter
     /// tool name; a name no capability has resumes nothing): only a request
     /// for that capability. A frame whose actor has no id may resume only a
-    /// request made by an identical actor without one.
+    /// request made by an identical actor without one, in the same session.
     case throughTool(String)
 }
 
@@ -100,7 +100,7 @@ public final class CapabilityRegistry: @unchecked Sendable {
             throw CapabilityError(
                 .internal, "a registry with an audit sink is opened with `CapabilityRegistry.connect` (asynchronous)")
         }
-        let decls = JSONValue.array(capabilities.map(\.declaration)).jsonText
+        let decls = try JSONValue.array(capabilities.map(\.declaration)).checkedJSONText()
         // A declared hook without an implementation is the core's
         // MISSING_HOOK, in its one aggregate error (`hostHooks`).
         let core: FfiRegistry
@@ -117,11 +117,14 @@ public final class CapabilityRegistry: @unchecked Sendable {
     /// A registry on a built core (`init`, or `connect` for PostgreSQL).
     init(core: FfiRegistry, capabilities: [Capability], options: RegistryOptions) {
         self.core = core
-        // Registry order is declaration order; the core confirms it.
+        // Registry order is declaration order; the core confirms it. Ids are
+        // matched by their UTF-8 bytes, as the core compares them: Swift's
+        // `String ==` makes "café" and "cafe\u{301}" (or "K" and the Kelvin
+        // sign) one key, and one capability would run as the other.
         let ids = core.capabilityIds()
-        var byId: [String: Capability] = [:]
-        for c in capabilities { byId[c.id] = c }
-        self.capabilities = ids.compactMap { byId[$0] }
+        var byId: [[UInt8]: Capability] = [:]
+        for c in capabilities { byId[Array(c.id.utf8)] = c }
+        self.capabilities = ids.compactMap { byId[Array($0.utf8)] }
         var index: [String: UInt32] = [:]
         for (i, id) in ids.enumerated() { index[id] = UInt32(i) }
         indexById = index
@@ -137,7 +140,10 @@ public final class CapabilityRegistry: @unchecked Sendable {
         _ name: String, input: Input, frame: Frame, as _: Output.Type = Output.self
     ) async throws -> Outcome<Output> {
         let now = options.clock.nowMs()
-        let index = indexById[name]
+        // Only an id that is these very bytes (else the core resolves the name).
+        let index = indexById[name].flatMap { i in
+            Int(i) < capabilities.count && capabilities[Int(i)].id.utf8.elementsEqual(name.utf8) ? i : nil
+        }
         // The raw input as the core measures it before any step: its JSON
         // text, written without unbounded recursion (HostJSON).
         let measured = HostJSON.input(input)

@@ -21,7 +21,7 @@ public enum StdMeta {
 
     /// The deterministic CBOR of a metadata map in the JSON view.
     public static func encode(_ meta: JSONValue) throws -> Data {
-        try ffi { try stdMetaEncode(metaJson: meta.jsonText) }
+        try ffi { try stdMetaEncode(metaJson: meta.checkedJSONText()) }
     }
 
     /// The problems of a metadata map at `position` (`tool-definition`,
@@ -37,14 +37,14 @@ extension StdMeta {
     /// `std:forward` for a chain of hops: `hops[0]` as the first component
     /// sees it, `hops[1]` under its `std:forward`, and so on.
     public static func wrapForward(_ hops: [JSONValue]) throws -> JSONValue {
-        let text = try ffi { try stdForwardWrap(hopsJson: JSONValue.array(hops).jsonText) }
+        let text = try ffi { try stdForwardWrap(hopsJson: JSONValue.array(hops).checkedJSONText()) }
         return try CoreJSON.parse("metadata map", text)
     }
 
     /// One `std:forward` layer unwrapped: this hop's metadata, and the next
     /// hop's (`nil` when there is none).
     public static func unwrapForward(_ meta: JSONValue) throws -> (here: JSONValue, next: JSONValue?) {
-        let text = try ffi { try stdForwardUnwrap(metaJson: meta.jsonText) }
+        let text = try ffi { try stdForwardUnwrap(metaJson: meta.checkedJSONText()) }
         let o = try CoreObject("std:forward layer", text: text)
         return (try o.value("here"), o.optional("next"))
     }
@@ -59,7 +59,7 @@ extension StdMeta {
     /// it); metadata the registry would refuse is `.invalidInput` with
     /// `details["reason"]` `INVALID_AGENT_META` and `details["problems"]`.
     public static func toolDefinition(capabilityId: String, meta: JSONValue) throws -> JSONValue {
-        let text = try ffi { try stdToolDefinitionMeta(capabilityId: capabilityId, metaJson: meta.jsonText) }
+        let text = try ffi { try stdToolDefinitionMeta(capabilityId: capabilityId, metaJson: meta.checkedJSONText()) }
         return try CoreJSON.parse("metadata map", text)
     }
 }
@@ -81,7 +81,8 @@ public enum CapabilityGrants {
     {
         let text = try ffi {
             try capabilityGrantDecide(
-                declaredJson: declared.jsonText, grantsJson: grants.jsonText, requestJson: request.jsonText)
+                declaredJson: declared.checkedJSONText(), grantsJson: grants.checkedJSONText(),
+                requestJson: request.checkedJSONText())
         }
         let o = try CoreObject("capability grant decision", text: text)
         guard case .bool(let allowed)? = o.optional("allowed") else {
@@ -138,5 +139,18 @@ public struct StdMetaProblem: Sendable, Equatable {
         code = try o.string("code")
         severity = try o.string("severity")
         message = try o.string("message")
+    }
+}
+
+extension JSONValue {
+    /// Compact JSON text as the core reads it, or the core's refusal
+    /// (INVALID_INPUT `NON_FINITE_NUMBER`, naming where) of a value that
+    /// holds a NaN or infinity: what crosses as JSON that is not an input
+    /// (`std:` metadata, declarations) is never read as `null`.
+    func checkedJSONText() throws -> String {
+        var w = JSONWriter()
+        w.write(self)
+        if let at = w.nonFiniteAt { try ffi { try hostJsonCheck(input: .json(text: w.out, nonFiniteAt: at)) } }
+        return w.out
     }
 }

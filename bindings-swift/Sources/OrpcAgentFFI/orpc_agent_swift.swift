@@ -3765,6 +3765,17 @@ public func errorKind(code: String) -> String?  {
 })
 }
 /**
+ * The core's refusal (INVALID_INPUT `NON_FINITE_NUMBER`) of JSON text Swift
+ * wrote with a NaN or infinity as `null`: for `std:` metadata, declarations.
+ */
+public func hostJsonCheck(input: FfiHostInput)throws   {try rustCallWithError(FfiConverterTypeFfiError_lift) {
+        uniffiCallStatus in
+    uniffi_orpc_agent_swift_fn_func_host_json_check(
+        FfiConverterTypeFfiHostInput_lower(input),uniffiCallStatus
+    )
+}
+}
+/**
  * The approval input hash of an input the host holds as CBOR bytes (values
  * JSON cannot carry — byte strings, tags, non-text keys — are refused with
  * `INVALID_INPUT`, as the hash rules say).
@@ -3978,6 +3989,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_error_kind() != 47880) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_orpc_agent_swift_checksum_func_host_json_check() != 17547) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_func_input_hash_cbor() != 11337) {

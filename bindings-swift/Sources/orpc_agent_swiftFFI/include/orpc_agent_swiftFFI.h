@@ -514,6 +514,11 @@ int8_t uniffi_orpc_agent_swift_fn_func_default_retryable(RustBuffer code, RustCa
 RustBuffer uniffi_orpc_agent_swift_fn_func_error_kind(RustBuffer code, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_HOST_JSON_CHECK
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_HOST_JSON_CHECK
+void uniffi_orpc_agent_swift_fn_func_host_json_check(RustBuffer input, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_INPUT_HASH_CBOR
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_FN_FUNC_INPUT_HASH_CBOR
 RustBuffer uniffi_orpc_agent_swift_fn_func_input_hash_cbor(RustBuffer capability_id, RustBuffer input_cbor, RustCallStatus *_Nonnull out_status
@@ -887,6 +892,12 @@ uint16_t uniffi_orpc_agent_swift_checksum_func_default_retryable(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ERROR_KIND
 #define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_ERROR_KIND
 uint16_t uniffi_orpc_agent_swift_checksum_func_error_kind(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_HOST_JSON_CHECK
+#define UNIFFI_FFIDEF_UNIFFI_ORPC_AGENT_SWIFT_CHECKSUM_FUNC_HOST_JSON_CHECK
+uint16_t uniffi_orpc_agent_swift_checksum_func_host_json_check(void
     
 );
 #endif
