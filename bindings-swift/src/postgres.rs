@@ -129,12 +129,17 @@ impl FfiInvocation {
         let Some((op, kind)) = self.store_op(now_ms) else {
             return self.step_kind();
         };
+        let started = std::time::Instant::now();
         let answer = match on_runtime(async move { Ok(op.run().await) }).await {
             Ok(a) => a,
             Err(e) if kind == StepKind::PersistApproval => Answer::StoreFailed(e),
             Err(e) => Answer::Consumed(Err(e)),
         };
-        self.apply(answer, now_ms)
+        // The answer's time is Swift's reading plus the round trip: a
+        // consume that outlasted the deadline never hands out the handler
+        // step (the core's `at`), as Node and Python read the clock after it.
+        let took = u64::try_from(started.elapsed().as_micros().div_ceil(1000)).unwrap_or(u64::MAX);
+        self.apply(answer, now_ms.saturating_add(took))
     }
 }
 

@@ -152,6 +152,38 @@ final class PostgresTests: XCTestCase {
                 capabilities: [], options: RegistryOptions(approvalStore: .postgres(url: try url()))))
     }
 
+    /// The consume's round trip counts against the deadline: with a clock
+    /// that stands still at the resume's start and a 1 ms timeout, the
+    /// handler is never started after a consume that took any time at all
+    /// (the answer carries Swift's time plus the round trip, as Node and
+    /// Python read their clocks after it): TIMEOUT, nothing run.
+    func testAConsumeThatOutlastsTheDeadlineNeverStartsTheHandler() async throws {
+        let calls = Locked(0)
+        let clock = ManualClock()
+        let reg = try await CapabilityRegistry.connect(
+            capabilities: [
+                Capability(
+                    "orders.refund",
+                    meta: AgentMeta(
+                        description: "Refund.", expose: [.mcp: true], sideEffect: .write, risk: .high, timeoutMs: 1,
+                        approval: .init(required: true))
+                ) { (r: Refund, _) in
+                    calls.with { $0 += 1 }
+                    return Refunded(refunded: r.id, amount: r.amount)
+                }
+            ],
+            options: RegistryOptions(approvalStore: .postgres(url: try url()), clock: clock))
+        let o: Outcome<Refunded> = try await reg.invoke(
+            "orders.refund", input: Refund(id: "o-slow", amount: 1),
+            frame: Frame(surface: .mcp, actor: Actor(id: "swift-\(UUID().uuidString)")))
+        let id = try XCTUnwrap(o.approval?.id)
+        try await reg.approveAsync(id, approver: "boss")
+        await assertThrows(.timeout) {
+            let _: Outcome<Refunded> = try await reg.resume(id, frame: Frame(surface: .direct))
+        }
+        XCTAssertEqual(calls.with { $0 }, 0, "the handler started past its deadline")
+    }
+
     func testAnUnreachableDatabaseIsTyped() async throws {
         _ = try url()
         do {
