@@ -66,20 +66,23 @@ public enum JSONValue: Sendable, Hashable {
 
 /// A JSON object that remembers insertion order (declaration order matters:
 /// capabilities are registered, and tool-name collisions reported, in it).
+/// Keys are told apart by their UTF-8 bytes, as JSON, the core, Node and
+/// Python tell them apart: "é" and "e\u{301}" are two keys (Swift's `String
+/// ==` would make them one, and one value would replace the other).
 public struct JSONObject: Sendable, Hashable, Sequence {
     public private(set) var keys: [String] = []
-    private var values: [String: JSONValue] = [:]
+    private var values: [ByteKey: JSONValue] = [:]
 
     public init() {}
     public init(_ pairs: [(String, JSONValue)]) { for (k, v) in pairs { self[k] = v } }
 
     public subscript(key: String) -> JSONValue? {
-        get { values[key] }
+        get { values[ByteKey(key)] }
         set {
             if let v = newValue {
-                if values.updateValue(v, forKey: key) == nil { keys.append(key) }
-            } else if values.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
+                if values.updateValue(v, forKey: ByteKey(key)) == nil { keys.append(key) }
+            } else if values.removeValue(forKey: ByteKey(key)) != nil {
+                keys.removeAll { $0.utf8.elementsEqual(key.utf8) }
             }
         }
     }
@@ -92,12 +95,23 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         return AnyIterator {
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            return (keys[i], values[keys[i]]!)
+            return (keys[i], values[ByteKey(keys[i])]!)
         }
     }
 
     public static func == (a: JSONObject, b: JSONObject) -> Bool { a.values == b.values }
     public func hash(into h: inout Hasher) { h.combine(values) }
+}
+
+/// A string compared and hashed by its UTF-8 bytes.
+struct ByteKey: Hashable, Sendable {
+    let text: String
+    init(_ text: String) { self.text = text }
+    static func == (a: ByteKey, b: ByteKey) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    func hash(into h: inout Hasher) {
+        var t = text
+        t.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
 }
 
 extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,

@@ -84,4 +84,30 @@ final class HostileNamesAndClocksTests: XCTestCase {
             ])
         ) { error in XCTAssertEqual((error as? CapabilityError)?.code, .invalidInput, "\(error)") }
     }
+
+    /// Object keys are told apart by their bytes, as JSON and the core tell
+    /// them apart: both spellings of "café" stay, in a value, in parsed
+    /// text, and in an approval request the core wrote (which Swift could
+    /// not read before: "duplicate key").
+    func testObjectKeysThatAreCanonicallyEquivalentAreTwoKeys() async throws {
+        var o = JSONObject()
+        o["caf\u{E9}"] = 1
+        o["cafe\u{301}"] = 2
+        XCTAssertEqual(o.count, 2)
+        XCTAssertEqual(o["caf\u{E9}"], 1)
+        XCTAssertEqual(o["cafe\u{301}"], 2)
+        let parsed = try JSONValue(parsing: "{\"caf\u{E9}\":1,\"cafe\u{301}\":2}")
+        XCTAssertEqual(parsed.objectValue?.count, 2)
+        let reg = try CapabilityRegistry(capabilities: [
+            Capability(
+                "a.write",
+                meta: AgentMeta(
+                    description: "Write.", expose: [.mcp: true], sideEffect: .write, risk: .high,
+                    approval: .init(required: true))
+            ) { (v: JSONValue, _) in v }
+        ])
+        let out: Outcome<JSONValue> = try await reg.invoke(
+            "a.write", input: JSONValue.object(o), frame: Frame(surface: .mcp, actor: Actor(id: "ann")))
+        XCTAssertEqual(try XCTUnwrap(out.approval).input.objectValue?.count, 2)
+    }
 }
