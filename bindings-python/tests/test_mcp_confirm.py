@@ -111,7 +111,10 @@ async def test_under_approver_must_differ_the_requesters_accept_decides_nothing(
     assert registry.approvals.list()[0].status == "pending"
 
 
-async def test_two_identical_calls_asked_at_once_the_first_accept_runs_it_the_second_reads_what_became_of_it() -> None:
+@MODES
+async def test_two_identical_calls_asked_at_once_the_first_accept_runs_it_the_second_reads_what_became_of_it(
+    mode: str,
+) -> None:
     # Both calls find the one pending request (same caller, same input) and
     # both are asked. The second accept's decision is refused (the request is
     # decided); the model must read that it ran, not "approval required, call
@@ -139,14 +142,24 @@ async def test_two_identical_calls_asked_at_once_the_first_accept_runs_it_the_se
         registry, frame=lambda ctx: Frame("mcp", actor={"id": "ana"}), confirm_in_client=("human-confirmation",)
     )
     args = {"id": "o-7", "amount": 20}
-    async with Client(server, mode="legacy", elicitation_callback=callback) as client:
+    async with Client(server, mode=mode, elicitation_callback=callback) as client:
         first = asyncio.create_task(client.call_tool("orders_refund", args))
         second = asyncio.create_task(client.call_tool("orders_refund", args))
         await asyncio.wait_for(both_gated.wait(), 10)
+        # The second accept ran it (bounded wait); only then comes the first's.
+        for _ in range(1000):
+            if calls:
+                break
+            await asyncio.sleep(0.01)
         first_answer.set_result(types.ElicitResult(action="accept", content={}))
-        ran, twin = await asyncio.wait_for(asyncio.gather(first, second), 10)
-    assert ran.is_error is False, ran
-    assert twin.is_error and twin.meta[ERROR_META]["code"] == "APPROVAL_CONSUMED"  # type: ignore[index]
+        results = await asyncio.wait_for(asyncio.gather(first, second), 10)
+    ran = [r for r in results if r.is_error is False]
+    (twin,) = [r for r in results if r.is_error]
+    assert len(ran) == 1, results
+    # In 2026-07-28 the answer comes with the call repeated: it decides the
+    # request it was asked about, never a fresh one (which the person would
+    # be asked about again, and which would run the refund twice).
+    assert twin.meta[ERROR_META]["code"] == "APPROVAL_CONSUMED"  # type: ignore[index]
     assert APPROVAL_META not in (twin.meta or {})
     assert len(set(asked)) == 1 and len(asked) == 2  # one request, asked about twice
     assert calls == [args]
@@ -176,9 +189,10 @@ async def decided_while_asked(
     return result, registry, calls
 
 
-async def test_a_request_rejected_in_an_approval_ui_while_the_person_was_asked_reads_the_rejection() -> None:
+@MODES
+async def test_a_request_rejected_in_an_approval_ui_while_the_person_was_asked_reads_the_rejection(mode: str) -> None:
     result, _, calls = await decided_while_asked(
-        lambda registry, id: registry.approvals.reject_async(id, approver="lead"), "accept"
+        lambda registry, id: registry.approvals.reject_async(id, approver="lead"), "accept", mode
     )
     assert result.is_error and result.meta[ERROR_META]["code"] == "APPROVAL_REJECTED"
     assert calls == []

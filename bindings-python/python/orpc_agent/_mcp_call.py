@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, ElicitResult
+from mcp.types import CallToolResult
 from mcp_types.version import is_version_at_least
 
 from . import _native
@@ -157,17 +157,6 @@ _ELICITATION_IN_RESULT_VERSION = "2026-07-28"
 def _elicits_in_result(context: Context[Any, Any]) -> bool:
     version = context.protocol_version
     return version is not None and is_version_at_least(version, _ELICITATION_IN_RESULT_VERSION)
-
-
-def declined_here(context: Context[Any, Any]) -> str | None:
-    """The request the person at the client declined in this round (MCP
-    2026-07-28: the call repeated with the answer keyed by the request id
-    its state echoes), else ``None``."""
-    state = context.request_state if _elicits_in_result(context) else None
-    given = (context.input_responses or {}).get(state) if isinstance(state, str) else None
-    if isinstance(given, ElicitResult) and not _native.mcp_elicitation_approves(given.action):
-        return state
-    return None
 
 
 def asked_by(r: ApprovalRequest, frame: Frame, capability_id: str) -> bool:

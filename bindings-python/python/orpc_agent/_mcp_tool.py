@@ -24,7 +24,6 @@ from mcp.types import (
     ElicitationCapability,
     ElicitRequest,
     ElicitRequestFormParams,
-    ElicitResult,
     FormElicitationCapability,
     InputRequiredResult,
     ToolAnnotations,
@@ -45,8 +44,8 @@ from ._mcp_call import (
     _progress_sender,
     _request_meta,
     asked_by,
-    declined_here,
 )
+from ._mcp_confirm import answered_here, decide_and_resume
 from .errors import CapabilityError, InternalError
 from .progress import on_progress
 from .registry import CapabilityRegistry
@@ -130,13 +129,19 @@ class GovernedTool(Tool):
             return _error_result(e)
         frame = _mcp_frame(base, context)
         approval_id = _request_meta(context).get(APPROVAL_ID_META)
-        if (declined := declined_here(context)) is not None and not isinstance(approval_id, str):
-            # The person declined a request approved elsewhere meanwhile:
-            # repeating the call would run it (the core finds it approved).
-            # One who declined is never answered by running it.
-            r = await self._registry.approvals.get_async(declined)
-            if r is not None and r.status == "approved" and asked_by(r, frame, self._capability_id):
-                return CallToolResult.model_validate(_native.mcp_approval_result(r.raw))
+        if (answered := answered_here(context)) is not None and not isinstance(approval_id, str):
+            # The person's answer to the question this call asked decides
+            # that request, never a fresh one: a twin call may have run it,
+            # an approval UI decided it, meanwhile (``_mcp_confirm``).
+            r = await self._registry.approvals.get_async(answered[0])
+            if r is not None and asked_by(r, frame, self._capability_id):
+                try:
+                    resumed = await decide_and_resume(self._registry, self._capability_id, r.id, answered[1], frame)
+                except CapabilityError as e:
+                    return _error_result(e)
+                if resumed is None:
+                    return CallToolResult.model_validate(_native.mcp_approval_result(r.raw))
+                return self._ok_result(resumed)
         try:
             sender = _progress_sender(context)
             try:
@@ -177,59 +182,30 @@ class GovernedTool(Tool):
         How the question travels is the protocol's: up to 2025-11-25 it is
         an ``elicitation/create`` request sent mid-call; from 2026-07-28 the
         call answers ``InputRequiredResult`` and the client repeats it with
-        the person's answer, keyed by the request id. The repeated call
-        finds the same pending request (same caller, same input), so the
-        answer decides only the request it was asked for; a key that names
-        another request (an expired one) is asked again."""
+        the person's answer, keyed by the request id, which decides that
+        request (this caller's, for this tool) and never a fresh one
+        (``_call``, ``_mcp_confirm``)."""
         session = context.session
         client_elicits = session.check_client_capability(
             ClientCapabilities(elicitation=ElicitationCapability(form=FormElicitationCapability()))
         )
         if not _native.mcp_elicits(request.type, list(self._confirm_types), client_elicits):
             return None
+        message, schema = await self._elicitation(request, frame)
         if _elicits_in_result(context):
-            # An answer counts only on the round that echoes this request's
-            # state (the SDK seals it to this call when configured to).
-            given = (context.input_responses or {}).get(request.id) if context.request_state == request.id else None
-            if not isinstance(given, ElicitResult):
-                message, schema = await self._elicitation(request, frame)
-                question = ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
-                return InputRequiredResult(input_requests={request.id: question}, request_state=request.id)
-            answer: ElicitResult = given
-        else:
-            message, schema = await self._elicitation(request, frame)
-            try:
-                # Bounded by the request's own expiry.
-                timeout = max(0.001, (request.expires_at - time.time() * 1000) / 1000)
-                answer = await asyncio.wait_for(session.elicit_form(message, schema, context.request_id), timeout)
-            except Exception as e:  # no answer (timeout, a client error): another approver decides
-                _log.info(
-                    "orpc_agent: confirmation of %s got no answer in the client (%s)", request.id, type(e).__name__
-                )
-                return None
-        approver = frame.actor_id
-        approves = _native.mcp_elicitation_approves(answer.action)
+            # The client repeats the call with the answer keyed by this
+            # request's id (its state): ``answered_here`` reads it then.
+            question = ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
+            return InputRequiredResult(input_requests={request.id: question}, request_state=request.id)
         try:
-            if approves:
-                await self._registry.approvals.approve_async(request.id, approver=approver)
-            else:
-                await self._registry.approvals.reject_async(
-                    request.id, approver=approver, reason=_native.mcp_elicitation_declined()
-                )
-        except CapabilityError as e:
-            # The core refused the decision. Decided elsewhere (a twin call's
-            # accept, an approval UI), expired or gone: what became of the
-            # request is the core's resume (never a run the person
-            # declined); otherwise (approver_must_differ) it waits for
-            # another approver.
-            if not _native.mcp_refused_decision_resumes(e.code, approves):
-                return None
-        # Approved: runs once; rejected: the core's APPROVAL_REJECTED; decided
-        # elsewhere: what became of it.
-        resumed = await self._registry.resume(request.id, frame, through_tool=self._capability_id)
-        if isinstance(resumed, ApprovalRequired):
+            # Bounded by the request's own expiry.
+            timeout = max(0.001, (request.expires_at - time.time() * 1000) / 1000)
+            answer = await asyncio.wait_for(session.elicit_form(message, schema, context.request_id), timeout)
+        except Exception as e:  # no answer (timeout, a client error): another approver decides
+            _log.info("orpc_agent: confirmation of %s got no answer in the client (%s)", request.id, type(e).__name__)
             return None
-        return self._ok_result(resumed)
+        resumed = await decide_and_resume(self._registry, self._capability_id, request.id, answer, frame)
+        return None if resumed is None else self._ok_result(resumed)
 
     async def _elicitation(self, request: ApprovalRequest, frame: Frame) -> tuple[str, dict[str, Any]]:
         """The core's question: the redacted approval view, cut to a length."""
