@@ -145,7 +145,8 @@ async function confirmInClient(
   let action: string;
   try {
     // Bounded by the request's own expiry and the call's signal.
-    const timeout = Math.max(1, request.expiresAt - Date.now());
+    // (At most `setTimeout`'s range, 2^31 − 1 ms: past it the SDK's timer fires at once.)
+    const timeout = Math.min(Math.max(1, request.expiresAt - Date.now()), 2 ** 31 - 1);
     action = (await low.elicitInput(params, { signal: extra.signal, timeout })).action;
   } catch {
     return approvalResult(request); // no answer: the request waits for another approver

@@ -129,7 +129,9 @@ async function createTask(
   }
   const waitMs = waiting === undefined ? 0 : Math.max(0, waiting.request.expiresAt - Date.now());
   // Kept until the approved call can have finished and its result been read.
-  const ttl = Math.max(extra.taskRequestedTtl ?? 0, waitMs + timeoutMs + RESULT_RETENTION_MS);
+  // At most `setTimeout`'s range (2^31 − 1 ms, about 24.8 days): a task
+  // store's timer past it fires at once, and the task would be gone.
+  const ttl = Math.min(Math.max(extra.taskRequestedTtl ?? 0, waitMs + timeoutMs + RESULT_RETENTION_MS), 2 ** 31 - 1);
   const task = await store.createTask({ ttl });
   if (waiting === undefined) {
     const result = settled ?? errorResult(undefined);

@@ -41,6 +41,8 @@ export function resumeAsRequester(
     requestId: frame.requestId,
     agentId: frame.agentId,
     sessionId: frame.sessionId,
+    // The resumed handler's progress reaches the caller as an invoked one's does.
+    onProgress: frame.onProgress,
     asRequester: { surface: frame.surface, actor: frame.actor ?? {} },
     throughTool,
   });

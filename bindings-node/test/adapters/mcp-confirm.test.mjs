@@ -66,6 +66,25 @@ describe("confirmInClient: approvals answered in the client through elicitation"
     }
   });
 
+  it("a request that expires past setTimeout's range (30 days) is still asked and waited for: the accept runs it once", async () => {
+    const answer = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return { action: "accept", content: {} };
+    };
+    const { client, registry, calls } = await connected({
+      answer,
+      registryOptions: { defaults: { approvalExpiresInMs: 30 * 24 * 3600 * 1000 } },
+    });
+    try {
+      const result = await client.callTool(REFUND);
+      assert.equal(result.isError, false, JSON.stringify(result));
+      assert.equal(calls.filter((c) => c.tool === "refund").length, 1);
+      assert.equal((await registry.approvals.list({}))[0].status, "consumed");
+    } finally {
+      await client.close();
+    }
+  });
+
   for (const action of ["decline", "cancel"]) {
     it(`${action} rejects the request; nothing runs`, async () => {
       const { client, registry, calls } = await connected({ answer: action });

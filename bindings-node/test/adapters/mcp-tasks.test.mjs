@@ -93,6 +93,18 @@ describe("MCP tasks for approval-gated calls", () => {
     }
   });
 
+  it("a task for an approval that expires past setTimeout's range (30 days) stays: its ttl is capped, not overflowed", async () => {
+    const { client, close } = await connected({ expiresInMs: 30 * 24 * 3600 * 1000 });
+    try {
+      const { task } = await asTask(client);
+      assert.ok(task.ttl <= 2 ** 31 - 1, `ttl ${task.ttl}`);
+      await new Promise((resolve) => setTimeout(resolve, 50)); // a store's overflowed timer fires after ~1 ms
+      assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, "input_required");
+    } finally {
+      await close();
+    }
+  });
+
   it("a task store that fails reaches the client as the core's INTERNAL text, never its own", async () => {
     class FailingStore extends InMemoryTaskStore {
       async createTask() {

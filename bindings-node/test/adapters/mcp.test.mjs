@@ -473,3 +473,49 @@ describe("registerMcpTools over stdio", () => {
     }
   });
 });
+
+describe("progress of a resumed call", () => {
+  it("a call resumed through _meta approvalId reports its progress to the client, as an invoked one does", async () => {
+    const router = {
+      refund: agentProcedure(os.$context())
+        .meta({
+          agent: {
+            description: "Refund.",
+            expose: { mcp: true },
+            sideEffect: "write",
+            risk: "high",
+            approval: { required: true },
+          },
+        })
+        .input(z.object({ id: z.string() }))
+        .handler(async ({ progress }) => {
+          progress(1, 2);
+          progress(2, 2);
+          return { ok: true };
+        }),
+    };
+    const registry = await createCapabilityRegistry(router, { approvalStore: "memory" });
+    const server = new McpServer({ name: "orders", version: "1.0.0" });
+    registerMcpTools(server, registry, { frame: () => ({ actor: { id: "ana" } }) });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "test-client", version: "1.0.0" });
+    await client.connect(clientSide);
+    try {
+      const first = await client.callTool({ name: "refund", arguments: { id: "o-1" } });
+      const id = first._meta["orpc-agent/approval"].requestId;
+      await registry.approvals.approve(id, { approver: "lead" });
+      const received = [];
+      const resumed = await client.callTool(
+        { name: "refund", arguments: { id: "o-1" }, _meta: { [MCP_APPROVAL_ID_META]: id } },
+        undefined,
+        { onprogress: (p) => received.push(p.progress) },
+      );
+      assert.equal(resumed.isError, false);
+      assert.deepEqual(received, [1, 2]);
+    } finally {
+      await client.close();
+      registry.close();
+    }
+  });
+});
