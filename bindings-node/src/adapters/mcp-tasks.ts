@@ -161,6 +161,13 @@ async function resumeWhenDecided(
   pollMs: number,
 ): Promise<void> {
   if (!(await waitForDecision(tool, request, store, taskId, pollMs))) return;
+  try {
+    // Running now, no longer waiting for input: a task the client cancelled
+    // meanwhile (terminal: the store refuses) is not resumed.
+    await store.updateTaskStatus(taskId, "working");
+  } catch {
+    return;
+  }
   const stopWatching = abortWhenCancelled(store, taskId, controller, pollMs);
   let result: CallToolResult;
   try {
@@ -170,7 +177,12 @@ async function resumeWhenDecided(
   } finally {
     stopWatching();
   }
-  await store.storeTaskResult(taskId, taskStatus(result), result);
+  try {
+    await store.storeTaskResult(taskId, taskStatus(result), result);
+  } catch (error) {
+    // Cancelled while it ran (or the store failed): the operator hears what became of the call.
+    logAdapterFailure(tool.registry, tool.capabilityId, "the MCP task store (a finished call's result)", error);
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());

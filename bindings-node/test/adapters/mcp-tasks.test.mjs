@@ -19,7 +19,7 @@ import { agentProcedure, createCapabilityRegistry, registerMcpTools } from "@orp
 
 const ARGS = { id: "o-7", amount: 20 };
 
-async function connected({ expiresInMs = 600_000, taskStore = new InMemoryTaskStore(), logger } = {}) {
+async function connected({ expiresInMs = 600_000, taskStore = new InMemoryTaskStore(), logger, handler } = {}) {
   const calls = [];
   const base = agentProcedure(os.$context());
   const router = {
@@ -40,10 +40,13 @@ async function connected({ expiresInMs = 600_000, taskStore = new InMemoryTaskSt
         })
         .input(z.object({ id: z.string(), amount: z.number() }))
         .output(z.object({ refunded: z.number() }))
-        .handler(async ({ input }) => {
-          calls.push(input);
-          return { refunded: input.amount };
-        }),
+        .handler(
+          handler ??
+            (async ({ input }) => {
+              calls.push(input);
+              return { refunded: input.amount };
+            }),
+        ),
     },
   };
   const registry = await createCapabilityRegistry(router, logger === undefined ? {} : { logger });
@@ -100,6 +103,31 @@ describe("MCP tasks for approval-gated calls", () => {
       assert.ok(task.ttl <= 2 ** 31 - 1, `ttl ${task.ttl}`);
       await new Promise((resolve) => setTimeout(resolve, 50)); // a store's overflowed timer fires after ~1 ms
       assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, "input_required");
+    } finally {
+      await close();
+    }
+  });
+
+  it("while its approved call runs, a task is working (no longer input_required), and then completed", async () => {
+    let started = false;
+    let finish;
+    const running = new Promise((resolve) => (finish = resolve));
+    const handler = async ({ input }) => {
+      started = true;
+      await running;
+      return { refunded: input.amount };
+    };
+    const { client, registry, close } = await connected({ handler });
+    try {
+      const { task } = await asTask(client);
+      await untilStatus(client, task.taskId, ["input_required"]);
+      const [request] = await registry.approvals.list({});
+      await registry.approvals.approve(request.id, { approver: "lead" });
+      for (let i = 0; i < 2_000 && !started; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.ok(started, "the approved call started");
+      assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, "working");
+      finish();
+      await untilStatus(client, task.taskId, ["completed"]);
     } finally {
       await close();
     }
