@@ -212,12 +212,16 @@ async function waitForDecision(
 ): Promise<boolean> {
   for (;;) {
     // Not before the next poll, nor much after the request can expire.
-    await sleep(Math.max(1, Math.min(pollMs, request.expiresAt - Date.now() + 1)));
+    const untilExpiry = request.expiresAt - Date.now() + 1;
+    await sleep(Math.max(1, untilExpiry > 0 ? Math.min(pollMs, untilExpiry) : pollMs));
     let decided: boolean;
     try {
       decided = (await tool.registry.approvals.get(request.id))?.status !== "pending";
     } catch {
-      decided = false;
+      // Unreadable: past its expiry the wait ends, and the resume says
+      // what became of it (expired, or the store's INTERNAL), never a task
+      // that waits on a store that is down until its ttl.
+      decided = Date.now() > request.expiresAt;
     }
     // Checked after the read, so a cancel that came first always wins.
     if (await taskEnded(store, taskId)) return false;

@@ -19,7 +19,7 @@ import { agentProcedure, createCapabilityRegistry, registerMcpTools } from "@orp
 
 const ARGS = { id: "o-7", amount: 20 };
 
-async function connected({ expiresInMs = 600_000, taskStore = new InMemoryTaskStore(), logger, handler } = {}) {
+async function connected({ expiresInMs = 600_000, taskStore = new InMemoryTaskStore(), logger, handler, port } = {}) {
   const calls = [];
   const base = agentProcedure(os.$context());
   const router = {
@@ -54,7 +54,10 @@ async function connected({ expiresInMs = 600_000, taskStore = new InMemoryTaskSt
     { name: "orders", version: "1.0.0" },
     { capabilities: { tasks: { requests: { tools: { call: {} } }, list: {}, cancel: {} } }, taskStore },
   );
-  registerMcpTools(server, registry, { frame: () => ({ actor: { id: "ana" } }), tasks: { approvalPollMs: 5 } });
+  registerMcpTools(server, port?.(registry) ?? registry, {
+    frame: () => ({ actor: { id: "ana" } }),
+    tasks: { approvalPollMs: 5 },
+  });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "agent", version: "1.0.0" }, { capabilities: { tasks: {} } });
@@ -128,6 +131,35 @@ describe("MCP tasks for approval-gated calls", () => {
       assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, "working");
       finish();
       await untilStatus(client, task.taskId, ["completed"]);
+    } finally {
+      await close();
+    }
+  });
+
+  it("a task whose approval store is down stops waiting once its request expired: it fails, never waits until its ttl", async () => {
+    let down = false;
+    // The registry as the adapter sees it, its approval reads failing once `down`.
+    const port = (registry) => ({
+      descriptors: (...a) => registry.descriptors(...a),
+      invoke: (...a) => registry.invoke(...a),
+      resume: (...a) => registry.resume(...a),
+      redactApprovalInput: (...a) => registry.redactApprovalInput(...a),
+      logger: { warn: () => {} },
+      approvals: {
+        ...registry.approvals,
+        get: async (id) => {
+          if (down) throw new Error("the approval store is down");
+          return registry.approvals.get(id);
+        },
+      },
+    });
+    const { client, close } = await connected({ expiresInMs: 300, port });
+    try {
+      const { task } = await asTask(client);
+      await untilStatus(client, task.taskId, ["input_required"]);
+      down = true;
+      const ended = await untilStatus(client, task.taskId, ["failed", "completed"]);
+      assert.equal(ended.status, "failed");
     } finally {
       await close();
     }
