@@ -142,6 +142,9 @@ export function decideArguments(
     throw argumentError(fn, "options.approver", "an approver id of well-formed text (no lone surrogate)", a);
   }
   const reason = optionalString(fn, "options.reason", o.reason) ?? null;
+  if (reason !== null && LONE_SURROGATE.test(reason)) {
+    throw argumentError(fn, "options.reason", "a reason of well-formed text (no lone surrogate)", reason);
+  }
   return { id: id as string, approver, reason };
 }
 

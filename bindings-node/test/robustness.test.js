@@ -859,6 +859,7 @@ test("an actor id or approver with a lone surrogate is refused, never rewritten 
     assert.deepEqual(await registry.approvals.list(), [], "no request stored under a rewritten actor");
     const made = await registry.invoke("refund", { id: "o-1" }, { surface: "mcp", actor: { id: "ann" } });
     await assert.rejects(registry.approvals.approve(made.request.id, { approver: "eve\ud800" }), TypeError);
+    await assert.rejects(registry.approvals.reject(made.request.id, { approver: "eve", reason: "r\udc80" }), TypeError);
     assert.equal((await registry.approvals.get(made.request.id)).status, "pending");
     registry.close();
   }
