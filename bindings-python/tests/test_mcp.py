@@ -266,3 +266,16 @@ async def test_structured_content_and_error_details_carry_the_numbers_the_text_s
     assert [type(sc[k]) for k in ("z", "t", "big")] == [int, int, int], "read back from the wire as JSON integers"
     details = (failed.meta or {})[ERROR_META]["details"]
     assert details == {"x": 0, "y": 10} and [type(v) for v in details.values()] == [int, int]
+
+
+async def test_meta_text_with_no_utf8_form_is_dropped_from_the_trace_and_names_no_approval_as_in_node() -> None:
+    audit: list[dict[str, Any]] = []
+    server = create_mcp_server(build(audit.append), frame=lambda ctx: Frame("mcp", actor={"id": "ana"}))
+    async with Client(server) as client:
+        ran = await client.call_tool(
+            "docs_search", {"q": "abc"}, meta={"traceparent": "00-\ud800", "tracestate": "a=\udc00"}
+        )
+        named = await client.call_tool("docs_publish", {"q": "abc"}, meta={APPROVAL_ID_META: "apr_\ud800"})
+    assert ran.is_error is False
+    assert audit[-1]["traceparent"] is None
+    assert named.is_error and named.meta[ERROR_META]["code"] == "APPROVAL_NOT_FOUND"  # type: ignore[index]

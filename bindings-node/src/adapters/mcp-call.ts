@@ -12,7 +12,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import { frameFields } from "../call-crossing.js";
-import { toJsonText } from "../json.js";
+import { LONE_SURROGATE, toJsonText } from "../json.js";
 import { N } from "../native.js";
 import type { Frame } from "../types.js";
 import type { McpRequestExtra, RegisterMcpToolsOptions } from "./mcp.js";
@@ -188,9 +188,12 @@ export function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
   if (frame.trace === undefined) {
     const traceparent = extra._meta?.traceparent;
     const tracestate = extra._meta?.tracestate;
-    if (typeof traceparent === "string") {
-      // Validated (and dropped if invalid) by the core at stage 3.
-      frame.trace = typeof tracestate === "string" ? { traceparent, tracestate } : { traceparent };
+    if (typeof traceparent === "string" && !LONE_SURROGATE.test(traceparent)) {
+      // Validated (and dropped if invalid) by the core at stage 3; text with
+      // no UTF-8 form is dropped here, as an invalid trace is (never the
+      // caller's INVALID_INPUT: its arguments are fine).
+      const state = typeof tracestate === "string" && !LONE_SURROGATE.test(tracestate) ? tracestate : undefined;
+      frame.trace = state !== undefined ? { traceparent, tracestate: state } : { traceparent };
     }
   }
   const token = extra._meta?.progressToken;

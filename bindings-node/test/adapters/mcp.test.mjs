@@ -519,3 +519,23 @@ describe("progress of a resumed call", () => {
     }
   });
 });
+
+describe("_meta text with no UTF-8 form", () => {
+  it("a traceparent or tracestate with a lone surrogate is dropped (the call runs); an approval id with one is not found", async () => {
+    const { client, audit } = await connectedClient();
+    try {
+      const meta = { traceparent: "00-\ud800", tracestate: "a=\udc00" };
+      const ran = await client.callTool({ name: "orders_get", arguments: { id: "o-1" }, _meta: meta });
+      assert.equal(ran.isError, false, JSON.stringify(ran));
+      assert.equal(audit.filter((r) => r.event === "finished").at(-1).traceparent, null);
+      const named = await client.callTool({
+        name: "orders_refund",
+        arguments: { id: "o-1", amount: 1 },
+        _meta: { [MCP_APPROVAL_ID_META]: "apr_\ud800" },
+      });
+      assert.equal(errorMeta(named).code, "APPROVAL_NOT_FOUND");
+    } finally {
+      await client.close();
+    }
+  });
+});

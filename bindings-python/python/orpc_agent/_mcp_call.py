@@ -68,6 +68,28 @@ def _transport_session(context: Context[Any, Any]) -> str | None:
         return None
 
 
+def _text(value: Any) -> bool:
+    """Whether ``value`` is a string with a UTF-8 form (no lone surrogate):
+    a client's trace field that is not is dropped, as an invalid trace is."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def approval_id_text(value: Any) -> str | None:
+    """The approval id a client names in ``_meta``, or ``None``; one with a
+    lone surrogate (no UTF-8 form) as its replacement text, which names no
+    request (ids are ``apr_`` and hex): the core's APPROVAL_NOT_FOUND, as
+    in Node, never an exception."""
+    if not isinstance(value, str):
+        return None
+    return value if _text(value) else value.encode("utf-8", "replace").decode("utf-8")
+
+
 def _mcp_frame(base: Frame | None, context: Context[Any, Any]) -> Frame:
     """The frame of one tools/call, by Node's rule: surface ``mcp`` always
     (SI-2); actor, context, ids and trace from the host's factory; the
@@ -81,9 +103,9 @@ def _mcp_frame(base: Frame | None, context: Context[Any, Any]) -> Frame:
     meta = _request_meta(context)
     base = base if base is not None else Frame("mcp")
     traceparent, tracestate = base.traceparent, base.tracestate
-    if traceparent is None and isinstance(meta.get("traceparent"), str):
+    if traceparent is None and _text(meta.get("traceparent")):
         traceparent = meta["traceparent"]
-        tracestate = meta.get("tracestate") if isinstance(meta.get("tracestate"), str) else None
+        tracestate = meta.get("tracestate") if _text(meta.get("tracestate")) else None
     return Frame(
         "mcp",
         actor=base.actor,

@@ -43,6 +43,7 @@ from ._mcp_call import (
     _operator_log,
     _progress_sender,
     _request_meta,
+    approval_id_text,
     asked_by,
 )
 from ._mcp_confirm import answered_here, decide_and_resume
@@ -128,7 +129,7 @@ class GovernedTool(Tool):
             # is the call's INTERNAL (``run``).
             return _error_result(e)
         frame = _mcp_frame(base, context)
-        approval_id = _request_meta(context).get(APPROVAL_ID_META)
+        approval_id = approval_id_text(_request_meta(context).get(APPROVAL_ID_META))
         if (answered := answered_here(context)) is not None and not isinstance(approval_id, str):
             # The person's answer to the question this call asked decides
             # that request, never a fresh one: a twin call may have run it,
