@@ -103,8 +103,11 @@ async function createTask(
   // The SDK gives a task tool's handler no other sign of a task-augmented
   // call than the ttl it asked for; a call without one is a plain call.
   if (extra.taskRequestedTtl === undefined) {
-    const result = await callGoverned(tool, structured, args, extra);
+    // The task first: a store that fails then fails the call before anything
+    // ran (the model would otherwise be told a call failed that did run, and
+    // its retry open a second request).
     const task = await store.createTask({ ttl: PLAIN_CALL_TASK_TTL_MS });
+    const result = await callGoverned(tool, structured, args, extra);
     await store.storeTaskResult(task.taskId, taskStatus(result), result);
     return { task: await store.getTask(task.taskId) };
   }

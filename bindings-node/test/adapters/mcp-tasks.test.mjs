@@ -165,6 +165,33 @@ describe("MCP tasks for approval-gated calls", () => {
     }
   });
 
+  it("a plain call whose task store fails runs nothing: an approved request stays approved for the retry", async () => {
+    let failing = false;
+    class FlakyStore extends InMemoryTaskStore {
+      async createTask(...a) {
+        if (failing) throw new Error("the task store is down");
+        return super.createTask(...a);
+      }
+    }
+    const { client, registry, calls, close } = await connected({ taskStore: new FlakyStore(), logger: { warn() {} } });
+    try {
+      const asked = await client.callTool({ name: "orders_refund", arguments: ARGS });
+      const id = asked._meta["orpc-agent/approval"].requestId;
+      await registry.approvals.approve(id, { approver: "lead" });
+      failing = true;
+      const failed = await client.callTool({ name: "orders_refund", arguments: ARGS });
+      assert.equal(failed.isError, true);
+      assert.deepEqual(calls, [], "nothing ran for a call the model is told failed");
+      assert.equal((await registry.approvals.get(id)).status, "approved");
+      failing = false;
+      const ran = await client.callTool({ name: "orders_refund", arguments: ARGS });
+      assert.equal(ran.isError, false, JSON.stringify(ran));
+      assert.deepEqual(calls, [ARGS], "the retry ran it, once");
+    } finally {
+      await close();
+    }
+  });
+
   it("a task store that fails reaches the client as the core's INTERNAL text, never its own", async () => {
     class FailingStore extends InMemoryTaskStore {
       async createTask() {
