@@ -164,7 +164,8 @@ export function listFilterJson(fn: string, filter: unknown): string {
   }
   const limit = f.limit;
   if (limit !== undefined && limit !== null) {
-    if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 0) {
+    // Any whole number ≥ 0, as in Python (the store caps the page size).
+    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 0) {
       throw argumentError(fn, "filter.limit", "a whole number ≥ 0 (0: the default page size)", limit);
     }
     out.limit = limit;

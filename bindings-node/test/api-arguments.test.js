@@ -120,6 +120,9 @@ test("approvals.get/list/page refuse wrong types naming the argument", async () 
   }
   assert.equal((await registry.approvals.list(null)).length, 1, "null is no filter");
   assert.equal((await registry.approvals.page({ actorId: "agent-1", limit: 0 })).requests.length, 1);
+  // Any whole number, as in Python (whose 2**53 and 2.0 are accepted): the store caps the page.
+  assert.equal((await registry.approvals.page({ actorId: "agent-1", limit: 2 ** 53 })).requests.length, 1);
+  assert.equal((await registry.approvals.list({ limit: 2 ** 64 })).length, 1);
   registry.close();
 });
 

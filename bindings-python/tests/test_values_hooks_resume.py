@@ -829,3 +829,24 @@ def test_a_schema_with_an_async_validate_is_refused() -> None:
         define_capability(
             check, id="mail.check", description="Check.", expose=EXPOSE, side_effect="read", risk="low", input=Later()
         )
+
+
+async def test_a_page_limit_is_any_whole_number_as_in_node() -> None:
+    @capability(
+        id="pay.send",
+        description="Pay.",
+        expose={"direct": True},
+        side_effect="external",
+        risk="high",
+        approval={"required": True},
+    )
+    async def send(t: Transfer) -> dict[str, str]:
+        return {"receipt": "r"}
+
+    reg = create_capability_registry([send])
+    await reg.invoke("pay.send", {"to": "bob", "note": "n"}, Frame("direct", actor=ACTOR))
+    limits: tuple[Any, ...] = (2.0, 2**53)
+    for limit in limits:
+        assert len(reg.approvals.page(limit=limit).requests) == 1, limit
+    with pytest.raises(CapabilityError):
+        reg.approvals.page(limit=2.5)  # type: ignore[arg-type]

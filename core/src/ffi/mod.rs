@@ -675,8 +675,22 @@ pub fn list_filter_from_json(v: &Value, now_ms: u64) -> Result<ListFilter, Capab
     };
     let limit = match obj.get("limit") {
         None | Some(Value::Null) => 0,
+        // A whole number however a language spells it (Python's `2.0` is
+        // JavaScript's `2`, and a number past 2^64 a float), as progress
+        // counts are read; the store caps the page size.
         Some(l) => l
             .as_u64()
+            .or_else(|| {
+                l.as_f64()
+                    .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                    .map(|f| {
+                        if f >= u64::MAX as f64 {
+                            u64::MAX
+                        } else {
+                            f as u64
+                        }
+                    })
+            })
             .map(|l| u32::try_from(l).unwrap_or(u32::MAX))
             .ok_or_else(|| bad("list filter `limit` must be a non-negative integer".into()))?,
     };
