@@ -44,7 +44,9 @@ export function remoteRegistry(
       if (gated.status !== "held") return asResult(gated);
       // Unreleased by then, the gateway has ended the call (its deadline):
       // the wait ends a moment later, and asks what became of it.
-      const run = await hold.heldElsewhere(frame.signal, gated.remainingMs + HELD_GRACE_MS);
+      // (A gateway that says nothing of it: wait as long as a timer can.)
+      const remaining = Number.isFinite(gated.remainingMs) ? gated.remainingMs : 2 ** 31 - 1;
+      const run = await hold.heldElsewhere(frame.signal, remaining + HELD_GRACE_MS);
       // A word not to run goes even when the caller's signal aborted (it is the abort's word).
       const options = callOptions(run ? frame : { ...frame, signal: undefined });
       return asResult(await remote(() => client.release({ holdId: gated.holdId, run }, options)));

@@ -153,7 +153,8 @@ describe("MCP tasks for approval-gated calls", () => {
         },
       },
     });
-    const { client, close } = await connected({ expiresInMs: 300, port });
+    // Expiring well after the task is seen waiting, even on a loaded machine.
+    const { client, close } = await connected({ expiresInMs: 2_000, port });
     try {
       const { task } = await asTask(client);
       await untilStatus(client, task.taskId, ["input_required"]);

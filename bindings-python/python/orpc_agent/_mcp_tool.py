@@ -135,7 +135,9 @@ class GovernedTool(Tool):
             # that request, never a fresh one: a twin call may have run it,
             # an approval UI decided it, meanwhile (``_mcp_confirm``).
             r = await self._registry.approvals.get_async(answered[0])
-            if r is not None and asked_by(r, frame, self._capability_id):
+            # Only a request this tool would put to the person at the client
+            # (the SDK also refuses a state it did not issue for this call).
+            if r is not None and asked_by(r, frame, self._capability_id) and self._confirmable(r, context):
                 try:
                     resumed = await decide_and_resume(self._registry, self._capability_id, r.id, answered[1], frame)
                 except CapabilityError as e:
@@ -187,10 +189,7 @@ class GovernedTool(Tool):
         request (this caller's, for this tool) and never a fresh one
         (``_call``, ``_mcp_confirm``)."""
         session = context.session
-        client_elicits = session.check_client_capability(
-            ClientCapabilities(elicitation=ElicitationCapability(form=FormElicitationCapability()))
-        )
-        if not _native.mcp_elicits(request.type, list(self._confirm_types), client_elicits):
+        if not self._confirmable(request, context):
             return None
         message, schema = await self._elicitation(request, frame)
         if _elicits_in_result(context):
@@ -207,6 +206,13 @@ class GovernedTool(Tool):
             return None
         resumed = await decide_and_resume(self._registry, self._capability_id, request.id, answer, frame)
         return None if resumed is None else self._ok_result(resumed)
+
+    def _confirmable(self, request: ApprovalRequest, context: Context[Any, Any]) -> bool:
+        """Whether this tool puts ``request`` to the person at the client (the core's ``mcp::elicits``)."""
+        client_elicits = context.session.check_client_capability(
+            ClientCapabilities(elicitation=ElicitationCapability(form=FormElicitationCapability()))
+        )
+        return _native.mcp_elicits(request.type, list(self._confirm_types), client_elicits)
 
     async def _elicitation(self, request: ApprovalRequest, frame: Frame) -> tuple[str, dict[str, Any]]:
         """The core's question: the redacted approval view, cut to a length."""
