@@ -103,7 +103,8 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     public func hash(into h: inout Hasher) { h.combine(values) }
 }
 
-/// A string compared and hashed by its UTF-8 bytes.
+/// A string compared and hashed by its UTF-8 bytes, as JSON and the core
+/// compare keys and ids (`JSONObject`, the registry's capability ids).
 struct ByteKey: Hashable, Sendable {
     let text: String
     init(_ text: String) { self.text = text }

@@ -122,9 +122,9 @@ public final class CapabilityRegistry: @unchecked Sendable {
         // `String ==` makes "café" and "cafe\u{301}" (or "K" and the Kelvin
         // sign) one key, and one capability would run as the other.
         let ids = core.capabilityIds()
-        var byId: [[UInt8]: Capability] = [:]
-        for c in capabilities { byId[Array(c.id.utf8)] = c }
-        self.capabilities = ids.compactMap { byId[Array($0.utf8)] }
+        var byId: [ByteKey: Capability] = [:]
+        for c in capabilities { byId[ByteKey(c.id)] = c }
+        self.capabilities = ids.compactMap { byId[ByteKey($0)] }
         var index: [String: UInt32] = [:]
         for (i, id) in ids.enumerated() { index[id] = UInt32(i) }
         indexById = index
