@@ -834,17 +834,25 @@ mod pg {
     struct CuttingProxy {
         port: u16,
         cut_next_reply: Arc<AtomicBool>,
+        /// Cuts the server's next reply that completes a COMMIT (one use).
+        cut_next_commit: Arc<AtomicBool>,
         cuts: Arc<AtomicUsize>,
         accepted: Arc<AtomicUsize>,
     }
+
+    /// The server's CommandComplete message for a COMMIT: `C`, its length
+    /// (4 + "COMMIT\0"), the tag.
+    const COMMIT_DONE: &[u8] = b"C\x00\x00\x00\x0bCOMMIT\x00";
 
     async fn cutting_proxy(target_port: u16) -> CuttingProxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let cut_next_reply = Arc::new(AtomicBool::new(false));
+        let cut_next_commit = Arc::new(AtomicBool::new(false));
         let cuts = Arc::new(AtomicUsize::new(0));
         let accepted = Arc::new(AtomicUsize::new(0));
         let (cut, n_cuts, n_acc) = (cut_next_reply.clone(), cuts.clone(), accepted.clone());
+        let on_commit = cut_next_commit.clone();
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 n_acc.fetch_add(1, Ordering::SeqCst);
@@ -857,14 +865,22 @@ mod pg {
                     let _ = tokio::io::copy(&mut cr, &mut sw).await;
                 });
                 let (cut, n_cuts) = (cut.clone(), n_cuts.clone());
+                let on_commit = on_commit.clone();
                 tokio::spawn(async move {
                     let mut buf = vec![0u8; 16384];
+                    // The last bytes passed on: a message split across two
+                    // reads is still recognised.
+                    let mut tail: Vec<u8> = Vec::new();
                     loop {
                         let n = match sr.read(&mut buf).await {
                             Ok(0) | Err(_) => return,
                             Ok(n) => n,
                         };
-                        if cut.swap(false, Ordering::SeqCst) {
+                        tail.extend_from_slice(&buf[..n]);
+                        let commit = tail.windows(COMMIT_DONE.len()).any(|w| w == COMMIT_DONE);
+                        tail.drain(..tail.len().saturating_sub(COMMIT_DONE.len()));
+                        let at_commit = commit && on_commit.swap(false, Ordering::SeqCst);
+                        if cut.swap(false, Ordering::SeqCst) || at_commit {
                             n_cuts.fetch_add(1, Ordering::SeqCst);
                             // Dropping both halves closes the client's socket.
                             return;
@@ -879,6 +895,7 @@ mod pg {
         CuttingProxy {
             port,
             cut_next_reply,
+            cut_next_commit,
             cuts,
             accepted,
         }
@@ -935,6 +952,64 @@ mod pg {
             store.consume(&req.id, 0).await.unwrap(),
             Err(ConsumeRefusal::AlreadyConsumed)
         );
+    }
+
+    /// A create commits but its connection drops before the COMMIT's
+    /// answer arrives, with the request filling the actor's last pending
+    /// slot. The retry must find the request it stored, not count it
+    /// against the quota and report LIMIT_EXCEEDED for a request that is
+    /// stored (and would then wait, unseen by its caller, for an approver).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs PostgreSQL: make test-postgres"]
+    async fn a_create_whose_commit_answer_is_lost_at_the_quota_is_stored_once() {
+        let _shared = CLUSTER.read().await;
+        let db = fresh_db("cutcreate").await;
+        let port: u16 = server().rsplit_once(':').unwrap().1.parse().unwrap();
+        let proxy = cutting_proxy(port).await;
+        let via_proxy = format!(
+            "postgresql://postgres@127.0.0.1:{}/{db}?sslmode=disable",
+            proxy.port
+        );
+        let victim = PostgresApprovalStore::connect_with(
+            &via_proxy,
+            PostgresOptions {
+                max_connections: 1,
+                max_pending_per_actor: 1,
+                ..options(PgClock::Database)
+            },
+        )
+        .await
+        .unwrap();
+        // The one connection made, with another actor's request.
+        victim.create(&request(Some("bob"))).await.unwrap();
+
+        let req = request(Some("alice"));
+        proxy.cut_next_commit.store(true, Ordering::SeqCst);
+        let created = victim.create(&req).await;
+        assert_eq!(
+            proxy.cuts.load(Ordering::SeqCst),
+            1,
+            "the COMMIT's answer was cut"
+        );
+        assert_eq!(
+            proxy.accepted.load(Ordering::SeqCst),
+            2,
+            "and a new connection made"
+        );
+        assert!(
+            created.is_ok(),
+            "the stored request is reported created: {created:?}"
+        );
+        let stored = victim.get(&req.id).await.unwrap().expect("stored");
+        assert_eq!(stored.status, ApprovalStatus::Pending);
+        let alices = victim
+            .list(&ListFilter {
+                actor_id: Some("alice".into()),
+                ..ListFilter::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(alices.len(), 1, "stored once");
     }
 
     /// With the server gone for good, every operation ends in a typed

@@ -575,6 +575,10 @@ impl PostgresApprovalStore {
             )
             .await;
         match inserted {
+            // A retry at the quota finds this call's own insert (committed
+            // before the connection dropped) among the pending it counts:
+            // the request is stored, not refused.
+            Ok(0) if retried && self.stored_here(&tx, &req.id).await? => Ok(Created::New),
             Ok(0) => Err(Failure::Final(StoreError::LimitExceeded {
                 limit: self.max_pending_per_actor,
             })),
@@ -592,6 +596,20 @@ impl PostgresApprovalStore {
             }
             Err(e) => Err(Failure::db(e)),
         }
+    }
+
+    /// Whether a request with `id` is stored (read in `tx`).
+    async fn stored_here(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        id: &str,
+    ) -> Result<bool, Failure> {
+        let st = tx
+            .prepare_cached("SELECT 1 FROM orpc_approvals WHERE id = $1")
+            .await
+            .map_err(Failure::db)?;
+        let rows = tx.query(&st, &[&id]).await.map_err(Failure::db)?;
+        Ok(!rows.is_empty())
     }
 
     async fn get_once(&self, id: &str) -> Result<Option<ApprovalRequest>, Failure> {
