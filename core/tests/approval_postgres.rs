@@ -840,6 +840,18 @@ mod pg {
         accepted: Arc<AtomicUsize>,
     }
 
+    /// A cutting proxy in front of the test server, and the URL of `db`
+    /// through it.
+    async fn proxied(db: &str) -> (CuttingProxy, String) {
+        let port: u16 = server().rsplit_once(':').unwrap().1.parse().unwrap();
+        let proxy = cutting_proxy(port).await;
+        let url = format!(
+            "postgresql://postgres@127.0.0.1:{}/{db}?sslmode=disable",
+            proxy.port
+        );
+        (proxy, url)
+    }
+
     /// The server's CommandComplete message for a COMMIT: `C`, its length
     /// (4 + "COMMIT\0"), the tag.
     const COMMIT_DONE: &[u8] = b"C\x00\x00\x00\x0bCOMMIT\x00";
@@ -912,12 +924,7 @@ mod pg {
         let _shared = CLUSTER.read().await;
         let db = fresh_db("cut").await;
         let store = store_on(&db, PgClock::Database).await;
-        let port: u16 = server().rsplit_once(':').unwrap().1.parse().unwrap();
-        let proxy = cutting_proxy(port).await;
-        let via_proxy = format!(
-            "postgresql://postgres@127.0.0.1:{}/{db}?sslmode=disable",
-            proxy.port
-        );
+        let (proxy, via_proxy) = proxied(&db).await;
         let victim = PostgresApprovalStore::connect_with(
             &via_proxy,
             PostgresOptions {
@@ -964,12 +971,7 @@ mod pg {
     async fn a_create_whose_commit_answer_is_lost_at_the_quota_is_stored_once() {
         let _shared = CLUSTER.read().await;
         let db = fresh_db("cutcreate").await;
-        let port: u16 = server().rsplit_once(':').unwrap().1.parse().unwrap();
-        let proxy = cutting_proxy(port).await;
-        let via_proxy = format!(
-            "postgresql://postgres@127.0.0.1:{}/{db}?sslmode=disable",
-            proxy.port
-        );
+        let (proxy, via_proxy) = proxied(&db).await;
         let victim = PostgresApprovalStore::connect_with(
             &via_proxy,
             PostgresOptions {
@@ -1019,12 +1021,7 @@ mod pg {
     async fn unreachable_server_is_a_typed_error() {
         let _shared = CLUSTER.read().await;
         let db = fresh_db("gone").await;
-        let port: u16 = server().rsplit_once(':').unwrap().1.parse().unwrap();
-        let proxy = cutting_proxy(port).await;
-        let via_proxy = format!(
-            "postgresql://postgres@127.0.0.1:{}/{db}?sslmode=disable",
-            proxy.port
-        );
+        let (proxy, via_proxy) = proxied(&db).await;
         let store = PostgresApprovalStore::connect_with(
             &via_proxy,
             PostgresOptions {
