@@ -1,112 +1,16 @@
 /**
  * How a governed call crosses into the core, for `registry.invoke` and
- * `registry.resume`: its frame as the surface alone, an actor id or JSON
- * text, and its raw input as the JSON text the core measures against the
- * input limits; and the span of a call that never crossed. Conversions
- * only, apart from the registry class, whose `invoke` and `resume` call
- * them.
+ * `registry.resume`: its actor as a bare id, and its raw input as the JSON
+ * text the core measures against the input limits; and the span of a call
+ * that never crossed. Conversions only. The frame's JSON text and fields
+ * are in `frame-crossing.ts`.
  */
-import { unknownFieldError } from "./arguments.js";
 import { CapabilityError } from "./errors.js";
-import { fail, LONE_SURROGATE, toJsonText } from "./json.js";
-import { INTERNAL_MESSAGE, MAX_HASH_DEPTH } from "./generated/protocol.js";
+import { LONE_SURROGATE } from "./json.js";
+import { MAX_HASH_DEPTH } from "./generated/protocol.js";
 import { SHORT_INPUT_TEXT } from "./native.js";
 import type { CallSpan } from "./telemetry.js";
-import type { Frame, TraceContext } from "./types.js";
-
-/** The fields a frame may have (Python's `Frame` has the same, in its own spelling). */
-export const FRAME_KEYS: readonly string[] = [
-  "surface",
-  "actor",
-  "context",
-  "trace",
-  "requestId",
-  "agentId",
-  "sessionId",
-  "signal",
-  "onProgress",
-];
-
-/**
- * Refuses a frame key that is not one of `FRAME_KEYS` (listed again in the
- * switch, which V8 compares by pointer: twice as fast as a `Set` on every
- * invoke; `api-arguments.test.js` passes every one of them): a misspelt
- * field (`actorId`) is a TypeError naming it instead of being ignored,
- * which could make a call anonymous. `for…in`: allocates nothing.
- */
-export function frameFields(fn: string, what: string, frame: object): void {
-  for (const key in frame) {
-    switch (key) {
-      case "surface":
-      case "actor":
-      case "context":
-      case "trace":
-      case "requestId":
-      case "agentId":
-      case "sessionId":
-      case "signal":
-      case "onProgress":
-        continue;
-      default:
-        throw unknownFieldError(fn, what, key, FRAME_KEYS);
-    }
-  }
-}
-
-export function frameJson(frame: Frame, trace: TraceContext | undefined = frame.trace): string {
-  return frameText({
-    surface: frame.surface,
-    actor: frame.actor,
-    trace,
-    requestId: frame.requestId,
-    agentId: frame.agentId,
-    sessionId: frame.sessionId,
-  });
-}
-
-/**
- * A frame's JSON text as the core reads it, and hands back to the hooks
- * it shows the actor to with the same types: `JSON.stringify` (fast), or,
- * when that throws on a BigInt or wrote a run of 16 digits (an integer
- * Number past 2^53, which the core would hold as an exact integer and hand
- * back as a BigInt), the façade's writer, which keeps a BigInt exact and
- * such a Number a Number, as for inputs. A frame with no JSON form at all
- * (a cycle) stays the app's INTERNAL error: it is not the caller's input.
- */
-export function frameText(value: Record<string, unknown>): string {
-  let text: string | undefined;
-  let error: unknown;
-  try {
-    text = JSON.stringify(value);
-  } catch (e) {
-    error = e;
-  }
-  // JSON.stringify writes NaN and ±Infinity as null: an actor's attribute
-  // would reach the core, Cedar and the audit record changed. Refused
-  // instead (INVALID_INPUT NON_FINITE_NUMBER, as in Python and Swift).
-  // (Also when it threw, on a BigInt say: the NaN is the caller's error to name.)
-  if (text === undefined || text.includes("null")) {
-    refuseNonFinite((value.actor as { attributes?: unknown } | undefined)?.attributes);
-  }
-  // `\ud…` escapes: a lone surrogate (JSON.stringify writes a pair as it
-  // is), which the façade's writer refuses as no JSON value, in Python's
-  // words, rather than let the core read another text.
-  if (text !== undefined && !/\d{16}/.test(text) && !text.includes("\\ud")) return text;
-  try {
-    return toJsonText(value);
-  } catch (e) {
-    // Written by JSON.stringify, refused by the façade's writer: a lone
-    // surrogate (INVALID_INPUT NOT_JSON_VALUE, naming where).
-    if (error === undefined && e instanceof CapabilityError) throw e;
-    throw error ?? new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
-  }
-}
-
-/** Refuses the first NaN or infinity in an actor's `attributes`, by its pointer in the actor. */
-function refuseNonFinite(v: unknown): void {
-  const at = firstNonFinite(v, "/attributes");
-  if (at !== undefined) fail("NON_FINITE_NUMBER", at);
-}
+import type { Frame } from "./types.js";
 
 /**
  * The JSON pointer (under `path`) of the first NaN or infinite number (or
@@ -122,17 +26,6 @@ function firstNonFinite(v: unknown, path = "", depth = 0): string | undefined {
     if (at !== undefined) return at;
   }
   return undefined;
-}
-
-/** Whether the frame carries more than a known surface and an actor. */
-export function needsJson(frame: Frame, surface: number | undefined): boolean {
-  return (
-    surface === undefined ||
-    frame.trace !== undefined ||
-    frame.requestId !== undefined ||
-    frame.agentId !== undefined ||
-    frame.sessionId !== undefined
-  );
 }
 
 /** JSON nested deeper than any input may be (see `rawInputText`). */

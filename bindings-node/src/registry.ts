@@ -21,16 +21,8 @@ import {
   type Approvals,
   type ResumeOptions,
 } from "./approvals.js";
-import {
-  bareActorId,
-  frameFields,
-  frameJson,
-  frameText,
-  needsJson,
-  notStarted,
-  NonFiniteInput,
-  rawInputText,
-} from "./call-crossing.js";
+import { bareActorId, notStarted, NonFiniteInput, rawInputText } from "./call-crossing.js";
+import { frameFields, frameJson, frameText, needsJson } from "./frame-crossing.js";
 import type { InspectReport, Logger } from "./create-registry.js";
 import type {
   ApprovalRequest,

@@ -47,3 +47,66 @@ test("a transform's output cannot be described: read untyped, behind has", async
   assert.equal(await denial(registry.invoke("orders.refund", { amount: "500" }, direct)), "POLICY_DENIED");
   assert.equal((await registry.invoke("orders.refund", { amount: "50" }, direct)).status, "ok");
 });
+
+// JSON.stringify writes a Map or Set as `{}`, a Date as its text, and
+// leaves a function out: an actor's attributes would reach Cedar (and the
+// audit record) as another value, and a `forbid` keyed on them would let
+// the call through. Refused before anything runs, naming where, in the
+// words Python refuses the same frame with.
+test("an actor attribute JSON would write as another value is refused, never read by Cedar as {}", async () => {
+  let runs = 0;
+  const lookup = base
+    .meta({
+      agent: {
+        description: "Looks up.",
+        expose: { direct: true },
+        sideEffect: "read",
+        risk: "low",
+        policies: [
+          {
+            name: "no-evil",
+            cedar:
+              'forbid (principal, action, resource) when { principal.attributes has org && principal.attributes.org has id && principal.attributes.org.id == "evil" };',
+            actorAttributes: {
+              type: "object",
+              properties: { org: { type: "object", properties: { id: { type: "string" } } } },
+            },
+          },
+        ],
+      },
+    })
+    .input(z.object({}))
+    .handler(async () => ({ runs: ++runs }));
+  const registry = await createCapabilityRegistry({ orders: { lookup } });
+  const call = (attributes) =>
+    denial(registry.invoke("orders.lookup", {}, { surface: "direct", actor: { id: "ann", attributes } }));
+  assert.equal(await call({ org: { id: "evil" } }), "POLICY_DENIED");
+  const refusals = [
+    [
+      { org: new Map([["id", "evil"]]) },
+      "input at /attributes/org is a Map, which the JSON data model has no place for",
+    ],
+    [{ org: new Set(["evil"]) }, "input at /attributes/org is a Set, which the JSON data model has no place for"],
+    [
+      { org: { id: "evil", since: new Date(0) } },
+      "input at /attributes/org/since is a Date, which the JSON data model has no place for",
+    ],
+    [
+      { org: { id: "evil", check: () => true } },
+      "input at /attributes/org/check is a function, which the JSON data model has no place for",
+    ],
+    [
+      { org: { id: "evil" }, tags: ["a", undefined] },
+      "input at /attributes/tags/1 is an undefined, which the JSON data model has no place for",
+    ],
+  ];
+  for (const [attributes, message] of refusals) {
+    await assert.rejects(
+      registry.invoke("orders.lookup", {}, { surface: "direct", actor: { id: "ann", attributes } }),
+      { code: "INVALID_INPUT", message, details: { reason: "NOT_JSON_VALUE" } },
+    );
+  }
+  assert.equal(runs, 0);
+  // What JSON holds as it is still runs.
+  assert.equal(await call({ org: { id: "good" }, tags: ["a"], note: null }), "ok");
+});

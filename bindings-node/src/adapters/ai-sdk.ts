@@ -67,7 +67,7 @@ import { MESSAGES, modelSafe } from "./ai-sdk-answers.js";
 import { callsAskedAbout, presentedForApproval } from "./ai-sdk-history.js";
 import { preliminaryResults } from "./ai-sdk-progress.js";
 import { approvalKey, sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
-import { frameFields } from "../call-crossing.js";
+import { frameFields } from "../frame-crossing.js";
 import {
   CapabilityError,
   logAdapterFailure,

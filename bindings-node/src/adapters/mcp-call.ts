@@ -11,7 +11,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
-import { frameFields } from "../call-crossing.js";
+import { frameFields } from "../frame-crossing.js";
 import { LONE_SURROGATE, toJsonText } from "../json.js";
 import { N } from "../native.js";
 import type { Frame } from "../types.js";

@@ -6,7 +6,7 @@
 
 import type * as AgentsCore from "@openai/agents-core";
 
-import { frameFields } from "../call-crossing.js";
+import { frameFields } from "../frame-crossing.js";
 import type { ApprovalRequest } from "../types.js";
 import { sharedApprovalIds } from "./approval-ids.js";
 import type { OpenAiAgentsToolsOptions } from "./openai-agents.js";
