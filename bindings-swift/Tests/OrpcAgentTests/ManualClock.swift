@@ -4,19 +4,52 @@ import Foundation
 
 /// A virtual clock for the vectors (starts at unix ms 1 000 000). Like
 /// tokio's paused time, it jumps to the next timer when everything waits:
-/// a ticker advances to the earliest sleeper once no clock activity has
-/// happened for a few real milliseconds.
+/// a ticker advances to the earliest sleeper or timer once no clock
+/// activity has happened for a while of real time.
+///
+/// What keeps that order total: everything a vector's call waits on is
+/// registered synchronously by the thread that arms it — a deadline timer
+/// (`schedule`, no task), a handler's or policy's delay (`waiter`, before
+/// the hook first suspends) — so once the call awaits, what it waits for is
+/// in the list. The one registration that can lag is a handler started in
+/// a task of its own (Swift 6.0's `Task { }`): its delay appears when the
+/// task first runs. So the ticker jumps to a deadline timer, which a late
+/// delay would have preceded, only after a long quiet (`timerQuietMs`), and
+/// to a sleeper after a short one.
 final class ManualClock: AgentClock, @unchecked Sendable {
+    private enum Wake {
+        case sleeper(CheckedContinuation<Void, Error>)
+        case timer(@Sendable () -> Void)
+        case waiter(Waiter)
+    }
     private let lock = NSLock()
     private var now: UInt64 = 1_000_000
-    private var waiters: [(id: Int, at: UInt64, c: CheckedContinuation<Void, Error>)] = []
+    private var waiters: [(id: Int, at: UInt64, wake: Wake)] = []
     private var nextId = 0
     private var activity = 0
+
+    /// Real milliseconds of quiet before the ticker jumps to a sleeper, and
+    /// to a deadline timer.
+    static let sleeperQuietMs = 20
+    static let timerQuietMs = 200
 
     func nowMs() -> UInt64 {
         lock.lock()
         defer { lock.unlock() }
         return now
+    }
+
+    private func register(_ at: UInt64, _ wake: Wake) -> Int {
+        nextId += 1
+        waiters.append((nextId, at, wake))
+        activity += 1
+        return nextId
+    }
+
+    private func remove(_ id: Int) -> Wake? {
+        let i = waiters.firstIndex { $0.id == id }
+        activity += 1
+        return i.map { waiters.remove(at: $0).wake }
     }
 
     func sleep(untilMs deadline: UInt64) async throws {
@@ -44,29 +77,75 @@ final class ManualClock: AgentClock, @unchecked Sendable {
                     c.resume()
                     return
                 }
-                waiters.append((id, deadline, c))
+                waiters.append((id, deadline, .sleeper(c)))
                 activity += 1
                 lock.unlock()
             }
         } onCancel: {
             lock.lock()
-            let i = waiters.firstIndex { $0.id == id }
-            let w = i.map { waiters.remove(at: $0) }
-            activity += 1
+            let w = remove(id)
             lock.unlock()
-            w?.c.resume(throwing: CancellationError())
+            if case .sleeper(let c)? = w { c.resume(throwing: CancellationError()) }
         }
     }
 
-    /// Moves the clock to `to` and wakes every sleeper due by then.
+    /// A deadline timer, registered at once (no task), fired by the
+    /// `advance` that reaches it, on that thread.
+    func schedule(atMs deadlineMs: UInt64, _ fire: @escaping @Sendable () -> Void) -> AgentTimer {
+        lock.lock()
+        if deadlineMs <= now {
+            lock.unlock()
+            fire()
+            return Timer(clock: self, id: -1)
+        }
+        let id = register(deadlineMs, .timer(fire))
+        lock.unlock()
+        return Timer(clock: self, id: id)
+    }
+
+    private struct Timer: AgentTimer {
+        let clock: ManualClock
+        let id: Int
+        func cancel() {
+            clock.lock.lock()
+            _ = clock.remove(id)
+            clock.lock.unlock()
+        }
+    }
+
+    /// A delay that ignores cancellation (a badly behaved hook), registered
+    /// now, on the calling thread: `await w.wait()` returns once the clock
+    /// reaches `untilMs` (or `drain` ends it).
+    func waiter(untilMs at: UInt64) -> Waiter {
+        let w = Waiter()
+        lock.lock()
+        if at <= now {
+            lock.unlock()
+            w.open()
+            return w
+        }
+        _ = register(at, .waiter(w))
+        lock.unlock()
+        return w
+    }
+
+    /// Moves the clock to `to` and wakes every sleeper and timer due by then.
     func advance(to target: UInt64) {
         lock.lock()
         if target > now { now = target }
-        let due = waiters.filter { $0.at <= now }
+        let due = waiters.filter { $0.at <= now }.sorted { ($0.at, $0.id) < ($1.at, $1.id) }
         waiters.removeAll { $0.at <= now }
         activity += 1
         lock.unlock()
-        for w in due { w.c.resume() }
+        for w in due { Self.wake(w.wake) }
+    }
+
+    private static func wake(_ w: Wake) {
+        switch w {
+        case .sleeper(let c): c.resume()
+        case .timer(let fire): fire()
+        case .waiter(let w): w.open()
+        }
     }
 
     func advance(by ms: UInt64) { advance(to: nowMs() + ms) }
@@ -74,23 +153,26 @@ final class ManualClock: AgentClock, @unchecked Sendable {
     /// Runs `body` with auto-advance on.
     func run<T>(_ body: () async throws -> T) async rethrows -> T {
         let ticker = Task.detached { [self] in
-            var quiet = 0
+            var quietSince = DispatchTime.now().uptimeNanoseconds
             var seen = -1
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: 1_000_000)
                 lock.lock()
                 let a = activity
-                let next = waiters.map(\.at).min()
+                let next = waiters.min { ($0.at, $0.id) < ($1.at, $1.id) }
                 lock.unlock()
-                if a == seen {
-                    quiet += 1
-                } else {
-                    quiet = 0
+                let t = DispatchTime.now().uptimeNanoseconds
+                if a != seen {
                     seen = a
+                    quietSince = t
+                    continue
                 }
-                if quiet >= 4, let next {
-                    advance(to: next)
-                    quiet = 0
+                guard let next else { continue }
+                let quietMs = Int((t - quietSince) / 1_000_000)
+                let needed: Int
+                if case .timer = next.wake { needed = Self.timerQuietMs } else { needed = Self.sleeperQuietMs }
+                if quietMs >= needed {
+                    advance(to: next.at)
                 }
             }
         }
@@ -98,12 +180,49 @@ final class ManualClock: AgentClock, @unchecked Sendable {
         return try await body()
     }
 
-    /// Fails every remaining sleeper (handlers that ignored their deadline).
+    /// Ends every remaining sleeper (handlers that ignored their deadline)
+    /// and drops every timer.
     func drain() {
         lock.lock()
         let all = waiters
         waiters = []
+        activity += 1
         lock.unlock()
-        for w in all { w.c.resume(throwing: CancellationError()) }
+        for w in all {
+            switch w.wake {
+            case .sleeper(let c): c.resume(throwing: CancellationError())
+            case .waiter(let w): w.open()
+            case .timer: break
+            }
+        }
+    }
+}
+
+/// A one-shot gate a hook awaits without cancellation (`ManualClock.waiter`).
+final class Waiter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isOpen = false
+    private var continuation: CheckedContinuation<Void, Never>?
+
+    func open() {
+        lock.lock()
+        isOpen = true
+        let c = continuation
+        continuation = nil
+        lock.unlock()
+        c?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if isOpen {
+                lock.unlock()
+                c.resume()
+                return
+            }
+            continuation = c
+            lock.unlock()
+        }
     }
 }

@@ -57,8 +57,8 @@ struct PipelineCase {
                     type: spec["approvalType"]?.stringValue, reason: spec["reason"]?.stringValue,
                     expiresInMs: spec["expiresInMs"]?.uint64Value)
             case "delay":
-                let until = clock.nowMs() + (spec["ms"]?.uint64Value ?? 0)
-                _ = await Task.detached { try? await clock.sleep(untilMs: until) }.value
+                // Registered before the policy first suspends (ManualClock).
+                await clock.waiter(untilMs: clock.nowMs() + (spec["ms"]?.uint64Value ?? 0)).wait()
                 return .allow
             default: throw CapabilityError(.internal, "host policy threw")
             }
@@ -116,9 +116,9 @@ struct PipelineCase {
                     }
                     return input
                 case "delay":
-                    // Ignores its cancellation, like a badly behaved handler.
-                    let until = clock.nowMs() + (h["ms"]?.uint64Value ?? 0)
-                    _ = await Task.detached { try? await clock.sleep(untilMs: until) }.value
+                    // Ignores its cancellation, like a badly behaved handler;
+                    // registered before it first suspends (ManualClock).
+                    await clock.waiter(untilMs: clock.nowMs() + (h["ms"]?.uint64Value ?? 0)).wait()
                     return input
                 case "cancel-itself":
                     throw CancellationError()  // its own, the caller not cancelled
@@ -171,6 +171,9 @@ struct PipelineCase {
         defer { clock.drain() }
         let calls = Locked<[String: Int]>([:])
         let records = Locked<[AuditRecord]>([])
+        // The clock when each call's finished record was delivered: when it
+        // ended (read after the await, the clock could have moved on since).
+        let endedAt = Locked<UInt64?>(nil)
         var runtimePolicies: [Policy] = []
         if let list = v["options"]?["policies"] {
             runtimePolicies = policies(list, clock: clock) ?? []
@@ -178,7 +181,10 @@ struct PipelineCase {
         var options = RegistryOptions(
             defaults: v["options"]?["defaults"], policies: runtimePolicies,
             approverMustDiffer: v["options"]?["approverMustDiffer"]?.boolValue,
-            audit: { r in records.with { $0.append(r) } },
+            audit: { r in
+                if r.event == "finished" { endedAt.with { $0 = clock.nowMs() } }
+                records.with { $0.append(r) }
+            },
             auditPayloads: v["auditPayloads"]?.boolValue ?? false, clock: clock)
         if runtimePolicies.isEmpty, let list = v["options"]?["policies"]?.arrayValue {
             options.policies = list.map { .rule($0) }
@@ -251,16 +257,18 @@ struct PipelineCase {
                             }
                         task = Task { try await registry.resume(id, frame: f, limitedTo: limit, as: JSONValue.self) }
                     }
-                    if let ms = op["cancelAfterMs"]?.uint64Value {
-                        Task {
-                            try? await clock.sleep(untilMs: t0 + ms)
-                            task.cancel()
-                        }
+                    // A timer, registered now (ManualClock), not a task's sleep.
+                    let cancel = op["cancelAfterMs"]?.uint64Value.map { ms in
+                        clock.schedule(atMs: t0 + ms) { task.cancel() }
                     }
                     result = await task.result
+                    cancel?.cancel()
+                    // What a handler that ignored its deadline still waits
+                    // on ends now: nothing of this op is left for the ticker
+                    // to jump the clock to during the next.
+                    clock.drain()
                 }
                 checked += 1
-                let elapsed = clock.nowMs() - t0
                 let got = outcomeJSON(result)
                 let expect = op["expect"] ?? .null
                 XCTAssertTrue(subset(expect, got), "\(at): expected \(expect.jsonText) got \(got.jsonText)")
@@ -278,13 +286,19 @@ struct PipelineCase {
                     XCTAssertEqual(got["error"], errors[Int(j)], "\(at): not the same error as op[\(j)]")
                 }
                 errors.append(got["error"] ?? .null)
-                if let ms = op["elapsedMs"]?.uint64Value { XCTAssertEqual(elapsed, ms, "\(at): elapsed") }
                 let recs = records.with { r -> [AuditRecord] in
                     defer { r = [] }
                     return r
                 }
                 for r in recs { assertTypedFieldsAgreeWithJSON(r, at) }
                 let finished = recs.filter { $0.event == "finished" }
+                if let ms = op["elapsedMs"]?.uint64Value {
+                    let end = endedAt.with { e -> UInt64 in
+                        defer { e = nil }
+                        return e ?? clock.nowMs()
+                    }
+                    XCTAssertEqual(end - t0, ms, "\(at): elapsed")
+                }
                 XCTAssertEqual(finished.count, 1, "\(at): one finished audit record per invocation")
                 if let events = op["auditEvents"]?.arrayValue {
                     XCTAssertEqual(recs.map { JSONValue.string($0.event) }, events, "\(at): audit events")
