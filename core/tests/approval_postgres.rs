@@ -247,20 +247,36 @@ mod pg {
         let used = store.consume(&req.id, u64::MAX).await.unwrap().unwrap();
         assert_eq!(used.status, ApprovalStatus::Consumed);
 
-        // A short-lived request: the caller's clock (stuck at T0) would
-        // keep it alive forever; the database's expires it.
-        let short = created(&store, request_at("orders.refund", Some("alice"), T0, 1200)).await;
+        // A request past its expiry by the database's clock (set there, no
+        // real-time wait a loaded machine could outlast): the caller's
+        // clock (stuck at T0) would keep it alive forever; the database's
+        // expires it, for a consume and for a decision.
+        let expire = |id: String| {
+            let db = db.clone();
+            async move {
+                admin(&db)
+                    .await
+                    .execute(
+                        "UPDATE orpc_approvals SET expires_at = now() - interval '1 millisecond' \
+                         WHERE id = $1",
+                        &[&id],
+                    )
+                    .await
+                    .unwrap();
+            }
+        };
+        let short = created(&store, request_at("orders.refund", Some("alice"), T0, HOUR)).await;
         store
             .decide(&short.id, Decision::Approve, Some("m"), None, T0, false)
             .await
             .unwrap();
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        expire(short.id.clone()).await;
         assert_eq!(
             store.consume(&short.id, T0).await.unwrap(),
             Err(ConsumeRefusal::Expired)
         );
-        let pending = created(&store, request_at("orders.refund", Some("alice"), T0, 1200)).await;
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let pending = created(&store, request_at("orders.refund", Some("alice"), T0, HOUR)).await;
+        expire(pending.id.clone()).await;
         let err = store
             .decide(&pending.id, Decision::Approve, Some("m"), None, T0, false)
             .await
