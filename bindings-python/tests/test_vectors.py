@@ -231,7 +231,7 @@ def _handler(cap_id: str, h: dict[str, Any], calls: dict[str, int]) -> Any:
             return x
         if kind == "fail-with-code":
             raise CapabilityError(
-                h["code"], "the handler's own error", retryable=h.get("retryable", False), details=h.get("details")
+                h["code"], "the handler's own error", retryable=h.get("retryable"), details=h.get("details")
             )
         if kind == "fail-retryable-n-times":
             if calls[cap_id] <= h["n"]:

@@ -90,11 +90,17 @@ impl Policy for VectorPolicy {
 fn handler_of(v: &Value) -> Behaviour {
     match v["kind"].as_str().unwrap() {
         "echo" => Behaviour::Echo,
-        "fail-with-code" => Behaviour::FailWithCode {
-            code: ErrorCode::parse(v["code"].as_str().unwrap()).unwrap(),
-            retryable: v["retryable"].as_bool().unwrap_or(false),
-            details: v.get("details").cloned(),
-        },
+        "fail-with-code" => {
+            let code = ErrorCode::parse(v["code"].as_str().unwrap()).unwrap();
+            Behaviour::FailWithCode {
+                code,
+                // No flag: the code's default, as an app's error without one.
+                retryable: v["retryable"]
+                    .as_bool()
+                    .unwrap_or_else(|| code.default_retryable()),
+                details: v.get("details").cloned(),
+            }
+        }
         "fail-retryable-n-times" => {
             Behaviour::FailRetryableNTimes(u32::try_from(v["n"].as_u64().unwrap()).unwrap())
         }

@@ -12,10 +12,15 @@ extension ErrorCode {
 /// written for a model and never quotes unredacted data (SI-10).
 public struct ErrorInfo: Sendable, Hashable {
     public var message: String
-    public var retryable: Bool
+    /// Whether the caller may try again; `nil`: the code's default, the
+    /// core's (only TIMEOUT is retryable), as in Node and Python — so
+    /// `throw CapabilityError.timeout(ErrorInfo("upstream slow"))` is
+    /// retried where the capability's retry policy allows. The error's
+    /// `retryable` reads the resolved value.
+    public var retryable: Bool?
     public var details: JSONValue?
 
-    public init(_ message: String, retryable: Bool = false, details: JSONValue? = nil) {
+    public init(_ message: String, retryable: Bool? = nil, details: JSONValue? = nil) {
         self.message = message
         self.retryable = retryable
         self.details = details
@@ -73,7 +78,6 @@ public enum CapabilityError: Error, Sendable, Hashable, CustomStringConvertible 
     /// An error with `code` and `message`. Without `retryable`, the code's
     /// default from the core (TIMEOUT is retryable, as in Node and Python).
     public init(_ code: ErrorCode, _ message: String, retryable: Bool? = nil, details: JSONValue? = nil) {
-        let retryable = retryable ?? defaultRetryable(code: code.rawValue)
         self.init(code, ErrorInfo(message, retryable: retryable, details: details))
     }
 
@@ -112,7 +116,9 @@ public enum CapabilityError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     public var message: String { info.message }
-    public var retryable: Bool { info.retryable }
+    /// Whether the caller may try again: the info's flag, or the code's
+    /// default (the core's) when it names none.
+    public var retryable: Bool { info.retryable ?? defaultRetryable(code: code.rawValue) }
     public var details: JSONValue? { info.details }
     public var description: String { "\(code.rawValue): \(message)" }
 

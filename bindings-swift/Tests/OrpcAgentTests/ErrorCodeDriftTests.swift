@@ -13,10 +13,14 @@ final class ErrorCodeDriftTests: XCTestCase {
     /// core's default for its code, as in Node and Python: TIMEOUT yes.
     func testRetryableDefaultsAreTheCoresPerCode() {
         for code in ErrorCode.allCases {
-            XCTAssertEqual(CapabilityError(code, "x").info.retryable, code == .timeout, code.rawValue)
+            XCTAssertEqual(CapabilityError(code, "x").retryable, code == .timeout, code.rawValue)
         }
-        XCTAssertFalse(CapabilityError(.timeout, "x", retryable: false).info.retryable)
-        XCTAssertTrue(CapabilityError(.executionFailed, "x", retryable: true).info.retryable)
+        XCTAssertFalse(CapabilityError(.timeout, "x", retryable: false).retryable)
+        XCTAssertTrue(CapabilityError(.executionFailed, "x", retryable: true).retryable)
+        // The enum-case form, with no flag: the same default.
+        XCTAssertTrue(CapabilityError.timeout(ErrorInfo("upstream slow")).retryable)
+        XCTAssertFalse(CapabilityError.executionFailed(ErrorInfo("x")).retryable)
+        XCTAssertTrue(CapabilityError.timeout(ErrorInfo("x")).json["retryable"] == .bool(true))
     }
 
     func testSurfacesEqualTheCoreInIndexOrder() {

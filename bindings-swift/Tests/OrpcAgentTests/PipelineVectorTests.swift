@@ -107,9 +107,12 @@ struct PipelineCase {
                 switch h["kind"]?.stringValue ?? "" {
                 case "echo": return input
                 case "fail-with-code":
+                    // The enum-case form an app throws (`.timeout(ErrorInfo(…))`);
+                    // no flag in the vector: none given (the code's default).
                     throw CapabilityError(
-                        ErrorCode(rawValue: h["code"]?.stringValue ?? "") ?? .internal, "the handler's own error",
-                        retryable: h["retryable"]?.boolValue ?? false, details: h["details"])
+                        ErrorCode(rawValue: h["code"]?.stringValue ?? "") ?? .internal,
+                        ErrorInfo(
+                            "the handler's own error", retryable: h["retryable"]?.boolValue, details: h["details"]))
                 case "fail-retryable-n-times":
                     if n <= Int(h["n"]?.uint64Value ?? 0) {
                         throw CapabilityError(.executionFailed, "transient failure \(n)", retryable: true)

@@ -103,7 +103,12 @@ final class WireSchemaValueTests: XCTestCase {
         // `tracestate`: optional, as both may be.
         checkFields(of: record, against: "AuditRecord", besides: ["json", "trace"])
         XCTAssertTrue(String(describing: type(of: record.trace)).hasPrefix("Optional<TraceContext>"))
-        checkFields(of: CapabilityError(.timeout, "late").info, against: "CapabilityError")
+        // `ErrorInfo.retryable` is what the app gave (none: the code's
+        // default); the error's `retryable`, always there, is the wire's.
+        let late = CapabilityError(.timeout, "late")
+        checkFields(of: late.info, against: "CapabilityError", besides: ["retryable"])
+        let retryable: Bool = late.retryable
+        XCTAssertEqual(late.json["retryable"], .bool(retryable))
     }
 
     func testTheRecordsARealCallDeliversValidate() async throws {
