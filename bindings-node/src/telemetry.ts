@@ -149,6 +149,9 @@ export class Telemetry {
   begin(trace: TraceContext | undefined): CallSpan {
     const api = this.api;
     let parent = api.context.active();
+    // The parent the core kept from the frame: its trace state, as the core
+    // kept it, is the span's (the API's own parse of it may drop members).
+    let kept: { traceId: string; tracestate: string | null } | undefined;
     if (trace !== undefined && typeof trace.traceparent === "string") {
       const text = N.telemetrySpanParent(
         trace.traceparent,
@@ -156,6 +159,7 @@ export class Telemetry {
       );
       if (text !== null) {
         const p = JSON.parse(text);
+        kept = p;
         parent = api.trace.setSpanContext(parent, {
           traceId: p.traceId,
           spanId: p.spanId,
@@ -174,9 +178,12 @@ export class Telemetry {
     let recorded: TraceContext | undefined = trace;
     if (api.isSpanContextValid(sc)) {
       const flags = (sc.traceFlags & 0xff).toString(16).padStart(2, "0");
-      // The span's own trace state: the parent's, when the core kept the
-      // parent; a trace state never outlives the traceparent it came with.
-      const tracestate = sc.traceState?.serialize();
+      // The span's own trace state: the parent's as the core kept it, when
+      // the core kept the frame's parent; else the active context's (the
+      // core applies its rules to it at stage 3). A trace state never
+      // outlives the traceparent it came with.
+      const tracestate =
+        kept !== undefined && kept.traceId === sc.traceId ? (kept.tracestate ?? undefined) : sc.traceState?.serialize();
       recorded = { traceparent: `00-${sc.traceId}-${sc.spanId}-${flags}`, ...(tracestate ? { tracestate } : {}) };
     }
     return new CallSpan(this, span, api.trace.setSpan(parent, span), recorded);

@@ -262,3 +262,33 @@ test("a span processor that throws changes nothing about the call: ok, audited o
   assert.deepEqual(ended, ["execute_tool ping"]);
   reg.close();
 });
+
+// The trace state the audit record carries is the one the core kept from
+// the frame, with telemetry on as off: the OpenTelemetry API's own parse
+// drops members the core keeps (a key that starts with a digit) and whole
+// states past 512 characters, and Python's SDK drops others.
+test("with telemetry the recorded tracestate is the one the core kept, as without", async () => {
+  const plainRecords = [];
+  const plain = await createCapabilityRegistry(
+    {
+      orders: {
+        lookup: base
+          .meta({ agent: { description: "Look up.", expose: { aiSdk: true }, sideEffect: "read", risk: "low" } })
+          .input(z.object({ id: z.string() }))
+          .handler(async ({ input }) => input),
+      },
+    },
+    { audit: (r) => plainRecords.push(r) },
+  );
+  const long = Array.from({ length: 30 }, (_, i) => `key${i}=${"v".repeat(20)}`).join(",");
+  for (const tracestate of ["a=1,1special=2", "a=1,foo@@bar=2", long]) {
+    records.length = 0;
+    plainRecords.length = 0;
+    const frame = { surface: "aiSdk", actor: { id: "ann" }, trace: { traceparent: PARENT, tracestate } };
+    await registry.invoke("orders_lookup", { id: "o-1" }, frame);
+    await plain.invoke("orders_lookup", { id: "o-1" }, frame);
+    const kept = plainRecords.find((r) => r.event === "finished").tracestate;
+    assert.ok(kept, tracestate);
+    assert.equal(finished()[0].tracestate, kept, tracestate);
+  }
+});

@@ -39,7 +39,7 @@ def otel() -> Any:
     tracer_provider.shutdown()
 
 
-def _registry(tracer_provider: Any, meter_provider: Any, records: list[dict[str, Any]]) -> Any:
+def _registry(tracer_provider: Any, meter_provider: Any, records: list[dict[str, Any]], telemetry: bool = True) -> Any:
     inner = tracer_provider.get_tracer("the-app")
 
     @capability(
@@ -69,7 +69,7 @@ def _registry(tracer_provider: Any, meter_provider: Any, records: list[dict[str,
     return create_capability_registry(
         [lookup, cancel],
         audit=records.append,
-        telemetry=Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider),
+        telemetry=Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider) if telemetry else None,
     )
 
 
@@ -202,3 +202,23 @@ async def test_payloads_opt_in_puts_the_redacted_output_on_the_span_and_never_th
     assert "output" not in finished, "audit payloads were not asked for"
     with pytest.raises(TypeError, match="payloads"):
         Telemetry(payloads="yes")  # type: ignore[arg-type]
+
+
+async def test_with_telemetry_the_recorded_tracestate_is_the_one_the_core_kept_as_without(otel: Any) -> None:
+    """The SDK's own parse drops a state with a member it does not read (a
+    key that starts with a digit); the audit record carries the core's."""
+    _, tracer_provider, _, meter_provider = otel
+    records: list[dict[str, Any]] = []
+    plain_records: list[dict[str, Any]] = []
+    reg = _registry(tracer_provider, meter_provider, records)
+    plain = _registry(tracer_provider, meter_provider, plain_records, telemetry=False)
+    long = ",".join(f"key{i}=" + "v" * 20 for i in range(30))
+    for tracestate in ["a=1,1special=2", "a=1,foo@@bar=2", long]:
+        records.clear()
+        plain_records.clear()
+        frame = Frame("aiSdk", actor={"id": "ann"}, traceparent=PARENT, tracestate=tracestate)
+        await reg.invoke("orders_lookup", {"id": "o-1"}, frame)
+        await plain.invoke("orders_lookup", {"id": "o-1"}, frame)
+        kept = next(r for r in plain_records if r["event"] == "finished")["tracestate"]
+        assert kept, tracestate
+        assert next(r for r in records if r["event"] == "finished")["tracestate"] == kept, tracestate

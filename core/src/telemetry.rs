@@ -98,11 +98,14 @@ pub fn call_telemetry(record: &AuditRecord) -> Option<CallTelemetry> {
         put("orpc_agent.request.id", id.as_str().into());
     }
     // Only when the application opted its spans in, and then only the
-    // redacted output (the record's `span_output`); never the input.
-    if let Some(output) = &record.span_output
-        && let Ok(text) = serde_json::to_string(output)
-    {
-        put("gen_ai.tool.call.result", text.into());
+    // redacted output (the record's `span_output`); never the input. In
+    // the text a model is sent (`mcp::model_text`), so a Python span reads
+    // as Node's (`10`, not `10.0`; `0`, not `-0.0`).
+    if let Some(output) = &record.span_output {
+        put(
+            "gen_ai.tool.call.result",
+            crate::mcp::model_text(output).into(),
+        );
     }
 
     let mut m = Map::new();
@@ -359,6 +362,13 @@ mod tests {
         assert!(
             !serde_json::to_string(&t).unwrap().contains("secret"),
             "never the audit output"
+        );
+        // Floats as a model reads them from every binding: Python's 10.0
+        // and -0.0 are Node's 10 and 0.
+        r.span_output = Some(serde_json::json!({"amount": 10.0, "neg": -0.0, "big": 1e21}));
+        assert_eq!(
+            call_telemetry(&r).unwrap().attributes["gen_ai.tool.call.result"],
+            r#"{"amount":10,"neg":0,"big":1e+21}"#
         );
     }
 

@@ -20,6 +20,7 @@ import contextvars
 from typing import TYPE_CHECKING, Any
 
 from . import _native
+from .errors import CapabilityError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -42,13 +43,21 @@ class _CallSpan:
             return
         self.ended = True
         t = self._telemetry
-        self._span.update_name(view["spanName"])
-        self._span.set_attributes(view["attributes"])
-        if view["error"] is not None:
-            self._span.set_status(t._status(t._status_code.ERROR, view["error"]))
-        self._span.end()
-        t._calls.add(1, view["metricAttributes"])
-        t._duration.record(view["durationS"], view["metricAttributes"])
+        # Telemetry is a report, never a gate: what the OpenTelemetry SDK (or
+        # an app's span processor) raises changes nothing about the call, and
+        # the span is ended whatever a step before it raised (as in Node).
+        try:
+            try:
+                self._span.update_name(view["spanName"])
+                self._span.set_attributes(view["attributes"])
+                if view["error"] is not None:
+                    self._span.set_status(t._status(t._status_code.ERROR, view["error"]))
+            finally:
+                self._span.end()
+            t._calls.add(1, view["metricAttributes"])
+            t._duration.record(view["durationS"], view["metricAttributes"])
+        except Exception:  # noqa: BLE001, S110 - see above
+            pass
 
     def end_with_error(self, code: str) -> None:
         """Ends a span with no finished record to report (the core never
@@ -57,9 +66,14 @@ class _CallSpan:
             return
         self.ended = True
         t = self._telemetry
-        self._span.set_attribute("error.type", code)
-        self._span.set_status(t._status(t._status_code.ERROR, code))
-        self._span.end()
+        try:
+            try:
+                self._span.set_attribute("error.type", code)
+                self._span.set_status(t._status(t._status_code.ERROR, code))
+            finally:
+                self._span.end()
+        except Exception:  # noqa: BLE001, S110 - a report, never a gate
+            pass
 
 
 #: The span of the call running in this context (read when its finished
@@ -107,9 +121,13 @@ class Telemetry:
         """Runs one call (``run`` with the frame the core gets) in its span."""
         trace = self._trace
         parent = self._context.get_current()
+        # The parent the core kept from the frame: its trace state, as the
+        # core kept it, is the span's (the SDK's own parse may drop it).
+        kept: dict[str, Any] | None = None
         if frame.traceparent is not None:
             p = _native.telemetry_span_parent(frame.traceparent, frame.tracestate)
             if p is not None:
+                kept = p
                 state = trace.TraceState.from_header([p["tracestate"]]) if p["tracestate"] else None
                 remote = trace.SpanContext(
                     int(p["traceId"], 16),
@@ -127,13 +145,17 @@ class Telemetry:
         )
         sc = span.get_span_context()
         if sc.is_valid:
-            header = sc.trace_state.to_header() if sc.trace_state else None
+            if kept is not None and int(kept["traceId"], 16) == sc.trace_id:
+                header = kept["tracestate"] or None
+            else:
+                # The active context's (the core applies its rules at stage 3).
+                header = sc.trace_state.to_header() if sc.trace_state else None
             frame = _native.Frame(
                 frame.surface,
                 actor=frame.actor,
                 traceparent=f"00-{sc.trace_id:032x}-{sc.span_id:016x}-{int(sc.trace_flags):02x}",
-                # The span's own trace state (the kept parent's): a trace
-                # state never outlives the traceparent it came with.
+                # The span's own trace state: a trace state never outlives
+                # the traceparent it came with.
                 tracestate=header,
                 request_id=frame.request_id,
                 agent_id=frame.agent_id,
@@ -146,8 +168,8 @@ class Telemetry:
         try:
             return await run(frame)
         except BaseException as e:
-            code = getattr(e, "code", None)
-            call.end_with_error(code if isinstance(code, str) else "INTERNAL")
+            # A capability error's code; anything else INTERNAL (as in Node).
+            call.end_with_error(e.code if isinstance(e, CapabilityError) else "INTERNAL")
             raise
         finally:
             self._context.detach(attached)
