@@ -282,11 +282,12 @@ test("SI-6 runtime policies run before capability policies; first deny wins; a f
   assert.ok(!JSON.stringify(f.toJSON()).includes("s3cr3t"));
 });
 
-test("SI-7 an approval binds capability + input, is single-use and expires", async () => {
+test("SI-7 an approval binds capability + input, is single-use and expires", async (t) => {
+  // Expiry is crossed by moving the clock past it (node:test's mock `Date`,
+  // the clock the registry reads): no real-time window a loaded machine
+  // could outlast.
+  t.mock.timers.enable({ apis: ["Date"], now: Date.now() });
   const registry = await createCapabilityRegistry({
-    // Expiry is crossed by waiting past it; the margin before it (approve
-    // right after the request is made) is two seconds wide, so a loaded
-    // machine cannot expire the request early.
     pay: echo(agent({ sideEffect: "external", approval: { required: true, expiresInMs: 2_000 } })),
   });
   const r = await registry.invoke("pay", { amount: 1 }, { surface: "mcp" });
@@ -300,7 +301,7 @@ test("SI-7 an approval binds capability + input, is single-use and expires", asy
   assert.equal(await codeOf(registry.resume(r.request.id)), "APPROVAL_CONSUMED");
   const late = await registry.invoke("pay", { amount: 3 }, { surface: "mcp" });
   await registry.approvals.approve(late.request.id);
-  await new Promise((res) => setTimeout(res, 2_100));
+  t.mock.timers.tick(2_001);
   assert.equal(await codeOf(registry.resume(late.request.id)), "APPROVAL_EXPIRED");
   assert.equal(await codeOf(registry.resume("apr_00000000000000000000000000000000")), "APPROVAL_NOT_FOUND");
 });
@@ -320,7 +321,8 @@ test("SI-9 the handler's signal aborts at the deadline and a late result is disc
   let release;
   const released = new Promise((r) => (release = r));
   const registry = await createCapabilityRegistry({
-    slow: base.meta({ agent: agent({ timeoutMs: 30 }) }).handler(async ({ signal }) => {
+    // Long enough that a loaded machine starts the handler before it.
+    slow: base.meta({ agent: agent({ timeoutMs: 300 }) }).handler(async ({ signal }) => {
       await released; // ignores the signal: runs on until the test releases it
       signalAtDeadline = signal.aborted;
       finished = true;

@@ -472,7 +472,9 @@ test("invoke without a frame rejects with a TypeError (never a synchronous throw
   }
 });
 
-test("approval views show the status as of the read: an expired request is `expired`, and lists by it", async () => {
+test("approval views show the status as of the read: an expired request is `expired`, and lists by it", async (t) => {
+  // The registry's clock is `Date`: moved past the expiry, never waited on.
+  t.mock.timers.enable({ apis: ["Date"], now: Date.now() });
   const registry = await createCapabilityRegistry({
     refund: base
       .meta({
@@ -481,7 +483,7 @@ test("approval views show the status as of the read: an expired request is `expi
           expose: { direct: true },
           sideEffect: "write",
           risk: "high",
-          approval: { required: true, expiresInMs: 2_000 }, // wide: read as pending first, then past it
+          approval: { required: true, expiresInMs: 2_000 },
         },
       })
       .handler(async () => "refunded"),
@@ -495,7 +497,7 @@ test("approval views show the status as of the read: an expired request is `expi
     (await registry.approvals.list({ status: "pending" })).map((r) => r.id),
     [id],
   );
-  await new Promise((resolve) => setTimeout(resolve, 2_100));
+  t.mock.timers.tick(2_001);
   assert.equal((await registry.approvals.get(id)).status, "expired");
   assert.deepEqual(await registry.approvals.list({ status: "pending" }), [], "no longer listed as pending");
   assert.deepEqual(
@@ -552,6 +554,8 @@ test("a validator that spends the deadline: the handler is never started, the ca
   assert.equal(registry.inFlight(), 0);
 });
 
+// The deadline is long enough that a loaded machine starts each handler
+// before it (the core never starts one at its deadline).
 test("an async validator, output validator or redactor that never settles ends at the call's deadline: TIMEOUT, nothing left in flight", async () => {
   const never = () => new Promise(() => {});
   const stuckSchema = { "~standard": { version: 1, vendor: "test", validate: never } };
@@ -559,21 +563,21 @@ test("an async validator, output validator or redactor that never settles ends a
   let ran = 0;
   const registry = await createCapabilityRegistry({
     stuckInput: base
-      .meta({ agent: agent({ timeoutMs: 60 }) })
+      .meta({ agent: agent({ timeoutMs: 400 }) })
       .input(stuckSchema)
       .handler(async () => {
         ran++;
         return "x";
       }),
     stuckOutput: base
-      .meta({ agent: agent({ timeoutMs: 60 }) })
+      .meta({ agent: agent({ timeoutMs: 400 }) })
       .input(okSchema)
       .output(stuckSchema)
       .handler(async () => {
         ran++;
         return "secret-out";
       }),
-    stuckRedactor: base.meta({ agent: agent({ timeoutMs: 60, redact: { output: never } }) }).handler(async () => {
+    stuckRedactor: base.meta({ agent: agent({ timeoutMs: 400, redact: { output: never } }) }).handler(async () => {
       ran++;
       return "secret-out";
     }),

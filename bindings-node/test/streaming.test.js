@@ -13,6 +13,15 @@ import { eventIterator, os } from "@orpc/server";
 import * as z from "zod";
 import { agentProcedure, createCapabilityRegistry, registerMcpTools } from "@orpc-agent/core";
 
+/** Waits until `done()` holds, polling; fails after 10 s rather than hang. */
+async function until(done, what) {
+  const give = Date.now() + 10_000;
+  while (!done()) {
+    if (Date.now() > give) assert.fail(`${what} did not happen within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 const base = agentProcedure(os.$context());
 const meta = (extra = {}) => ({
   agent: { description: "Counts.", expose: { direct: true, mcp: true }, sideEffect: "read", risk: "low", ...extra },
@@ -76,8 +85,10 @@ async function registryOf(seen, records) {
     };
   seen.slow = tracker();
   seen.cancelled = tracker();
+  // Deadlines long enough that a loaded machine starts the generator before
+  // them (the core never starts a handler at its deadline).
   const slow = base
-    .meta(meta({ timeoutMs: 60 }))
+    .meta(meta({ timeoutMs: 400 }))
     .input(z.object({}))
     .handler(endless(seen.slow));
   const cancelled = base.meta(meta()).input(z.object({})).handler(endless(seen.cancelled));
@@ -125,7 +136,7 @@ test("a returned value that fails the schema is OUTPUT_INVALID; a throw mid-stre
 test("the deadline ends the call TIMEOUT and stops the generator", async () => {
   await assert.rejects(registry.invoke("s.slow", {}, { surface: "direct" }), { code: "TIMEOUT" });
   // The generator stops at its next await or yield: wait for its finally, not for a time.
-  while (!seen.slow.stopped) await new Promise((resolve) => setTimeout(resolve, 5));
+  await until(() => seen.slow.stopped, "the generator's finally");
   const after = seen.slow.yields;
   await new Promise((resolve) => setTimeout(resolve, 30));
   assert.equal(seen.slow.yields, after, "no value is made after the stop");
@@ -201,7 +212,7 @@ test("an iterator handed over after the deadline never starts; one that ignores 
           yield 1;
         }),
       stubborn: base
-        .meta(meta({ timeoutMs: 40 }))
+        .meta(meta({ timeoutMs: 400 }))
         .input(z.object({}))
         .handler(async function* () {
           try {
@@ -224,7 +235,7 @@ test("an iterator handed over after the deadline never starts; one that ignores 
   assert.equal(late.started, false, "the generator's body never ran");
 
   await assert.rejects(reg.invoke("stubborn", {}, { surface: "direct" }), { code: "TIMEOUT" });
-  while (!stubborn.stopped) await new Promise((resolve) => setTimeout(resolve, 5));
+  await until(() => stubborn.stopped, "the stubborn generator's finally");
   const made = stubborn.yields;
   await new Promise((resolve) => setTimeout(resolve, 30));
   assert.equal(stubborn.yields, made, "stopped by return() at its next yield");

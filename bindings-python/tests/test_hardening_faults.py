@@ -41,7 +41,8 @@ async def test_a_handler_that_swallows_its_cancellation_is_timeout_with_no_late_
     runs = 0
     release = asyncio.Event()
 
-    @capability(id="hang", description="x", expose=D, side_effect="write", risk="low", timeout_ms=50)
+    # Long enough that a loaded machine starts the handler before it.
+    @capability(id="hang", description="x", expose=D, side_effect="write", risk="low", timeout_ms=400)
     async def hang(q: dict[str, Any]) -> str:
         nonlocal runs
         runs += 1

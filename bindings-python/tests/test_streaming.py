@@ -114,8 +114,8 @@ async def test_an_invalid_last_value_is_output_invalid_and_a_raise_mid_stream_is
 async def test_the_deadline_ends_the_call_timeout_and_stops_the_generator() -> None:
     t = Tracker()
     slow = capability(
-        id="s.slow", description="S.", expose={"direct": True}, side_effect="read", risk="low", timeout_ms=60
-    )(t.endless())
+        id="s.slow", description="S.", expose={"direct": True}, side_effect="read", risk="low", timeout_ms=400
+    )(t.endless())  # a deadline a loaded machine still starts the generator before
     audit: list[dict[str, Any]] = []
     reg = create_capability_registry([slow], audit=audit.append)
     with pytest.raises(orpc_agent.TimeoutCapabilityError):

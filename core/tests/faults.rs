@@ -257,7 +257,8 @@ async fn a_handler_that_never_settles_times_out_at_the_deadline_once() {
 /// deadline; the handler never sees a chance to deliver late.
 #[tokio::test]
 async fn a_handler_that_ignores_its_cancellation_is_dropped_at_the_deadline() {
-    let reg = caps(json!({"timeoutMs": 50}));
+    // A deadline a loaded machine still starts the handler before.
+    let reg = caps(json!({"timeoutMs": 400}));
     let h = Probe::new(Mode::SpinIgnoringCancel);
     let audit = sink(SinkFault::None);
     let d = build(&reg, h.clone(), Redact { hang: None }, audit.clone());
@@ -301,7 +302,8 @@ async fn a_redactor_that_never_finishes_is_bounded_by_the_deadline() {
 
 #[tokio::test]
 async fn a_redactor_that_spins_is_bounded_by_the_deadline() {
-    let reg = caps(json!({"timeoutMs": 50}));
+    // A deadline a loaded machine still starts the handler before.
+    let reg = caps(json!({"timeoutMs": 400}));
     let h = Probe::new(Mode::ReturnSecret);
     let audit = sink(SinkFault::None);
     let spin = Redact {

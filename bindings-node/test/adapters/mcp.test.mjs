@@ -285,13 +285,14 @@ describe("registerMcpTools over InMemoryTransport", () => {
   });
 
   it("reports a deadline as TIMEOUT, retryable, and the handler's signal aborts (SI-9)", async () => {
-    const { client, signals } = await connectedClient({ defaults: { timeoutMs: 50 } });
+    // Long enough that a loaded machine starts the handler before it.
+    const { client, signals } = await connectedClient({ defaults: { timeoutMs: 500 } });
     const timedOut = await client.callTool({ name: "orders_get", arguments: { id: "slow" } });
     assert.equal(timedOut.isError, true);
     // The error's JSON, as the core writes it for every adapter (Node and Python).
     assert.deepEqual(errorMeta(timedOut), {
       code: "TIMEOUT",
-      message: "The capability did not finish within its 50 ms deadline.",
+      message: "The capability did not finish within its 500 ms deadline.",
       retryable: true,
       kind: "std:timeout",
     });

@@ -255,7 +255,8 @@ final class SecurityInvariantTests: XCTestCase {
             Capability(
                 "reports.slow",
                 meta: AgentMeta(
-                    description: "Slow.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 50)
+                    // Long enough that a loaded machine starts the handler before it.
+                    description: "Slow.", expose: [.mcp: true], sideEffect: .read, risk: .low, timeoutMs: 400)
             ) { (x: JSONValue, _) in
                 // Ignores cancellation until the test releases it, which it
                 // does only after the call returned; then notes whether it
