@@ -838,10 +838,12 @@ mod pg {
             kills.load(Ordering::SeqCst) > 0,
             "the killer never hit a connection"
         );
-        assert!(
-            successes_total > 0,
-            "nothing ever succeeded: the test proves nothing"
-        );
+        // With the kills over, the same store consumes at once: it came
+        // through with working connections (under load every chaotic
+        // round may have ended "unknown", which proves nothing by itself).
+        let calm = approved(&store, Some("alice")).await;
+        let used = victim.consume(&calm.id, 0).await.unwrap();
+        assert_eq!(used.map(|u| u.id), Ok(calm.id));
     }
 
     /// A TCP proxy that can cut a connection on the server's next reply:
