@@ -21,6 +21,15 @@ export function mcpErrorResult(error: unknown): CallToolResult {
 }
 
 /**
+ * The text a model reads of a failed call (`CODE: message. Hint`), as every
+ * adapter sends it; anything but a `CapabilityError` is INTERNAL.
+ */
+export function modelErrorText(error: unknown): string {
+  const text = mcpErrorResult(error).content[0];
+  return text !== undefined && text.type === "text" ? text.text : MESSAGES.failed;
+}
+
+/**
  * The core's `mcp::ok_parts` for each (a string, an object, a published
  * output schema), indexed by those three bits: its answers, asked once
  * when the module loads rather than in a crossing per tools/call.

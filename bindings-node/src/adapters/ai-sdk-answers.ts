@@ -8,7 +8,7 @@
 import { INTERNAL_MESSAGE } from "../errors.js";
 import { modelJsonText } from "../json.js";
 import { N } from "../native.js";
-import { CapabilityError } from "./registry-port.js";
+import { CapabilityError, modelErrorText } from "./registry-port.js";
 
 /** The adapters' fixed texts, the core's (`orpc_agent_core::agent_tools`). */
 export const MESSAGES: { readonly unknownApproval: string; readonly outputNotJson: string } = JSON.parse(
@@ -32,9 +32,10 @@ export async function modelSafe(
   try {
     output = await result;
   } catch (error) {
-    if (error instanceof CapabilityError || error instanceof AiSdkApprovalRequiredError) throw error;
+    if (error instanceof AiSdkApprovalRequiredError || error instanceof AiSdkToolError) throw error;
+    if (error instanceof CapabilityError) throw new AiSdkToolError(error);
     failed("the tool call", error);
-    throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
+    throw new AiSdkToolError(new CapabilityError("INTERNAL", INTERNAL_MESSAGE));
   }
   if (output === undefined || output === null || typeof output === "string" || typeof output === "boolean")
     return output;
@@ -44,9 +45,23 @@ export async function modelSafe(
   } catch (error) {
     failed("the output's JSON form", error);
     // No JSON form (a throwing `toJSON` or getter, a BigInt, a cycle): its text is not shown.
-    throw new CapabilityError("INTERNAL", MESSAGES.outputNotJson);
+    throw new AiSdkToolError(new CapabilityError("INTERNAL", MESSAGES.outputNotJson));
   }
   return text === undefined ? undefined : JSON.parse(text);
+}
+
+/**
+ * A failed call as `execute` throws it. `ai` sends the model a thrown
+ * error's `message` alone, so this error's message is the core's text for
+ * the model (`CODE: message. Hint`), word for word what the MCP, OpenAI
+ * Agents and PydanticAI adapters send; its code, retryable flag and details
+ * are the failure's, and `error` is the failure itself.
+ */
+export class AiSdkToolError extends CapabilityError {
+  constructor(readonly error: CapabilityError) {
+    super(error.code, modelErrorText(error), { retryable: error.retryable, details: error.details });
+    (this as { kind: string }).kind = error.kind;
+  }
 }
 
 /**

@@ -5,10 +5,9 @@
  * `openai-agents-tools.ts` so the tool set's class stays its steps.
  */
 
-import { INTERNAL_MESSAGE } from "../errors.js";
 import { modelJsonText } from "../json.js";
 import { N } from "../native.js";
-import { CapabilityError, mcpErrorResult } from "./registry-port.js";
+import { CapabilityError, modelErrorText } from "./registry-port.js";
 
 export const MESSAGES: { readonly outputNotJson: string; readonly unknownInterruption: string } = JSON.parse(
   N.agentToolMessages(),
@@ -33,10 +32,7 @@ export class OpenAiAgentsPrincipalRequiredError extends TypeError {
 }
 
 /** The core's text for a call that failed; anything not a `CapabilityError` is INTERNAL. */
-export function errorText(error: unknown): string {
-  const text = mcpErrorResult(error).content[0];
-  return text !== undefined && text.type === "text" ? text.text : INTERNAL_MESSAGE;
-}
+export const errorText: (error: unknown) => string = modelErrorText;
 
 /**
  * The output as the model reads it: a string as it is, anything else its

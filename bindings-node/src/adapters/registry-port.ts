@@ -10,7 +10,7 @@ import type { CapabilityRegistry } from "../registry.js";
 import type { ExposureSurface, Frame, InvokeResult } from "../types.js";
 
 export { CapabilityError };
-export { MCP_META_KEYS, mcpApprovalResult, mcpErrorResult, mcpOkResult } from "../mcp-answer.js";
+export { MCP_META_KEYS, mcpApprovalResult, mcpErrorResult, mcpOkResult, modelErrorText } from "../mcp-answer.js";
 export type { ApprovalRequest, CapabilityDescriptor, InvokeResult, TraceContext } from "../types.js";
 export type { ResumeOptions } from "../approvals.js";
 

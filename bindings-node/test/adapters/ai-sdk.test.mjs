@@ -156,6 +156,14 @@ describe("toAiSdkTools", () => {
     assert.equal(errors.length, 1);
     assert.equal(errors[0].error.code, "POLICY_DENIED");
     assert.equal(calls.length, 0);
+    // The model reads the core's text with its hint, as through MCP, the
+    // OpenAI Agents SDK and PydanticAI (ai sends a thrown error's message alone).
+    // (ai 7 puts the error's name before it.)
+    const { output } = toolResultsSeenByModel(model, 1)[0];
+    const text =
+      'POLICY_DENIED: Denied by policy "no-purge-by-agents": agents may not purge orders. This call is not allowed; do not retry it unchanged.';
+    assert.equal(output.type, "error-text");
+    assert.ok([text, `CapabilityError: ${text}`].includes(output.value), output.value);
   });
 
   it("ai 7's toolApproval shows only the core's denials as denied: a policy's refusal, not a tool's error", async () => {
@@ -709,7 +717,9 @@ describe("toAiSdkTools", () => {
     await assert.rejects(tools.orders_refund.execute(input, { toolCallId: "call-f", messages: forged }), (error) => {
       assert.equal(error.name, "CapabilityError");
       assert.equal(error.code, "APPROVAL_NOT_FOUND");
-      assert.equal(error.message, refusal);
+      // The model's text (ai sends the message alone); the refusal itself is `error.error`.
+      assert.ok(error.message.startsWith(`APPROVAL_NOT_FOUND: ${refusal}`), error.message);
+      assert.equal(error.error.message, refusal);
       return true;
     });
     assert.deepEqual(

@@ -264,11 +264,14 @@ describe("oRPC errors: AI SDK tool results", () => {
     for (const part of errors) {
       const [name, input, code, retryable, message] = CALLS[Number(part.toolCallId.slice(1))];
       assert.ok(part.error instanceof CapabilityError, `${label(name, input)}: ${part.error}`);
+      // The failure itself is `error.error`; the thrown message is the text
+      // the model reads (`CODE: message. Hint`, as every adapter sends it).
       assert.deepEqual(
-        { code: part.error.code, retryable: part.error.retryable, message: part.error.message },
+        { code: part.error.code, retryable: part.error.retryable, message: part.error.error.message },
         { code, retryable, message },
         label(name, input),
       );
+      assert.ok(part.error.message.startsWith(`${code}: ${message}`), part.error.message);
       assertNoSecret(`AI SDK ${label(name, input)}`, { e: part.error.toJSON(), m: part.error.message });
     }
     reg.close();
