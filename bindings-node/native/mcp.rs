@@ -17,10 +17,10 @@ pub fn mcp_error_result(
     retryable: bool,
     details: Option<String>,
 ) -> napi::Result<String> {
-    let details = match details {
-        Some(text) => Some(parse_json(&text, "the error details").map_err(|e| throw(&e))?),
-        None => None,
-    };
+    // Details with no JSON form the core reads (deeper than its parser
+    // goes, over the size bound) are left out, as Python leaves them out:
+    // the error's code and message still reach the model.
+    let details = details.and_then(|text| orpc_agent_core::limits::error_details_text(&text));
     Ok(mcp::error_result_from(&code, &message, retryable, details).to_string())
 }
 

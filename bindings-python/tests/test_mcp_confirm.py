@@ -25,7 +25,7 @@ class Refund(BaseModel):
     amount: int
 
 
-def build(calls: list[dict[str, Any]], **options: Any) -> Any:
+def build(calls: list[dict[str, Any]], redact_approval_input: Any = None, **options: Any) -> Any:
     @capability(
         id="orders.refund",
         description="Refund an order.",
@@ -33,6 +33,7 @@ def build(calls: list[dict[str, Any]], **options: Any) -> Any:
         side_effect="write",
         risk="high",
         approval={"required": True, "type": "human-confirmation"},
+        redact_approval_input=redact_approval_input,
     )
     async def refund(r: Refund) -> dict[str, Any]:
         calls.append(r.model_dump())
@@ -97,6 +98,20 @@ async def test_without_elicitation_or_for_an_unmapped_type_the_call_waits(mode: 
         assert result.meta[APPROVAL_META]["status"] == "approval_required"  # type: ignore[index]
         assert (calls, asked) == ([], [])
         assert registry.approvals.list()[0].status == "pending"
+
+
+@MODES
+async def test_an_approval_view_with_no_json_form_asks_nobody_and_the_request_waits(mode: str) -> None:
+    """Not the caller's arguments to fix (INVALID_INPUT): the person cannot
+    be shown the view, so the request waits for an approver, as for a
+    client that cannot be asked."""
+    calls: list[dict[str, Any]] = []
+    asked: list[Any] = []
+    registry = build(calls, redact_approval_input=lambda value, info: {"s": "a\ud800"})
+    result = await call(registry, "accept", asked, mode)
+    assert result.meta[APPROVAL_META]["status"] == "approval_required", result  # type: ignore[index]
+    assert (calls, asked) == ([], [])
+    assert registry.approvals.list()[0].status == "pending"
 
 
 @MODES

@@ -211,9 +211,12 @@ pub fn error_result_from(
     let error = match ErrorCode::parse(code) {
         Some(code) => {
             let e = CapabilityError::new(code, message).with_retryable(retryable);
-            match details {
-                Some(d) if !d.is_null() => e.with_details(d),
-                _ => e,
+            // Within the bounds of a handler's own details, or dropped (an
+            // app's error from outside a call, a frame factory's, is shown
+            // no more than one from inside it).
+            match details.and_then(crate::limits::error_details) {
+                Some(d) => e.with_details(d),
+                None => e,
             }
         }
         None => CapabilityError::new(ErrorCode::Internal, crate::error::FAILED_MESSAGE),

@@ -1,6 +1,6 @@
 /**
  * One MCP tools/call of the adapter (`mcp.ts` registers the tools): the
- * frame from the request, the governed outcome (the call, or the resume of
+ * frame from the request (`mcp-frame.ts`), the governed outcome (the call, or the resume of
  * the request `_meta` names), in-band confirmation, and the core's result
  * for the outcome; also the `_meta` keys a client reads and sets. Apart from
  * `mcp.ts` so the listing and the call path (measured: `callGoverned` →
@@ -11,11 +11,11 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
-import { frameFields } from "../frame-crossing.js";
-import { LONE_SURROGATE, toJsonText } from "../json.js";
+import { toJsonText } from "../json.js";
 import { N } from "../native.js";
 import type { Frame } from "../types.js";
 import type { McpRequestExtra, RegisterMcpToolsOptions } from "./mcp.js";
+import { frameFor, settledWithin } from "./mcp-frame.js";
 import {
   CapabilityError,
   mcpApprovalResult,
@@ -43,6 +43,8 @@ export interface ToolTarget {
   capabilityId: string;
   toolName: string;
   options: RegisterMcpToolsOptions;
+  /** The capability's deadline: what an async frame factory may take at most. */
+  timeoutMs: number;
 }
 
 /**
@@ -62,7 +64,7 @@ export function callGoverned(
     return Promise.resolve(failedResult(tool, error));
   }
   if (fromApp instanceof Promise) {
-    return fromApp.then(
+    return settledWithin(fromApp, tool.timeoutMs, extra.signal).then(
       (app) => run(tool, structured, args, extra, app),
       (error: unknown) => failedResult(tool, error),
     );
@@ -139,9 +141,18 @@ async function confirmInClient(
   const clientElicits = low.getClientCapabilities()?.elicitation !== undefined;
   if (!N.mcpElicits(request.type ?? null, [...types], clientElicits)) return approvalResult(request);
   const view = await tool.registry.redactApprovalInput(request, { context: frame.context });
-  const params = JSON.parse(
-    N.mcpElicitationParams(tool.toolName, request.id, request.reason ?? null, toJsonText(view ?? null)),
-  );
+  let viewText: string;
+  try {
+    viewText = toJsonText(view ?? null);
+  } catch (error) {
+    // The redactor's view has no JSON form: the person cannot be shown it,
+    // so nobody is asked here (the request waits, as for a client that
+    // cannot be asked); not the caller's arguments to fix.
+    const why = error instanceof Error ? error.message : "no JSON form"; // the library's words, no data
+    logAdapterFailure(tool.registry, tool.capabilityId, "the approval view's JSON form", new TypeError(why));
+    return approvalResult(request);
+  }
+  const params = JSON.parse(N.mcpElicitationParams(tool.toolName, request.id, request.reason ?? null, viewText));
   let action: string;
   try {
     // Bounded by the request's own expiry and the call's signal.
@@ -168,59 +179,6 @@ async function confirmInClient(
   return toResult(tool, await resumeAsCaller(tool, request.id, frame), structured);
 }
 
-export function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
-  // A misspelt field of the app's frame fails (INTERNAL, the operator told) rather than being left out.
-  frameFields("registerMcpTools", "the frame function's frame", app);
-  // One literal of fixed shape (not a spread of the app's object): this runs
-  // on every tools/call, and a shape that varies with the app's frame costs
-  // more than copying the known fields.
-  const frame: Frame = {
-    surface: "mcp",
-    actor: app.actor,
-    context: app.context,
-    trace: app.trace,
-    requestId: app.requestId,
-    agentId: app.agentId,
-    sessionId: app.sessionId ?? extra.sessionId,
-    signal: app.signal === undefined ? extra.signal : AbortSignal.any([app.signal, extra.signal]),
-    onProgress: app.onProgress,
-  };
-  if (frame.trace === undefined) {
-    const traceparent = extra._meta?.traceparent;
-    const tracestate = extra._meta?.tracestate;
-    if (typeof traceparent === "string" && !LONE_SURROGATE.test(traceparent)) {
-      // Validated (and dropped if invalid) by the core at stage 3; text with
-      // no UTF-8 form is dropped here, as an invalid trace is (never the
-      // caller's INVALID_INPUT: its arguments are fine).
-      const state = typeof tracestate === "string" && !LONE_SURROGATE.test(tracestate) ? tracestate : undefined;
-      frame.trace = state !== undefined ? { traceparent, tracestate: state } : { traceparent };
-    }
-  }
-  const token = extra._meta?.progressToken;
-  if (
-    frame.onProgress === undefined &&
-    (typeof token === "string" || typeof token === "number") &&
-    extra.sendNotification
-  ) {
-    frame.onProgress = progressNotifier(extra, token);
-  }
-  return frame;
-}
-
-/**
- * Accepted progress reports (checked by the core) as MCP
- * `notifications/progress` for the client's `progressToken`. A failed send
- * is ignored: progress is advisory.
- */
-function progressNotifier(extra: McpRequestExtra, progressToken: string | number): NonNullable<Frame["onProgress"]> {
-  const send = extra.sendNotification!;
-  return ({ done, total }) => {
-    const params: Record<string, unknown> = { progressToken, progress: done };
-    if (total !== undefined) params.total = total;
-    send({ method: "notifications/progress", params }).catch(() => undefined);
-  };
-}
-
 /** The core's result for the outcome (`orpc_agent_core::mcp`, as in Python). */
 export function toResult(tool: ToolTarget, outcome: InvokeResult, structured: boolean): CallToolResult {
   if (outcome.status === "approval_required") return approvalResult(outcome.request);
@@ -238,5 +196,12 @@ export const errorResult = (error: unknown): CallToolResult => mcpErrorResult(er
 /** `errorResult`, the operator told what anything else was (`logAdapterFailure`). */
 export function failedResult(tool: ToolTarget, error: unknown): CallToolResult {
   logAdapterFailure(tool.registry, tool.capabilityId, "the tool call", error);
-  return mcpErrorResult(error);
+  try {
+    return mcpErrorResult(error);
+  } catch (unreadable) {
+    // The app's error could not be read (a getter that throws, a code that
+    // is no string): INTERNAL, never the SDK's wrapping of what was thrown.
+    logAdapterFailure(tool.registry, tool.capabilityId, "the tool call's error", unreadable);
+    return mcpErrorResult(undefined);
+  }
 }

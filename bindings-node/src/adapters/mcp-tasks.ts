@@ -12,8 +12,7 @@
  * resume — limited to this tool and caller, once — gives the result: the
  * approved call's output completes the task, a rejection or an expiry
  * (`APPROVAL_REJECTED`, `APPROVAL_EXPIRED`) fails it (`mcp::task_status`).
- * A call that does not ask for a task is answered as by a plain tool (the
- * SDK reads it from a task finished before it returns).
+ * A call that does not ask for a task is answered as by a plain tool.
  */
 
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -31,12 +30,12 @@ import {
   callGoverned,
   errorResult,
   failedResult,
-  frameFor,
   governedOutcome,
   resumeAsCaller,
   toResult,
   type ToolTarget,
 } from "./mcp-call.js";
+import { frameFor, settledWithin } from "./mcp-frame.js";
 
 /** `registerMcpTools({tasks})`. */
 export interface McpTaskOptions {
@@ -115,15 +114,14 @@ async function createTask(
   // runs under its own signal, aborted if the task is cancelled.
   const controller = new AbortController();
   const detached = { ...extra, signal: controller.signal };
-  // Up to the gate first: a capability that declares an approval stops
-  // there before its handler runs, so the task is made knowing how long
-  // the request can wait (a policy may set a longer expiry than the
-  // declaration's). Named by `_meta`, an approved request runs here.
-  // Either the call settled (its result) or it waits for approval (its frame and request).
+  // Up to the gate first, so the task is made knowing how long the request
+  // can wait (a policy may set a longer expiry than the declaration's); named
+  // by `_meta`, an approved request runs here. Settled (its result) or waiting.
   let settled: CallToolResult | undefined;
   let waiting: { frame: Frame; request: ApprovalRequest } | undefined;
   try {
-    const frame = frameFor(detached, (await tool.options.frame?.(detached)) ?? {});
+    const app = await settledWithin(Promise.resolve(tool.options.frame?.(detached)), tool.timeoutMs, detached.signal);
+    const frame = frameFor(detached, app ?? {});
     const outcome = await governedOutcome(tool, args, detached, frame);
     if (outcome.status === "approval_required") waiting = { frame, request: outcome.request };
     else settled = toResult(tool, outcome, structured);
@@ -246,5 +244,6 @@ function abortWhenCancelled(store: TaskStore, taskId: string, controller: AbortC
   };
 }
 
-/** The core's task status for a finished call's result. */
-const taskStatus = (result: CallToolResult) => N.mcpTaskStatus(toJsonText(result)) as "completed" | "failed";
+/** The core's task status for a finished call's result (only what it reads: the output may have no JSON form). */
+const taskStatus = (r: CallToolResult) =>
+  N.mcpTaskStatus(`{"isError":${r.isError === true}}`) as "completed" | "failed";

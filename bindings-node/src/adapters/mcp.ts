@@ -94,7 +94,14 @@ export function registerMcpTools(
   for (const descriptor of registry.descriptors({ surface: "mcp" })) {
     if (descriptor.discovery === "contextual" && options.includeContextual !== true) continue;
     const name = descriptor.toolNames.mcp;
-    const tool: ToolTarget = { registry, server, capabilityId: descriptor.id, toolName: name, options };
+    const tool: ToolTarget = {
+      registry,
+      server,
+      capabilityId: descriptor.id,
+      toolName: name,
+      options,
+      timeoutMs: descriptor.timeoutMs,
+    };
     const structured = publishesOutputSchema(descriptor);
     if (options.tasks !== undefined && descriptor.approval.required) {
       registered.set(

@@ -9,7 +9,10 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-import { registerMcpTools } from "@orpc-agent/core";
+import { os } from "@orpc/server";
+import * as z from "zod";
+
+import { agentProcedure, createCapabilityRegistry, registerMcpTools } from "@orpc-agent/core";
 
 import { ordersFixture, waitFor } from "./orders-fixture.mjs";
 
@@ -218,5 +221,53 @@ describe("confirmInClient: approvals answered in the client through elicitation"
     assert.equal(result._meta["orpc-agent/approval"].status, "approval_required");
     assert.equal(refunds.length, 0);
     assert.equal(request.status, "approved", "left for its requester to run");
+  });
+
+  it("an approval view with no JSON form asks nobody: the request waits, not the caller's arguments to fix", async () => {
+    const logged = [];
+    let ran = 0;
+    const registry = await createCapabilityRegistry(
+      {
+        orders: {
+          refund: agentProcedure(os.$context())
+            .meta({
+              agent: {
+                description: "Refund an order.",
+                expose: { mcp: true },
+                sideEffect: "write",
+                risk: "high",
+                approval: { required: true, type: "human-confirmation" },
+                redact: { approvalInput: () => ({ seen: new Set(["o-7"]) }) },
+              },
+            })
+            .input(z.object({ id: z.string(), amount: z.number() }))
+            .handler(async () => ++ran),
+        },
+      },
+      { logger: { warn: (message) => logged.push(message) } },
+    );
+    const server = new McpServer({ name: "orders", version: "1.0.0" });
+    registerMcpTools(server, registry, {
+      frame: () => ({ actor: { id: "ana" } }),
+      confirmInClient: { approvalTypes: ["human-confirmation"] },
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const asked = [];
+    const client = new Client({ name: "desktop", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params);
+      return { action: "accept", content: {} };
+    });
+    await client.connect(clientSide);
+    try {
+      const result = await client.callTool(REFUND);
+      assert.equal(result._meta["orpc-agent/approval"]?.status, "approval_required", JSON.stringify(result));
+      assert.deepEqual([ran, asked.length], [0, 0]);
+      assert.equal((await registry.approvals.list({}))[0].status, "pending");
+      assert.equal(logged.length, 1);
+    } finally {
+      await client.close();
+    }
   });
 });

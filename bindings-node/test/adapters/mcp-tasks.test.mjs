@@ -243,6 +243,22 @@ describe("MCP tasks for approval-gated calls", () => {
     }
   });
 
+  it("an approved call whose output has no JSON form the façade writes still completes its task", async () => {
+    const deep = (n) => (n === 0 ? 1 : { a: deep(n - 1) });
+    const handler = async ({ input }) => ({ refunded: input.amount, s: deep(200) });
+    const { client, registry, close } = await connected({ handler });
+    try {
+      const { task } = await asTask(client);
+      await untilStatus(client, task.taskId, ["input_required"]);
+      const [request] = await registry.approvals.list({});
+      await registry.approvals.approve(request.id, { approver: "lead" });
+      const done = await untilStatus(client, task.taskId, ["completed", "failed"]);
+      assert.equal(done.status, "completed");
+    } finally {
+      await close();
+    }
+  });
+
   it("a rejection fails the task with APPROVAL_REJECTED and nothing runs", async () => {
     const { client, registry, calls, close } = await connected();
     try {

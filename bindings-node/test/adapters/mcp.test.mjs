@@ -13,7 +13,13 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { os } from "@orpc/server";
 import * as z from "zod";
 
-import { agentProcedure, createCapabilityRegistry, MCP_APPROVAL_ID_META, registerMcpTools } from "@orpc-agent/core";
+import {
+  agentProcedure,
+  CapabilityError,
+  createCapabilityRegistry,
+  MCP_APPROVAL_ID_META,
+  registerMcpTools,
+} from "@orpc-agent/core";
 
 import { ordersFixture, waitFor } from "./orders-fixture.mjs";
 
@@ -353,6 +359,57 @@ describe("registerMcpTools over InMemoryTransport", () => {
     logged.length = 0;
     await client.callTool({ name: "orders_get", arguments: { id: "" } }); // INVALID_INPUT
     assert.deepEqual(logged, []);
+  });
+
+  it("a frame factory's error the core cannot read, or a factory that never settles, is INTERNAL, never the SDK's text", async () => {
+    const deep = (n) => (n === 0 ? 1 : { a: deep(n - 1) });
+    const logged = [];
+    const logger = { warn: (message, error) => logged.push([message, String(error?.message)]) };
+    // Details deeper than the core reads: the app's code and message, the details left out.
+    const tooDeep = await connectedClient(
+      { logger },
+      {
+        frame: () => {
+          throw new CapabilityError("CREDENTIAL_REQUIRED", "Sign in first.", { details: deep(200) });
+        },
+      },
+    );
+    const r1 = await tooDeep.client.callTool({ name: "orders_get", arguments: { id: "o-1" } });
+    assert.equal(r1.isError, true);
+    assert.deepEqual(errorMeta(r1), {
+      code: "CREDENTIAL_REQUIRED",
+      message: "Sign in first.",
+      retryable: false,
+      kind: errorMeta(r1).kind,
+    });
+    // An error whose code cannot be read: INTERNAL, the operator told.
+    const unreadable = new CapabilityError("POLICY_DENIED", "no");
+    Object.defineProperty(unreadable, "code", {
+      get() {
+        throw new Error("getter of app code, token=s3cr3t");
+      },
+    });
+    const badCode = await connectedClient(
+      { logger },
+      {
+        frame: () => {
+          throw unreadable;
+        },
+      },
+    );
+    const r2 = await badCode.client.callTool({ name: "orders_get", arguments: { id: "o-1" } });
+    assert.equal(errorMeta(r2).code, "INTERNAL");
+    assert.doesNotMatch(JSON.stringify(r2), /s3cr3t/);
+    // An async factory that never settles: bounded by the capability's deadline.
+    logged.length = 0;
+    const stuck = await connectedClient(
+      { logger, defaults: { timeoutMs: 200 } },
+      { frame: () => new Promise(() => {}) },
+    );
+    const r3 = await stuck.client.callTool({ name: "orders_get", arguments: { id: "o-1" } });
+    assert.equal(errorMeta(r3).code, "INTERNAL");
+    assert.deepEqual(stuck.calls, []);
+    assert.match(String(logged.at(-1)?.[1]), /the frame function did not settle within 200 ms/);
   });
 
   it("fixes the surface to mcp whatever the app's frame says (SI-2)", async () => {

@@ -191,7 +191,10 @@ class GovernedTool(Tool):
         session = context.session
         if not self._confirmable(request, context):
             return None
-        message, schema = await self._elicitation(request, frame)
+        asked = await self._elicitation(request, frame)
+        if asked is None:
+            return None
+        message, schema = asked
         if _elicits_in_result(context):
             # The client repeats the call with the answer keyed by this
             # request's id (its state): ``answered_here`` reads it then.
@@ -214,10 +217,17 @@ class GovernedTool(Tool):
         )
         return _native.mcp_elicits(request.type, list(self._confirm_types), client_elicits)
 
-    async def _elicitation(self, request: ApprovalRequest, frame: Frame) -> tuple[str, dict[str, Any]]:
-        """The core's question: the redacted approval view, cut to a length."""
+    async def _elicitation(self, request: ApprovalRequest, frame: Frame) -> tuple[str, dict[str, Any]] | None:
+        """The core's question: the redacted approval view, cut to a length.
+        ``None`` when the view has no JSON form: the person cannot be shown
+        it, so nobody is asked here (the request waits, as for a client that
+        cannot be asked), the operator is told; not the caller's to fix."""
         view = await self._registry.redact_approval_input(request, context=frame.context)
-        params = _native.mcp_elicitation_params(self.name, request.id, request.reason, to_jsonable(view))
+        try:
+            params = _native.mcp_elicitation_params(self.name, request.id, request.reason, to_jsonable(view))
+        except APP_FAILURES as e:
+            _operator_log(self._capability_id, "the approval view's JSON form", e)
+            return None
         return params["message"], params["requestedSchema"]
 
     def _ok_result(self, outcome: Any) -> CallToolResult:
