@@ -6,7 +6,7 @@
  * the core's; the messages name types, never values (a value may be data).
  */
 
-import { LONE_SURROGATE } from "./json.js";
+import { LONE_SURROGATE, requireWellFormed } from "./json.js";
 
 /** The TypeErrors made here: `fromNative` passes them on as they are. */
 const argumentErrors = new WeakSet<object>();
@@ -160,6 +160,9 @@ export function listFilterJson(fn: string, filter: unknown): string {
   const out: Record<string, unknown> = {};
   for (const key of ["capabilityId", "actorId", "surface", "status", "cursor"] as const) {
     const v = optionalString(fn, `filter.${key}`, f[key]);
+    // Text with no UTF-8 form is refused naming the key, in Python's words
+    // (the filter's JSON would otherwise not read back).
+    if (v !== undefined) requireWellFormed(v, `/${key}`);
     if (v !== undefined) out[key] = v;
   }
   const limit = f.limit;

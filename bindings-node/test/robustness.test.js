@@ -865,6 +865,17 @@ test("an actor id or approver with a lone surrogate is refused, never rewritten 
     await assert.rejects(registry.approvals.approve(made.request.id, { approver: "eve\ud800" }), TypeError);
     await assert.rejects(registry.approvals.reject(made.request.id, { approver: "eve", reason: "r\udc80" }), TypeError);
     assert.equal((await registry.approvals.get(made.request.id)).status, "pending");
+    // A list filter's text likewise, naming the key (not a JSON parse error).
+    for (const key of ["capabilityId", "actorId", "cursor"]) {
+      await assert.rejects(registry.approvals.list({ [key]: "a\ud800" }), (e) => {
+        assert.equal(e.code, "INVALID_INPUT");
+        assert.equal(
+          e.message,
+          `input at /${key} is a string that is not valid UTF-8, which the JSON data model has no place for`,
+        );
+        return true;
+      });
+    }
     registry.close();
   }
 });

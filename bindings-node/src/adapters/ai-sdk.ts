@@ -68,6 +68,7 @@ import { callsAskedAbout, presentedForApproval } from "./ai-sdk-history.js";
 import { preliminaryResults } from "./ai-sdk-progress.js";
 import { approvalKey, sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
 import { frameFields } from "../frame-crossing.js";
+import { LONE_SURROGATE } from "../json.js";
 import {
   CapabilityError,
   logAdapterFailure,
@@ -216,11 +217,26 @@ export async function settleAiSdkApprovalResponses(tools: ToolSet, messages: Mod
     const key = approvalKey(state.frame, call.toolCallId, call.toolName, call.input);
     const requestId = key === undefined ? undefined : state.approvalIds.get(key);
     if (key === undefined || requestId === undefined) continue;
-    state.approvalIds.delete(key);
-    await recordDecision(state, requestId, false, part.reason);
+    await recordDenial(state, requestId, part.reason);
+    state.approvalIds.delete(key); // only once recorded: a failure leaves it to settle again
     rejected.push(requestId);
   }
   return rejected;
+}
+
+/**
+ * A person's denial, with their reason when the core takes it. A reason it
+ * refuses (longer than a decision may carry, no text) is left out rather
+ * than lose the denial: free text from a chat UI is not the caller's to fix.
+ */
+async function recordDenial(state: ToolSetState, requestId: string, reason: unknown): Promise<void> {
+  const text = typeof reason === "string" && !LONE_SURROGATE.test(reason) ? reason : undefined;
+  try {
+    await recordDecision(state, requestId, false, text);
+  } catch (error) {
+    if (text === undefined || !(error instanceof CapabilityError) || error.code !== "INVALID_INPUT") throw error;
+    await recordDecision(state, requestId, false);
+  }
 }
 
 function stateOf(tools: ToolSet): ToolSetState {

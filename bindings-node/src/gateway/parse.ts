@@ -5,6 +5,8 @@
  */
 import { ORPCError } from "@orpc/server";
 
+import { LONE_SURROGATE } from "../json.js";
+
 import type { GatewayDecideInput, GatewayDescriptorsInput, GatewayInvokeInput, GatewayListInput } from "./wire.js";
 
 const STATUSES = new Set(["pending", "approved", "rejected", "consumed", "expired"]);
@@ -61,6 +63,10 @@ export function readDecideInput(input: unknown): GatewayDecideInput {
   const id = readId(body);
   if (typeof body.approve !== "boolean") bad("approvals.decide: `approve` (true or false) is required.");
   if (body.reason !== undefined && typeof body.reason !== "string") bad("approvals.decide: `reason` is a string.");
+  // Text with no UTF-8 form (a lone surrogate): the store would keep another text.
+  if (typeof body.reason === "string" && LONE_SURROGATE.test(body.reason)) {
+    bad("approvals.decide: `reason` is not valid UTF-8 text (a lone surrogate).");
+  }
   return { id, approve: body.approve, ...(body.reason === undefined ? {} : { reason: body.reason as string }) };
 }
 

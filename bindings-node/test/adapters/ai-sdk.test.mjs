@@ -872,6 +872,34 @@ describe("toAiSdkTools", () => {
     assert.equal((await registry.approvals.get(rejected[0])).status, "rejected");
   });
 
+  it("a denial whose reason the core would refuse is still recorded, without the reason", async () => {
+    const { registry, calls } = await ordersFixture();
+    const prompt = [{ role: "user", content: "Refund o-8 and o-9" }];
+    const tools = toAiSdkTools(registry, { actor: { id: "u1" } });
+    for (const reason of ["x".repeat(5000), "ann\ud800", 42]) {
+      const first = await generateText({
+        model: scriptedModel(toolCallTurn("orders_refund", { id: "o-8", amount: 3 })),
+        tools,
+        messages: prompt,
+      });
+      const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
+      const messages = [
+        ...prompt,
+        ...first.response.messages,
+        {
+          role: "tool",
+          content: [{ type: "tool-approval-response", approvalId: approval.approvalId, approved: false, reason }],
+        },
+      ];
+      const rejected = await settleAiSdkApprovalResponses(tools, messages);
+      assert.equal(rejected.length, 1, String(reason).slice(0, 10));
+      const request = await registry.approvals.get(rejected[0]);
+      assert.equal(request.status, "rejected");
+      assert.equal(request.decisionReason, undefined);
+    }
+    assert.equal(calls.length, 0);
+  });
+
   it("leaves the decision to the core: an undecided request does not run", async () => {
     const { registry, calls } = await ordersFixture();
     const prompt = [{ role: "user", content: "Refund o-9" }];

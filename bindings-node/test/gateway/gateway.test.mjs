@@ -686,4 +686,21 @@ describe("gateway callers with hostile ids", () => {
       await local.close();
     }
   });
+
+  it("a decision reason with a lone surrogate is the caller's BAD_REQUEST, never a 500", async () => {
+    const local = await startGatewayApp({ gatewayOptions: { actor: () => ({ id: "ann" }) } });
+    try {
+      const made = await local.registry.invoke(
+        "orders.refund",
+        { id: "9", amount: 1 },
+        { surface: "aiSdk", actor: { id: "ann" } },
+      );
+      const gw = createGatewayClient({ url: local.url() });
+      const error = await rejection(gw.approvals.decide({ id: made.request.id, approve: false, reason: "no\ud800" }));
+      assert.equal(error.code, "BAD_REQUEST");
+      assert.equal((await local.registry.approvals.get(made.request.id)).status, "pending");
+    } finally {
+      await local.close();
+    }
+  });
 });
