@@ -118,7 +118,8 @@ export declare function approvalGetAsync(reg: number, id: string, now: number): 
  * `view` one of the core's `ffi::approval_view_code` (`ApprovalView` in
  * the generated protocol file): show `input` as stored, or call the
  * capability's `redact.approvalInput` with `info` (the *recorded* surface
- * and actor). A request whose capability is gone throws NOT_FOUND.
+ * and actor), for at most `timeoutMs`. A request whose capability is gone
+ * throws NOT_FOUND.
  */
 export declare function approvalInputView(reg: number, request: string): string
 

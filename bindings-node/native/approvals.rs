@@ -69,7 +69,8 @@ pub fn approval_decide(
 /// `view` one of the core's `ffi::approval_view_code` (`ApprovalView` in
 /// the generated protocol file): show `input` as stored, or call the
 /// capability's `redact.approvalInput` with `info` (the *recorded* surface
-/// and actor). A request whose capability is gone throws NOT_FOUND.
+/// and actor), for at most `timeoutMs`. A request whose capability is gone
+/// throws NOT_FOUND.
 #[napi(catch_unwind)]
 pub fn approval_input_view(reg: u32, request: String) -> napi::Result<String> {
     registry_call(reg, |r| {
@@ -81,6 +82,7 @@ pub fn approval_input_view(reg: u32, request: String) -> napi::Result<String> {
             "capabilityIndex": view.capability_index,
             "info": view.info,
             "input": req.input,
+            "timeoutMs": view.timeout_ms,
         })))
     })
 }

@@ -164,13 +164,20 @@ export async function redactApprovalInput<TContext>(
   const hooks = registry.caps[view.capabilityIndex];
   const redact = hooks?.meta.redact?.approvalInput;
   if (!redact) throw new CapabilityError("INTERNAL", "no approval-input redactor");
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     // The core's copy of the input (parsed from the request's text), as
     // Python's deep copy and Swift's values: a redactor that edits it in
-    // place changes nothing of the host's request.
-    return await redact(view.input, redactionInfo(view.info, frozenContext(context)));
+    // place changes nothing of the host's request. Bounded by the core's
+    // `timeoutMs`: one that never settles holds no approval UI or MCP call.
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("late")), Math.min(view.timeoutMs, 2 ** 31 - 1));
+    });
+    return await Promise.race([redact(view.input, redactionInfo(view.info, frozenContext(context))), late]);
   } catch {
     throw new CapabilityError("EXECUTION_FAILED", APPROVAL_VIEW_FAILED_MESSAGE);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -911,3 +911,29 @@ test("a repeated MCP call by a caller already gone (an aborted signal) consumes 
     registry.close();
   }
 });
+
+// An approval-input redactor that never settles would hold the approval UI
+// (or an MCP call asking the person) for ever: it is bounded by the
+// capability's timeout, the core's bound, and fails as a throwing one does.
+test("an approval-input redactor that never settles fails the view at the capability's timeout", async () => {
+  const registry = await createCapabilityRegistry({
+    refund: base
+      .meta({
+        agent: agent({
+          expose: { mcp: true },
+          sideEffect: "write",
+          risk: "high",
+          timeoutMs: 200,
+          approval: { required: true },
+          redact: { approvalInput: () => new Promise(() => {}) },
+        }),
+      })
+      .input(z.object({ id: z.string() }))
+      .handler(async ({ input }) => input),
+  });
+  const made = await registry.invoke("refund", { id: "o-1" }, { surface: "mcp", actor: { id: "ann" } });
+  const t0 = Date.now();
+  await assert.rejects(registry.redactApprovalInput(made.request), { code: "EXECUTION_FAILED" });
+  assert.ok(Date.now() - t0 < 10_000);
+  registry.close();
+});

@@ -18,6 +18,7 @@ import pytest
 
 from orpc_agent import (
     CapabilityError,
+    ExecutionFailedError,
     Frame,
     InternalError,
     InvokeOk,
@@ -389,3 +390,35 @@ async def test_a_policy_sees_the_metadata_and_a_failing_one_is_logged_for_the_op
     summary = [r for r in caplog.records if not r.exc_info]
     assert summary and all("hunter2" not in r.getMessage() for r in summary)
     assert any(r.exc_info and "hunter2" in str(r.exc_info[1]) for r in caplog.records)
+
+
+async def test_an_approval_input_redactor_that_never_settles_fails_the_view_at_the_capabilitys_timeout() -> None:
+    """It would hold an approval UI (or an MCP call asking the person) for
+    ever: bounded by the capability's timeout (the core's bound), it fails as
+    a raising one does, and is cancelled."""
+    cancelled = asyncio.Event()
+
+    async def never(value: Any, info: Any) -> Any:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+
+    @capability(
+        id="pay",
+        description="x",
+        expose=D,
+        side_effect="write",
+        risk="high",
+        timeout_ms=200,
+        approval={"required": True},
+        redact_approval_input=never,
+    )
+    async def pay(q: dict[str, Any]) -> str:
+        return "paid"
+
+    registry = create_capability_registry([pay])
+    made = await registry.invoke("pay", {"amount": 1}, FRAME)
+    with pytest.raises(ExecutionFailedError):
+        await asyncio.wait_for(registry.redact_approval_input(made.request), 10)
+    await asyncio.wait_for(cancelled.wait(), 10)

@@ -21,20 +21,9 @@ use orpc_agent_core::{Invocation, Surface};
 
 use crate::convert::{FfiHostInput, frame, parse_json, start_verdict};
 use crate::invocation::FfiInvocation;
-use crate::records::{FfiApprovalRequest, FfiFrameDetails, FfiRedactionInfo};
+use crate::records::{FfiApprovalRequest, FfiFrameDetails};
 use crate::{FfiError, invalid_input};
-
-/// How an approval UI may show a request's input (`redactApprovalInput`).
-#[derive(Debug, uniffi::Record)]
-pub struct FfiApprovalView {
-    /// `ffi::approval_view_code` (Swift's `ApprovalViewCode`): show
-    /// `input_json` as stored, or through the `redact.approvalInput` of
-    /// capability `capability_index` with `info`. (Capability gone: NOT_FOUND.)
-    pub kind: u8,
-    pub capability_index: u32,
-    pub input_json: Option<String>,
-    pub info: Option<FfiRedactionInfo>,
-}
+pub use approvals::FfiApprovalView;
 
 /// Who may resume a request (`FfiRegistry::resume`); the core decides.
 #[derive(Debug, uniffi::Enum)]

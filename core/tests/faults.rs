@@ -758,3 +758,36 @@ fn a_sqlite_store_that_cannot_be_created_is_a_typed_error() {
     assert_eq!(ce.code, ErrorCode::Internal);
     assert_eq!(ce.details, Some(json!({"store": "cannot-open"})));
 }
+
+/// An approval-input redactor that never finishes holds no approval UI:
+/// past the capability's timeout (the core's bound, as for its other
+/// hooks) the view is EXECUTION_FAILED, as for one that fails.
+#[tokio::test(start_paused = true)]
+async fn an_approval_input_redactor_that_never_finishes_fails_the_view_at_the_timeout() {
+    let reg = caps(json!({"timeoutMs": 300, "approval": {"required": true},
+                          "redact": {"output": true, "approvalInput": true}}));
+    let d = builder(&reg)
+        .handler("orders.cancel", Probe::new(Mode::ReturnSecret))
+        .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
+        .redact_approval_input(
+            "orders.cancel",
+            Arc::new(Redact {
+                hang: Some(Mode::Pending),
+            }),
+        )
+        .build()
+        .unwrap();
+    let o = d
+        .invoke("orders.cancel", json!({"id": "o-1"}), Call::new(frame()))
+        .await;
+    let Outcome::ApprovalRequired(req) = o else {
+        panic!("{o:?}")
+    };
+    let (view, took) = timed(d.redact_approval_input(&req, None)).await;
+    assert_eq!(view.unwrap_err().code, ErrorCode::ExecutionFailed);
+    assert_eq!(
+        took,
+        Duration::from_millis(300),
+        "bounded by the capability's timeout"
+    );
+}

@@ -19,11 +19,15 @@ from .schema import restore
 from .types import ApprovalRequest, RedactionInfo
 
 
-async def approval_view(spec: CapabilitySpec, request: ApprovalRequest, info: Any, context: Any) -> Any:
+async def approval_view(
+    spec: CapabilitySpec, request: ApprovalRequest, info: Any, context: Any, timeout_ms: int
+) -> Any:
     """The view, or ``ExecutionFailedError`` in the core's words when the
-    hook fails (raises, its own ``CancelledError`` too): never the input.
-    An async hook runs as a task of its own, so a cancellation of the
-    caller (at the wait) is told from the hook's own (its result)."""
+    hook fails (raises, its own ``CancelledError`` too) or an async hook
+    outlasts ``timeout_ms`` (the core's bound: it is cancelled and not
+    awaited, so it holds no approval UI or MCP call): never the input. An
+    async hook runs as a task of its own, so a cancellation of the caller
+    (at the wait) is told from the hook's own (its result)."""
     redactor = spec.redact_approval_input
     if redactor is None:  # unreachable: the core refuses the build (a declared hook with no implementation)
         raise InternalError("no approval-input redactor")
@@ -42,10 +46,13 @@ async def approval_view(spec: CapabilitySpec, request: ApprovalRequest, info: An
         return view
     task = asyncio.ensure_future(view)
     try:
-        await asyncio.wait((task,))
+        done, _ = await asyncio.wait((task,), timeout=timeout_ms / 1000)
     except asyncio.CancelledError:
         task.cancel()  # the caller's: the hook stops too
         raise
+    if not done:
+        task.cancel()  # past its bound: not awaited
+        raise ExecutionFailedError(_native.APPROVAL_VIEW_FAILED_MESSAGE)
     try:
         return task.result()
     except APP_FAILURES as exc:  # its own CancelledError too

@@ -205,12 +205,12 @@ class CapabilityRegistry:
         surface and actor. The hash still binds the full input."""
         # A request whose capability this registry does not serve raises the
         # core's NOT_FOUND (SI-8), as in Node and Swift.
-        view, index, info = self._native.approval_input_view(request.to_dict())
+        view, index, info, timeout_ms = self._native.approval_input_view(request.to_dict())
         if view == _native.APPROVAL_VIEW_AS_STORED:
             return request.input
         if view != _native.APPROVAL_VIEW_REDACT or info is None:
             raise InternalError(_native.INTERNAL_MESSAGE)
-        return await approval_view(self._specs[index], request, info, context)
+        return await approval_view(self._specs[index], request, info, context, timeout_ms)
 
     def inspect(self) -> dict[str, Any]:
         """The core's report: resolved values, surfaces, tool names, warnings."""

@@ -58,7 +58,7 @@ impl NativeRegistry {
     }
 
     /// How an approval UI may show a request's input: `(code,
-    /// capability_index, info)`, `code` one of the core's
+    /// capability_index, info, timeout_ms)`, `code` one of the core's
     /// `ffi::approval_view_code` (`APPROVAL_VIEW_AS_STORED`: show as
     /// stored; `APPROVAL_VIEW_REDACT`: call that capability's
     /// `redact_approval_input` with `info`). A request whose capability is
@@ -67,7 +67,7 @@ impl NativeRegistry {
         &self,
         py: Python<'py>,
         request: &Bound<'py, PyAny>,
-    ) -> PyResult<(u8, u32, Option<Bound<'py, PyAny>>)> {
+    ) -> PyResult<(u8, u32, Option<Bound<'py, PyAny>>, u64)> {
         let json = py_to_json(request).map_err(to_py_err(py))?;
         let request = ApprovalRequest::from_view_json(json)
             .map_err(|e| PyValueError::new_err(format!("not an approval request: {e}")))?;
@@ -80,7 +80,8 @@ impl NativeRegistry {
             Some(info) => Some(crate::convert::record_to_py(py, info, "redaction info")?),
             None => None,
         };
-        Ok((view.code, view.capability_index, info))
+        // `timeout_ms`: how long the redactor may take (the core's bound).
+        Ok((view.code, view.capability_index, info, view.timeout_ms))
     }
 }
 

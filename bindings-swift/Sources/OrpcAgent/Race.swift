@@ -59,6 +59,32 @@ extension Driver {
     }
 }
 
+/// `work`'s value, or `nil` when it has not settled by `deadlineMs` on
+/// `clock` (it is then cancelled and not awaited, as a hook past its
+/// deadline in the driver). A hook outside a call — the approval-input
+/// redactor an approval UI asks for — holds no caller past the core's
+/// bound. The caller's cancellation is a failure (`CancellationError`).
+func settled<T: Sendable>(
+    by deadlineMs: UInt64, on clock: any AgentClock, _ work: @escaping @Sendable () async throws -> T
+) async throws -> T? {
+    let first = FirstOf<Result<T, Error>?>()
+    return try await withTaskCancellationHandler {
+        first.arm(clock.schedule(atMs: deadlineMs) { first.finish { nil } })
+        if !first.isFinished {
+            first.started(
+                startTask {
+                    let r: Result<T, Error>
+                    do { r = .success(try await work()) } catch { r = .failure(error) }
+                    first.finish { r }
+                })
+        }
+        if let early = first.takeEarly() { return try early?.get() }
+        return try await withUnsafeContinuation { first.attach($0) }?.get()
+    } onCancel: {
+        first.finish { .failure(CancellationError()) }
+    }
+}
+
 /// Starts `body` in a task of its own, which the caller can abandon at a
 /// deadline (SI-9). Where the toolchain and the OS have `Task.immediate`
 /// (Swift 6.2; macOS/iOS 26), the task starts on the calling thread and

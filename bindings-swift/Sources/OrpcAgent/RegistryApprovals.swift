@@ -89,13 +89,26 @@ extension CapabilityRegistry {
                 throw CoreJSON.malformed("approval input view", field: "info", expected: "present")
             }
             let info = try RedactionInfo(core: recorded, context: context)
+            // Bounded by the core's `timeoutMs`: a redactor that never
+            // settles fails the view, as one that throws.
+            let clock = options.clock
+            let redacted: JSONValue?
             do {
-                return try await redact(input, info)
+                redacted = try await settled(by: clock.nowMs().addingSaturated(view.timeoutMs), on: clock) {
+                    try await redact(input, info)
+                }
             } catch {
                 options.logger.log(
                     OperatorFailure(capabilityId: info.capabilityId, hook: .approvalInputRedactor, error: error))
                 throw CapabilityError(.executionFailed, approvalViewFailedMessage)
             }
+            guard let redacted else {
+                let late = CapabilityError(.timeout, "the redactor did not finish within its \(view.timeoutMs) ms")
+                options.logger.log(
+                    OperatorFailure(capabilityId: info.capabilityId, hook: .approvalInputRedactor, error: late))
+                throw CapabilityError(.executionFailed, approvalViewFailedMessage)
+            }
+            return redacted
         case nil:
             throw CapabilityError(.internal, "unknown approval view")
         }

@@ -2020,6 +2020,10 @@ public struct FfiApprovalView: Equatable, Hashable {
     public var capabilityIndex: UInt32
     public var inputJson: String?
     public var info: FfiRedactionInfo?
+    /**
+     * How long the redactor may take (the core's bound; 0 when none runs).
+     */
+    public var timeoutMs: UInt64
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -2028,11 +2032,15 @@ public struct FfiApprovalView: Equatable, Hashable {
          * `ffi::approval_view_code` (Swift's `ApprovalViewCode`): show
          * `input_json` as stored, or through the `redact.approvalInput` of
          * capability `capability_index` with `info`. (Capability gone: NOT_FOUND.)
-         */kind: UInt8, capabilityIndex: UInt32, inputJson: String?, info: FfiRedactionInfo?) {
+         */kind: UInt8, capabilityIndex: UInt32, inputJson: String?, info: FfiRedactionInfo?, 
+        /**
+         * How long the redactor may take (the core's bound; 0 when none runs).
+         */timeoutMs: UInt64) {
         self.kind = kind
         self.capabilityIndex = capabilityIndex
         self.inputJson = inputJson
         self.info = info
+        self.timeoutMs = timeoutMs
     }
 
     
@@ -2054,7 +2062,8 @@ public struct FfiConverterTypeFfiApprovalView: FfiConverterRustBuffer {
                 kind: FfiConverterUInt8.read(from: &buf), 
                 capabilityIndex: FfiConverterUInt32.read(from: &buf), 
                 inputJson: FfiConverterOptionString.read(from: &buf), 
-                info: FfiConverterOptionTypeFfiRedactionInfo.read(from: &buf)
+                info: FfiConverterOptionTypeFfiRedactionInfo.read(from: &buf), 
+                timeoutMs: FfiConverterUInt64.read(from: &buf)
         )
     }
 
@@ -2063,6 +2072,7 @@ public struct FfiConverterTypeFfiApprovalView: FfiConverterRustBuffer {
         FfiConverterUInt32.write(value.capabilityIndex, into: &buf)
         FfiConverterOptionString.write(value.inputJson, into: &buf)
         FfiConverterOptionTypeFfiRedactionInfo.write(value.info, into: &buf)
+        FfiConverterUInt64.write(value.timeoutMs, into: &buf)
     }
 }
 
@@ -4111,7 +4121,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_async() != 6698) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_input_view() != 2130) {
+    if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approval_input_view() != 57806) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_orpc_agent_swift_checksum_method_ffiregistry_approvals_page_async() != 47961) {

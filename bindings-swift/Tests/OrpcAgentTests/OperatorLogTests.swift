@@ -123,6 +123,39 @@ final class OperatorLogTests: XCTestCase {
         }
     }
 
+    /// An approval-input redactor that never settles holds no approval UI:
+    /// past the capability's timeout (the core's bound) the view fails as a
+    /// throwing one does, and the operator is told.
+    func testAnApprovalInputRedactorThatNeverSettlesFailsTheViewAtItsBound() async throws {
+        let log = Locked<[OperatorFailure]>([])
+        let gated = AgentMeta(
+            description: "Write.", expose: [.mcp: true], sideEffect: .write, risk: .high, timeoutMs: 200,
+            approval: .init(required: true))
+        let reg = try registry(
+            [
+                Capability(
+                    "hr.write", meta: gated,
+                    redactApprovalInput: { _, _ in
+                        // Suspended for good, deaf to cancellation, using no thread.
+                        await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+                        return .null
+                    }
+                ) { (x: JSONValue, _) in x }
+            ], log: log)
+        let pending: Outcome<JSONValue> = try await reg.invoke(
+            "hr.write", input: ["pin": "1234"] as JSONValue, frame: frame)
+        let request = try XCTUnwrap(pending.approval)
+        do {
+            _ = try await reg.approvalInput(request.id)
+            XCTFail("the view of a redactor that never settled")
+        } catch let e as CapabilityError {
+            XCTAssertEqual(e.code, .executionFailed)
+        }
+        let got = log.with { $0 }
+        XCTAssertEqual(got.map(\.hook), [.approvalInputRedactor])
+        XCTAssertEqual(got.first?.capabilityId, "hr.write")
+    }
+
     func testThrowingHostPoliciesAreLoggedWithTheirPlace() async throws {
         let log = Locked<[OperatorFailure]>([])
         let broken = HostPolicy(name: "fraud") { _ in throw StoreError() }

@@ -8,7 +8,22 @@ use orpc_agent_core::approval::ApprovalRequest;
 use orpc_agent_core::ffi::{ApprovalView, ResumeLimit};
 use orpc_agent_core::{CapabilityRegistry, Frame, Invocation, InvokeOptions};
 
-use super::{FfiApprovalView, FfiResumeLimit};
+use super::FfiResumeLimit;
+use crate::records::FfiRedactionInfo;
+
+/// How an approval UI may show a request's input (`redactApprovalInput`).
+#[derive(Debug, uniffi::Record)]
+pub struct FfiApprovalView {
+    /// `ffi::approval_view_code` (Swift's `ApprovalViewCode`): show
+    /// `input_json` as stored, or through the `redact.approvalInput` of
+    /// capability `capability_index` with `info`. (Capability gone: NOT_FOUND.)
+    pub kind: u8,
+    pub capability_index: u32,
+    pub input_json: Option<String>,
+    pub info: Option<FfiRedactionInfo>,
+    /// How long the redactor may take (the core's bound; 0 when none runs).
+    pub timeout_ms: u64,
+}
 
 impl FfiResumeLimit {
     /// The core invocation that resumes `approval_id` as this limit allows
@@ -41,6 +56,7 @@ impl FfiApprovalView {
             capability_index: view.capability_index,
             input_json: Some(request.input.to_string()),
             info: view.info.map(Into::into),
+            timeout_ms: view.timeout_ms,
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct ApprovalView<'a> {
     /// What the redactor is told: the request's recorded surface and actor
     /// (`REDACT`); `None` otherwise.
     pub info: Option<RedactionInfo<'a>>,
+    /// How long the redactor may take (`REDACT`: the capability's timeout;
+    /// past it the view fails as a throwing redactor's does); 0 otherwise.
+    pub timeout_ms: u64,
 }
 
 impl BindingRegistry {
@@ -48,14 +51,17 @@ impl BindingRegistry {
                 code: approval_view_code::AS_STORED,
                 capability_index: 0,
                 info: None,
+                timeout_ms: 0,
             }),
             ApprovalInputView::Redact {
                 capability_index,
                 info,
+                timeout_ms,
             } => Ok(ApprovalView {
                 code: approval_view_code::REDACT,
                 capability_index,
                 info: Some(info),
+                timeout_ms,
             }),
         }
     }

@@ -526,16 +526,22 @@ impl Driver {
             ApprovalInputView::Redact {
                 capability_index,
                 info,
+                timeout_ms,
             } => {
                 let redactor = self
                     .hooks
                     .get(capability_index as usize)
                     .and_then(|h| h.redact_approval_input.as_ref())
                     .ok_or_else(|| internal("no approval-input redactor"))?;
-                // A redactor that fails or panics (a Rust host's throw): the
-                // view is EXECUTION_FAILED, as in every binding.
-                unless_panicked(|| redactor.redact(&request.input, info, context))
+                // A redactor that fails, panics (a Rust host's throw) or
+                // outlasts its bound: the view is EXECUTION_FAILED, as in
+                // every binding.
+                let bound = std::time::Duration::from_millis(timeout_ms);
+                let redacted = unless_panicked(|| redactor.redact(&request.input, info, context));
+                tokio::time::timeout(bound, redacted)
                     .await
+                    .ok()
+                    .flatten()
                     .and_then(Result::ok)
                     .ok_or_else(|| {
                         CapabilityError::new(

@@ -56,6 +56,7 @@ pub fn approval_input_redaction<'a>(
             ApprovalInputView::Redact {
                 capability_index: cap.index,
                 info: RedactionInfo::for_request(request),
+                timeout_ms: cap.timeout_ms,
             }
         } else {
             ApprovalInputView::AsStored
@@ -72,6 +73,10 @@ pub enum ApprovalInputView<'a> {
     Redact {
         capability_index: u32,
         info: RedactionInfo<'a>,
+        /// How long the hook may take (the capability's timeout, as for
+        /// its other hooks): past it the view fails as if the hook threw,
+        /// so a hook that never settles holds no approval UI or MCP call.
+        timeout_ms: u64,
     },
     /// The capability declares no approval-input redactor.
     AsStored,
