@@ -79,8 +79,8 @@ export function frameText(value: Record<string, unknown>): string {
   // JSON reads), named from the actor as Python names them: `/attributes/org`.
   const actor = value.actor as { roles?: unknown; attributes?: unknown } | null | undefined;
   if (typeof actor === "object" && actor !== null) {
-    if (actor.roles !== undefined) refuseNotJson(actor.roles, "/roles", 1);
-    if (actor.attributes !== undefined) refuseNotJson(actor.attributes, "/attributes", 1);
+    if (actor.roles !== undefined) refuseNotJson(actor.roles, "/roles");
+    if (actor.attributes !== undefined) refuseNotJson(actor.attributes, "/attributes");
   }
   let text: string | undefined;
   let error: unknown;
@@ -104,47 +104,57 @@ export function frameText(value: Record<string, unknown>): string {
 }
 
 /**
- * Refuses the first value under `path` that `JSON.stringify` would write as
+ * Refuses the first value under `root` that `JSON.stringify` would write as
  * another value or leave out: a NaN or infinite number, an object other
  * than an array or a plain object (a Map, Set, Date, Number or class
- * instance), a function or symbol, an array item `undefined`. (An object
- * property `undefined` is absent, as in every binding.) A walk of at most
- * the core's depth: a cycle, or deeper nesting, is left to the JSON
- * writer's own refusal. A BigInt is written exactly by the façade's writer.
+ * instance; a plain object of another realm is plain), a function or
+ * symbol, an array item `undefined`. (An object property `undefined` is
+ * absent, as in every binding.) Own enumerable keys only, as JSON reads
+ * them. A walk of at most the core's depth that never enters an object on
+ * its own path: a cycle, or deeper nesting, is left to the JSON writer's
+ * own refusal. A BigInt is written exactly by the façade's writer. The
+ * pointer is built only for a refusal (`keys`: the path's keys so far).
  */
-function refuseNotJson(v: unknown, path: string, depth: number): void {
+function refuseNotJson(v: unknown, root: string, keys: string[] = [], path: object[] = []): void {
+  const at = () => root + keys.map((k) => `/${k.replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
   switch (typeof v) {
     case "string":
     case "boolean":
     case "bigint":
       return;
     case "number":
-      if (!Number.isFinite(v)) fail("NON_FINITE_NUMBER", path);
+      if (!Number.isFinite(v)) fail("NON_FINITE_NUMBER", at());
       return;
     case "object":
       break;
     default:
-      fail("NOT_JSON_VALUE", path, `a ${typeof v}`);
+      fail("NOT_JSON_VALUE", at(), `a ${typeof v}`);
   }
-  if (v === null || depth >= MAX_HASH_DEPTH) return;
-  if (v instanceof Number && !Number.isFinite(Number(v))) fail("NON_FINITE_NUMBER", path);
+  if (v === null || path.length >= MAX_HASH_DEPTH || path.includes(v)) return;
+  if (v instanceof Number && !Number.isFinite(Number(v))) fail("NON_FINITE_NUMBER", at());
+  path.push(v);
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
-      const item: unknown = v[i];
-      if (item === undefined) fail("NOT_JSON_VALUE", `${path}/${i}`, "an undefined");
-      refuseNotJson(item, `${path}/${i}`, depth + 1);
+      keys.push(String(i));
+      if (v[i] === undefined) fail("NOT_JSON_VALUE", at(), "an undefined");
+      refuseNotJson(v[i], root, keys, path);
+      keys.pop();
     }
-    return;
+  } else {
+    const proto = Object.getPrototypeOf(v);
+    const plain = proto === null || Object.getPrototypeOf(proto) === null;
+    if (!plain || typeof (v as { toJSON?: unknown }).toJSON === "function") {
+      fail("NOT_JSON_VALUE", at(), `a ${(v as object).constructor?.name ?? "non-plain object"}`);
+    }
+    for (const key of Object.keys(v)) {
+      const item = (v as Record<string, unknown>)[key];
+      if (item === undefined) continue;
+      keys.push(key);
+      refuseNotJson(item, root, keys, path);
+      keys.pop();
+    }
   }
-  const proto = Object.getPrototypeOf(v);
-  if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === "function") {
-    fail("NOT_JSON_VALUE", path, `a ${(v as object).constructor?.name ?? "non-plain object"}`);
-  }
-  for (const key in v) {
-    const item = (v as Record<string, unknown>)[key];
-    if (item !== undefined)
-      refuseNotJson(item, `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`, depth + 1);
-  }
+  path.pop();
 }
 
 /** Whether the frame carries more than a known surface and an actor. */

@@ -207,8 +207,11 @@ test("a redactor reads the actor's large integer attributes exactly", async () =
   assert.equal((await registry.invoke("read", {}, { surface: "direct", actor: numbers })).status, "ok");
   assert.equal(infos[1].actor.attributes.wide, 2 ** 60);
   // A frame with no JSON form is the app's error (INTERNAL), not the caller's.
+  // (Two ways back to itself: a walk that re-entered its own path would
+  // take 2^depth steps before the writer's refusal.)
   const cyclic = { id: "bob", attributes: {} };
   cyclic.attributes.self = cyclic;
+  cyclic.attributes.again = cyclic.attributes;
   await assert.rejects(registry.invoke("read", {}, { surface: "direct", actor: cyclic }), {
     code: "INTERNAL",
   });

@@ -33,7 +33,13 @@ export async function modelSafe(
     output = await result;
   } catch (error) {
     if (error instanceof AiSdkApprovalRequiredError || error instanceof AiSdkToolError) throw error;
-    if (error instanceof CapabilityError) throw new AiSdkToolError(error);
+    let told: AiSdkToolError | undefined;
+    try {
+      if (error instanceof CapabilityError) told = new AiSdkToolError(error);
+    } catch (unreadable) {
+      failed("the tool call's error", unreadable); // a getter of the app's error that throws
+    }
+    if (told !== undefined) throw told;
     failed("the tool call", error);
     throw new AiSdkToolError(new CapabilityError("INTERNAL", INTERNAL_MESSAGE));
   }

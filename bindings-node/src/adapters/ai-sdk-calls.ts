@@ -11,6 +11,7 @@ import type { ModelMessage } from "ai";
 
 import type { Frame } from "../types.js";
 import { INTERNAL_MESSAGE } from "../errors.js";
+import { LONE_SURROGATE } from "../json.js";
 import { N } from "../native.js";
 import { invokeToHandler, type HandlerHold, type Settled } from "../handler-hold.js";
 import type { AiSdkToolsOptions } from "./ai-sdk.js";
@@ -188,6 +189,30 @@ export async function recordDecision(
     }
   } else {
     await state.registry.approvals.reject(requestId, decision);
+  }
+}
+
+/**
+ * A person's denial, with their reason when the core takes it; whether it
+ * was recorded. A reason the core refuses (longer than a decision may
+ * carry, no text) is left out rather than lose the denial: free text from a
+ * chat UI is not the caller's to fix. A request the core will not reject
+ * (decided elsewhere, expired, gone) is settled as it stands: its resume
+ * reports what became of it, as after an approval decided elsewhere.
+ */
+export async function recordDenial(state: ToolSetState, requestId: string, reason: unknown): Promise<boolean> {
+  const text = typeof reason === "string" && !LONE_SURROGATE.test(reason) ? reason : undefined;
+  try {
+    try {
+      await recordDecision(state, requestId, false, text);
+    } catch (error) {
+      if (text === undefined || !(error instanceof CapabilityError) || error.code !== "INVALID_INPUT") throw error;
+      await recordDecision(state, requestId, false);
+    }
+    return true;
+  } catch (error) {
+    if (error instanceof CapabilityError && error.code !== "INVALID_INPUT" && error.code !== "INTERNAL") return false;
+    throw error;
   }
 }
 

@@ -55,20 +55,13 @@ import type { ModelMessage, Tool, ToolSet } from "ai";
 
 import { optionalPeer } from "./optional-peer.js";
 import { N } from "../native.js";
-import {
-  executeGoverned,
-  gateNeedsApproval,
-  heldRequestId,
-  recordDecision,
-  type ToolSetState,
-} from "./ai-sdk-calls.js";
+import { executeGoverned, gateNeedsApproval, heldRequestId, recordDenial, type ToolSetState } from "./ai-sdk-calls.js";
 import { forgetUnread, takeGated } from "./ai-sdk-gated.js";
 import { MESSAGES, modelSafe } from "./ai-sdk-answers.js";
 import { callsAskedAbout, presentedForApproval } from "./ai-sdk-history.js";
 import { preliminaryResults } from "./ai-sdk-progress.js";
 import { approvalKey, sharedApprovalIds, type ApprovalIdStore } from "./approval-ids.js";
 import { frameFields } from "../frame-crossing.js";
-import { LONE_SURROGATE } from "../json.js";
 import {
   CapabilityError,
   logAdapterFailure,
@@ -217,26 +210,11 @@ export async function settleAiSdkApprovalResponses(tools: ToolSet, messages: Mod
     const key = approvalKey(state.frame, call.toolCallId, call.toolName, call.input);
     const requestId = key === undefined ? undefined : state.approvalIds.get(key);
     if (key === undefined || requestId === undefined) continue;
-    await recordDenial(state, requestId, part.reason);
-    state.approvalIds.delete(key); // only once recorded: a failure leaves it to settle again
-    rejected.push(requestId);
+    const recorded = await recordDenial(state, requestId, part.reason);
+    state.approvalIds.delete(key); // only once settled: a failure leaves it to settle again
+    if (recorded) rejected.push(requestId);
   }
   return rejected;
-}
-
-/**
- * A person's denial, with their reason when the core takes it. A reason it
- * refuses (longer than a decision may carry, no text) is left out rather
- * than lose the denial: free text from a chat UI is not the caller's to fix.
- */
-async function recordDenial(state: ToolSetState, requestId: string, reason: unknown): Promise<void> {
-  const text = typeof reason === "string" && !LONE_SURROGATE.test(reason) ? reason : undefined;
-  try {
-    await recordDecision(state, requestId, false, text);
-  } catch (error) {
-    if (text === undefined || !(error instanceof CapabilityError) || error.code !== "INVALID_INPUT") throw error;
-    await recordDecision(state, requestId, false);
-  }
 }
 
 function stateOf(tools: ToolSet): ToolSetState {

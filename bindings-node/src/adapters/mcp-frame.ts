@@ -23,15 +23,21 @@ export function settledWithin<F extends AdapterFrame | undefined>(
   signal: AbortSignal | undefined,
 ): Promise<F> {
   return new Promise((resolve, reject) => {
-    const stop = (why: string) => () => reject(new Error(`the frame function ${why}`));
-    // (At most `setTimeout`'s range, 2^31 − 1 ms.)
-    const timer = setTimeout(stop(`did not settle within ${timeoutMs} ms`), Math.min(timeoutMs, 2 ** 31 - 1));
-    const cancelled = stop("was still running when the request was cancelled");
-    signal?.addEventListener("abort", cancelled, { once: true });
     const done = () => {
       clearTimeout(timer);
       signal?.removeEventListener("abort", cancelled);
     };
+    // Whoever ends the wait clears the other: no timer keeps the process
+    // alive, no listener stays on the signal.
+    const stop = (why: string) => () => {
+      done();
+      reject(new Error(`the frame function ${why}`));
+    };
+    const cancelled = stop("was still running when the request was cancelled");
+    // (At most `setTimeout`'s range, 2^31 − 1 ms.)
+    const timer = setTimeout(stop(`did not settle within ${timeoutMs} ms`), Math.min(timeoutMs, 2 ** 31 - 1));
+    if (signal?.aborted === true) return cancelled();
+    signal?.addEventListener("abort", cancelled, { once: true });
     frame.then(
       (app) => {
         done();

@@ -898,6 +898,21 @@ describe("toAiSdkTools", () => {
       assert.equal(request.decisionReason, undefined);
     }
     assert.equal(calls.length, 0);
+    // A denial of a request decided elsewhere meanwhile settles as it stands,
+    // once (its resume reports what became of it); it never throws again.
+    const first = await generateText({
+      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-9", amount: 3 })),
+      tools,
+      messages: prompt,
+    });
+    const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
+    const [pending] = await registry.approvals.list({ status: "pending" });
+    await registry.approvals.approve(pending.id, { approver: "lead" });
+    const denial = { type: "tool-approval-response", approvalId: approval.approvalId, approved: false, reason: "no" };
+    const messages = [...prompt, ...first.response.messages, { role: "tool", content: [denial] }];
+    assert.deepEqual(await settleAiSdkApprovalResponses(tools, messages), []);
+    assert.deepEqual(await settleAiSdkApprovalResponses(tools, messages), []);
+    assert.equal((await registry.approvals.get(pending.id)).status, "approved");
   });
 
   it("leaves the decision to the core: an undecided request does not run", async () => {

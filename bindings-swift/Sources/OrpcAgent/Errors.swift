@@ -122,6 +122,20 @@ public enum CapabilityError: Error, Sendable, Hashable, CustomStringConvertible 
     public var details: JSONValue? { info.details }
     public var description: String { "\(code.rawValue): \(message)" }
 
+    /// Equal when code, message, details and the resolved `retryable` are:
+    /// `.timeout(ErrorInfo("late"))` (no flag: the default) equals the same
+    /// error as the core sends it (`retryable: true`).
+    public static func == (a: CapabilityError, b: CapabilityError) -> Bool {
+        a.code == b.code && a.message == b.message && a.details == b.details && a.retryable == b.retryable
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(details)
+        hasher.combine(retryable)
+    }
+
     /// `{code, message, retryable, kind, details?}`, as every binding shows it.
     public var json: JSONValue {
         var o = JSONObject()

@@ -97,6 +97,8 @@ extension CapabilityRegistry {
                 redacted = try await settled(by: clock.nowMs().addingSaturated(view.timeoutMs), on: clock) {
                     try await redact(input, info)
                 }
+            } catch is CancellationError where Task.isCancelled {
+                throw CancellationError()  // the caller's own: not the redactor's failure
             } catch {
                 options.logger.log(
                     OperatorFailure(capabilityId: info.capabilityId, hook: .approvalInputRedactor, error: error))

@@ -21,6 +21,11 @@ final class ErrorCodeDriftTests: XCTestCase {
         XCTAssertTrue(CapabilityError.timeout(ErrorInfo("upstream slow")).retryable)
         XCTAssertFalse(CapabilityError.executionFailed(ErrorInfo("x")).retryable)
         XCTAssertTrue(CapabilityError.timeout(ErrorInfo("x")).json["retryable"] == .bool(true))
+        // Equal to the same error as the core sends it (the flag resolved).
+        XCTAssertEqual(
+            CapabilityError.timeout(ErrorInfo("x")), CapabilityError(.timeout, ErrorInfo("x", retryable: true)))
+        XCTAssertNotEqual(CapabilityError.timeout(ErrorInfo("x")), CapabilityError(.timeout, "x", retryable: false))
+        XCTAssertEqual(Set([CapabilityError.timeout(ErrorInfo("x")), CapabilityError(.timeout, "x")]).count, 1)
     }
 
     func testSurfacesEqualTheCoreInIndexOrder() {
