@@ -937,3 +937,17 @@ test("an approval-input redactor that never settles fails the view at the capabi
   assert.ok(Date.now() - t0 < 10_000);
   registry.close();
 });
+
+// A host policy's reason is the app's text at run time, shown to the model,
+// audited and stored with a request: the core cuts it to 4 096 bytes.
+test("a host policy's reason of megabytes reaches the caller cut to the core's bound", async () => {
+  const registry = await createCapabilityRegistry(
+    { read: base.meta({ agent: agent() }).handler(async () => "ok") },
+    { policies: [async () => ({ decision: "deny", reason: "x".repeat(5_000_000) })] },
+  );
+  const e = await registry.invoke("read", {}, { surface: "direct" }).catch((x) => x);
+  assert.equal(e.code, "POLICY_DENIED");
+  assert.ok(e.message.length < 5_000, `${e.message.length} characters`);
+  assert.ok(e.message.includes("x".repeat(1_000)));
+  registry.close();
+});

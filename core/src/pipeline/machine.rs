@@ -1173,6 +1173,7 @@ impl Invocation {
         let Some(spec) = policy_at(&registry, self.capability, scope, index) else {
             return self.internal("policy missing");
         };
+        let d = d.with_bounded_reason();
         if self.apply_decision(spec, scope, index, d, failed) == Flow::Continue {
             self.run_policies(scope, index + 1);
         }

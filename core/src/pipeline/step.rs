@@ -32,6 +32,29 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// The decision with its reason cut to
+    /// [`crate::approval::MAX_DECISION_REASON_BYTES`] (at a character
+    /// boundary, ending in `…`): a host policy's reason is the app's text at
+    /// run time, shown to the model, audited and stored with a request, and
+    /// an unbounded one (megabytes) would be all three.
+    pub fn with_bounded_reason(mut self) -> Decision {
+        const MAX: usize = crate::approval::MAX_DECISION_REASON_BYTES;
+        if let Decision::Deny { reason: Some(r) }
+        | Decision::RequireApproval {
+            reason: Some(r), ..
+        } = &mut self
+            && r.len() > MAX
+        {
+            let mut end = MAX - '…'.len_utf8();
+            while !r.is_char_boundary(end) {
+                end -= 1;
+            }
+            r.truncate(end);
+            r.push('…');
+        }
+        self
+    }
+
     /// The wire spelling used in audit records.
     pub const fn as_str(&self) -> &'static str {
         match self {
@@ -396,5 +419,29 @@ impl Answer {
             Answer::Audited => "Audited",
             Answer::Malformed { .. } => "Malformed",
         }
+    }
+}
+
+#[cfg(test)]
+mod reason_bound_tests {
+    use super::Decision;
+    use crate::approval::MAX_DECISION_REASON_BYTES as MAX;
+
+    #[test]
+    fn a_host_policys_reason_is_cut_to_the_bound_at_a_character_boundary() {
+        let long = "é".repeat(MAX); // two bytes each
+        let Decision::Deny { reason: Some(r) } =
+            (Decision::Deny { reason: Some(long) }).with_bounded_reason()
+        else {
+            panic!("not a deny")
+        };
+        assert!(r.len() <= MAX && r.ends_with('…'), "{}", r.len());
+        let short = Decision::RequireApproval {
+            approval_type: None,
+            reason: Some("why".into()),
+            expires_in_ms: None,
+        };
+        assert_eq!(short.clone().with_bounded_reason(), short);
+        assert_eq!(Decision::Allow.with_bounded_reason(), Decision::Allow);
     }
 }
