@@ -116,8 +116,20 @@ ST
     mkdir -p "$(dirname "$STATE")"
     mv "$STATE.tmp" "$STATE"
     BIN="$bin" DIR="$dir" PGDATA="$dir/data" PORT="$port"
-    as_pg "$bin/pg_ctl" -D "$PGDATA" -l "$DIR/server.log" -w -t 60 start >/dev/null \
-        || { cat "$DIR/server.log" >&2; exit 1; }
+    # The port was free when picked, but another process may bind it before
+    # the server does: then a new port, at most three times.
+    local tries=1
+    until as_pg "$bin/pg_ctl" -D "$PGDATA" -l "$DIR/server.log" -w -t 60 start >/dev/null; do
+        if [ "$tries" -lt 3 ] && grep -q "could not bind\|Address already in use" "$DIR/server.log"; then
+            tries=$((tries + 1))
+            port="$(free_port)" PORT="$port"
+            echo "port = $port" >>"$PGDATA/postgresql.conf"
+            sed -i "s/^PORT=.*/PORT=$port/" "$STATE"
+            continue
+        fi
+        cat "$DIR/server.log" >&2
+        exit 1
+    done
     "$BIN/psql" -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -c "CREATE ROLE tls_only LOGIN SUPERUSER" >/dev/null
     cmd_url
 }

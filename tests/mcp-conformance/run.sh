@@ -25,14 +25,14 @@ while [[ $1 != -- ]]; do
 done
 shift
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 rm -rf "$results"
 mkdir -p "$results"
 log=$results/server.log
 
-PORT=$port MCP_CONFORMANCE_FIXTURES=1 "$@" >"$log" 2>&1 &
-server=$!
+server=
 stop_server() {
+	[[ -n $server ]] || return 0
 	kill -TERM "$server" 2>/dev/null || return 0
 	for _ in $(seq $((STOP_S * 10))); do
 		kill -0 "$server" 2>/dev/null || return 0
@@ -43,20 +43,32 @@ stop_server() {
 trap stop_server EXIT
 trap 'exit 143' TERM INT # so that EXIT's trap runs
 
-# Wait for the port: poll a TCP connect every 0.1 s, at most START_S.
-deadline=$((SECONDS + START_S))
-until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-	if ! kill -0 "$server" 2>/dev/null; then
-		echo "$name: the server exited before listening on $port:" >&2
-		cat "$log" >&2
-		exit 1
-	fi
-	if ((SECONDS >= deadline)); then
-		echo "$name: nothing listening on $port after $START_S s:" >&2
-		cat "$log" >&2
-		exit 1
-	fi
-	sleep 0.1
+# Start the server on a free port and wait for it: poll a TCP connect every
+# 0.1 s, at most START_S. The port was free when picked, but another process
+# may bind it first: a server that exits saying so gets a new port, at most
+# three times.
+for attempt in 1 2 3; do
+	port=$(free_port)
+	PORT=$port MCP_CONFORMANCE_FIXTURES=1 "$@" >"$log" 2>&1 &
+	server=$!
+	deadline=$((SECONDS + START_S))
+	until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+		if ! kill -0 "$server" 2>/dev/null; then
+			if ((attempt < 3)) && grep -qi "EADDRINUSE\|address already in use" "$log"; then
+				continue 2
+			fi
+			echo "$name: the server exited before listening on $port:" >&2
+			cat "$log" >&2
+			exit 1
+		fi
+		if ((SECONDS >= deadline)); then
+			echo "$name: nothing listening on $port after $START_S s:" >&2
+			cat "$log" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+	break
 done
 
 url=http://127.0.0.1:$port/mcp
