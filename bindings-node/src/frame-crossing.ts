@@ -77,10 +77,13 @@ export function frameText(value: Record<string, unknown>): string {
   // NOT_JSON_VALUE, naming where), as Python and Swift refuse such a frame.
   // The fields the core reads of the actor (which may itself be any object
   // JSON reads), named from the actor as Python names them: `/attributes/org`.
-  const actor = value.actor as { roles?: unknown; attributes?: unknown } | null | undefined;
+  const actor = value.actor as { roles?: unknown; attributes?: unknown; toJSON?: unknown } | null | undefined;
   if (typeof actor === "object" && actor !== null) {
-    if (actor.roles !== undefined) refuseNotJson(actor.roles, "/roles");
-    if (actor.attributes !== undefined) refuseNotJson(actor.attributes, "/attributes");
+    // JSON would write what its `toJSON` returns, not the fields checked here.
+    if (typeof actor.toJSON === "function") fail("NOT_JSON_VALUE", "", "an actor with its own toJSON");
+    const seen = new Map<object, number>();
+    if (actor.roles !== undefined) refuseNotJson(actor.roles, "/roles", [], [], seen);
+    if (actor.attributes !== undefined) refuseNotJson(actor.attributes, "/attributes", [], [], seen);
   }
   let text: string | undefined;
   let error: unknown;
@@ -93,6 +96,9 @@ export function frameText(value: Record<string, unknown>): string {
   // is), which the façade's writer refuses as no JSON value, in Python's
   // words, rather than let the core read another text.
   if (text !== undefined && !/\d{16}/.test(text) && !text.includes("\\ud")) return text;
+  // Too large for a string (or too deep): no writer does better, and the
+  // façade's would build it piece by piece first. The app's frame: INTERNAL.
+  if (error instanceof RangeError) throw new CapabilityError("INTERNAL", INTERNAL_MESSAGE);
   try {
     return toJsonText(value);
   } catch (e) {
@@ -115,7 +121,7 @@ export function frameText(value: Record<string, unknown>): string {
  * own refusal. A BigInt is written exactly by the façade's writer. The
  * pointer is built only for a refusal (`keys`: the path's keys so far).
  */
-function refuseNotJson(v: unknown, root: string, keys: string[] = [], path: object[] = []): void {
+function refuseNotJson(v: unknown, root: string, keys: string[], path: object[], seen: Map<object, number>): void {
   const at = () => root + keys.map((k) => `/${k.replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
   switch (typeof v) {
     case "string":
@@ -131,26 +137,34 @@ function refuseNotJson(v: unknown, root: string, keys: string[] = [], path: obje
       fail("NOT_JSON_VALUE", at(), `a ${typeof v}`);
   }
   if (v === null || path.length >= MAX_HASH_DEPTH || path.includes(v)) return;
+  // An object already checked from as shallow a depth is not walked again:
+  // shared references would make the walk exponential.
+  const before = seen.get(v);
+  if (before !== undefined && before <= path.length) return;
+  seen.set(v, path.length);
   if (v instanceof Number && !Number.isFinite(Number(v))) fail("NON_FINITE_NUMBER", at());
+  const proto = Object.getPrototypeOf(v);
+  if (!Array.isArray(v) && proto !== null && Object.getPrototypeOf(proto) !== null) {
+    fail("NOT_JSON_VALUE", at(), `a ${(v as object).constructor?.name ?? "non-plain object"}`);
+  }
+  // JSON writes what `toJSON` returns (an array's too).
+  if (typeof (v as { toJSON?: unknown }).toJSON === "function") {
+    fail("NOT_JSON_VALUE", at(), Array.isArray(v) ? "an array with toJSON" : "an object with toJSON");
+  }
   path.push(v);
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       keys.push(String(i));
       if (v[i] === undefined) fail("NOT_JSON_VALUE", at(), "an undefined");
-      refuseNotJson(v[i], root, keys, path);
+      refuseNotJson(v[i], root, keys, path, seen);
       keys.pop();
     }
   } else {
-    const proto = Object.getPrototypeOf(v);
-    const plain = proto === null || Object.getPrototypeOf(proto) === null;
-    if (!plain || typeof (v as { toJSON?: unknown }).toJSON === "function") {
-      fail("NOT_JSON_VALUE", at(), `a ${(v as object).constructor?.name ?? "non-plain object"}`);
-    }
     for (const key of Object.keys(v)) {
       const item = (v as Record<string, unknown>)[key];
       if (item === undefined) continue;
       keys.push(key);
-      refuseNotJson(item, root, keys, path);
+      refuseNotJson(item, root, keys, path, seen);
       keys.pop();
     }
   }

@@ -99,6 +99,10 @@ test("an actor attribute JSON would write as another value is refused, never rea
       { org: { id: "evil" }, tags: ["a", undefined] },
       "input at /attributes/tags/1 is an undefined, which the JSON data model has no place for",
     ],
+    [
+      { org: { id: "evil" }, tags: Object.assign(["a"], { toJSON: () => ["b"] }) },
+      "input at /attributes/tags is an array with toJSON, which the JSON data model has no place for",
+    ],
   ];
   for (const [attributes, message] of refusals) {
     await assert.rejects(
@@ -106,7 +110,14 @@ test("an actor attribute JSON would write as another value is refused, never rea
       { code: "INVALID_INPUT", message, details: { reason: "NOT_JSON_VALUE" } },
     );
   }
+  // An actor whose own toJSON JSON would write instead of the fields checked.
+  const masked = { id: "ann", attributes: { org: { id: "good" } }, toJSON: () => ({ id: "ann" }) };
+  await assert.rejects(registry.invoke("orders.lookup", {}, { surface: "direct", actor: masked }), {
+    code: "INVALID_INPUT",
+  });
   assert.equal(runs, 0);
-  // What JSON holds as it is still runs.
+  // What JSON holds as it is still runs, shared references included.
   assert.equal(await call({ org: { id: "good" }, tags: ["a"], note: null }), "ok");
+  const shared = { leaf: 1 };
+  assert.equal(await call({ org: { id: "good" }, tree: { a: shared, b: [shared, shared] } }), "ok");
 });

@@ -43,8 +43,8 @@ stop_server() {
 trap stop_server EXIT
 trap 'exit 143' TERM INT # so that EXIT's trap runs
 
-# Start the server on a free port and wait for it: poll a TCP connect every
-# 0.1 s, at most START_S. The port was free when picked, but another process
+# Start the server on a free port and wait for it: poll every 0.1 s, at
+# most START_S. The port was free when picked, but another process
 # may bind it first: a server that exits saying so gets a new port, at most
 # three times.
 for attempt in 1 2 3; do
@@ -52,7 +52,9 @@ for attempt in 1 2 3; do
 	PORT=$port MCP_CONFORMANCE_FIXTURES=1 "$@" >"$log" 2>&1 &
 	server=$!
 	deadline=$((SECONDS + START_S))
-	until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+	# Ours, not another process's on the same port: the server said it
+	# listens there (both example servers log their address) and it answers.
+	until grep -q "127.0.0.1:$port" "$log" && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
 		if ! kill -0 "$server" 2>/dev/null; then
 			if ((attempt < 3)) && grep -qi "EADDRINUSE\|address already in use" "$log"; then
 				continue 2

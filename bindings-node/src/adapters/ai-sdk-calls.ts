@@ -211,7 +211,11 @@ export async function recordDenial(state: ToolSetState, requestId: string, reaso
     }
     return true;
   } catch (error) {
-    if (error instanceof CapabilityError && error.code !== "INVALID_INPUT" && error.code !== "INTERNAL") return false;
+    // Decided elsewhere, expired or gone (the core's list of refusals that
+    // mean the request's fate is settled: `mcp::refused_decision_resumes`
+    // read for any decision): settled as it stands. Anything else (a store
+    // down, `approverMustDiffer` refusing this approver) is the app's to see.
+    if (error instanceof CapabilityError && N.mcpRefusedDecisionResumes(error.code, true)) return false;
     throw error;
   }
 }

@@ -36,8 +36,8 @@ export function settledWithin<F extends AdapterFrame | undefined>(
     const cancelled = stop("was still running when the request was cancelled");
     // (At most `setTimeout`'s range, 2^31 − 1 ms.)
     const timer = setTimeout(stop(`did not settle within ${timeoutMs} ms`), Math.min(timeoutMs, 2 ** 31 - 1));
-    if (signal?.aborted === true) return cancelled();
-    signal?.addEventListener("abort", cancelled, { once: true });
+    // Handled first, whatever ends the wait: a factory that rejects later
+    // is never an unhandled rejection (which ends a Node process).
     frame.then(
       (app) => {
         done();
@@ -48,6 +48,8 @@ export function settledWithin<F extends AdapterFrame | undefined>(
         reject(error);
       },
     );
+    if (signal?.aborted === true) return cancelled();
+    signal?.addEventListener("abort", cancelled, { once: true });
   });
 }
 

@@ -915,6 +915,24 @@ describe("toAiSdkTools", () => {
     assert.equal((await registry.approvals.get(pending.id)).status, "approved");
   });
 
+  it("a denial the core refuses from this approver (approverMustDiffer) is the app's error, never settled silently", async () => {
+    const { registry } = await ordersFixture({ approverMustDiffer: true });
+    const prompt = [{ role: "user", content: "Refund o-8" }];
+    const tools = toAiSdkTools(registry, { actor: { id: "u1" } });
+    const first = await generateText({
+      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-8", amount: 3 })),
+      tools,
+      messages: prompt,
+    });
+    const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
+    const denial = { type: "tool-approval-response", approvalId: approval.approvalId, approved: false };
+    const messages = [...prompt, ...first.response.messages, { role: "tool", content: [denial] }];
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(settleAiSdkApprovalResponses(tools, messages), { code: "POLICY_DENIED" });
+    }
+    assert.equal((await registry.approvals.list({}))[0].status, "pending");
+  });
+
   it("leaves the decision to the core: an undecided request does not run", async () => {
     const { registry, calls } = await ordersFixture();
     const prompt = [{ role: "user", content: "Refund o-9" }];
