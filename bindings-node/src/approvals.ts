@@ -13,6 +13,7 @@ import {
   optionsObject,
   requireString,
 } from "./arguments.js";
+import { boundedBy } from "./bounded-waits.js";
 import { call, CapabilityError } from "./errors.js";
 import { parseCoreJson, toJsonText } from "./json.js";
 import { APPROVAL_VIEW_FAILED_MESSAGE, ApprovalView } from "./generated/protocol.js";
@@ -164,21 +165,18 @@ export async function redactApprovalInput<TContext>(
   const hooks = registry.caps[view.capabilityIndex];
   const redact = hooks?.meta.redact?.approvalInput;
   if (!redact) throw new CapabilityError("INTERNAL", "no approval-input redactor");
-  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     // The core's copy of the input (parsed from the request's text), as
     // Python's deep copy and Swift's values: a redactor that edits it in
     // place changes nothing of the host's request. Bounded by the core's
     // `timeoutMs`: one that never settles holds no approval UI or MCP call.
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error("late")), Math.min(view.timeoutMs, 2 ** 31 - 1));
-    });
-    return await Promise.race([redact(view.input, redactionInfo(view.info, frozenContext(context))), late]);
+    const redacted = redact(view.input, redactionInfo(view.info, frozenContext(context)));
+    const b = await boundedBy(redacted, Date.now() + view.timeoutMs, undefined);
+    if (b.settled === "value") return b.value;
   } catch {
-    throw new CapabilityError("EXECUTION_FAILED", APPROVAL_VIEW_FAILED_MESSAGE);
-  } finally {
-    clearTimeout(timer);
+    // thrown or rejected: as a late one
   }
+  throw new CapabilityError("EXECUTION_FAILED", APPROVAL_VIEW_FAILED_MESSAGE);
 }
 
 /** The approval input hash (DESIGN §5) the core computes for `capabilityId` and `input`. */

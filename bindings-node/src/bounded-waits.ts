@@ -40,21 +40,29 @@ export function whenAborted(signal: AbortSignal | undefined): { aborted: Promise
 }
 
 /**
- * Awaits a hook's promise until the call's deadline (the core's
- * `callDeadline`) or the caller's cancellation: a validator or redactor
- * that never settles must not hold the call. The core decides what a late
- * or cancelled hook means (`Answer.DeadlinePassed`, `Answer.Cancelled`); a
- * hook already settled wins a tie.
+ * Awaits a host promise until `deadlineAtMs` (unix ms, `Date.now()`'s clock)
+ * or the caller's cancellation: a hook that never settles must not hold a
+ * call, an approval view or an MCP request. A promise already settled wins
+ * a tie; one that rejects after losing is still handled (never an
+ * unhandled rejection). The wait is at most `setTimeout`'s range
+ * (2^31 − 1 ms: past it the timer would fire at once).
  */
-async function bounded<T>(p: Promise<T>, reg: number, h: number, signal: AbortSignal | undefined): Promise<Bounded<T>> {
+export async function boundedBy<T>(
+  p: T | PromiseLike<T>,
+  deadlineAtMs: number,
+  signal: AbortSignal | undefined,
+): Promise<Bounded<T>> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<Bounded<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ settled: "late" }), Math.max(0, N.invokeCallDeadline(reg, h) - Date.now()));
+    timer = setTimeout(
+      () => resolve({ settled: "late" }),
+      Math.min(Math.max(0, deadlineAtMs - Date.now()), 2 ** 31 - 1),
+    );
   });
   const cancel = whenAborted(signal);
   try {
     return await Promise.race([
-      p.then((value) => ({ settled: "value" as const, value })),
+      Promise.resolve(p).then((value) => ({ settled: "value" as const, value })),
       late,
       cancel.aborted.then(() => ({ settled: "cancelled" as const })),
     ]);
@@ -75,7 +83,9 @@ export function hookAnswer<T>(
   h: number,
   signal: AbortSignal | undefined,
 ): Bounded<T> | Promise<Bounded<T>> {
-  return isThenable(got) ? bounded(Promise.resolve(got), reg, h, signal) : { settled: "value", value: got as T };
+  // Bounded by the call's deadline (the core's `callDeadline`); the core
+  // decides what a late or cancelled hook means (`unsettled`).
+  return isThenable(got) ? boundedBy(got, N.invokeCallDeadline(reg, h), signal) : { settled: "value", value: got as T };
 }
 
 /** The answer for a hook that did not settle in time or was cancelled. */

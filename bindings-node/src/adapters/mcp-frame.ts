@@ -5,6 +5,7 @@
  * whole there.
  */
 
+import { boundedBy } from "../bounded-waits.js";
 import { frameFields } from "../frame-crossing.js";
 import { LONE_SURROGATE } from "../json.js";
 import type { Frame } from "../types.js";
@@ -13,44 +14,23 @@ import type { AdapterFrame } from "./registry-port.js";
 
 /**
  * An async frame factory's frame, or its failure, by the capability's
- * deadline and the request's signal: a factory that never settles (an auth
- * lookup that hangs) ends the call INTERNAL (the operator is told why)
- * instead of holding the tools/call open for ever.
+ * deadline and the request's signal (`boundedBy`, the driver's own bound):
+ * a factory that never settles (an auth lookup that hangs) ends the call
+ * INTERNAL (the operator is told why) instead of holding the tools/call
+ * open for ever.
  */
-export function settledWithin<F extends AdapterFrame | undefined>(
+export async function settledWithin<F extends AdapterFrame | undefined>(
   frame: Promise<F>,
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ): Promise<F> {
-  return new Promise((resolve, reject) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", cancelled);
-    };
-    // Whoever ends the wait clears the other: no timer keeps the process
-    // alive, no listener stays on the signal.
-    const stop = (why: string) => () => {
-      done();
-      reject(new Error(`the frame function ${why}`));
-    };
-    const cancelled = stop("was still running when the request was cancelled");
-    // (At most `setTimeout`'s range, 2^31 − 1 ms.)
-    const timer = setTimeout(stop(`did not settle within ${timeoutMs} ms`), Math.min(timeoutMs, 2 ** 31 - 1));
-    // Handled first, whatever ends the wait: a factory that rejects later
-    // is never an unhandled rejection (which ends a Node process).
-    frame.then(
-      (app) => {
-        done();
-        resolve(app);
-      },
-      (error: unknown) => {
-        done();
-        reject(error);
-      },
-    );
-    if (signal?.aborted === true) return cancelled();
-    signal?.addEventListener("abort", cancelled, { once: true });
-  });
+  const b = await boundedBy(frame, Date.now() + timeoutMs, signal);
+  if (b.settled === "value") return b.value;
+  throw new Error(
+    b.settled === "late"
+      ? `the frame function did not settle within ${timeoutMs} ms`
+      : "the frame function was still running when the request was cancelled",
+  );
 }
 
 export function frameFor(extra: McpRequestExtra, app: AdapterFrame): Frame {
