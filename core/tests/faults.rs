@@ -471,29 +471,7 @@ async fn a_retry_predicate_or_approval_view_redactor_that_panics_is_a_throwing_o
     assert_eq!(error_of(&o).code, ErrorCode::ExecutionFailed);
     assert_eq!(h.calls(), 1, "a panicking predicate does not retry");
 
-    let reg = caps(json!({"approval": {"required": true},
-                          "redact": {"output": true, "approvalInput": true}}));
-    let d = builder(&reg)
-        .handler("orders.cancel", Probe::new(Mode::ReturnSecret))
-        .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
-        .redact_approval_input(
-            "orders.cancel",
-            Arc::new(Redact {
-                hang: Some(Mode::Panics),
-            }),
-        )
-        .build()
-        .unwrap();
-    let o = d
-        .invoke(
-            "orders.cancel",
-            json!({"id": "o-1", "token": SECRET}),
-            Call::new(frame()),
-        )
-        .await;
-    let Outcome::ApprovalRequired(req) = o else {
-        panic!("{o:?}")
-    };
+    let (d, req) = gated_with_approval_redactor(json!({}), Mode::Panics).await;
     let e = d.redact_approval_input(&req, None).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::ExecutionFailed);
     assert!(!e.to_json().to_string().contains(SECRET));
@@ -764,25 +742,7 @@ fn a_sqlite_store_that_cannot_be_created_is_a_typed_error() {
 /// hooks) the view is EXECUTION_FAILED, as for one that fails.
 #[tokio::test(start_paused = true)]
 async fn an_approval_input_redactor_that_never_finishes_fails_the_view_at_the_timeout() {
-    let reg = caps(json!({"timeoutMs": 300, "approval": {"required": true},
-                          "redact": {"output": true, "approvalInput": true}}));
-    let d = builder(&reg)
-        .handler("orders.cancel", Probe::new(Mode::ReturnSecret))
-        .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
-        .redact_approval_input(
-            "orders.cancel",
-            Arc::new(Redact {
-                hang: Some(Mode::Pending),
-            }),
-        )
-        .build()
-        .unwrap();
-    let o = d
-        .invoke("orders.cancel", json!({"id": "o-1"}), Call::new(frame()))
-        .await;
-    let Outcome::ApprovalRequired(req) = o else {
-        panic!("{o:?}")
-    };
+    let (d, req) = gated_with_approval_redactor(json!({"timeoutMs": 300}), Mode::Pending).await;
     let (view, took) = timed(d.redact_approval_input(&req, None)).await;
     assert_eq!(view.unwrap_err().code, ErrorCode::ExecutionFailed);
     assert_eq!(
@@ -790,4 +750,39 @@ async fn an_approval_input_redactor_that_never_finishes_fails_the_view_at_the_ti
         Duration::from_millis(300),
         "bounded by the capability's timeout"
     );
+}
+
+/// `orders.cancel` gated for approval (with `meta`'s extra fields), its
+/// approval-input redactor behaving as `mode`, and the request one call of
+/// it (input with the secret) made.
+async fn gated_with_approval_redactor(
+    meta: serde_json::Value,
+    mode: Mode,
+) -> (
+    orpc_agent_core::pipeline::driver::Driver,
+    orpc_agent_core::approval::ApprovalRequest,
+) {
+    let mut m =
+        json!({"approval": {"required": true}, "redact": {"output": true, "approvalInput": true}});
+    if let (Some(m), Some(extra)) = (m.as_object_mut(), meta.as_object()) {
+        m.extend(extra.clone());
+    }
+    let reg = caps(m);
+    let d = builder(&reg)
+        .handler("orders.cancel", Probe::new(Mode::ReturnSecret))
+        .redact_output("orders.cancel", Arc::new(Redact { hang: None }))
+        .redact_approval_input("orders.cancel", Arc::new(Redact { hang: Some(mode) }))
+        .build()
+        .unwrap();
+    let o = d
+        .invoke(
+            "orders.cancel",
+            json!({"id": "o-1", "token": SECRET}),
+            Call::new(frame()),
+        )
+        .await;
+    let Outcome::ApprovalRequired(req) = o else {
+        panic!("{o:?}")
+    };
+    (d, *req)
 }

@@ -872,26 +872,24 @@ describe("toAiSdkTools", () => {
     assert.equal((await registry.approvals.get(rejected[0])).status, "rejected");
   });
 
+  /** A refund of `id` gated in a first turn, and the history with the person's denial (with `reason`) of it. */
+  async function deniedHistory(tools, prompt, id, reason) {
+    const first = await generateText({
+      model: scriptedModel(toolCallTurn("orders_refund", { id, amount: 3 })),
+      tools,
+      messages: prompt,
+    });
+    const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
+    const denial = { type: "tool-approval-response", approvalId: approval.approvalId, approved: false, reason };
+    return [...prompt, ...first.response.messages, { role: "tool", content: [denial] }];
+  }
+
   it("a denial whose reason the core would refuse is still recorded, without the reason", async () => {
     const { registry, calls } = await ordersFixture();
     const prompt = [{ role: "user", content: "Refund o-8 and o-9" }];
     const tools = toAiSdkTools(registry, { actor: { id: "u1" } });
     for (const reason of ["x".repeat(5000), "ann\ud800", 42]) {
-      const first = await generateText({
-        model: scriptedModel(toolCallTurn("orders_refund", { id: "o-8", amount: 3 })),
-        tools,
-        messages: prompt,
-      });
-      const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
-      const messages = [
-        ...prompt,
-        ...first.response.messages,
-        {
-          role: "tool",
-          content: [{ type: "tool-approval-response", approvalId: approval.approvalId, approved: false, reason }],
-        },
-      ];
-      const rejected = await settleAiSdkApprovalResponses(tools, messages);
+      const rejected = await settleAiSdkApprovalResponses(tools, await deniedHistory(tools, prompt, "o-8", reason));
       assert.equal(rejected.length, 1, String(reason).slice(0, 10));
       const request = await registry.approvals.get(rejected[0]);
       assert.equal(request.status, "rejected");
@@ -900,16 +898,9 @@ describe("toAiSdkTools", () => {
     assert.equal(calls.length, 0);
     // A denial of a request decided elsewhere meanwhile settles as it stands,
     // once (its resume reports what became of it); it never throws again.
-    const first = await generateText({
-      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-9", amount: 3 })),
-      tools,
-      messages: prompt,
-    });
-    const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
+    const messages = await deniedHistory(tools, prompt, "o-9", "no");
     const [pending] = await registry.approvals.list({ status: "pending" });
     await registry.approvals.approve(pending.id, { approver: "lead" });
-    const denial = { type: "tool-approval-response", approvalId: approval.approvalId, approved: false, reason: "no" };
-    const messages = [...prompt, ...first.response.messages, { role: "tool", content: [denial] }];
     assert.deepEqual(await settleAiSdkApprovalResponses(tools, messages), []);
     assert.deepEqual(await settleAiSdkApprovalResponses(tools, messages), []);
     assert.equal((await registry.approvals.get(pending.id)).status, "approved");
@@ -917,16 +908,8 @@ describe("toAiSdkTools", () => {
 
   it("a denial the core refuses from this approver (approverMustDiffer) is the app's error, never settled silently", async () => {
     const { registry } = await ordersFixture({ approverMustDiffer: true });
-    const prompt = [{ role: "user", content: "Refund o-8" }];
     const tools = toAiSdkTools(registry, { actor: { id: "u1" } });
-    const first = await generateText({
-      model: scriptedModel(toolCallTurn("orders_refund", { id: "o-8", amount: 3 })),
-      tools,
-      messages: prompt,
-    });
-    const [approval] = first.content.filter((p) => p.type === "tool-approval-request");
-    const denial = { type: "tool-approval-response", approvalId: approval.approvalId, approved: false };
-    const messages = [...prompt, ...first.response.messages, { role: "tool", content: [denial] }];
+    const messages = await deniedHistory(tools, [{ role: "user", content: "Refund o-8" }], "o-8");
     for (let i = 0; i < 2; i++) {
       await assert.rejects(settleAiSdkApprovalResponses(tools, messages), { code: "POLICY_DENIED" });
     }

@@ -86,6 +86,15 @@ async function untilStatus(client, taskId, statuses) {
   throw new Error(`task ${taskId} never reached ${statuses}`);
 }
 
+/** A task asked for, waiting for its approval, and the request approved (by "lead"). */
+async function approvedTask(client, registry) {
+  const { task } = await asTask(client);
+  await untilStatus(client, task.taskId, ["input_required"]);
+  const [request] = await registry.approvals.list({});
+  await registry.approvals.approve(request.id, { approver: "lead" });
+  return task;
+}
+
 describe("MCP tasks for approval-gated calls", () => {
   it("lists gated tools as task-optional, the others as plain tools", async () => {
     const { client, close } = await connected();
@@ -122,10 +131,7 @@ describe("MCP tasks for approval-gated calls", () => {
     };
     const { client, registry, close } = await connected({ handler });
     try {
-      const { task } = await asTask(client);
-      await untilStatus(client, task.taskId, ["input_required"]);
-      const [request] = await registry.approvals.list({});
-      await registry.approvals.approve(request.id, { approver: "lead" });
+      const task = await approvedTask(client, registry);
       for (let i = 0; i < 2_000 && !started; i++) await new Promise((resolve) => setTimeout(resolve, 5));
       assert.ok(started, "the approved call started");
       assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, "working");
@@ -248,10 +254,7 @@ describe("MCP tasks for approval-gated calls", () => {
     const handler = async ({ input }) => ({ refunded: input.amount, s: deep(200) });
     const { client, registry, close } = await connected({ handler });
     try {
-      const { task } = await asTask(client);
-      await untilStatus(client, task.taskId, ["input_required"]);
-      const [request] = await registry.approvals.list({});
-      await registry.approvals.approve(request.id, { approver: "lead" });
+      const task = await approvedTask(client, registry);
       const done = await untilStatus(client, task.taskId, ["completed", "failed"]);
       assert.equal(done.status, "completed");
     } finally {
