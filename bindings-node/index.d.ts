@@ -555,6 +555,12 @@ export declare function surfaces(): Array<string>
 export declare function telemetryNames(): string
 
 /**
+ * The trace context the audit record carries for the call's span
+ * (`telemetry::recorded_trace`): `{traceparent, tracestate?}` JSON.
+ */
+export declare function telemetryRecordedTrace(frameTraceparent: string | undefined | null, frameTracestate: string | undefined | null, traceId: string, spanId: string, traceFlags: number, spanTracestate?: string | undefined | null): string
+
+/**
  * The span parent a frame's trace context names (`{traceId, spanId,
  * traceFlags, tracestate}` JSON), or null when the core would not keep it.
  */

@@ -2,8 +2,9 @@
 //! the façade's `telemetry.ts` hands these to `@opentelemetry/api`.
 
 use napi_derive::napi;
+use orpc_agent_core::TraceContext;
 use orpc_agent_core::pipeline::Step;
-use orpc_agent_core::telemetry::{call_telemetry, span_parent};
+use orpc_agent_core::telemetry::{call_telemetry, recorded_trace, span_parent};
 
 use crate::registry::with_registry;
 
@@ -27,6 +28,32 @@ pub fn invoke_telemetry(reg: u32, h: u32) -> Option<String> {
 #[napi(catch_unwind)]
 pub fn telemetry_span_parent(traceparent: String, tracestate: Option<String>) -> Option<String> {
     span_parent(&traceparent, tracestate.as_deref()).and_then(|p| serde_json::to_string(&p).ok())
+}
+
+/// The trace context the audit record carries for the call's span
+/// (`telemetry::recorded_trace`): `{traceparent, tracestate?}` JSON.
+#[napi(catch_unwind)]
+pub fn telemetry_recorded_trace(
+    frame_traceparent: Option<String>,
+    frame_tracestate: Option<String>,
+    trace_id: String,
+    span_id: String,
+    trace_flags: u32,
+    span_tracestate: Option<String>,
+) -> String {
+    let frame = frame_traceparent.map(|traceparent| TraceContext {
+        traceparent,
+        tracestate: frame_tracestate,
+    });
+    let flags = u8::try_from(trace_flags & 0xff).unwrap_or_default();
+    let t = recorded_trace(
+        frame.as_ref(),
+        &trace_id,
+        &span_id,
+        flags,
+        span_tracestate.as_deref(),
+    );
+    serde_json::to_string(&t).unwrap_or_default()
 }
 
 /// The names the façade needs: `{scopeName, callsMetric, durationMetric}`.

@@ -149,9 +149,6 @@ export class Telemetry {
   begin(trace: TraceContext | undefined): CallSpan {
     const api = this.api;
     let parent = api.context.active();
-    // The parent the core kept from the frame: its trace state, as the core
-    // kept it, is the span's (the API's own parse of it may drop members).
-    let kept: { traceId: string; tracestate: string | null } | undefined;
     if (trace !== undefined && typeof trace.traceparent === "string") {
       const text = N.telemetrySpanParent(
         trace.traceparent,
@@ -159,7 +156,6 @@ export class Telemetry {
       );
       if (text !== null) {
         const p = JSON.parse(text);
-        kept = p;
         parent = api.trace.setSpanContext(parent, {
           traceId: p.traceId,
           spanId: p.spanId,
@@ -177,14 +173,19 @@ export class Telemetry {
     const sc = span.spanContext();
     let recorded: TraceContext | undefined = trace;
     if (api.isSpanContextValid(sc)) {
-      const flags = (sc.traceFlags & 0xff).toString(16).padStart(2, "0");
-      // The span's own trace state: the parent's as the core kept it, when
-      // the core kept the frame's parent; else the active context's (the
-      // core applies its rules to it at stage 3). A trace state never
-      // outlives the traceparent it came with.
-      const tracestate =
-        kept !== undefined && kept.traceId === sc.traceId ? (kept.tracestate ?? undefined) : sc.traceState?.serialize();
-      recorded = { traceparent: `00-${sc.traceId}-${sc.spanId}-${flags}`, ...(tracestate ? { tracestate } : {}) };
+      // The span's context as the core records it (`telemetry::recorded_trace`:
+      // the trace state the core kept when the span continues the frame's).
+      const frameTrace = trace !== undefined && typeof trace.traceparent === "string" ? trace : undefined;
+      recorded = JSON.parse(
+        N.telemetryRecordedTrace(
+          frameTrace?.traceparent ?? null,
+          typeof frameTrace?.tracestate === "string" ? frameTrace.tracestate : null,
+          sc.traceId,
+          sc.spanId,
+          sc.traceFlags,
+          sc.traceState?.serialize() ?? null,
+        ),
+      );
     }
     return new CallSpan(this, span, api.trace.setSpan(parent, span), recorded);
   }

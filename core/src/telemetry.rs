@@ -180,6 +180,30 @@ pub fn span_parent(traceparent: &str, tracestate: Option<&str>) -> Option<SpanPa
     })
 }
 
+/// The trace context a call's audit record carries when its span is the
+/// OpenTelemetry span with these ids: the span's own `traceparent`, and as
+/// `tracestate` the one the core kept from the frame's trace when the span
+/// continues it (same trace id: the libraries' own parses drop members the
+/// core keeps), else the span's as its library wrote it (stage 3 applies
+/// the core's rules to it). One rule for every binding.
+pub fn recorded_trace(
+    frame: Option<&crate::frame::TraceContext>,
+    trace_id: &str,
+    span_id: &str,
+    trace_flags: u8,
+    span_tracestate: Option<&str>,
+) -> crate::frame::TraceContext {
+    let parent = frame.and_then(|t| span_parent(&t.traceparent, t.tracestate.as_deref()));
+    let tracestate = match parent {
+        Some(p) if p.trace_id == trace_id => p.tracestate,
+        _ => span_tracestate.map(str::to_owned),
+    };
+    crate::frame::TraceContext {
+        traceparent: format!("00-{trace_id}-{span_id}-{trace_flags:02x}"),
+        tracestate: tracestate.filter(|s| !s.is_empty()),
+    }
+}
+
 /// `ok` and `approval_required` are outcomes; anything else is an error code.
 fn is_error(outcome: &str) -> bool {
     !matches!(outcome, "ok" | "approval_required")
@@ -230,6 +254,50 @@ fn deciding_policy(record: &AuditRecord) -> Option<&crate::pipeline::audit::Poli
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_recorded_tracestate_is_the_kept_parents_when_the_span_continues_it() {
+        let frame = crate::frame::TraceContext {
+            traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into(),
+            tracestate: Some("a=1,1special=2".into()),
+        };
+        let child = recorded_trace(
+            Some(&frame),
+            "4bf92f3577b34da6a3ce929d0e0e4736",
+            "1111111111111111",
+            1,
+            Some("a=1"), // a library's re-parse
+        );
+        assert_eq!(
+            child.traceparent,
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-01"
+        );
+        assert_eq!(child.tracestate.as_deref(), Some("a=1,1special=2"));
+        // Another trace (the active context's): the span's own state.
+        let other = recorded_trace(
+            Some(&frame),
+            "0af7651916cd43dd8448eb211c80319c",
+            "2222222222222222",
+            0,
+            Some("b=2"),
+        );
+        assert_eq!(other.tracestate.as_deref(), Some("b=2"));
+        assert_eq!(
+            other.traceparent,
+            "00-0af7651916cd43dd8448eb211c80319c-2222222222222222-00"
+        );
+        assert_eq!(
+            recorded_trace(
+                None,
+                "0af7651916cd43dd8448eb211c80319c",
+                "2222222222222222",
+                1,
+                Some("")
+            )
+            .tracestate,
+            None
+        );
+    }
     use crate::pipeline::audit::PolicyRecord;
     use crate::pipeline::policies::PolicyScope;
     use crate::policy::PolicyMode;

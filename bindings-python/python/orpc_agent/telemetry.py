@@ -121,13 +121,9 @@ class Telemetry:
         """Runs one call (``run`` with the frame the core gets) in its span."""
         trace = self._trace
         parent = self._context.get_current()
-        # The parent the core kept from the frame: its trace state, as the
-        # core kept it, is the span's (the SDK's own parse may drop it).
-        kept: dict[str, Any] | None = None
         if frame.traceparent is not None:
             p = _native.telemetry_span_parent(frame.traceparent, frame.tracestate)
             if p is not None:
-                kept = p
                 state = trace.TraceState.from_header([p["tracestate"]]) if p["tracestate"] else None
                 remote = trace.SpanContext(
                     int(p["traceId"], 16),
@@ -145,18 +141,21 @@ class Telemetry:
         )
         sc = span.get_span_context()
         if sc.is_valid:
-            if kept is not None and int(kept["traceId"], 16) == sc.trace_id:
-                header = kept["tracestate"] or None
-            else:
-                # The active context's (the core applies its rules at stage 3).
-                header = sc.trace_state.to_header() if sc.trace_state else None
+            # The span's context as the core records it (``telemetry::recorded_trace``:
+            # the trace state the core kept when the span continues the frame's).
+            traceparent, tracestate = _native.telemetry_recorded_trace(
+                frame.traceparent,
+                frame.tracestate,
+                f"{sc.trace_id:032x}",
+                f"{sc.span_id:016x}",
+                int(sc.trace_flags),
+                sc.trace_state.to_header() if sc.trace_state else None,
+            )
             frame = _native.Frame(
                 frame.surface,
                 actor=frame.actor,
-                traceparent=f"00-{sc.trace_id:032x}-{sc.span_id:016x}-{int(sc.trace_flags):02x}",
-                # The span's own trace state: a trace state never outlives
-                # the traceparent it came with.
-                tracestate=header,
+                traceparent=traceparent,
+                tracestate=tracestate,
                 request_id=frame.request_id,
                 agent_id=frame.agent_id,
                 session_id=frame.session_id,
